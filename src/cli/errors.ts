@@ -1,0 +1,20 @@
+/** Exit codes of every dcb command. */
+export const EXIT = {
+  OK: 0,
+  /** A FAIL envelope, a failed expectation, or a server that could not start. */
+  FAIL: 1,
+  /** Bad or missing options. */
+  USAGE: 2,
+  /** The server is unreachable or does not speak the API. */
+  UNREACHABLE: 3,
+} as const
+
+/** An error that ends the command with one line on stderr and an exit code. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.FAIL,
+  ) {
+    super(message)
+  }
+}

@@ -1,0 +1,21 @@
+import { FixtureError, loadWorld, worldJsonSchema } from '../fixtures/load.js'
+import { CliError, EXIT } from './errors.js'
+
+export function validate(paths: string[]): void {
+  try {
+    const { world, files } = loadWorld(paths)
+    process.stdout.write(
+      `ok: ${files.length} file(s): ${world.merchants.length} merchants, ${world.services.length} services, ${world.carriers.length} carriers, ${world.rules.length} rules\n`,
+    )
+  } catch (e) {
+    if (e instanceof FixtureError) {
+      for (const p of e.problems) process.stderr.write(`${p}\n`)
+      throw new CliError(`${e.problems.length} problem(s) found`, EXIT.FAIL)
+    }
+    throw e
+  }
+}
+
+export function schema(): void {
+  process.stdout.write(JSON.stringify(worldJsonSchema(), null, 2) + '\n')
+}

@@ -1,0 +1,79 @@
+import chalk from 'chalk'
+import { FixtureError } from '../fixtures/load.js'
+import { ServeError, startSandbox } from '../server.js'
+import { StoreError } from '../store/types.js'
+import { CliError, EXIT } from './errors.js'
+
+interface ServeCliOptions {
+  port: number
+  host: string
+  data: string
+  inMemory?: boolean
+  fixtures?: string[]
+  trustProxy?: boolean
+  adminToken?: string
+  clock?: string
+  clockRunning?: boolean
+  failurePayload: 'auto' | 'null' | 'absent'
+  journalSize: number
+  smsPerMsisdn: number
+  quiet?: boolean
+}
+
+export async function serve(opts: ServeCliOptions): Promise<void> {
+  let sandbox
+  try {
+    sandbox = await startSandbox({
+      port: opts.port,
+      host: opts.host,
+      data: opts.data,
+      inMemory: opts.inMemory,
+      fixtures: opts.fixtures,
+      trustProxy: opts.trustProxy,
+      adminToken: opts.adminToken,
+      clock: opts.clock,
+      clockRunning: opts.clockRunning,
+      failurePayload: opts.failurePayload,
+      journalSize: opts.journalSize,
+      smsPerMsisdn: opts.smsPerMsisdn,
+    })
+  } catch (e) {
+    if (e instanceof FixtureError) {
+      for (const p of e.problems) process.stderr.write(`dcb: fixture error: ${p}\n`)
+      throw new CliError('', EXIT.FAIL)
+    }
+    if (e instanceof ServeError || e instanceof StoreError) throw new CliError(e.message, EXIT.FAIL)
+    throw e
+  }
+  const { url, engine, store } = sandbox
+  if (!opts.quiet) {
+    const info = store.info()
+    const where = store.kind === 'file' ? `${info.path} (${engine.state.subs.size} subscriptions)` : 'in memory (nothing is kept)'
+    process.stdout.write(
+      [
+        `${chalk.green('dcb sandbox')} listening on ${chalk.bold(url)}`,
+        `  API key:  sandbox-demo-key   (header API-KEY)`,
+        `  try:      curl -s ${url}/subscriptions/init -H 'API-KEY: sandbox-demo-key' -H 'Content-Type: application/json' -d '{"msisdn":"60123456001","service_code":"STREAMPLUS","country_code":"my"}'`,
+        `  data:     ${where}`,
+        `  clock:    ${engine.clockView().now}${engine.clockView().frozen ? ' (frozen)' : ''}`,
+        `  control:  ${url}/_sandbox/health`,
+        '',
+      ].join('\n'),
+    )
+  }
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    if (!opts.quiet) process.stdout.write(`dcb: ${signal}: shutting down\n`)
+    sandbox
+      .close()
+      .then(() => process.exit(0))
+      .catch((e) => {
+        process.stderr.write(`dcb: shutdown failed: ${(e as Error).message}\n`)
+        process.exit(EXIT.FAIL)
+      })
+  }
+  process.on('SIGINT', () => stop('SIGINT'))
+  process.on('SIGTERM', () => stop('SIGTERM'))
+}

@@ -1,0 +1,907 @@
+/**
+ * The domain engine: the merchant operations (init, verify, status), the carrier side (MO messages,
+ * consent, renewals, cancellations) and the sandbox clock. Pure TypeScript: no HTTP, no files; the
+ * real clock, randomness and persistence are injected. Every operation runs synchronously against
+ * the in-memory state inside one transaction, then waits until its changes are durable.
+ */
+import { randomUUID } from 'node:crypto'
+import type { RuleEffect, Step } from '../fixtures/schema.js'
+import { RuleSchema } from '../fixtures/schema.js'
+import { MinHeap } from './heap.js'
+import { fail, ok, type CarrierCode, type Outcome, type OutcomeCode } from './outcomes.js'
+import { compileRule, effectDelay, effectIsEmpty, ruleMatches, stepsWithNth, type CompiledRule, type RuleContext } from './rules.js'
+import {
+  State,
+  Tx,
+  type Change,
+  type ClockRecord,
+  type RuntimeRuleRecord,
+  type SmsRecord,
+  type SubscriptionRecord,
+  type VerificationRecord,
+} from './state.js'
+import { addDuration, formatTimestamp, isZeroDuration, parseDuration, parseTimestamp, type Duration } from './time.js'
+import { WorldIndex, type Carrier, type Integration, type Merchant, type Service, type World } from './world.js'
+
+export interface EngineOptions {
+  world: World
+  state?: State
+  /** Persists a transaction's changes; resolves when they are durable. */
+  persist?: (changes: Change[]) => Promise<void>
+  /** Real time in epoch ms (tests inject a fake). */
+  realNow?: () => number
+  /** A number in [0, 1), for OTPs. */
+  random?: () => number
+  newId?: () => string
+  /** Freeze the sandbox clock at this time on start (when the state has no clock yet, or `force`). */
+  clockStart?: { at: number; frozen: boolean; force?: boolean }
+  /** How many SMS messages to keep per MSISDN (oldest are dropped). */
+  smsPerMsisdn?: number
+}
+
+export interface InitInput {
+  msisdn: string
+  service_code: string
+  country_code: string
+  language?: string | null
+}
+export interface VerifyInput {
+  verif_request_id: string
+  otp: string
+  language?: string | null
+}
+export interface StatusInput {
+  subscription_id: string
+}
+
+/** Something that happened on the sandbox clock (renewals, retries, cancellations, expiries). */
+export interface SandboxEvent {
+  at: string
+  type: string
+  subscription_id?: string
+  verif_request_id?: string
+  msisdn?: string
+  service_code?: string
+  status?: string
+  code?: string
+  expiry_dt?: string | null
+}
+
+export class ControlError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+interface QueueEntry {
+  at: number
+  seq: number
+  kind: 'sub' | 'verif'
+  id: string
+}
+
+const CLOCK = 'clock'
+
+export class Engine {
+  readonly state: State
+  private idx: WorldIndex
+  private fixtureRules: CompiledRule[] = []
+  private runtimeRules: CompiledRule[] = []
+  private countedSteps = new Set<Step>()
+  private readonly persist: (changes: Change[]) => Promise<void>
+  private readonly realNow: () => number
+  private readonly random: () => number
+  private readonly newId: () => string
+  private readonly smsPerMsisdn: number
+  private readonly queue = new MinHeap<QueueEntry>()
+  private queueSeq = 0
+  private readonly smsListeners = new Set<(sms: SmsRecord) => void>()
+  private readonly clockStart?: EngineOptions['clockStart']
+
+  constructor(opts: EngineOptions) {
+    this.state = opts.state ?? new State()
+    this.persist = opts.persist ?? (async () => {})
+    this.realNow = opts.realNow ?? Date.now
+    this.random = opts.random ?? Math.random
+    this.newId = opts.newId ?? randomUUID
+    this.smsPerMsisdn = opts.smsPerMsisdn ?? 50
+    this.clockStart = opts.clockStart
+    this.idx = new WorldIndex(opts.world)
+    this.loadWorldRules()
+    this.loadRuntimeRules()
+    this.rebuildQueue()
+    if (opts.clockStart && (opts.clockStart.force || !this.state.meta.has(CLOCK))) {
+      const tx = new Tx(this.state)
+      this.writeClockStart(tx, opts.clockStart)
+      void this.persist(tx.changes)
+    }
+  }
+
+  get world(): WorldIndex {
+    return this.idx
+  }
+
+  // ---------------------------------------------------------------- clock
+
+  private clock(): ClockRecord {
+    return (this.state.meta.get(CLOCK) as ClockRecord | undefined) ?? { offset_ms: 0, frozen_at: null, processed_to: null }
+  }
+
+  /** The sandbox time now, in epoch ms. */
+  now(): number {
+    const c = this.clock()
+    return c.frozen_at ?? this.realNow() + c.offset_ms
+  }
+
+  clockView(): { now: string; frozen: boolean; offset_ms: number; next_event_dt: string | null } {
+    const c = this.clock()
+    const next = this.nextEventAt()
+    return { now: formatTimestamp(this.now()), frozen: c.frozen_at !== null, offset_ms: c.offset_ms, next_event_dt: next === null ? null : formatTimestamp(next) }
+  }
+
+  private writeClockStart(tx: Tx, start: { at: number; frozen: boolean }): void {
+    const rec: ClockRecord = start.frozen
+      ? { offset_ms: 0, frozen_at: start.at, processed_to: null }
+      : { offset_ms: start.at - this.realNow(), frozen_at: null, processed_to: null }
+    tx.put('meta', CLOCK, rec)
+  }
+
+  private setClock(tx: Tx, to: number): void {
+    const c = this.clock()
+    const rec: ClockRecord = c.frozen_at !== null ? { ...c, frozen_at: to } : { ...c, offset_ms: to - this.realNow() }
+    tx.put('meta', CLOCK, rec)
+  }
+
+  /** Moves the clock forward by a duration and runs every event that falls due, in time order. */
+  async advance(by: string): Promise<{ clock: ReturnType<Engine['clockView']>; events: SandboxEvent[] }> {
+    const d = parseDuration(by)
+    if (!d || isZeroDuration(d)) throw new ControlError(400, 'BAD_DURATION', `"${by}" is not a duration: use ISO-8601 (P1M, PT6M, P1DT12H) or a short form (36h, 90m, 2d, 1w, 1mo)`)
+    return this.moveClock((now) => addDuration(now, d))
+  }
+
+  /** Sets the clock to a time (forward only) and runs every event that falls due. */
+  async setTime(to: string): Promise<{ clock: ReturnType<Engine['clockView']>; events: SandboxEvent[] }> {
+    const t = parseTimestamp(to)
+    if (Number.isNaN(t)) throw new ControlError(400, 'BAD_TIME', `"${to}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
+    if (t < this.now()) throw new ControlError(409, 'CLOCK_BACKWARDS', `the sandbox clock cannot move backwards (now ${formatTimestamp(this.now())}); use reset to start over`)
+    return this.moveClock(() => t)
+  }
+
+  private async moveClock(target: (now: number) => number) {
+    const tx = new Tx(this.state)
+    const events: SandboxEvent[] = []
+    const to = target(this.now())
+    this.runDue(tx, to, events)
+    this.setClock(tx, to)
+    this.markProcessed(tx, to)
+    await this.commit(tx)
+    return { clock: this.clockView(), events }
+  }
+
+  /** Runs the events due by now (called before every operation and by the server's timer). */
+  async catchUp(): Promise<SandboxEvent[]> {
+    const next = this.nextEventAt()
+    if (next === null || next > this.now()) return []
+    const tx = new Tx(this.state)
+    const events: SandboxEvent[] = []
+    this.runDue(tx, this.now(), events)
+    await this.commit(tx)
+    return events
+  }
+
+  private markProcessed(tx: Tx, to: number): void {
+    const c = this.clock()
+    if (c.processed_to === null || c.processed_to < to) tx.put('meta', CLOCK, { ...c, processed_to: to })
+  }
+
+  /** When the next event falls due (sandbox time), or null. */
+  nextEventAt(): number | null {
+    for (;;) {
+      const top = this.queue.peek()
+      if (!top) return null
+      if (this.entryAt(top) === top.at) return top.at
+      this.queue.pop()
+    }
+  }
+
+  // ---------------------------------------------------------------- transactions
+
+  private async commit(tx: Tx): Promise<void> {
+    if (tx.changes.length) await this.persist(tx.changes)
+  }
+
+  /** Runs `fn` after the due events inside one transaction and waits until it is durable. */
+  private async run<T>(fn: (tx: Tx, now: number) => T): Promise<T> {
+    const tx = new Tx(this.state)
+    const now = this.now()
+    this.runDue(tx, now, [])
+    const result = fn(tx, now)
+    await this.commit(tx)
+    return result
+  }
+
+  // ---------------------------------------------------------------- merchant API
+
+  /** The merchant behind an API key, or why not (401 for a missing/unknown key and an inactive merchant). */
+  authenticate(apiKey: string | undefined): Merchant | undefined {
+    if (!apiKey) return undefined
+    const m = this.idx.merchantByKey(apiKey)
+    return m && m.active ? m : undefined
+  }
+
+  init(merchant: Merchant, input: InitInput, ctx: { baseUrl: string }): Promise<Outcome> {
+    return this.run((tx, now) => {
+      const found = this.idx.integration(merchant.id, input.service_code, input.country_code)
+      if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
+      const { service, integration } = found
+      const lookup = this.idx.lookup(input.country_code, input.msisdn)
+      if (!lookup.ok) return fail(lookup.code)
+      const carrier = lookup.carrier
+      const base: Omit<RuleContext, 'step'> = { msisdn: input.msisdn, country: input.country_code, carrier: carrier.code, service: service.code }
+      const delayMs = this.delay(tx, base)
+      if (!this.idx.carrierProvisioned(integration, carrier)) return fail('CARRIER_NOT_SUPPORTED', delayMs)
+      const effect = this.effect(tx, { ...base, step: 'init' })
+      const failed = effectFailure(effect)
+      if (failed) return fail(failed, delayMs)
+      if (this.activeSubscription(input.msisdn, merchant.id, service.code)) return fail('ALREADY_SUBSCRIBED', delayMs)
+      const language = this.idx.language(input.language ?? undefined, service)
+      const payload = { verif_request_id: null as string | null, short_code: null as string | null, keyword: null as string | null, carrier_code: carrier.code, redirect_url: null as string | null }
+      if (carrier.flow === 'psms') {
+        payload.short_code = carrier.short_code ?? null
+        payload.keyword = service.keyword ?? null
+        return ok(payload, delayMs)
+      }
+      const otpEffect = carrier.flow === 'otp' ? this.effect(tx, { ...base, step: 'otp' }) : undefined
+      const ttl = this.idx.period(carrier.flow === 'otp' ? carrier.otp.ttl : carrier.consent_ttl)
+      const verif: VerificationRecord = {
+        id: this.newId(),
+        merchant: merchant.id,
+        service: service.code,
+        country: input.country_code,
+        carrier: carrier.code,
+        msisdn: input.msisdn,
+        language,
+        flow: carrier.flow,
+        otp: carrier.flow === 'otp' ? (otpEffect?.otp ?? this.randomDigits(carrier.otp.length)) : null,
+        created_at: now,
+        expires_at: addDuration(now, ttl),
+        attempts: 0,
+        state: 'pending',
+        subscription_id: null,
+        result: null,
+      }
+      tx.put('verifs', verif.id, verif)
+      this.schedule('verif', verif.id, verif.expires_at)
+      if (carrier.flow === 'otp') {
+        payload.verif_request_id = verif.id
+        const minutes = Math.round(ttl.ms / 60_000) + ttl.months * 43_200
+        this.sendSms(tx, now, {
+          msisdn: input.msisdn,
+          from: service.name,
+          kind: 'otp',
+          text: this.idx.text('otp', language, { service: service.name, otp: verif.otp!, ttl_minutes: minutes }),
+          verif_request_id: verif.id,
+          otp: verif.otp!,
+        })
+      } else {
+        payload.redirect_url = `${ctx.baseUrl}/consent/${verif.id}`
+      }
+      return ok(payload, delayMs)
+    })
+  }
+
+  verify(merchant: Merchant, input: VerifyInput): Promise<Outcome> {
+    return this.run((tx, now) => {
+      const verif = this.state.verifs.get(input.verif_request_id)
+      if (!verif || verif.merchant !== merchant.id || verif.flow !== 'otp') return fail('INVALID_PIN')
+      const found = this.idx.integration(merchant.id, verif.service, verif.country)
+      if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
+      const base = { msisdn: verif.msisdn, country: verif.country, carrier: verif.carrier, service: verif.service }
+      const delayMs = this.delay(tx, base)
+      const effect = this.effect(tx, { ...base, step: 'verify' })
+      if (effect?.http === 500) return fail('SERVER_ERROR', delayMs)
+      const carrier = this.idx.carriers.get(verif.carrier)
+      const maxAttempts = carrier?.otp.max_attempts ?? 3
+      if (verif.state === 'used' || verif.state === 'denied') return fail('PIN_EXPIRED', delayMs)
+      if (verif.attempts >= maxAttempts) {
+        tx.put('verifs', verif.id, { ...verif, attempts: verif.attempts + 1 })
+        return fail('MAX_PIN_RETRIES', delayMs)
+      }
+      if (verif.state === 'expired' || now >= verif.expires_at) return fail('PIN_EXPIRED', delayMs)
+      if (input.otp !== verif.otp) {
+        tx.put('verifs', verif.id, { ...verif, attempts: verif.attempts + 1 })
+        return fail('INVALID_PIN', delayMs)
+      }
+      const result = this.activate(tx, now, verif, found, input.language ?? undefined)
+      return typeof result === 'string' ? fail(result, delayMs) : ok({ subscription_id: result.id }, delayMs)
+    })
+  }
+
+  status(merchant: Merchant, input: StatusInput): Promise<Outcome> {
+    return this.run((tx) => {
+      const sub = this.state.subs.get(input.subscription_id)
+      if (!sub || sub.merchant !== merchant.id) return fail('SUBSCRIPTION_NOT_FOUND')
+      const found = this.idx.integration(merchant.id, sub.service, sub.country)
+      if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
+      const delayMs = this.delay(tx, { msisdn: sub.msisdn, country: sub.country, carrier: sub.carrier, service: sub.service })
+      return ok(this.statusPayload(sub, found.service), delayMs)
+    })
+  }
+
+  /** The nine fields of the Status payload, in the spec's order. */
+  private statusPayload(sub: SubscriptionRecord, service: Service | undefined): Record<string, unknown> {
+    return {
+      subscription_id: sub.id,
+      status: sub.status,
+      msisdn: sub.msisdn,
+      service_code: sub.service,
+      service_name: service?.name ?? sub.service,
+      subscribed_dt: formatTimestamp(sub.subscribed_at),
+      expiry_dt: formatTimestamp(sub.expiry_at),
+      canceled_dt: sub.canceled_at === null ? null : formatTimestamp(sub.canceled_at),
+      content_link: service?.content_link ?? null,
+    }
+  }
+
+  // ---------------------------------------------------------------- carrier side
+
+  private activeSubscription(msisdn: string, merchant: string, service: string): SubscriptionRecord | undefined {
+    for (const id of this.state.subsByMsisdn.get(msisdn) ?? []) {
+      const s = this.state.subs.get(id)
+      if (s && s.status === 'ACTIVE' && s.merchant === merchant && s.service === service) return s
+    }
+    return undefined
+  }
+
+  /**
+   * The first charge and the activation, shared by the three flows. Marks the verification (if any)
+   * used either way. Answers the subscription, or the carrier code that refused it.
+   */
+  private activate(
+    tx: Tx,
+    now: number,
+    verif: VerificationRecord | null,
+    found: { service: Service; integration: Integration },
+    requestedLanguage: string | undefined,
+    direct?: { msisdn: string; country: string; carrier: Carrier; merchant: string; flow: 'psms' },
+  ): SubscriptionRecord | CarrierCode {
+    const { service, integration } = found
+    const msisdn = verif?.msisdn ?? direct!.msisdn
+    const country = verif?.country ?? direct!.country
+    const carrierCode = verif?.carrier ?? direct!.carrier.code
+    const merchant = verif?.merchant ?? direct!.merchant
+    const settle = (result: string, subscriptionId: string | null) => {
+      if (verif) tx.put('verifs', verif.id, { ...verif, attempts: verif.attempts + 1, state: 'used', result, subscription_id: subscriptionId })
+    }
+    if (this.activeSubscription(msisdn, merchant, service.code)) {
+      settle('ALREADY_SUBSCRIBED', null)
+      return 'ALREADY_SUBSCRIBED'
+    }
+    const effect = this.effect(tx, { step: 'charge', msisdn, country, carrier: carrierCode, service: service.code })
+    const price = integration.price ?? null
+    const chargeFailure = effect?.error ?? (effect?.http ? 'ERROR' : undefined)
+    if (chargeFailure) {
+      settle(chargeFailure, null)
+      return chargeFailure
+    }
+    const period = this.idx.period(service.period)
+    const language = requestedLanguage ? this.idx.language(requestedLanguage, service) : (verif?.language ?? service.default_language)
+    const sub: SubscriptionRecord = {
+      id: this.newId(),
+      merchant,
+      service: service.code,
+      country,
+      carrier: carrierCode,
+      msisdn,
+      language,
+      flow: verif?.flow ?? direct!.flow,
+      status: 'ACTIVE',
+      subscribed_at: now,
+      anchor_at: now,
+      periods: 1,
+      expiry_at: addDuration(now, period),
+      canceled_at: null,
+      cancel_reason: null,
+      retries: 0,
+      next_retry_at: null,
+      carrier_cancel_at: null,
+      charges: [{ at: now, kind: 'first', outcome: 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null }],
+    }
+    const activation = this.effect(tx, { step: 'activate', msisdn, country, carrier: carrierCode, service: service.code })
+    if (activation?.cancel_after) sub.carrier_cancel_at = addDuration(now, this.idx.period(activation.cancel_after))
+    tx.put('subs', sub.id, sub)
+    this.scheduleSub(sub)
+    settle('SUCCESS', sub.id)
+    const carrier = this.idx.carriers.get(carrierCode)
+    this.sendSms(tx, now, {
+      msisdn,
+      from: carrier?.short_code ?? service.name,
+      kind: 'welcome',
+      subscription_id: sub.id,
+      text: this.idx.text('welcome', language, {
+        service: service.name,
+        price: price ? `${price.amount} ${price.currency}` : 'the agreed price',
+        period: describePeriod(period),
+        short_code: carrier?.short_code ?? service.name,
+      }),
+    })
+    return sub
+  }
+
+  // ---------------------------------------------------------------- rules
+
+  private loadWorldRules(): void {
+    this.fixtureRules = this.idx.world.rules.map((r) => compileRule(r))
+    this.countedSteps = stepsWithNth([...this.fixtureRules, ...this.runtimeRules])
+  }
+
+  private loadRuntimeRules(): void {
+    const records = [...this.state.rules.values()].sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? 1 : -1))
+    this.runtimeRules = records.map((r) => compileRule(RuleSchema.parse(r.rule), true))
+    this.countedSteps = stepsWithNth([...this.fixtureRules, ...this.runtimeRules])
+  }
+
+  /**
+   * The effect of the first rule (runtime rules first, newest first) that fits this step, counting
+   * the occurrence for `nth` and the use for `times`. Rules with an empty effect stop the search.
+   */
+  private effect(tx: Tx, ctx: RuleContext, counterKey?: string): RuleEffect | undefined {
+    if (this.countedSteps.has(ctx.step)) {
+      const key = `${ctx.step}:${counterKey ?? ctx.msisdn}`
+      const n = (this.state.counters.get(key) ?? 0) + 1
+      tx.put('counters', key, n)
+      ctx = { ...ctx, nth: n }
+    }
+    for (const c of [...this.runtimeRules, ...this.fixtureRules]) {
+      if (c.rule.effect.delay_ms !== undefined || c.rule.effect.delay_per_unit) {
+        if (ctx.step !== 'api') continue
+      } else if (ctx.step === 'api') continue
+      const m = ruleMatches(c, ctx)
+      if (!m) continue
+      if (!this.useRule(tx, c)) continue
+      return c.rule.effect
+    }
+    return undefined
+  }
+
+  /** Counts a use of a rule with `times`; false when it is spent. */
+  private useRule(tx: Tx, c: CompiledRule): boolean {
+    if (c.rule.times === undefined) return true
+    if (c.runtime) {
+      const rec = this.state.rules.get(c.rule.id)
+      if (!rec || rec.used >= c.rule.times) return false
+      tx.put('rules', rec.id, { ...rec, used: rec.used + 1 })
+      return true
+    }
+    const key = `rule:${c.rule.id}`
+    const used = this.state.counters.get(key) ?? 0
+    if (used >= c.rule.times) return false
+    tx.put('counters', key, used + 1)
+    return true
+  }
+
+  /** The answer delay for an MSISDN (the `api` step: 5NN endings and delay rules). */
+  private delay(tx: Tx, ctx: Omit<RuleContext, 'step'>): number | undefined {
+    const full: RuleContext = { ...ctx, step: 'api' }
+    for (const c of [...this.runtimeRules, ...this.fixtureRules]) {
+      if (!c.steps.has('api')) continue
+      const m = ruleMatches(c, full)
+      if (!m) continue
+      if (effectIsEmpty(c.rule.effect)) return undefined
+      if (!this.useRule(tx, c)) continue
+      return effectDelay(c.rule.effect, m) || undefined
+    }
+    return undefined
+  }
+
+  /** The rules of the loaded world and the runtime rules, for `dcb scenarios`. */
+  rules(): { fixture: CompiledRule['rule'][]; runtime: (RuntimeRuleRecord & { rule: unknown })[] } {
+    return {
+      fixture: this.fixtureRules.map((c) => c.rule),
+      runtime: [...this.state.rules.values()].sort((a, b) => a.created_at - b.created_at),
+    }
+  }
+
+  async addRule(input: unknown): Promise<RuntimeRuleRecord> {
+    const base = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {}
+    const parsed = RuleSchema.safeParse({ id: `rt-${this.newId().slice(0, 8)}`, ...base })
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!
+      throw new ControlError(400, 'BAD_RULE', `${issue.path.length ? issue.path.join('.') + ': ' : ''}${issue.message}`)
+    }
+    if (this.state.rules.has(parsed.data.id)) throw new ControlError(409, 'RULE_EXISTS', `a runtime rule "${parsed.data.id}" exists already`)
+    return this.run((tx, now) => {
+      const rec: RuntimeRuleRecord = { id: parsed.data.id, created_at: now, rule: parsed.data, used: 0 }
+      tx.put('rules', rec.id, rec)
+      this.loadRuntimeRules()
+      return rec
+    })
+  }
+
+  async deleteRule(id: string): Promise<void> {
+    if (!this.state.rules.has(id)) throw new ControlError(404, 'RULE_NOT_FOUND', `no runtime rule "${id}"`)
+    await this.run((tx) => {
+      tx.del('rules', id)
+      this.loadRuntimeRules()
+    })
+  }
+
+  async deleteAllRules(): Promise<number> {
+    const n = this.state.rules.size
+    await this.run((tx) => {
+      for (const id of [...this.state.rules.keys()]) tx.del('rules', id)
+      this.loadRuntimeRules()
+    })
+    return n
+  }
+
+  // ---------------------------------------------------------------- SMS
+
+  private sendSms(tx: Tx, now: number, m: Omit<SmsRecord, 'id' | 'n' | 'at' | 'direction' | 'to'> & { direction?: 'mt' | 'mo'; to?: string }): SmsRecord {
+    const rec: SmsRecord = {
+      id: this.newId(),
+      n: this.state.smsSeq + 1,
+      direction: m.direction ?? 'mt',
+      to: m.to ?? m.msisdn,
+      at: now,
+      ...m,
+    } as SmsRecord
+    tx.put('sms', rec.id, rec)
+    const list = this.state.smsByMsisdn.get(rec.msisdn)!
+    while (list.length > this.smsPerMsisdn) tx.del('sms', list[0]!)
+    queueMicrotask(() => {
+      for (const l of this.smsListeners) l(rec)
+    })
+    return rec
+  }
+
+  /** The handset's messages, newest first. */
+  smsFor(msisdn: string): SmsRecord[] {
+    const ids = this.state.smsByMsisdn.get(msisdn) ?? []
+    const out: SmsRecord[] = []
+    for (let i = ids.length - 1; i >= 0; i--) out.push(this.state.sms.get(ids[i]!)!)
+    return out
+  }
+
+  /** The latest OTP SMS of an MSISDN, or undefined. */
+  latestOtp(msisdn: string): SmsRecord | undefined {
+    const ids = this.state.smsByMsisdn.get(msisdn) ?? []
+    for (let i = ids.length - 1; i >= 0; i--) {
+      const m = this.state.sms.get(ids[i]!)!
+      if (m.kind === 'otp') return m
+    }
+    return undefined
+  }
+
+  /** Calls `listener` for every SMS sent from now on; returns the unsubscribe function. */
+  onSms(listener: (sms: SmsRecord) => void): () => void {
+    this.smsListeners.add(listener)
+    return () => this.smsListeners.delete(listener)
+  }
+
+  // ---------------------------------------------------------------- MO (PSMS)
+
+  /** A mobile-originated SMS from a handset to a short code: a PSMS keyword, STOP, or anything else. */
+  mo(input: { msisdn: string; short_code: string; text: string }): Promise<Record<string, unknown>> {
+    const { msisdn, short_code } = input
+    const text = input.text.trim()
+    const carrier = this.carrierOf(msisdn)
+    if (!carrier) throw new ControlError(400, 'INVALID_MSISDN', `no sandbox carrier owns ${msisdn}`)
+    return this.run((tx, now) => {
+      this.sendSms(tx, now, { msisdn, from: msisdn, to: short_code, direction: 'mo', kind: 'mo', text: input.text })
+      if (carrier.short_code !== short_code) {
+        return { action: 'ignored', reason: `${carrier.code} has no short code ${short_code}${carrier.short_code ? ` (its short code is ${carrier.short_code})` : ''}`, carrier_code: carrier.code }
+      }
+      const words = text.toUpperCase().split(/\s+/)
+      const services = this.psmsServices(carrier)
+      if (words[0] === 'STOP') {
+        const only = words[1] ? services.find((s) => s.service.keyword?.toUpperCase() === words[1]) : undefined
+        const canceled: string[] = []
+        for (const id of this.state.subsByMsisdn.get(msisdn) ?? []) {
+          const s = this.state.subs.get(id)!
+          if (s.carrier !== carrier.code || s.status === 'CANCELED' || s.flow !== 'psms') continue
+          if (only && s.service !== only.service.code) continue
+          this.cancelSub(tx, now, s, 'mo_stop')
+          const service = this.idx.service(s.merchant, s.service)
+          this.sendSms(tx, now, { msisdn, from: short_code, kind: 'stop', subscription_id: s.id, text: this.idx.text('stop', s.language, { service: service?.name ?? s.service }) })
+          canceled.push(s.id)
+        }
+        if (!canceled.length) {
+          this.sendSms(tx, now, { msisdn, from: short_code, kind: 'help', text: `You have no active subscription on ${short_code}.` })
+          return { action: 'stop', canceled: [], message: `no PSMS subscription of ${msisdn} on ${short_code} to cancel` }
+        }
+        return { action: 'stop', canceled, subscription_id: canceled[0] }
+      }
+      const match = services.find((s) => s.service.keyword?.toUpperCase() === words[0])
+      if (!match) {
+        const first = services[0]?.service
+        const service = first?.name ?? 'a service'
+        this.sendSms(tx, now, {
+          msisdn,
+          from: short_code,
+          kind: 'help',
+          text: this.idx.text('psms_help', first?.default_language ?? 'en', { text, keyword: first?.keyword ?? '', short_code, service }),
+        })
+        return { action: 'unknown_keyword', keywords: services.map((s) => s.service.keyword), message: `"${text}" is not a keyword on ${short_code}` }
+      }
+      const country = carrier.country
+      const mo = this.effect(tx, { step: 'mo', msisdn, country, carrier: carrier.code, service: match.service.code })
+      const moFailure = effectFailure(mo)
+      if (moFailure && moFailure !== 'SERVER_ERROR') {
+        this.failureSms(tx, now, msisdn, short_code, match.service, moFailure)
+        return { action: 'rejected', code: moFailure }
+      }
+      const result = this.activate(tx, now, null, match, undefined, { msisdn, country, carrier, merchant: match.service.merchant, flow: 'psms' })
+      if (typeof result === 'string') {
+        this.failureSms(tx, now, msisdn, short_code, match.service, result)
+        return { action: result === 'ALREADY_SUBSCRIBED' ? 'rejected' : 'charge_failed', code: result }
+      }
+      return { action: 'subscribed', subscription_id: result.id, service_code: match.service.code, merchant: match.service.merchant }
+    })
+  }
+
+  private failureSms(tx: Tx, now: number, msisdn: string, from: string, service: Service, code: string): void {
+    this.sendSms(tx, now, { msisdn, from, kind: 'failure', text: `${service.name}: your request could not be completed (${code}).` })
+  }
+
+  /** The carrier that owns an MSISDN in any country of the world. */
+  carrierOf(msisdn: string): Carrier | undefined {
+    for (const c of this.idx.countries.values()) {
+      if (!msisdn.startsWith(c.calling_code)) continue
+      const l = this.idx.lookup(c.code, msisdn)
+      if (l.ok) return l.carrier
+    }
+    return undefined
+  }
+
+  /** Services that can be bought by PSMS on this carrier. */
+  private psmsServices(carrier: Carrier): { service: Service; integration: Integration }[] {
+    const out: { service: Service; integration: Integration }[] = []
+    for (const service of this.idx.world.services) {
+      const integration = service.integrations.find((i) => i.country === carrier.country)
+      if (integration && service.keyword && this.idx.carrierProvisioned(integration, carrier)) out.push({ service, integration })
+    }
+    return out
+  }
+
+  // ---------------------------------------------------------------- consent (redirect)
+
+  /** What the consent page shows, or why it cannot. */
+  consentView(id: string): { verif: VerificationRecord; service: Service; integration: Integration; problem: string | null } | undefined {
+    const verif = this.state.verifs.get(id)
+    if (!verif || verif.flow !== 'redirect') return undefined
+    const found = this.idx.integration(verif.merchant, verif.service, verif.country)
+    if (!found) return undefined
+    let problem: string | null = null
+    if (verif.state === 'used' || verif.state === 'denied') problem = 'This link was already used.'
+    else if (verif.state === 'expired' || this.now() >= verif.expires_at) problem = 'This link has expired.'
+    return { verif, ...found, problem }
+  }
+
+  /** Approve or deny a consent link. Answers where to send the browser (the service's return URL + query). */
+  consent(id: string, action: 'approve' | 'deny'): Promise<{ location: string | null; result: string; subscription_id: string | null }> {
+    return this.run((tx, now) => {
+      const view = this.consentView(id)
+      if (!view) throw new ControlError(404, 'CONSENT_NOT_FOUND', `no consent request ${id}`)
+      const { verif, service } = view
+      const back = (query: Record<string, string>) => (service.return_url ? appendQuery(service.return_url, query) : null)
+      if (view.problem) return { location: back({ status: 'FAIL', message: 'PIN_EXPIRED', verif_request_id: id }), result: 'PIN_EXPIRED', subscription_id: null }
+      if (action === 'deny') {
+        tx.put('verifs', verif.id, { ...verif, state: 'denied', result: 'FAILED_INIT_SUB' })
+        return { location: back({ status: 'FAIL', message: 'FAILED_INIT_SUB', verif_request_id: id }), result: 'FAILED_INIT_SUB', subscription_id: null }
+      }
+      const result = this.activate(tx, now, verif, view, undefined)
+      if (typeof result === 'string') return { location: back({ status: 'FAIL', message: result, verif_request_id: id }), result, subscription_id: null }
+      return { location: back({ status: 'SUCCESS', subscription_id: result.id }), result: 'SUCCESS', subscription_id: result.id }
+    })
+  }
+
+  // ---------------------------------------------------------------- subscriptions (control)
+
+  subscriptionView(sub: SubscriptionRecord): Record<string, unknown> {
+    const service = this.idx.service(sub.merchant, sub.service)
+    return {
+      ...this.statusPayload(sub, service),
+      merchant: sub.merchant,
+      country_code: sub.country,
+      carrier_code: sub.carrier,
+      flow: sub.flow,
+      language: sub.language,
+      cancel_reason: sub.cancel_reason,
+      next_retry_dt: sub.next_retry_at === null ? null : formatTimestamp(sub.next_retry_at),
+      carrier_cancel_dt: sub.carrier_cancel_at === null ? null : formatTimestamp(sub.carrier_cancel_at),
+      charges: sub.charges.map((c) => ({ ...c, at: formatTimestamp(c.at) })),
+    }
+  }
+
+  listSubscriptions(filter: { msisdn?: string; merchant?: string; service?: string; status?: string; limit?: number }): Record<string, unknown>[] {
+    const source = filter.msisdn
+      ? [...(this.state.subsByMsisdn.get(filter.msisdn) ?? [])].map((id) => this.state.subs.get(id)!)
+      : [...this.state.subs.values()]
+    const out: SubscriptionRecord[] = []
+    for (const s of source) {
+      if (filter.merchant && s.merchant !== filter.merchant) continue
+      if (filter.service && s.service !== filter.service) continue
+      if (filter.status && s.status !== filter.status.toUpperCase()) continue
+      out.push(s)
+    }
+    out.sort((a, b) => b.subscribed_at - a.subscribed_at)
+    return out.slice(0, filter.limit ?? 1000).map((s) => this.subscriptionView(s))
+  }
+
+  subscription(id: string): Record<string, unknown> {
+    const sub = this.state.subs.get(id)
+    if (!sub) throw new ControlError(404, 'SUBSCRIPTION_NOT_FOUND', `no subscription ${id}`)
+    return this.subscriptionView(sub)
+  }
+
+  /** Carrier-side cancellation. */
+  cancel(id: string): Promise<Record<string, unknown>> {
+    return this.run((tx, now) => {
+      const sub = this.state.subs.get(id)
+      if (!sub) throw new ControlError(404, 'SUBSCRIPTION_NOT_FOUND', `no subscription ${id}`)
+      if (sub.status === 'CANCELED') throw new ControlError(409, 'ALREADY_CANCELED', `subscription ${id} was canceled at ${formatTimestamp(sub.canceled_at!)}`)
+      const done = this.cancelSub(tx, now, sub, 'carrier')
+      this.notifyCanceled(tx, now, done)
+      return this.subscriptionView(done)
+    })
+  }
+
+  private cancelSub(tx: Tx, now: number, sub: SubscriptionRecord, reason: string): SubscriptionRecord {
+    const done = tx.put('subs', sub.id, { ...sub, status: 'CANCELED', canceled_at: now, cancel_reason: reason, next_retry_at: null, carrier_cancel_at: null })
+    return done
+  }
+
+  private notifyCanceled(tx: Tx, now: number, sub: SubscriptionRecord): void {
+    const service = this.idx.service(sub.merchant, sub.service)
+    const carrier = this.idx.carriers.get(sub.carrier)
+    this.sendSms(tx, now, { msisdn: sub.msisdn, from: carrier?.short_code ?? carrier?.name ?? sub.carrier, kind: 'canceled', subscription_id: sub.id, text: this.idx.text('canceled', sub.language, { service: service?.name ?? sub.service }) })
+  }
+
+  // ---------------------------------------------------------------- lifecycle events
+
+  private schedule(kind: QueueEntry['kind'], id: string, at: number | null): void {
+    if (at !== null) this.queue.push({ at, seq: ++this.queueSeq, kind, id })
+  }
+
+  private subEventAt(sub: SubscriptionRecord): number | null {
+    if (sub.status === 'ACTIVE') return sub.carrier_cancel_at !== null ? Math.min(sub.expiry_at, sub.carrier_cancel_at) : sub.expiry_at
+    if (sub.status === 'EXPIRED') return sub.next_retry_at
+    return null
+  }
+
+  private scheduleSub(sub: SubscriptionRecord): void {
+    this.schedule('sub', sub.id, this.subEventAt(sub))
+  }
+
+  /** The time the entry's record is due now (a stale entry answers something else). */
+  private entryAt(e: QueueEntry): number | null {
+    if (e.kind === 'sub') {
+      const s = this.state.subs.get(e.id)
+      return s ? this.subEventAt(s) : null
+    }
+    const v = this.state.verifs.get(e.id)
+    return v && v.state === 'pending' ? v.expires_at : null
+  }
+
+  private rebuildQueue(): void {
+    this.queue.clear()
+    for (const s of this.state.subs.values()) this.scheduleSub(s)
+    for (const v of this.state.verifs.values()) if (v.state === 'pending') this.schedule('verif', v.id, v.expires_at)
+  }
+
+  /** Runs every event due at or before `to`, each at its own time, in time order. */
+  private runDue(tx: Tx, to: number, events: SandboxEvent[]): void {
+    for (;;) {
+      const top = this.queue.peek()
+      if (!top || top.at > to) return
+      this.queue.pop()
+      if (this.entryAt(top) !== top.at) continue
+      if (top.kind === 'verif') {
+        const v = this.state.verifs.get(top.id)!
+        tx.put('verifs', v.id, { ...v, state: 'expired' })
+        events.push({ at: formatTimestamp(top.at), type: v.flow === 'otp' ? 'otp_expired' : 'consent_expired', verif_request_id: v.id, msisdn: v.msisdn, service_code: v.service })
+        continue
+      }
+      const sub = this.state.subs.get(top.id)!
+      const next = this.subEvent(tx, sub, top.at)
+      events.push(next.event)
+      this.scheduleSub(next.sub)
+    }
+  }
+
+  private subEvent(tx: Tx, sub: SubscriptionRecord, at: number): { sub: SubscriptionRecord; event: SandboxEvent } {
+    const service = this.idx.service(sub.merchant, sub.service)
+    const carrier = this.idx.carriers.get(sub.carrier)
+    const ev = (type: string, s: SubscriptionRecord, code?: string): SandboxEvent => ({
+      at: formatTimestamp(at),
+      type,
+      subscription_id: s.id,
+      msisdn: s.msisdn,
+      service_code: s.service,
+      status: s.status,
+      ...(code ? { code } : {}),
+      expiry_dt: formatTimestamp(s.expiry_at),
+    })
+    if (sub.status === 'ACTIVE' && sub.carrier_cancel_at !== null && sub.carrier_cancel_at <= sub.expiry_at && at === sub.carrier_cancel_at) {
+      const done = this.cancelSub(tx, at, sub, 'carrier')
+      this.notifyCanceled(tx, at, done)
+      return { sub: done, event: ev('carrier_canceled', done) }
+    }
+    const period = this.idx.period(service?.period ?? 'P1M')
+    const integration = service?.integrations.find((i) => i.country === sub.country)
+    const price = integration?.price ?? null
+    const isRetry = sub.status === 'EXPIRED'
+    const kind = isRetry ? 'retry' : 'renewal'
+    const effect = this.effect(tx, { step: kind, msisdn: sub.msisdn, country: sub.country, carrier: sub.carrier, service: sub.service }, sub.id)
+    const code = effect?.error ?? (effect?.http ? 'ERROR' : undefined)
+    const charge = { at, kind, outcome: code ?? 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null } as const
+    const charges = [...sub.charges, charge]
+    const from = carrier?.short_code ?? service?.name ?? sub.carrier
+    const vars = { service: service?.name ?? sub.service, price: price ? `${price.amount} ${price.currency}` : '', code: code ?? '' }
+    if (!code) {
+      const renewed: SubscriptionRecord = isRetry
+        ? { ...sub, status: 'ACTIVE', anchor_at: at, periods: 1, expiry_at: addDuration(at, period), retries: 0, next_retry_at: null, charges }
+        : { ...sub, periods: sub.periods + 1, expiry_at: addDuration(sub.anchor_at, period, sub.periods + 1), charges }
+      tx.put('subs', sub.id, renewed)
+      this.sendSms(tx, at, { msisdn: sub.msisdn, from, kind: 'renewal', subscription_id: sub.id, text: this.idx.text('renewal', sub.language, vars) })
+      return { sub: renewed, event: ev(isRetry ? 'retry_succeeded' : 'renewed', renewed) }
+    }
+    const retry = carrier?.retry ?? { every: 'P1D', max: 0 }
+    const retries = isRetry ? sub.retries + 1 : 0
+    const nextRetry = retries < retry.max ? addDuration(at, this.idx.period(retry.every)) : null
+    const failed: SubscriptionRecord = { ...sub, status: 'EXPIRED', retries, next_retry_at: nextRetry, charges }
+    tx.put('subs', sub.id, failed)
+    this.sendSms(tx, at, { msisdn: sub.msisdn, from, kind: 'renewal_failed', subscription_id: sub.id, text: this.idx.text('renewal_failed', sub.language, vars) })
+    return { sub: failed, event: ev(isRetry ? 'retry_failed' : 'renewal_failed', failed, code) }
+  }
+
+  // ---------------------------------------------------------------- reset
+
+  /** Back to the loaded fixtures: no subscriptions, messages, runtime rules; the clock as at start. */
+  reset(): Promise<void> {
+    const tx = new Tx(this.state)
+    tx.reset()
+    if (this.clockStart) this.writeClockStart(tx, this.clockStart)
+    this.queue.clear()
+    this.loadRuntimeRules()
+    return this.commit(tx)
+  }
+
+  private randomDigits(n: number): string {
+    let s = ''
+    for (let i = 0; i < n; i++) s += Math.floor(this.random() * 10).toString()
+    return s
+  }
+}
+
+function effectFailure(effect: RuleEffect | undefined): OutcomeCode | undefined {
+  if (!effect) return undefined
+  if (effect.http === 500) return 'SERVER_ERROR'
+  return effect.error
+}
+
+export function appendQuery(url: string, query: Record<string, string>): string {
+  const q = new URLSearchParams(query).toString()
+  const hash = url.indexOf('#')
+  const [head, frag] = hash >= 0 ? [url.slice(0, hash), url.slice(hash)] : [url, '']
+  return `${head}${head.includes('?') ? '&' : '?'}${q}${frag}`
+}
+
+export function describePeriod(d: Duration): string {
+  if (d.months === 12 && !d.ms) return 'year'
+  if (d.months === 1 && !d.ms) return 'month'
+  if (d.months) return `${d.months} months`
+  const units: [number, string][] = [
+    [604_800_000, 'week'],
+    [86_400_000, 'day'],
+    [3_600_000, 'hour'],
+    [60_000, 'minute'],
+  ]
+  for (const [ms, name] of units) if (d.ms % ms === 0) return d.ms === ms ? name : `${d.ms / ms} ${name}s`
+  return `${d.ms / 1000} seconds`
+}

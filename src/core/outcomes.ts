@@ -1,0 +1,123 @@
+/**
+ * The one table of outcome codes: for each, the HTTP status, the envelope message and the payload
+ * form on failure (`null`: `"payload": null`; `absent`: no payload key). SANDBOX.md section 1.
+ */
+
+export type PayloadForm = 'null' | 'absent'
+
+export interface OutcomeSpec {
+  http: number
+  message: string
+  payload: PayloadForm
+  /** What a person reading the console or the CLI should understand. */
+  describe: string
+}
+
+/** The carrier catalog (SANDBOX.md section 1): HTTP 200, `status: FAIL`. */
+export const CARRIER_CODES = [
+  'INVALID_MSISDN',
+  'INVALID_MSISDN_LANDLINE',
+  'CARRIER_NOT_SUPPORTED',
+  'FAILED_INIT_SUB',
+  'NOT_ALLOWED_CHANNEL',
+  'INVALID_PIN',
+  'MAX_PIN_RETRIES',
+  'PIN_EXPIRED',
+  'ALREADY_SUBSCRIBED',
+  'INSUFFICIENT_FUNDS',
+  'SPENDING_LIMIT_REACHED',
+  'TRX_COUNT_REACHED',
+  'TRX_LIMIT_EXCEEDED',
+  'INVALID_USER',
+  'NOT_ELIGIBLE',
+  'BLACKLISTED',
+  'BARRED',
+  'ERROR',
+] as const
+export type CarrierCode = (typeof CARRIER_CODES)[number]
+
+const carrier = (describe: string, payload: PayloadForm = 'absent'): OutcomeSpec => ({
+  http: 200,
+  message: '',
+  payload,
+  describe,
+})
+
+const CARRIER: Record<CarrierCode, OutcomeSpec> = {
+  INVALID_MSISDN: carrier('the MSISDN failed lookup validation', 'null'),
+  INVALID_MSISDN_LANDLINE: carrier('the MSISDN is a landline number', 'null'),
+  CARRIER_NOT_SUPPORTED: carrier('the carrier is not provisioned for this service and country', 'null'),
+  FAILED_INIT_SUB: carrier('the carrier failed to start the subscription'),
+  NOT_ALLOWED_CHANNEL: carrier('the carrier does not allow this channel'),
+  INVALID_PIN: carrier('the OTP is wrong, or the verification request is unknown'),
+  MAX_PIN_RETRIES: carrier('too many OTP attempts'),
+  PIN_EXPIRED: carrier('the OTP expired or was already used'),
+  ALREADY_SUBSCRIBED: carrier('the MSISDN already holds an active subscription to this service'),
+  INSUFFICIENT_FUNDS: carrier('the subscriber has insufficient funds'),
+  SPENDING_LIMIT_REACHED: carrier('the subscriber reached a spending limit'),
+  TRX_COUNT_REACHED: carrier('the subscriber reached a transaction count limit'),
+  TRX_LIMIT_EXCEEDED: carrier('the subscriber exceeded a transaction limit'),
+  INVALID_USER: carrier('the carrier does not know this user'),
+  NOT_ELIGIBLE: carrier('the subscriber is not eligible'),
+  BLACKLISTED: carrier('the subscriber is blacklisted'),
+  BARRED: carrier('the subscriber is barred from carrier billing'),
+  ERROR: carrier('the carrier answered a generic error'),
+}
+
+const platform = (http: number, message: string, describe: string): OutcomeSpec => ({
+  http,
+  message,
+  payload: 'null',
+  describe,
+})
+
+/** Protocol and platform outcomes; `message` may differ from the key (403 UNAUTHORIZED, 413, 500). */
+const PLATFORM = {
+  SUCCESS: { http: 200, message: '', payload: 'null', describe: 'success' } as OutcomeSpec,
+  BAD_REQUEST: platform(400, 'BAD_REQUEST', 'the body failed validation'),
+  PAYLOAD_TOO_LARGE: platform(413, 'BAD_REQUEST', 'the body is larger than 64 KiB'),
+  UNAUTHORIZED: platform(401, 'UNAUTHORIZED', 'API key missing or invalid, or merchant inactive'),
+  IP_NOT_ALLOWED: platform(403, 'UNAUTHORIZED', 'the source IP is not on the merchant allowlist'),
+  MERCHANT_SERVICE_NOT_CONFIGURED: platform(403, 'MERCHANT_SERVICE_NOT_CONFIGURED', 'no integration for the service and country'),
+  NOT_FOUND: platform(404, 'NOT_FOUND', 'no such path'),
+  SUBSCRIPTION_NOT_FOUND: platform(404, 'SUBSCRIPTION_NOT_FOUND', 'no subscription of this merchant has that ID'),
+  METHOD_NOT_ALLOWED: platform(405, 'METHOD_NOT_ALLOWED', 'only POST is allowed'),
+  SERVER_ERROR: platform(500, 'ERROR', 'unexpected server error'),
+}
+export type PlatformCode = keyof typeof PLATFORM
+export type OutcomeCode = PlatformCode | CarrierCode
+
+export const OUTCOMES: Record<OutcomeCode, OutcomeSpec> = Object.fromEntries([
+  ...Object.entries(PLATFORM),
+  ...Object.entries(CARRIER).map(([code, spec]) => [code, { ...spec, message: code }]),
+]) as Record<OutcomeCode, OutcomeSpec>
+
+export function isCarrierCode(code: string): code is CarrierCode {
+  return (CARRIER_CODES as readonly string[]).includes(code)
+}
+
+/** What an operation answers: a code from the table, the success payload, and an optional delay. */
+export interface Outcome {
+  code: OutcomeCode
+  payload?: Record<string, unknown>
+  /** Milliseconds to hold the answer back (magic `5NN` endings, delay rules). */
+  delayMs?: number
+}
+
+export const ok = (payload: Record<string, unknown>, delayMs?: number): Outcome => ({ code: 'SUCCESS', payload, delayMs })
+export const fail = (code: OutcomeCode, delayMs?: number): Outcome => ({ code, delayMs })
+
+/** How the payload of failures is written: as the table says, or forced for parser tests. */
+export type FailurePayloadMode = 'auto' | 'null' | 'absent'
+
+/** The envelope, keys in the order the provider's docs give: status, message, status_code, payload. */
+export function envelope(outcome: Outcome, mode: FailurePayloadMode = 'auto'): { http: number; body: Record<string, unknown> } {
+  const spec = OUTCOMES[outcome.code]
+  if (outcome.code === 'SUCCESS') {
+    return { http: 200, body: { status: 'SUCCESS', message: '', status_code: 200, payload: outcome.payload ?? null } }
+  }
+  const body: Record<string, unknown> = { status: 'FAIL', message: spec.message, status_code: spec.http }
+  const form = mode === 'auto' ? spec.payload : mode
+  if (form === 'null') body.payload = null
+  return { http: spec.http, body }
+}

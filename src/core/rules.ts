@@ -1,0 +1,75 @@
+/**
+ * Carrier rules: data that says what a fake carrier does at a step for some MSISDNs.
+ * Fixture rules come from the world; runtime rules are added through the control API and come first.
+ */
+import type { Rule, RuleEffect, Step } from '../fixtures/schema.js'
+
+export interface RuleContext {
+  step: Step
+  msisdn: string
+  country?: string
+  carrier?: string
+  service?: string
+  /** Which occurrence of this step this is (1-based), for `nth`. */
+  nth?: number
+}
+
+export interface CompiledRule {
+  rule: Rule
+  steps: Set<Step>
+  regex?: RegExp
+  /** Runtime rules carry their id in the state, to count `times`. */
+  runtime: boolean
+}
+
+export function compileRule(rule: Rule, runtime = false): CompiledRule {
+  return {
+    rule,
+    steps: new Set(Array.isArray(rule.step) ? rule.step : [rule.step]),
+    regex: rule.match.regex ? new RegExp(rule.match.regex) : undefined,
+    runtime,
+  }
+}
+
+/** Whether the rule's match and step fit (not `times`, which needs the usage count). */
+export function ruleMatches(c: CompiledRule, ctx: RuleContext): RegExpExecArray | true | null {
+  if (!c.steps.has(ctx.step)) return null
+  const m = c.rule.match
+  const msisdn = ctx.msisdn
+  if (m.msisdn !== undefined && m.msisdn !== msisdn) return null
+  if (m.prefix !== undefined && !msisdn.startsWith(m.prefix)) return null
+  if (m.ending !== undefined && !msisdn.endsWith(m.ending)) return null
+  if (m.ending_range !== undefined) {
+    const [lo, hi] = m.ending_range
+    const tail = msisdn.slice(-lo.length)
+    if (tail.length !== lo.length || tail < lo || tail > hi) return null
+  }
+  if (m.country !== undefined && m.country !== ctx.country) return null
+  if (m.carrier !== undefined && m.carrier !== ctx.carrier) return null
+  if (m.service !== undefined && m.service !== ctx.service) return null
+  if (c.rule.nth !== undefined && c.rule.nth !== ctx.nth) return null
+  if (c.regex) return c.regex.exec(msisdn)
+  return true
+}
+
+/** The delay an effect asks for, given the regex match of its rule. */
+export function effectDelay(effect: RuleEffect, match: RegExpExecArray | true): number {
+  let ms = effect.delay_ms ?? 0
+  if (effect.delay_per_unit && match !== true) {
+    const units = Number(match.groups?.[effect.delay_per_unit.group] ?? 0)
+    if (Number.isFinite(units)) ms += units * effect.delay_per_unit.ms
+  }
+  return ms
+}
+
+/** Whether an effect changes anything (a rule like "everything succeeds" does not). */
+export function effectIsEmpty(effect: RuleEffect): boolean {
+  return Object.values(effect).every((v) => v === undefined)
+}
+
+/** The steps for which some rule counts occurrences (so only those need counters). */
+export function stepsWithNth(rules: CompiledRule[]): Set<Step> {
+  const out = new Set<Step>()
+  for (const r of rules) if (r.rule.nth !== undefined) for (const s of r.steps) out.add(s)
+  return out
+}

@@ -1,0 +1,204 @@
+/**
+ * The sandbox's mutable state: plain records in named collections, with the indexes the operations
+ * need. Every change goes through a transaction that applies it at once and records it, so a store
+ * can persist exactly what changed (never the whole state) before the answer leaves.
+ */
+
+export interface Charge {
+  at: number
+  kind: 'first' | 'renewal' | 'retry'
+  outcome: string
+  amount: string | null
+  currency: string | null
+}
+
+export type SubscriptionStatus = 'ACTIVE' | 'CANCELED' | 'EXPIRED'
+
+export interface SubscriptionRecord {
+  id: string
+  merchant: string
+  service: string
+  country: string
+  carrier: string
+  msisdn: string
+  language: string
+  flow: 'otp' | 'psms' | 'redirect'
+  status: SubscriptionStatus
+  subscribed_at: number
+  /** The first activation: periods are counted from here, so month ends clamp without drifting. */
+  anchor_at: number
+  /** How many periods are paid; `expiry_at` = anchor + periods x period. */
+  periods: number
+  expiry_at: number
+  canceled_at: number | null
+  cancel_reason: string | null
+  /** Retries made since the last failed renewal. */
+  retries: number
+  /** When the carrier retries a failed renewal next, if it will. */
+  next_retry_at: number | null
+  /** When the carrier will cancel on its own (a rule's cancel_after), if ever. */
+  carrier_cancel_at: number | null
+  charges: Charge[]
+}
+
+export interface VerificationRecord {
+  id: string
+  merchant: string
+  service: string
+  country: string
+  carrier: string
+  msisdn: string
+  language: string
+  flow: 'otp' | 'redirect'
+  otp: string | null
+  created_at: number
+  expires_at: number
+  attempts: number
+  /** pending: usable; used: succeeded or consumed by a charge failure; denied: consent denied; expired: past its TTL. */
+  state: 'pending' | 'used' | 'denied' | 'expired'
+  subscription_id: string | null
+  result: string | null
+}
+
+export interface SmsRecord {
+  id: string
+  /** Monotonic number, to order messages of the same millisecond. */
+  n: number
+  msisdn: string
+  /** mt: carrier to handset (inbox); mo: handset to carrier (outbox). */
+  direction: 'mt' | 'mo'
+  from: string
+  to: string
+  text: string
+  at: number
+  kind: string
+  verif_request_id?: string
+  otp?: string
+  subscription_id?: string
+}
+
+export interface RuntimeRuleRecord {
+  id: string
+  created_at: number
+  /** The rule as given (validated by the rule schema). */
+  rule: unknown
+  used: number
+}
+
+export interface ClockRecord {
+  /** Added to real time when the clock runs. */
+  offset_ms: number
+  /** Fixed sandbox time when the clock is frozen. */
+  frozen_at: number | null
+  /** The sandbox time up to which due events have run. */
+  processed_to: number | null
+}
+
+export interface Collections {
+  subs: SubscriptionRecord
+  verifs: VerificationRecord
+  sms: SmsRecord
+  rules: RuntimeRuleRecord
+  counters: number
+  meta: unknown
+}
+export type CollectionName = keyof Collections
+
+export type Change = { c: CollectionName; id: string; v: unknown } | { reset: true }
+
+export class State {
+  readonly subs = new Map<string, SubscriptionRecord>()
+  readonly verifs = new Map<string, VerificationRecord>()
+  readonly sms = new Map<string, SmsRecord>()
+  readonly rules = new Map<string, RuntimeRuleRecord>()
+  readonly counters = new Map<string, number>()
+  readonly meta = new Map<string, unknown>()
+
+  /** msisdn -> subscription ids */
+  readonly subsByMsisdn = new Map<string, Set<string>>()
+  /** msisdn -> sms ids, oldest first */
+  readonly smsByMsisdn = new Map<string, string[]>()
+  smsSeq = 0
+
+  /** Applies one change (from a transaction or from a store replaying its journal). */
+  apply(change: Change): void {
+    if ('reset' in change) return this.clear()
+    const map = this[change.c] as Map<string, unknown>
+    if (change.v === null || change.v === undefined) {
+      const old = map.get(change.id)
+      map.delete(change.id)
+      if (change.c === 'subs' && old) this.subsByMsisdn.get((old as SubscriptionRecord).msisdn)?.delete(change.id)
+      if (change.c === 'sms' && old) {
+        const list = this.smsByMsisdn.get((old as SmsRecord).msisdn)
+        const i = list?.indexOf(change.id) ?? -1
+        if (list && i >= 0) list.splice(i, 1)
+      }
+      return
+    }
+    const had = map.has(change.id)
+    map.set(change.id, change.v)
+    if (change.c === 'subs') {
+      const rec = change.v as SubscriptionRecord
+      let set = this.subsByMsisdn.get(rec.msisdn)
+      if (!set) this.subsByMsisdn.set(rec.msisdn, (set = new Set()))
+      set.add(rec.id)
+    } else if (change.c === 'sms' && !had) {
+      const rec = change.v as SmsRecord
+      let list = this.smsByMsisdn.get(rec.msisdn)
+      if (!list) this.smsByMsisdn.set(rec.msisdn, (list = []))
+      list.push(rec.id)
+      if (rec.n > this.smsSeq) this.smsSeq = rec.n
+    }
+  }
+
+  clear(): void {
+    for (const m of [this.subs, this.verifs, this.sms, this.rules, this.counters, this.meta, this.subsByMsisdn, this.smsByMsisdn]) m.clear()
+    this.smsSeq = 0
+  }
+
+  /** Everything, as plain JSON (a snapshot). */
+  toJSON(): Record<CollectionName, Record<string, unknown>> {
+    const out = {} as Record<CollectionName, Record<string, unknown>>
+    for (const c of COLLECTIONS) out[c] = Object.fromEntries(this[c] as Map<string, unknown>)
+    return out
+  }
+
+  /** Loads a snapshot made by toJSON. */
+  load(data: Partial<Record<CollectionName, Record<string, unknown>>>): void {
+    this.clear()
+    for (const c of COLLECTIONS) for (const [id, v] of Object.entries(data[c] ?? {})) this.apply({ c, id, v })
+  }
+
+  /** Number of records, for health and the benchmark. */
+  size(): number {
+    let n = 0
+    for (const c of COLLECTIONS) n += (this[c] as Map<string, unknown>).size
+    return n
+  }
+}
+
+export const COLLECTIONS: CollectionName[] = ['subs', 'verifs', 'sms', 'rules', 'counters', 'meta']
+
+/** Collects the changes of one operation while applying them to the state. */
+export class Tx {
+  readonly changes: Change[] = []
+  constructor(readonly state: State) {}
+
+  put<C extends CollectionName>(c: C, id: string, v: Collections[C]): Collections[C] {
+    const change: Change = { c, id, v }
+    this.state.apply(change)
+    this.changes.push(change)
+    return v
+  }
+
+  del(c: CollectionName, id: string): void {
+    const change: Change = { c, id, v: null }
+    this.state.apply(change)
+    this.changes.push(change)
+  }
+
+  reset(): void {
+    this.state.clear()
+    this.changes.push({ reset: true })
+  }
+}

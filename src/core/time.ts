@@ -1,0 +1,98 @@
+/**
+ * Time helpers: the wire format of timestamps, ISO-8601 durations and calendar periods.
+ * Pure functions over epoch milliseconds (UTC); no clock reads here.
+ */
+
+/** `2026-04-29T10:15:30.123456`: UTC, six fractional digits, no zone (SANDBOX.md section 1). */
+export function formatTimestamp(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 23) + '000'
+}
+
+const TIMESTAMP_RE =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}:?\d{2})?$/
+
+/** Parses an ISO-8601 date or date-time; a time without a zone is UTC. Returns NaN when invalid. */
+export function parseTimestamp(text: string): number {
+  const m = TIMESTAMP_RE.exec(text.trim())
+  if (!m) return NaN
+  const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone] = m
+  const ms = Number((frac + '000').slice(0, 3))
+  let t = Date.UTC(+y, +mo - 1, +d, +h, +mi, +s, ms)
+  const check = new Date(t)
+  if (check.getUTCFullYear() !== +y || check.getUTCMonth() !== +mo - 1 || check.getUTCDate() !== +d) return NaN
+  if (+h > 23 || +mi > 59 || +s > 59) return NaN
+  if (zone && zone !== 'Z') {
+    const sign = zone[0] === '-' ? -1 : 1
+    const digits = zone.slice(1).replace(':', '')
+    t -= sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4))) * 60_000
+  }
+  return t
+}
+
+/** A duration split into its calendar part (months) and its exact part (milliseconds). */
+export interface Duration {
+  months: number
+  ms: number
+}
+
+const ISO_DURATION_RE =
+  /^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/
+const SHORT_DURATION_RE = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w|mo|y)$/
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
+
+/**
+ * Parses `P1M`, `PT6M`, `P1DT12H`, `P2W` or the short forms `36h`, `90m`, `10s`, `2d`, `1w`, `1mo`, `1y`.
+ * Returns null when the text is not a duration (or is zero-length, e.g. `P`).
+ */
+export function parseDuration(text: string): Duration | null {
+  const t = text.trim()
+  const iso = ISO_DURATION_RE.exec(t.toUpperCase())
+  if (iso && t.length > 1 && !/T$/i.test(t)) {
+    const [, y, mo, w, d, h, mi, s] = iso
+    return {
+      months: Number(y ?? 0) * 12 + Number(mo ?? 0),
+      ms:
+        Number(w ?? 0) * UNIT_MS.w +
+        Number(d ?? 0) * UNIT_MS.d +
+        Number(h ?? 0) * UNIT_MS.h +
+        Number(mi ?? 0) * UNIT_MS.m +
+        Math.round(Number(s ?? 0) * 1000),
+    }
+  }
+  const short = SHORT_DURATION_RE.exec(t.toLowerCase())
+  if (short) {
+    const n = Number(short[1])
+    if (short[2] === 'mo') return Number.isInteger(n) ? { months: n, ms: 0 } : null
+    if (short[2] === 'y') return Number.isInteger(n) ? { months: n * 12, ms: 0 } : null
+    return { months: 0, ms: Math.round(n * UNIT_MS[short[2]]) }
+  }
+  return null
+}
+
+export function isZeroDuration(d: Duration): boolean {
+  return d.months === 0 && d.ms === 0
+}
+
+/**
+ * `anchor` plus `n` times `d`. Months are calendar months counted from the anchor and clamped at
+ * month end, so a Jan 31 anchor gives Feb 28/29, then Mar 31 (the anchor day is kept).
+ */
+export function addDuration(anchor: number, d: Duration, n = 1): number {
+  let t = anchor
+  if (d.months) {
+    const a = new Date(anchor)
+    const totalMonths = a.getUTCMonth() + d.months * n
+    const year = a.getUTCFullYear() + Math.floor(totalMonths / 12)
+    const month = ((totalMonths % 12) + 12) % 12
+    const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate()
+    const day = Math.min(a.getUTCDate(), lastDay)
+    t = Date.UTC(year, month, day, a.getUTCHours(), a.getUTCMinutes(), a.getUTCSeconds(), a.getUTCMilliseconds())
+  }
+  return t + d.ms * n
+}
+
+/** Duration in milliseconds when it has no calendar part; for months, an average (only for display). */
+export function durationMs(d: Duration): number {
+  return d.ms + d.months * 30 * UNIT_MS.d
+}

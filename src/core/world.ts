@@ -1,0 +1,110 @@
+/**
+ * A loaded world, indexed for the operations: API keys, services by merchant, the numbering plan.
+ */
+import { createHash } from 'node:crypto'
+import type { Carrier, Country, Integration, Merchant, MessageKind, Rule, Service, World } from '../fixtures/schema.js'
+import type { CarrierCode } from './outcomes.js'
+import { parseDuration, type Duration } from './time.js'
+
+export type { Carrier, Country, Integration, Merchant, Rule, Service, World }
+
+export type Lookup = { ok: true; carrier: Carrier } | { ok: false; code: CarrierCode }
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex')
+}
+
+export class WorldIndex {
+  private readonly plainKeys = new Map<string, Merchant>()
+  private readonly hashedKeys = new Map<string, Merchant>()
+  private readonly services = new Map<string, Service>()
+  readonly merchants = new Map<string, Merchant>()
+  readonly countries = new Map<string, Country>()
+  readonly carriers = new Map<string, Carrier>()
+  private readonly carriersByCountry = new Map<string, Carrier[]>()
+  private readonly periods = new Map<string, Duration>()
+
+  constructor(readonly world: World) {
+    for (const m of world.merchants) {
+      this.merchants.set(m.id, m)
+      for (const k of m.api_keys) {
+        if (typeof k === 'string') this.plainKeys.set(k, m)
+        else this.hashedKeys.set(k.sha256, m)
+      }
+    }
+    for (const s of world.services) this.services.set(`${s.merchant}\0${s.code}`, s)
+    for (const c of world.countries) this.countries.set(c.code, c)
+    for (const c of world.carriers) {
+      this.carriers.set(c.code, c)
+      const list = this.carriersByCountry.get(c.country) ?? []
+      list.push(c)
+      this.carriersByCountry.set(c.country, list)
+    }
+  }
+
+  /** The merchant an API key belongs to (plain keys, or keys stored as their SHA-256). */
+  merchantByKey(key: string): Merchant | undefined {
+    return this.plainKeys.get(key) ?? (this.hashedKeys.size ? this.hashedKeys.get(sha256(key)) : undefined)
+  }
+
+  service(merchant: string, code: string): Service | undefined {
+    return this.services.get(`${merchant}\0${code}`)
+  }
+
+  /** The service + country integration of a merchant, if configured. */
+  integration(merchant: string, serviceCode: string, country: string): { service: Service; integration: Integration } | undefined {
+    const service = this.service(merchant, serviceCode)
+    const integration = service?.integrations.find((i) => i.country === country)
+    return service && integration ? { service, integration } : undefined
+  }
+
+  /** Whether the carrier may bill this integration. */
+  carrierProvisioned(integration: Integration, carrier: Carrier): boolean {
+    if (!carrier.provisioned) return false
+    return integration.carriers ? integration.carriers.includes(carrier.code) : true
+  }
+
+  /** The numbering-plan lookup: validity, landlines, the carrier that owns the prefix. */
+  lookup(country: string, msisdn: string): Lookup {
+    const c = this.countries.get(country)
+    if (!c || !/^\d+$/.test(msisdn) || !msisdn.startsWith(c.calling_code)) return { ok: false, code: 'INVALID_MSISDN' }
+    const landline = c.landlines.find((l) => msisdn.startsWith(l.prefix))
+    if (landline) {
+      const lengths = landline.lengths ?? c.lengths
+      return { ok: false, code: lengths.includes(msisdn.length) ? 'INVALID_MSISDN_LANDLINE' : 'INVALID_MSISDN' }
+    }
+    let best: Carrier | undefined
+    let bestLen = 0
+    for (const carrier of this.carriersByCountry.get(country) ?? [])
+      for (const p of carrier.prefixes)
+        if (p.length > bestLen && msisdn.startsWith(p)) {
+          best = carrier
+          bestLen = p.length
+        }
+    if (!best) return { ok: false, code: 'INVALID_MSISDN' }
+    if (!(best.lengths ?? c.lengths).includes(msisdn.length)) return { ok: false, code: 'INVALID_MSISDN' }
+    return { ok: true, carrier: best }
+  }
+
+  period(text: string): Duration {
+    let d = this.periods.get(text)
+    if (!d) this.periods.set(text, (d = parseDuration(text)!))
+    return d
+  }
+
+  /** The language the SMS texts use: the requested one if the world has texts in it, else the service's. */
+  language(requested: string | undefined, service: Service): string {
+    if (requested) {
+      const primary = requested.split(/[-_]/)[0]!.toLowerCase()
+      if (this.world.messages.otp?.[primary] || this.world.messages.welcome?.[primary]) return primary
+    }
+    return service.default_language
+  }
+
+  /** Renders a message text of the world; falls back to English, then to a plain default. */
+  text(kind: MessageKind, language: string, vars: Record<string, string | number>): string {
+    const texts = this.world.messages[kind] ?? {}
+    const template = texts[language] ?? texts.en ?? Object.values(texts)[0] ?? `${kind}: {service}`
+    return template.replace(/\{(\w+)\}/g, (m, k: string) => (k in vars ? String(vars[k]) : m))
+  }
+}

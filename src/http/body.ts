@@ -1,0 +1,62 @@
+import type { IncomingMessage } from 'node:http'
+
+export const BODY_LIMIT = 64 * 1024
+
+export type BodyResult = { ok: true; text: string } | { ok: false; reason: 'too_large' | 'aborted' }
+
+/**
+ * Reads a request body up to `limit` bytes. A declared or actual size over the limit stops the read
+ * at once (the caller answers 413 and closes the connection): nothing more is buffered.
+ */
+export function readBody(req: IncomingMessage, limit = BODY_LIMIT): Promise<BodyResult> {
+  const declared = Number(req.headers['content-length'])
+  if (Number.isFinite(declared) && declared > limit) return Promise.resolve({ ok: false, reason: 'too_large' })
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    let done = false
+    const finish = (r: BodyResult) => {
+      if (done) return
+      done = true
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.off('error', onError)
+      req.off('aborted', onError)
+      resolve(r)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) {
+        req.pause()
+        return finish({ ok: false, reason: 'too_large' })
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = () => finish({ ok: true, text: Buffer.concat(chunks, size).toString('utf8') })
+    const onError = () => finish({ ok: false, reason: 'aborted' })
+    req.on('data', onData)
+    req.on('end', onEnd)
+    req.on('error', onError)
+    req.on('aborted', onError)
+  })
+}
+
+/** Parses JSON; undefined when the text is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+/** `application/json`, with or without parameters such as `charset=utf-8`. */
+export function isJsonContentType(header: string | undefined): boolean {
+  if (!header) return false
+  const type = header.split(';')[0]!.trim().toLowerCase()
+  return type === 'application/json'
+}

@@ -1,0 +1,79 @@
+/**
+ * HTML pages the sandbox serves itself: the carrier consent page of the redirect flow (a plain form,
+ * no JavaScript), the default return page, and the front page.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { ControlError, describePeriod, type Engine } from '../core/engine.js'
+import { formatTimestamp } from '../core/time.js'
+import { readBody } from './body.js'
+import { escapeHtml as h, redirect, sendHtml } from './respond.js'
+
+const STYLE = `body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#222}
+.card{border:1px solid #ccc;border-radius:.5rem;padding:1.25rem}dl{display:grid;grid-template-columns:auto 1fr;gap:.4rem 1rem}
+dt{color:#666}button{font-size:1rem;padding:.6rem 1.2rem;margin-right:.5rem;border-radius:.4rem;border:1px solid #888;cursor:pointer}
+button.approve{background:#0a7d32;color:#fff;border-color:#0a7d32}.note{color:#666;font-size:.85rem}code{background:#f3f3f3;padding:0 .2rem}`
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${h(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`
+}
+
+export async function consentPage(engine: Engine, req: IncomingMessage, res: ServerResponse, id: string): Promise<void> {
+  if (req.method === 'POST') {
+    const body = await readBody(req)
+    const form = new URLSearchParams(body.ok ? body.text : '')
+    const action = form.get('action')
+    if (action !== 'approve' && action !== 'deny') {
+      return sendHtml(res, 400, page('Bad request', `<h1>Bad request</h1><p>The form must send <code>action=approve</code> or <code>action=deny</code>.</p>`))
+    }
+    try {
+      const out = await engine.consent(id, action)
+      if (out.location) return redirect(res, out.location)
+      const text = out.result === 'SUCCESS' ? `Subscribed: <code>${h(out.subscription_id!)}</code>` : `Not subscribed: <code>${h(out.result)}</code>`
+      return sendHtml(res, 200, page('Done', `<div class="card"><h1>Done</h1><p>${text}</p></div>`))
+    } catch (e) {
+      if (e instanceof ControlError) return sendHtml(res, e.status, page('Not found', `<h1>Not found</h1><p>${h(e.message)}</p>`))
+      throw e
+    }
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('allow', 'GET, POST')
+    return sendHtml(res, 405, page('Method not allowed', '<h1>Method not allowed</h1>'))
+  }
+  const view = engine.consentView(id)
+  if (!view) return sendHtml(res, 404, page('Not found', '<h1>Not found</h1><p>There is no consent request at this address.</p>'))
+  const { verif, service, integration } = view
+  const carrier = engine.world.carriers.get(verif.carrier)
+  const price = integration.price ? `${integration.price.amount} ${integration.price.currency}` : 'as agreed'
+  const period = describePeriod(engine.world.period(service.period))
+  const details = `<dl><dt>Service</dt><dd>${h(service.name)}</dd><dt>Price</dt><dd>${h(price)} per ${h(period)}</dd><dt>Phone number</dt><dd>${h(verif.msisdn)}</dd><dt>Carrier</dt><dd>${h(carrier?.name ?? verif.carrier)}</dd></dl>`
+  if (view.problem) {
+    return sendHtml(res, 410, page('Link not valid', `<div class="card"><h1>${h(view.problem)}</h1>${details}<p class="note">Start again from the merchant's site.</p></div>`))
+  }
+  const form = `<form method="post" action="/consent/${h(encodeURIComponent(verif.id))}"><button class="approve" name="action" value="approve">Approve</button><button name="action" value="deny">Deny</button></form>`
+  const expires = formatTimestamp(verif.expires_at).slice(0, 19).replace('T', ' ')
+  sendHtml(
+    res,
+    200,
+    page(
+      `Confirm ${service.name}`,
+      `<div class="card"><h1>Confirm your subscription</h1>${details}<p>The charge is added to your phone bill.</p>${form}<p class="note">dcb sandbox carrier page. This link is valid once, until ${h(expires)} UTC (sandbox clock).</p></div>`,
+    ),
+  )
+}
+
+/** The default `return_url` of the sandbox services: shows what the merchant would receive. */
+export function returnPage(res: ServerResponse, query: URLSearchParams): void {
+  const rows = [...query].map(([k, v]) => `<dt>${h(k)}</dt><dd><code>${h(v)}</code></dd>`).join('')
+  sendHtml(res, 200, page('Back at the merchant', `<div class="card"><h1>Back at the merchant</h1><p>The carrier sent the subscriber back with:</p><dl>${rows}</dl><p class="note">Reconcile with POST /subscriptions/status.</p></div>`))
+}
+
+export function frontPage(res: ServerResponse, version: string): void {
+  sendHtml(
+    res,
+    200,
+    page(
+      'dcb sandbox',
+      `<h1>dcb sandbox ${h(version)}</h1><p>The merchant API is at <code>POST /subscriptions/init</code>, <code>/verify</code> and <code>/status</code> with the header <code>API-KEY: sandbox-demo-key</code>.</p><p>Control API: <a href="/_sandbox/health">/_sandbox/health</a>, <a href="/_sandbox/scenarios">/_sandbox/scenarios</a>, <a href="/_sandbox/subscriptions">/_sandbox/subscriptions</a>, <a href="/_sandbox/requests">/_sandbox/requests</a>, <a href="/_sandbox/clock">/_sandbox/clock</a>. OpenAPI: <a href="/openapi.json">/openapi.json</a>.</p>`,
+    ),
+  )
+}

@@ -1,0 +1,54 @@
+/**
+ * The request bodies of the merchant API (spec sections 2.2, 2.4, 2.6) as zod schemas: they validate
+ * requests and produce the OpenAPI document, so the two cannot drift. Extra fields are ignored.
+ */
+import { z } from 'zod'
+
+/** ISO-639-1 code or BCP-47 tag (`en`, `ms-MY`, `zh-Hant-TW`); `null` counts as absent. */
+const language = z
+  .string()
+  .regex(/^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*$/, 'an ISO-639-1 code or BCP-47 tag')
+  .nullish()
+  .describe('BCP-47 / ISO-639-1 language code for SMS communications; defaults to the service default language')
+
+export const InitBody = z.object({
+  msisdn: z.string().describe('Subscriber phone number, international format, digits only (e.g. 60123456789)'),
+  service_code: z.string().min(1).describe('Service identifier provisioned for the merchant account'),
+  country_code: z.string().regex(/^[a-z]{2}$/, 'lower-case ISO-3166-1 alpha-2').describe('ISO-3166-1 alpha-2 country code, lower case'),
+  language,
+})
+
+export const VerifyBody = z.object({
+  verif_request_id: z.string().min(1).describe('UUID returned by Init'),
+  otp: z.string().min(1).describe('The OTP the subscriber received by SMS'),
+  language,
+})
+
+export const StatusBody = z.object({
+  subscription_id: z.string().min(1).describe("The subscription's public UUID"),
+})
+
+const nullableString = (d: string) => z.string().nullable().describe(d)
+const timestamp = (d: string) => z.string().nullable().describe(`${d} (UTC, YYYY-MM-DDTHH:MM:SS.ffffff)`)
+
+export const InitPayload = z.object({
+  verif_request_id: nullableString('Verification request ID (UUID) to pass to Verify in OTP flows'),
+  short_code: nullableString('SMS short code the user texts (PSMS)'),
+  keyword: nullableString('SMS keyword the user texts to short_code (PSMS)'),
+  carrier_code: nullableString('Detected carrier code for the MSISDN'),
+  redirect_url: nullableString('URL to which the user is redirected to verify payment (redirect markets)'),
+})
+export const VerifyPayload = z.object({ subscription_id: z.string().describe('Identifier of the activated subscription') })
+export const StatusPayload = z.object({
+  subscription_id: z.string(),
+  status: z.enum(['ACTIVE', 'CANCELED', 'EXPIRED']),
+  msisdn: z.string(),
+  service_code: z.string(),
+  service_name: z.string(),
+  subscribed_dt: timestamp('When the subscription was first activated'),
+  expiry_dt: timestamp('When the subscription expires; re-billing is attempted then'),
+  canceled_dt: timestamp('When the subscription was canceled'),
+  content_link: nullableString('URL to service content'),
+})
+
+export type InitBodyT = z.infer<typeof InitBody>

@@ -1,0 +1,13 @@
+/** dcb-sandbox as a library: the engine, the server and the fixtures, for scripts and tests. */
+export { Engine, ControlError } from './core/engine.js'
+export type { SandboxEvent, InitInput, VerifyInput, StatusInput } from './core/engine.js'
+export { OUTCOMES, CARRIER_CODES, envelope } from './core/outcomes.js'
+export { State } from './core/state.js'
+export { loadWorld, FixtureError } from './fixtures/load.js'
+export { WorldSchema } from './fixtures/schema.js'
+export type { World } from './fixtures/schema.js'
+export { createSandboxApp } from './http/app.js'
+export { startSandbox } from './server.js'
+export type { ServeOptions, RunningSandbox } from './server.js'
+export { MemoryStore } from './store/memory.js'
+export { FileStore } from './store/file.js'

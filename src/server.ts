@@ -1,0 +1,143 @@
+/**
+ * `dcb serve` as a function: load the world, open the store, build the engine and the app, listen.
+ */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Engine } from './core/engine.js'
+import type { FailurePayloadMode } from './core/outcomes.js'
+import { State } from './core/state.js'
+import { parseTimestamp } from './core/time.js'
+import { loadWorld } from './fixtures/load.js'
+import type { World } from './fixtures/schema.js'
+import { createSandboxApp, type SandboxApp } from './http/app.js'
+import { FileStore } from './store/file.js'
+import { MemoryStore } from './store/memory.js'
+import type { Store } from './store/types.js'
+import { version } from './version.js'
+
+export interface ServeOptions {
+  port?: number
+  host?: string
+  /** The data file (default `.dcb/sandbox.json`); ignored with `inMemory`. */
+  data?: string
+  inMemory?: boolean
+  /** Fixture files layered on the default world. */
+  fixtures?: string[]
+  /** A world object instead of files (the library and tests). */
+  world?: World
+  trustProxy?: boolean
+  adminToken?: string
+  failurePayload?: FailurePayloadMode
+  /** Start the sandbox clock at this time (ISO-8601), frozen unless `clockRunning`. */
+  clock?: string
+  clockRunning?: boolean
+  journalSize?: number
+  smsPerMsisdn?: number
+  /** How often the server runs events that fell due on their own (ms). */
+  tickMs?: number
+  compactBytes?: number
+  onError?: (err: unknown) => void
+  /** Real time source (tests). */
+  realNow?: () => number
+}
+
+export interface RunningSandbox {
+  url: string
+  port: number
+  host: string
+  engine: Engine
+  store: Store
+  app: SandboxApp
+  server: Server
+  close(): Promise<void>
+}
+
+export class ServeError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ServeError'
+  }
+}
+
+export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSandbox> {
+  const world = opts.world ?? loadWorld(opts.fixtures ?? []).world
+  let clockStart: { at: number; frozen: boolean } | undefined
+  if (opts.clock) {
+    const at = parseTimestamp(opts.clock)
+    if (Number.isNaN(at)) throw new ServeError(`--clock "${opts.clock}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
+    clockStart = { at, frozen: !opts.clockRunning }
+  }
+  const store: Store = opts.inMemory ? new MemoryStore() : new FileStore(opts.data ?? '.dcb/sandbox.json', { compactBytes: opts.compactBytes })
+  const state = new State()
+  await store.open(state)
+  const engine = new Engine({
+    world,
+    state,
+    persist: (changes) => store.append(changes),
+    clockStart,
+    smsPerMsisdn: opts.smsPerMsisdn,
+    realNow: opts.realNow,
+  })
+  const host = opts.host ?? '127.0.0.1'
+  const port = opts.port ?? 7700
+  let url = ''
+  const app = createSandboxApp({
+    engine,
+    version: version(),
+    trustProxy: opts.trustProxy,
+    adminToken: opts.adminToken,
+    failurePayload: opts.failurePayload,
+    journalSize: opts.journalSize,
+    storeInfo: () => store.info(),
+    baseUrl: () => url,
+    onError: opts.onError,
+  })
+  const server = createServer({ keepAliveTimeout: 5000 }, app.listener)
+  try {
+    // Events that fell due while the server was down run now, in order, once.
+    await engine.catchUp()
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen({ port, host, exclusive: true }, () => {
+        server.off('error', reject)
+        resolve()
+      })
+    })
+  } catch (e) {
+    await store.close().catch(() => {})
+    const code = (e as NodeJS.ErrnoException).code
+    if (code === 'EADDRINUSE') throw new ServeError(`port ${port} on ${host} is already in use; stop what runs there or pick another --port`)
+    if (code === 'EACCES') throw new ServeError(`no permission to listen on ${host}:${port}; pick a port above 1023`)
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new ServeError(`cannot listen on ${host}: no such address on this machine`)
+    throw e
+  }
+  const addr = server.address() as AddressInfo
+  const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
+  url = `http://${shownHost}:${addr.port}`
+
+  let ticking = false
+  const timer = setInterval(() => {
+    if (ticking) return
+    ticking = true
+    engine
+      .catchUp()
+      .catch((err) => (opts.onError ?? console.error)(err))
+      .finally(() => (ticking = false))
+  }, opts.tickMs ?? 1000)
+  timer.unref()
+
+  let closing: Promise<void> | undefined
+  const close = () =>
+    (closing ??= (async () => {
+      clearInterval(timer)
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeIdleConnections()
+        // Requests in flight get a moment to finish; then the rest is cut.
+        setTimeout(() => server.closeAllConnections(), 3000).unref()
+      })
+      await store.close()
+    })())
+
+  return { url, port: addr.port, host, engine, store, app, server, close }
+}

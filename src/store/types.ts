@@ -1,0 +1,25 @@
+import type { Change, State } from '../core/state.js'
+
+/**
+ * Persistence behind the engine. The engine applies changes to its in-memory state and hands them
+ * to `append`, which serialises them at once and resolves when they are durable.
+ */
+export interface Store {
+  readonly kind: 'memory' | 'file'
+  /** Loads what was persisted into `state` (replaying the journal after a crash). */
+  open(state: State): Promise<void>
+  /** Persists one transaction's changes; resolves once they survive a crash. */
+  append(changes: Change[]): Promise<void>
+  /** Resolves when everything appended so far is durable. */
+  flush(): Promise<void>
+  /** Flushes, writes a compact snapshot where it has one, releases the data file. */
+  close(): Promise<void>
+  info(): Record<string, unknown>
+}
+
+export class StoreError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'StoreError'
+  }
+}

@@ -1,0 +1,14 @@
+import { defineConfig } from 'tsup'
+
+export default defineConfig({
+  entry: { cli: 'src/cli/index.ts', index: 'src/index.ts' },
+  format: ['esm'],
+  target: 'node20',
+  platform: 'node',
+  splitting: true,
+  clean: true,
+  sourcemap: false,
+  dts: false,
+  // Dependencies stay in node_modules, loaded per subcommand.
+  skipNodeModulesBundle: true,
+})
