@@ -1,0 +1,435 @@
+import { request } from 'node:http'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { startClient, TIMESTAMP, type Client } from '../helpers.js'
+
+let c: Client
+beforeAll(async () => {
+  c = await startClient()
+})
+afterAll(() => c.close())
+beforeEach(async () => {
+  await c.control('/reset', {})
+})
+
+const init = (msisdn: string, extra: Record<string, unknown> = {}, key?: string) =>
+  c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my', ...extra }, { key })
+
+function expectFail(r: { status: number; body: any; text: string }, http: number, message: string, payload: 'null' | 'absent') {
+  expect(r.status).toBe(http)
+  expect(Object.keys(r.body)).toEqual(payload === 'null' ? ['status', 'message', 'status_code', 'payload'] : ['status', 'message', 'status_code'])
+  expect(r.body.status).toBe('FAIL')
+  expect(r.body.message).toBe(message)
+  expect(r.body.status_code).toBe(http)
+  if (payload === 'null') expect(r.body.payload).toBeNull()
+}
+
+describe('envelope and routing', () => {
+  it('answers success with the keys in order and all five init payload keys', async () => {
+    const r = await init('60123456001')
+    expect(r.status).toBe(200)
+    expect(r.text.startsWith('{"status":"SUCCESS","message":"","status_code":200,"payload":{')).toBe(true)
+    expect(Object.keys(r.body.payload)).toEqual(['verif_request_id', 'short_code', 'keyword', 'carrier_code', 'redirect_url'])
+    expect(r.body.payload.verif_request_id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(r.body.payload).toMatchObject({ short_code: null, keyword: null, carrier_code: 'sbx-my-otp', redirect_url: null })
+    expect(r.headers.get('content-type')).toContain('application/json')
+  })
+
+  it.each(['init', 'verify', 'status'])('answers 405 METHOD_NOT_ALLOWED for GET, PUT and DELETE on /subscriptions/%s', async (op) => {
+    for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
+      const r = await c.api(`/subscriptions/${op}`, undefined, { method })
+      expectFail(r, 405, 'METHOD_NOT_ALLOWED', 'null')
+    }
+  })
+
+  it('answers 405 before checking the API key', async () => {
+    expectFail(await c.api('/subscriptions/init', undefined, { method: 'GET', key: null }), 405, 'METHOD_NOT_ALLOWED', 'null')
+  })
+
+  it('answers 404 NOT_FOUND with the envelope for an unknown path', async () => {
+    expectFail(await c.api('/subscriptions/cancel', {}), 404, 'NOT_FOUND', 'null')
+    expectFail(await c.api('/nope', undefined, { method: 'GET' }), 404, 'NOT_FOUND', 'null')
+  })
+})
+
+describe('authentication (401) and allowlist (403)', () => {
+  it('answers 401 for a missing key, an unknown key and an inactive merchant', async () => {
+    expectFail(await init('60123456001', {}, null as unknown as string), 401, 'UNAUTHORIZED', 'null')
+    expectFail(await c.api('/subscriptions/init', {}, { key: null }), 401, 'UNAUTHORIZED', 'null')
+    expectFail(await c.api('/subscriptions/status', { subscription_id: 'x' }, { key: 'nope' }), 401, 'UNAUTHORIZED', 'null')
+    expectFail(await c.api('/subscriptions/verify', { verif_request_id: 'x', otp: '1' }, { key: 'sandbox-inactive-key' }), 401, 'UNAUTHORIZED', 'null')
+  })
+
+  it('checks the key before the body', async () => {
+    expectFail(await c.api('/subscriptions/init', undefined, { key: 'nope', raw: 'not json' }), 401, 'UNAUTHORIZED', 'null')
+  })
+
+  it('answers 403 UNAUTHORIZED when the source IP is not allowlisted, before the body is checked', async () => {
+    expectFail(await c.api('/subscriptions/init', undefined, { key: 'sandbox-offsite-key', raw: '{' }), 403, 'UNAUTHORIZED', 'null')
+  })
+
+  it('accepts the second key of the same merchant (rotation overlap)', async () => {
+    const id = await c.subscribe('60123456002')
+    const r = await c.api('/subscriptions/status', { subscription_id: id }, { key: 'sandbox-demo-key-2' })
+    expect(r.body.status).toBe('SUCCESS')
+  })
+
+  it('ignores X-Forwarded-For unless --trust-proxy', async () => {
+    const r = await init('60123456001', {}, undefined)
+    expect(r.status).toBe(200)
+    const spoof = await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }, { key: 'sandbox-offsite-key', headers: { 'x-forwarded-for': '203.0.113.7' } })
+    expectFail(spoof, 403, 'UNAUTHORIZED', 'null')
+  })
+})
+
+describe('allowlists behind a trusted proxy: CIDR, IPv6, IPv4-mapped', () => {
+  let p: Client
+  beforeAll(async () => {
+    p = await startClient({ trustProxy: true, fixtures: ['test/fixtures/ipv6-merchant.json'] })
+  })
+  afterAll(() => p.close())
+  const call = (ip: string, key: string) =>
+    p.api('/subscriptions/status', { subscription_id: 'none' }, { key, headers: { 'x-forwarded-for': `${ip}, 10.0.0.1` } })
+
+  it('uses the first X-Forwarded-For address', async () => {
+    expectFail(await call('203.0.113.9', 'sandbox-offsite-key'), 404, 'SUBSCRIPTION_NOT_FOUND', 'null')
+    expectFail(await call('203.0.114.9', 'sandbox-offsite-key'), 403, 'UNAUTHORIZED', 'null')
+    expectFail(await call('198.51.100.1', 'sandbox-demo-key'), 403, 'UNAUTHORIZED', 'null')
+  })
+
+  it('matches IPv6 ranges and IPv4-mapped IPv6 addresses', async () => {
+    expectFail(await call('2001:db8:1::42', 'sandbox-v6-key'), 404, 'SUBSCRIPTION_NOT_FOUND', 'null')
+    expectFail(await call('2001:db8:2::42', 'sandbox-v6-key'), 403, 'UNAUTHORIZED', 'null')
+    expectFail(await call('::ffff:192.0.2.10', 'sandbox-v6-key'), 404, 'SUBSCRIPTION_NOT_FOUND', 'null')
+    expectFail(await call('::ffff:127.0.0.1', 'sandbox-demo-key'), 404, 'SUBSCRIPTION_NOT_FOUND', 'null')
+    expectFail(await call('::1', 'sandbox-demo-key'), 404, 'SUBSCRIPTION_NOT_FOUND', 'null')
+  })
+})
+
+describe('400 BAD_REQUEST and 413', () => {
+  it('rejects a missing or other Content-Type', async () => {
+    const body = JSON.stringify({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+    for (const ct of ['text/plain', 'application/x-www-form-urlencoded', 'application/jsonp']) {
+      expectFail(await c.api('/subscriptions/init', undefined, { raw: body, headers: { 'content-type': ct } }), 400, 'BAD_REQUEST', 'null')
+    }
+    const res = await fetch(`${c.url}/subscriptions/init`, { method: 'POST', headers: { 'api-key': 'sandbox-demo-key' }, body: new Uint8Array(Buffer.from(body)) })
+    expect(res.status).toBe(400)
+    const ok = await c.api('/subscriptions/init', undefined, { raw: body, headers: { 'content-type': 'application/json; charset=utf-8' } })
+    expect(ok.body.status).toBe('SUCCESS')
+  })
+
+  it('rejects invalid JSON and non-object bodies', async () => {
+    for (const raw of ['{', '', 'null', '[]', '"x"', '42', '[{"msisdn":"60123456001"}]']) {
+      expectFail(await c.api('/subscriptions/init', undefined, { raw }), 400, 'BAD_REQUEST', 'null')
+    }
+  })
+
+  it('rejects bodies that fail the schema of each operation', async () => {
+    const bad: [string, unknown][] = [
+      ['init', { service_code: 'STREAMPLUS', country_code: 'my' }],
+      ['init', { msisdn: '60123456001', country_code: 'my' }],
+      ['init', { msisdn: '60123456001', service_code: 'STREAMPLUS' }],
+      ['init', { msisdn: 60123456001, service_code: 'STREAMPLUS', country_code: 'my' }],
+      ['init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'MY' }],
+      ['init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'GB' }],
+      ['init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'mys' }],
+      ['init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my', language: 'e' }],
+      ['init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my', language: 'en_GB!' }],
+      ['init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my', language: 5 }],
+      ['verify', { verif_request_id: 'x' }],
+      ['verify', { otp: '1234' }],
+      ['verify', { verif_request_id: 'x', otp: 1234 }],
+      ['status', {}],
+      ['status', { subscription_id: 5 }],
+      ['status', { subscription_id: null }],
+    ]
+    for (const [op, body] of bad) expectFail(await c.api(`/subscriptions/${op}`, body), 400, 'BAD_REQUEST', 'null')
+  })
+
+  it('ignores extra fields and accepts a BCP-47 language tag', async () => {
+    const r = await init('60123456001', { extra: { deep: true }, language: 'ms-MY' })
+    expect(r.body.status).toBe('SUCCESS')
+  })
+
+  it('answers 413 with the envelope for a body over 64 KiB (declared length)', async () => {
+    const big = JSON.stringify({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my', pad: 'x'.repeat(70 * 1024) })
+    const r = await c.api('/subscriptions/init', undefined, { raw: big })
+    expectFail(r, 413, 'BAD_REQUEST', 'null')
+  })
+
+  it('answers 413 for a chunked body that grows past 64 KiB, without reading it all', async () => {
+    const url = new URL(c.url)
+    let sent = 0
+    const result = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: url.hostname, port: url.port, path: '/subscriptions/init', method: 'POST', headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+        let body = ''
+        res.on('data', (d) => (body += d))
+        res.on('end', () => resolve({ status: res.statusCode!, body }))
+      })
+      req.on('error', reject)
+      const chunk = 'x'.repeat(16 * 1024)
+      let answered = false
+      const pump = () => {
+        // Keep sending up to 1 MiB unless the server has answered; it must answer long before.
+        while (sent < 1024 * 1024 && !answered) {
+          sent += chunk.length
+          if (!req.write(chunk)) return req.once('drain', pump)
+        }
+        req.end()
+      }
+      req.on('response', () => (answered = true))
+      pump()
+    })
+    expect(result.status).toBe(413)
+    expect(JSON.parse(result.body)).toEqual({ status: 'FAIL', message: 'BAD_REQUEST', status_code: 413, payload: null })
+    // The server is still fine.
+    expect((await init('60123456001')).status).toBe(200)
+  })
+})
+
+describe('403 MERCHANT_SERVICE_NOT_CONFIGURED', () => {
+  it('for a service without that country, an unknown service and another merchant’s service', async () => {
+    expectFail(await c.api('/subscriptions/init', { msisdn: '359871234001', service_code: 'GAMECLUB', country_code: 'bg' }), 403, 'MERCHANT_SERVICE_NOT_CONFIGURED', 'null')
+    expectFail(await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'NOPE', country_code: 'my' }), 403, 'MERCHANT_SERVICE_NOT_CONFIGURED', 'null')
+    expectFail(await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'NEWSDAILY', country_code: 'my' }), 403, 'MERCHANT_SERVICE_NOT_CONFIGURED', 'null')
+    expectFail(await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'us' }), 403, 'MERCHANT_SERVICE_NOT_CONFIGURED', 'null')
+  })
+
+  it('checks the integration before the MSISDN', async () => {
+    expectFail(await c.api('/subscriptions/init', { msisdn: 'garbage', service_code: 'GAMECLUB', country_code: 'bg' }), 403, 'MERCHANT_SERVICE_NOT_CONFIGURED', 'null')
+  })
+})
+
+describe('numbering-plan lookup', () => {
+  it.each([
+    ['non-digits', '+60123456001'],
+    ['spaces', '6012 3456001'],
+    ['empty', ''],
+    ['too short', '6012345600'],
+    ['too long', '6012345600123'],
+    ['calling code of another country', '44770012345'],
+    ['no carrier owns the prefix', '60173456001'],
+  ])('INVALID_MSISDN with payload null: %s', async (_why, msisdn) => {
+    expectFail(await init(msisdn), 200, 'INVALID_MSISDN', 'null')
+  })
+
+  it('INVALID_MSISDN_LANDLINE for 603 numbers of landline length', async () => {
+    expectFail(await init('60321234567'), 200, 'INVALID_MSISDN_LANDLINE', 'null')
+    expectFail(await init('6032123456'), 200, 'INVALID_MSISDN_LANDLINE', 'null')
+    expectFail(await init('603212345678'), 200, 'INVALID_MSISDN', 'null')
+  })
+
+  it('CARRIER_NOT_SUPPORTED with payload null for an unprovisioned carrier', async () => {
+    expectFail(await init('60193456001'), 200, 'CARRIER_NOT_SUPPORTED', 'null')
+  })
+
+  it('detects the carrier of each sandbox country', async () => {
+    const cases: [string, string, string][] = [
+      ['601234567001', 'my', 'sbx-my-otp'],
+      ['447700900001', 'gb', 'sbx-gb-otp'],
+      ['359871234001', 'bg', 'sbx-bg-otp'],
+    ]
+    for (const [msisdn, country, carrier] of cases) {
+      const r = await init(msisdn, { country_code: country })
+      expect(r.body.payload.carrier_code).toBe(carrier)
+    }
+  })
+})
+
+describe('magic endings at Init and Verify', () => {
+  const INIT: [string, string, 'null' | 'absent'][] = [
+    ['101', 'INVALID_MSISDN', 'null'],
+    ['102', 'INVALID_MSISDN_LANDLINE', 'null'],
+    ['103', 'CARRIER_NOT_SUPPORTED', 'null'],
+    ['104', 'FAILED_INIT_SUB', 'absent'],
+    ['105', 'NOT_ALLOWED_CHANNEL', 'absent'],
+    ['106', 'BLACKLISTED', 'absent'],
+    ['107', 'BARRED', 'absent'],
+    ['108', 'NOT_ELIGIBLE', 'absent'],
+    ['109', 'INVALID_USER', 'absent'],
+    ['110', 'ERROR', 'absent'],
+  ]
+  it.each(INIT)('ending %s: Init fails %s', async (ending, code, payload) => {
+    expectFail(await init(`60123456${ending}`), 200, code, payload)
+  })
+
+  it('ending 150: Init answers HTTP 500 ERROR with the envelope', async () => {
+    expectFail(await init('60123456150'), 500, 'ERROR', 'null')
+  })
+
+  const CHARGE = ['INSUFFICIENT_FUNDS', 'BLACKLISTED', 'BARRED', 'NOT_ELIGIBLE', 'INVALID_USER', 'ALREADY_SUBSCRIBED', 'SPENDING_LIMIT_REACHED', 'TRX_COUNT_REACHED', 'TRX_LIMIT_EXCEEDED', 'ERROR']
+  it.each(CHARGE.map((code, i) => [String(201 + i), code]))('ending %s: the first charge fails %s after a right OTP', async (ending, code) => {
+    const msisdn = `60123456${ending}`
+    const r = await init(msisdn)
+    expect(r.body.status).toBe('SUCCESS')
+    const otp = (await c.control(`/otp?msisdn=${msisdn}`)).body.otp
+    const v = await c.api('/subscriptions/verify', { verif_request_id: r.body.payload.verif_request_id, otp })
+    expectFail(v, 200, code, 'absent')
+    expect((await c.control(`/subscriptions?msisdn=${msisdn}`)).body.subscriptions).toEqual([])
+  })
+
+  it('ending 250: Verify answers HTTP 500 ERROR', async () => {
+    const r = await init('60123456250')
+    const otp = (await c.control('/otp?msisdn=60123456250')).body.otp
+    expectFail(await c.api('/subscriptions/verify', { verif_request_id: r.body.payload.verif_request_id, otp }), 500, 'ERROR', 'null')
+  })
+
+  it('ending 5NN: every answer for the MSISDN is delayed NN x 100 ms', async () => {
+    const t0 = performance.now()
+    const r = await init('60123456503')
+    const took = performance.now() - t0
+    expect(r.body.status).toBe('SUCCESS')
+    expect(took).toBeGreaterThanOrEqual(290)
+    const t1 = performance.now()
+    await init('60123456003')
+    expect(performance.now() - t1).toBeLessThan(290)
+  })
+})
+
+describe('the OTP flow', () => {
+  it('sends an OTP SMS, verifies it and activates the subscription', async () => {
+    const r = await init('60123456001')
+    const sms = (await c.control('/sms?msisdn=60123456001')).body.messages
+    expect(sms).toHaveLength(1)
+    expect(sms[0].text).toMatch(/Stream Plus verification code is \d{4}\b/)
+    const otp = (await c.control('/otp?msisdn=60123456001')).body
+    expect(otp.verif_request_id).toBe(r.body.payload.verif_request_id)
+    expect(otp.otp).toMatch(/^\d{4}$/)
+    const v = await c.api('/subscriptions/verify', { verif_request_id: otp.verif_request_id, otp: otp.otp })
+    expect(Object.keys(v.body)).toEqual(['status', 'message', 'status_code', 'payload'])
+    expect(v.body.payload.subscription_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  })
+
+  it('INVALID_PIN three times, then MAX_PIN_RETRIES even for the right OTP', async () => {
+    const r = await init('60123456001')
+    const id = r.body.payload.verif_request_id
+    const otp = (await c.control('/otp?msisdn=60123456001')).body.otp
+    const wrong = otp === '0000' ? '1111' : '0000'
+    for (let i = 0; i < 3; i++) expectFail(await c.api('/subscriptions/verify', { verif_request_id: id, otp: wrong }), 200, 'INVALID_PIN', 'absent')
+    expectFail(await c.api('/subscriptions/verify', { verif_request_id: id, otp }), 200, 'MAX_PIN_RETRIES', 'absent')
+    expectFail(await c.api('/subscriptions/verify', { verif_request_id: id, otp: wrong }), 200, 'MAX_PIN_RETRIES', 'absent')
+  })
+
+  it('accepts the right OTP after two wrong ones', async () => {
+    const r = await init('60123456001')
+    const id = r.body.payload.verif_request_id
+    const otp = (await c.control('/otp?msisdn=60123456001')).body.otp
+    for (let i = 0; i < 2; i++) await c.api('/subscriptions/verify', { verif_request_id: id, otp: 'abcd' })
+    expect((await c.api('/subscriptions/verify', { verif_request_id: id, otp })).body.status).toBe('SUCCESS')
+  })
+
+  it('PIN_EXPIRED after 5 minutes on the sandbox clock, not before', async () => {
+    const r = await init('60123456001')
+    const id = r.body.payload.verif_request_id
+    const otp = (await c.control('/otp?msisdn=60123456001')).body.otp
+    await c.control('/clock/advance', { by: 'PT4M50S' })
+    expect((await c.api('/subscriptions/verify', { verif_request_id: id, otp: 'zzzz' })).body.message).toBe('INVALID_PIN')
+    const adv = await c.control('/clock/advance', { by: '10s' })
+    expect(adv.body.events).toEqual([expect.objectContaining({ type: 'otp_expired', verif_request_id: id })])
+    expectFail(await c.api('/subscriptions/verify', { verif_request_id: id, otp }), 200, 'PIN_EXPIRED', 'absent')
+  })
+
+  it('PIN_EXPIRED for a request already used; INVALID_PIN for an unknown or foreign one', async () => {
+    const r = await init('60123456001')
+    const id = r.body.payload.verif_request_id
+    const otp = (await c.control('/otp?msisdn=60123456001')).body.otp
+    expect((await c.api('/subscriptions/verify', { verif_request_id: id, otp })).body.status).toBe('SUCCESS')
+    expectFail(await c.api('/subscriptions/verify', { verif_request_id: id, otp }), 200, 'PIN_EXPIRED', 'absent')
+    expectFail(await c.api('/subscriptions/verify', { verif_request_id: '00000000-0000-4000-8000-000000000000', otp }), 200, 'INVALID_PIN', 'absent')
+    const other = await c.api('/subscriptions/init', { msisdn: '60123456009', service_code: 'NEWSDAILY', country_code: 'my' }, { key: 'sandbox-other-key' })
+    const otherOtp = (await c.control('/otp?msisdn=60123456009')).body.otp
+    expectFail(await c.api('/subscriptions/verify', { verif_request_id: other.body.payload.verif_request_id, otp: otherOtp }), 200, 'INVALID_PIN', 'absent')
+  })
+
+  it('ALREADY_SUBSCRIBED at Init for an active subscription, and at Verify for two parallel flows', async () => {
+    const a = await init('60123456001')
+    const b = await init('60123456001')
+    const sms = (await c.control('/sms?msisdn=60123456001')).body.messages
+    const otpOf = (id: string) => sms.find((m: any) => m.verif_request_id === id).otp
+    const va = await c.api('/subscriptions/verify', { verif_request_id: a.body.payload.verif_request_id, otp: otpOf(a.body.payload.verif_request_id) })
+    expect(va.body.status).toBe('SUCCESS')
+    const vb = await c.api('/subscriptions/verify', { verif_request_id: b.body.payload.verif_request_id, otp: otpOf(b.body.payload.verif_request_id) })
+    expectFail(vb, 200, 'ALREADY_SUBSCRIBED', 'absent')
+    expectFail(await init('60123456001'), 200, 'ALREADY_SUBSCRIBED', 'absent')
+    // Another service of the same MSISDN is fine.
+    expect((await init('60123456001', { service_code: 'GAMECLUB' })).body.status).toBe('SUCCESS')
+  })
+
+  it('twenty parallel verifies of one request make exactly one subscription', async () => {
+    const r = await init('60123456001')
+    const id = r.body.payload.verif_request_id
+    const otp = (await c.control('/otp?msisdn=60123456001')).body.otp
+    const all = await Promise.all(Array.from({ length: 20 }, () => c.api('/subscriptions/verify', { verif_request_id: id, otp })))
+    const ok = all.filter((x) => x.body.status === 'SUCCESS')
+    expect(ok).toHaveLength(1)
+    expect(all.filter((x) => x.body.message === 'PIN_EXPIRED')).toHaveLength(19)
+    expect((await c.control('/subscriptions?msisdn=60123456001')).body.subscriptions).toHaveLength(1)
+  })
+
+  it('writes the OTP SMS in the requested language, falling back to the service default', async () => {
+    await init('60123456001', { language: 'ms' })
+    expect((await c.control('/otp?msisdn=60123456001')).body.text).toMatch(/^Kod pengesahan Stream Plus anda ialah \d{4}/)
+    await init('60123456002', { language: 'fr' })
+    expect((await c.control('/otp?msisdn=60123456002')).body.text).toMatch(/^Your Stream Plus verification code/)
+    await c.api('/subscriptions/init', { msisdn: '60123456003', service_code: 'NEWSDAILY', country_code: 'my' }, { key: 'sandbox-other-key' })
+    expect((await c.control('/otp?msisdn=60123456003')).body.text).toMatch(/^Kod pengesahan News Daily/)
+  })
+})
+
+describe('Status', () => {
+  it('answers the nine fields in order with UTC six-digit timestamps and a one-month expiry', async () => {
+    await c.control('/clock/set', { to: '2031-01-31T10:15:30.123' })
+    const id = await c.subscribe('60123456001')
+    const r = await c.api('/subscriptions/status', { subscription_id: id })
+    expect(Object.keys(r.body.payload)).toEqual(['subscription_id', 'status', 'msisdn', 'service_code', 'service_name', 'subscribed_dt', 'expiry_dt', 'canceled_dt', 'content_link'])
+    const p = r.body.payload
+    expect(p).toMatchObject({ subscription_id: id, status: 'ACTIVE', msisdn: '60123456001', service_code: 'STREAMPLUS', service_name: 'Stream Plus', canceled_dt: null, content_link: 'https://content.sandbox.example/streamplus' })
+    expect(p.subscribed_dt).toMatch(TIMESTAMP)
+    expect(p.subscribed_dt.startsWith('2031-01-31T10:15:')).toBe(true)
+    expect(p.expiry_dt).toBe(p.subscribed_dt.replace('2031-01-31', '2031-02-28'))
+  })
+
+  it('weekly services expire one week on; content_link null where none', async () => {
+    const id = await c.subscribe('60123456001', 'GAMECLUB')
+    const p = (await c.api('/subscriptions/status', { subscription_id: id })).body.payload
+    expect(Date.parse(p.expiry_dt + 'Z') - Date.parse(p.subscribed_dt + 'Z')).toBe(7 * 86_400_000)
+    expect(p.content_link).toBeNull()
+  })
+
+  it('404 SUBSCRIPTION_NOT_FOUND for unknown IDs and for another merchant’s subscription', async () => {
+    const id = await c.subscribe('60123456001')
+    expectFail(await c.api('/subscriptions/status', { subscription_id: 'not-a-uuid' }), 404, 'SUBSCRIPTION_NOT_FOUND', 'null')
+    expectFail(await c.api('/subscriptions/status', { subscription_id: '00000000-0000-4000-8000-000000000000' }), 404, 'SUBSCRIPTION_NOT_FOUND', 'null')
+    expectFail(await c.api('/subscriptions/status', { subscription_id: id }, { key: 'sandbox-other-key' }), 404, 'SUBSCRIPTION_NOT_FOUND', 'null')
+  })
+})
+
+describe('server options', () => {
+  it('--failure-payload forces null or absent on every failure', async () => {
+    const n = await startClient({ failurePayload: 'null' })
+    const a = await startClient({ failurePayload: 'absent' })
+    try {
+      const r1 = await n.api('/subscriptions/verify', { verif_request_id: 'x', otp: '1' })
+      expectFail(r1, 200, 'INVALID_PIN', 'null')
+      const r2 = await a.api('/subscriptions/status', { subscription_id: 'x' })
+      expectFail(r2, 404, 'SUBSCRIPTION_NOT_FOUND', 'absent')
+      expect((await a.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })).body.payload).toBeTruthy()
+    } finally {
+      await n.close()
+      await a.close()
+    }
+  })
+
+  it('answers 500 ERROR with the envelope, no stack trace, when something unexpected throws', async () => {
+    const s = await startClient()
+    try {
+      s.sandbox.engine.status = () => {
+        throw new Error('boom at secret/path.ts:12')
+      }
+      const r = await s.api('/subscriptions/status', { subscription_id: 'x' })
+      expectFail(r, 500, 'ERROR', 'null')
+      expect(r.text).not.toContain('boom')
+    } finally {
+      await s.close()
+    }
+  })
+})
