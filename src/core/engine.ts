@@ -426,7 +426,7 @@ export class Engine {
         service: service.name,
         price: price ? `${price.amount} ${price.currency}` : 'the agreed price',
         period: describePeriod(period),
-        short_code: carrier?.short_code ?? service.name,
+        stop_hint: carrier?.flow === 'psms' && carrier.short_code ? this.idx.text('stop_hint', language, { short_code: carrier.short_code }) : '',
       }),
     })
     return sub

@@ -1,0 +1,100 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { tempDir } from '../helpers.js'
+import { dcb, serve } from './run.js'
+
+let tmp: ReturnType<typeof tempDir>
+beforeEach(() => {
+  tmp = tempDir()
+})
+afterEach(() => tmp.cleanup())
+
+const post = async (url: string, path: string, body: unknown) =>
+  (await fetch(url + path, { method: 'POST', headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<any>
+
+describe('dcb serve', () => {
+  it('prints the URL and the demo key, serves, and shuts down cleanly on SIGTERM with nothing lost', async () => {
+    const data = join(tmp.dir, 'data', 'sandbox.json')
+    const s = await serve(['--data', data])
+    expect(s.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    expect(s.output()).toContain('sandbox-demo-key')
+    const init = await post(s.url, '/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+    const otp = await (await fetch(`${s.url}/_sandbox/otp?msisdn=60123456001`)).json()
+    const v = await post(s.url, '/subscriptions/verify', { verif_request_id: init.payload.verif_request_id, otp: otp.otp })
+    expect(v.status).toBe('SUCCESS')
+    expect(await s.stop('SIGTERM')).toBe(0)
+    expect(existsSync(data)).toBe(true)
+    expect(existsSync(`${data}.lock`)).toBe(false)
+    const again = await serve(['--data', data])
+    try {
+      expect(again.output()).toContain('(1 subscriptions)')
+      const st = await post(again.url, '/subscriptions/status', { subscription_id: v.payload.subscription_id })
+      expect(st.payload.status).toBe('ACTIVE')
+    } finally {
+      expect(await again.stop('SIGINT')).toBe(0)
+    }
+  })
+
+  it('refuses a busy port with a clear message instead of moving elsewhere', async () => {
+    const s = await serve(['--in-memory'])
+    try {
+      const port = new URL(s.url).port
+      const r = await dcb(['serve', '--in-memory', '--port', port])
+      expect(r.code).not.toBe(0)
+      expect(r.stderr.trim()).toBe(`dcb: port ${port} on 127.0.0.1 is already in use; stop what runs there or pick another --port`)
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('refuses a data file that another running server holds, naming its pid', async () => {
+    const data = join(tmp.dir, 'sandbox.json')
+    const s = await serve(['--data', data])
+    try {
+      const r = await dcb(['serve', '--data', data, '--port', '0'])
+      expect(r.code).toBe(1)
+      expect(r.stderr).toContain(`in use by another dcb server (pid ${s.child.pid})`)
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('takes over a stale lock after a SIGKILL', async () => {
+    const data = join(tmp.dir, 'sandbox.json')
+    const s = await serve(['--data', data])
+    await s.stop('SIGKILL')
+    const again = await serve(['--data', data])
+    await again.stop()
+  })
+
+  it('stops on a broken fixture, naming the file and the JSON path', async () => {
+    const r = await dcb(['serve', '--in-memory', '--fixtures', 'test/fixtures/broken/bad-schema.json'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toMatch(/fixture error: test\/fixtures\/broken\/bad-schema\.json: \$\.rules\[0\]\.step: /)
+    expect(r.stderr).not.toMatch(/\n\s+at /)
+  })
+
+  it('exits 2 with one line for a bad option', async () => {
+    const r = await dcb(['serve', '--port', 'abc'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/--port must be a whole number/)
+    const u = await dcb(['frobnicate'])
+    expect(u.code).toBe(2)
+  })
+})
+
+describe('dcb fixtures validate', () => {
+  it('accepts the default world and scenario folders', async () => {
+    const r = await dcb(['fixtures', 'validate', 'fixtures/world.json'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/^ok: /)
+  })
+
+  it('prints every problem with file and JSON path and exits non-zero', async () => {
+    const r = await dcb(['fixtures', 'validate', 'test/fixtures/broken/bad-service.json'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain('test/fixtures/broken/bad-service.json: $.services[0].merchant: unknown merchant "nobody"')
+    expect(r.stderr).toMatch(/4 problem\(s\) found/)
+  })
+})

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest'
+import { addDuration, formatTimestamp, parseDuration, parseTimestamp } from '../../src/core/time.js'
+
+const t = (s: string) => Date.parse(s + 'Z')
+
+describe('time', () => {
+  it('formats UTC with six fractional digits and no zone', () => {
+    expect(formatTimestamp(t('2026-04-29T10:15:30.123'))).toBe('2026-04-29T10:15:30.123000')
+    expect(formatTimestamp(0)).toBe('1970-01-01T00:00:00.000000')
+  })
+
+  it('parses ISO dates and times, zoneless as UTC, rejecting impossible ones', () => {
+    expect(parseTimestamp('2026-01-31T00:00:00')).toBe(t('2026-01-31T00:00:00'))
+    expect(parseTimestamp('2026-01-31')).toBe(t('2026-01-31T00:00:00'))
+    expect(parseTimestamp('2026-04-29T10:15:30.123456')).toBe(t('2026-04-29T10:15:30.123'))
+    expect(parseTimestamp('2026-01-31T02:00:00+02:00')).toBe(t('2026-01-31T00:00:00'))
+    expect(parseTimestamp('2026-02-30T00:00:00')).toBeNaN()
+    expect(parseTimestamp('tomorrow')).toBeNaN()
+  })
+
+  it('parses ISO-8601 and short durations', () => {
+    expect(parseDuration('P1M')).toEqual({ months: 1, ms: 0 })
+    expect(parseDuration('PT6M')).toEqual({ months: 0, ms: 360_000 })
+    expect(parseDuration('P1DT12H')).toEqual({ months: 0, ms: 36 * 3_600_000 })
+    expect(parseDuration('P1Y2M')).toEqual({ months: 14, ms: 0 })
+    expect(parseDuration('36h')).toEqual({ months: 0, ms: 36 * 3_600_000 })
+    expect(parseDuration('90m')).toEqual({ months: 0, ms: 5_400_000 })
+    expect(parseDuration('2w')).toEqual({ months: 0, ms: 14 * 86_400_000 })
+    expect(parseDuration('1mo')).toEqual({ months: 1, ms: 0 })
+    for (const bad of ['P', 'PT', '', 'soon', '1x', '-1h', 'P1MT']) expect(parseDuration(bad)).toBeNull()
+  })
+
+  it('adds calendar months from an anchor, clamping at month end and keeping the anchor day', () => {
+    const jan31 = t('2026-01-31T09:00:00')
+    const m = parseDuration('P1M')!
+    expect(formatTimestamp(addDuration(jan31, m, 1))).toBe('2026-02-28T09:00:00.000000')
+    expect(formatTimestamp(addDuration(jan31, m, 2))).toBe('2026-03-31T09:00:00.000000')
+    expect(formatTimestamp(addDuration(jan31, m, 3))).toBe('2026-04-30T09:00:00.000000')
+    expect(formatTimestamp(addDuration(t('2028-01-31T00:00:00'), m, 1))).toBe('2028-02-29T00:00:00.000000')
+    expect(formatTimestamp(addDuration(t('2028-02-29T00:00:00'), parseDuration('P1Y')!, 1))).toBe('2029-02-28T00:00:00.000000')
+    expect(formatTimestamp(addDuration(t('2026-04-29T10:15:30.123'), m))).toBe('2026-05-29T10:15:30.123000')
+    expect(formatTimestamp(addDuration(t('2026-12-15T00:00:00'), m))).toBe('2027-01-15T00:00:00.000000')
+  })
+})

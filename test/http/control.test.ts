@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { startClient, TIMESTAMP, type Client } from '../helpers.js'
+
+let c: Client
+beforeAll(async () => {
+  c = await startClient({ journalSize: 5 })
+})
+afterAll(() => c.close())
+beforeEach(async () => {
+  await c.control('/reset', {})
+})
+
+const init = (msisdn: string, service = 'STREAMPLUS') => c.api('/subscriptions/init', { msisdn, service_code: service, country_code: 'my' })
+
+describe('control API', () => {
+  it('health answers ok and the version', async () => {
+    const r = await c.control('/health')
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({ ok: true, version: expect.stringMatching(/^\d+\.\d+\.\d+/) })
+  })
+
+  it('sms lists the inbox newest first and needs an msisdn', async () => {
+    await init('60123456001')
+    await c.control('/clock/advance', { by: '1s' })
+    await init('60123456001', 'GAMECLUB')
+    const r = await c.control('/sms?msisdn=60123456001')
+    expect(r.body.messages.map((m: any) => m.text)).toEqual([expect.stringContaining('Game Club'), expect.stringContaining('Stream Plus')])
+    expect(r.body.messages[0].at).toMatch(TIMESTAMP)
+    expect((await c.control('/sms')).status).toBe(400)
+    expect((await c.control('/sms?msisdn=60123456999')).body.messages).toEqual([])
+  })
+
+  it('otp answers 404 when none was sent, and waits for one with ?wait', async () => {
+    const none = await c.control('/otp?msisdn=60123456007')
+    expect(none.status).toBe(404)
+    expect(none.body.error).toBe('NO_OTP')
+    const waiting = c.control('/otp?msisdn=60123456007&wait=5')
+    await new Promise((r) => setTimeout(r, 100))
+    const i = await init('60123456007')
+    const got = await waiting
+    expect(got.status).toBe(200)
+    expect(got.body.verif_request_id).toBe(i.body.payload.verif_request_id)
+    const late = await c.control('/otp?msisdn=60123456008&wait=0.2')
+    expect(late.status).toBe(404)
+    expect((await c.control('/otp?msisdn=60123456008&wait=abc')).status).toBe(400)
+  })
+
+  it('subscriptions lists every merchant’s subscriptions, filterable, and one with its charges', async () => {
+    const a = await c.subscribe('60123456001')
+    const b = await c.subscribe('60123456002', 'NEWSDAILY', 'my', 'sandbox-other-key')
+    const all = (await c.control('/subscriptions')).body.subscriptions
+    expect(all.map((s: any) => s.subscription_id).sort()).toEqual([a, b].sort())
+    expect((await c.control('/subscriptions?merchant=other')).body.subscriptions.map((s: any) => s.subscription_id)).toEqual([b])
+    expect((await c.control('/subscriptions?msisdn=60123456001')).body.subscriptions.map((s: any) => s.subscription_id)).toEqual([a])
+    expect((await c.control('/subscriptions?status=canceled')).body.subscriptions).toEqual([])
+    const one = await c.control(`/subscriptions/${a}`)
+    expect(one.body).toMatchObject({ subscription_id: a, merchant: 'demo', carrier_code: 'sbx-my-otp', charges: [{ kind: 'first', outcome: 'SUCCESS', amount: '9.90', currency: 'MYR' }] })
+    expect((await c.control('/subscriptions/nope')).status).toBe(404)
+  })
+
+  it('clock: get, advance (ISO and short forms), set forward, refuse backwards and nonsense', async () => {
+    const start = (await c.control('/clock')).body
+    expect(start.now).toMatch(TIMESTAMP)
+    const adv = await c.control('/clock/advance', { by: 'P1D' })
+    expect(adv.status).toBe(200)
+    const diff = Date.parse(adv.body.clock.now + 'Z') - Date.parse(start.now + 'Z')
+    expect(diff).toBeGreaterThanOrEqual(86_400_000)
+    expect(diff).toBeLessThan(86_400_000 + 5_000)
+    expect((await c.control('/clock/advance', { by: '36h' })).status).toBe(200)
+    expect((await c.control('/clock/advance', { by: 'soon' })).body.error).toBe('BAD_DURATION')
+    expect((await c.control('/clock/advance', {})).status).toBe(400)
+    const back = await c.control('/clock/set', { to: '2001-01-01T00:00:00' })
+    expect(back.status).toBe(409)
+    expect(back.body.error).toBe('CLOCK_BACKWARDS')
+    expect((await c.control('/clock/set', { to: 'tomorrow' })).body.error).toBe('BAD_TIME')
+    const set = await c.control('/clock/set', { to: '2040-02-29T12:00:00' })
+    expect(set.body.clock.now.startsWith('2040-02-29T12:00:0')).toBe(true)
+  })
+
+  it('requests: the journal keeps the latest N merchant calls, newest first', async () => {
+    for (let i = 0; i < 7; i++) await c.api('/subscriptions/status', { subscription_id: `id-${i}` })
+    const r = await c.control('/requests')
+    expect(r.body.capacity).toBe(5)
+    expect(r.body.requests).toHaveLength(5)
+    expect(r.body.requests[0]).toMatchObject({ path: '/subscriptions/status', merchant: 'demo', http_status: 404, message: 'SUBSCRIPTION_NOT_FOUND', request: { subscription_id: 'id-6' } })
+    const since = r.body.requests[1].id
+    expect((await c.control(`/requests?since=${since}`)).body.requests).toHaveLength(1)
+  })
+
+  it('reset drops subscriptions, messages and verifications', async () => {
+    await c.subscribe('60123456001')
+    await c.control('/reset', {})
+    expect((await c.control('/subscriptions')).body.subscriptions).toEqual([])
+    expect((await c.control('/sms?msisdn=60123456001')).body.messages).toEqual([])
+  })
+
+  it('unknown control calls are 404 and wrong methods 405, as JSON', async () => {
+    expect((await c.control('/nope')).body).toMatchObject({ error: 'NOT_FOUND' })
+    const r = await c.control('/reset')
+    expect(r.status).toBe(405)
+    expect(r.body.error).toBe('METHOD_NOT_ALLOWED')
+    const bad = await fetch(`${c.url}/_sandbox/mo`, { method: 'POST', body: '[1]' })
+    expect(bad.status).toBe(400)
+  })
+
+  it('serves the OpenAPI document generated from the request schemas', async () => {
+    const doc = await (await fetch(`${c.url}/openapi.json`)).json()
+    expect(doc.openapi).toBe('3.1.0')
+    const initSchema = doc.paths['/subscriptions/init'].post.requestBody.content['application/json'].schema
+    expect(initSchema.required).toEqual(['msisdn', 'service_code', 'country_code'])
+    expect(initSchema.properties.country_code.pattern).toBe('^[a-z]{2}$')
+    expect(Object.keys(doc.paths['/subscriptions/status'].post.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404', '405', '413', '500']))
+  })
+})
+
+describe('control API access', () => {
+  let p: Client
+  beforeAll(async () => {
+    p = await startClient({ trustProxy: true, adminToken: 's3cret' })
+  })
+  afterAll(() => p.close())
+  const from = (ip: string, auth?: string) =>
+    p.control('/health', undefined, { headers: { 'x-forwarded-for': ip, ...(auth ? { authorization: auth } : {}) } })
+
+  it('is open from loopback', async () => {
+    expect((await from('127.0.0.1')).status).toBe(200)
+    expect((await from('::1')).status).toBe(200)
+  })
+
+  it('needs the admin token from other addresses; a merchant API key never opens it', async () => {
+    expect((await from('198.51.100.4')).status).toBe(403)
+    expect((await from('198.51.100.4', 'Bearer wrong')).status).toBe(403)
+    expect((await from('198.51.100.4', 'Bearer sandbox-demo-key')).status).toBe(403)
+    const r = await p.control('/health', undefined, { headers: { 'x-forwarded-for': '198.51.100.4', 'api-key': 'sandbox-demo-key' } })
+    expect(r.status).toBe(403)
+    expect((await from('198.51.100.4', 'Bearer s3cret')).status).toBe(200)
+  })
+
+  it('without an admin token, other addresses are refused with a clear message', async () => {
+    const q = await startClient({ trustProxy: true })
+    try {
+      const r = await q.control('/health', undefined, { headers: { 'x-forwarded-for': '198.51.100.4' } })
+      expect(r.status).toBe(403)
+      expect(r.body.message).toMatch(/--admin-token/)
+    } finally {
+      await q.close()
+    }
+  })
+})

@@ -1,0 +1,159 @@
+import { appendFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { State, Tx } from '../../src/core/state.js'
+import { FileStore } from '../../src/store/file.js'
+import { StoreError } from '../../src/store/types.js'
+import { startClient, tempDir } from '../helpers.js'
+
+let tmp: ReturnType<typeof tempDir>
+beforeEach(() => {
+  tmp = tempDir()
+})
+afterEach(() => tmp.cleanup())
+
+const put = (state: State, id: string, v: number) => {
+  const tx = new Tx(state)
+  tx.put('counters', id, v)
+  return tx.changes
+}
+
+describe('FileStore', () => {
+  it('brings back every acknowledged change after a restart (journal replay, no clean close)', async () => {
+    const path = join(tmp.dir, 'db.json')
+    const s1 = new FileStore(path)
+    const st1 = new State()
+    await s1.open(st1)
+    await Promise.all(Array.from({ length: 50 }, (_, i) => s1.append(put(st1, `k${i}`, i))))
+    // Simulate a crash: no close, no snapshot. Release the lock as a dead process would leave it.
+    ;(s1 as any).locked = false
+    writeFileSync(`${path}.lock`, '999999999\n')
+    const st2 = new State()
+    const s2 = new FileStore(path)
+    await s2.open(st2)
+    expect(st2.counters.size).toBe(50)
+    expect(st2.counters.get('k49')).toBe(49)
+    expect(s2.recovered.replayed).toBe(50)
+    await s2.close()
+  })
+
+  it('ignores a torn last line and keeps appending on a clean line', async () => {
+    const path = join(tmp.dir, 'db.json')
+    const s1 = new FileStore(path)
+    const st1 = new State()
+    await s1.open(st1)
+    await s1.append(put(st1, 'a', 1))
+    await s1.append(put(st1, 'b', 2))
+    ;(s1 as any).locked = false
+    writeFileSync(`${path}.lock`, '999999999\n')
+    appendFileSync(`${path}.journal.0`, '{"s":3,"ch":[{"c":"counters","id":"c","v":')
+    const st2 = new State()
+    const s2 = new FileStore(path)
+    await s2.open(st2)
+    expect([...st2.counters.keys()]).toEqual(['a', 'b'])
+    expect(s2.recovered.tornBytes).toBeGreaterThan(0)
+    await s2.append(put(st2, 'd', 4))
+    ;(s2 as any).locked = false
+    writeFileSync(`${path}.lock`, '999999999\n')
+    const st3 = new State()
+    const s3 = new FileStore(path)
+    await s3.open(st3)
+    expect([...st3.counters.keys()]).toEqual(['a', 'b', 'd'])
+    await s3.close()
+  })
+
+  it('compacts into a lowdb snapshot on close and loads it back', async () => {
+    const path = join(tmp.dir, 'db.json')
+    const s1 = new FileStore(path)
+    const st1 = new State()
+    await s1.open(st1)
+    for (let i = 0; i < 10; i++) await s1.append(put(st1, `k${i}`, i))
+    await s1.close()
+    const snap = JSON.parse(readFileSync(path, 'utf8'))
+    expect(snap.format).toBe('dcb-sandbox/1')
+    expect(Object.keys(snap.collections.counters)).toHaveLength(10)
+    expect(existsSync(`${path}.lock`)).toBe(false)
+    expect(readdirSync(tmp.dir).filter((n) => n.includes('.journal.'))).toEqual(['db.json.journal.1'])
+    const st2 = new State()
+    const s2 = new FileStore(path)
+    await s2.open(st2)
+    expect(st2.counters.get('k9')).toBe(9)
+    await s2.close()
+  })
+
+  it('keeps appending while it compacts, and loses nothing', async () => {
+    const path = join(tmp.dir, 'db.json')
+    const s1 = new FileStore(path, { compactBytes: 2000 })
+    const st1 = new State()
+    await s1.open(st1)
+    const writes: Promise<void>[] = []
+    for (let i = 0; i < 300; i++) {
+      writes.push(s1.append(put(st1, `k${i}`, i)))
+      if (i % 50 === 0) await new Promise((r) => setImmediate(r))
+    }
+    await Promise.all(writes)
+    await s1.compact()
+    ;(s1 as any).locked = false
+    writeFileSync(`${path}.lock`, '999999999\n')
+    const st2 = new State()
+    const s2 = new FileStore(path)
+    await s2.open(st2)
+    expect(st2.counters.size).toBe(300)
+    await s2.close()
+  })
+
+  it('refuses a data file held by a live process, naming its pid', async () => {
+    const path = join(tmp.dir, 'db.json')
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 20000)'], { stdio: 'ignore' })
+    try {
+      writeFileSync(`${path}.lock`, `${child.pid}\n`)
+      const s = new FileStore(path)
+      await expect(s.open(new State())).rejects.toThrow(new RegExp(`in use by another dcb server \\(pid ${child.pid}\\)`))
+      await expect(s.open(new State())).rejects.toBeInstanceOf(StoreError)
+    } finally {
+      child.kill()
+    }
+  })
+
+  it('takes over a stale lock left by a process that is gone', async () => {
+    const path = join(tmp.dir, 'db.json')
+    writeFileSync(`${path}.lock`, '999999999\n')
+    const s = new FileStore(path)
+    await s.open(new State())
+    expect(readFileSync(`${path}.lock`, 'utf8').trim()).toBe(String(process.pid))
+    await s.close()
+  })
+
+  it('refuses a data file that is not a dcb snapshot with a clear error', async () => {
+    const path = join(tmp.dir, 'db.json')
+    writeFileSync(path, '{"hello":')
+    await expect(new FileStore(path).open(new State())).rejects.toThrow(/is not a dcb snapshot/)
+    writeFileSync(path, '{"hello":1}')
+    await expect(new FileStore(path).open(new State())).rejects.toThrow(/is not a dcb snapshot/)
+  })
+})
+
+describe('server restart durability', () => {
+  it('a restarted server on the same file answers Status for every subscription, and keeps the clock', async () => {
+    const data = join(tmp.dir, 'sandbox.json')
+    const a = await startClient({ data })
+    const ids = [await a.subscribe('60123456001'), await a.subscribe('447700900001', 'STREAMPLUS', 'gb')]
+    await a.control('/clock/advance', { by: 'P3D' })
+    const clockBefore = (await a.control('/clock')).body.now
+    const before = await Promise.all(ids.map((id) => a.api('/subscriptions/status', { subscription_id: id })))
+    await a.close()
+    const b = await startClient({ data })
+    try {
+      for (const [i, id] of ids.entries()) {
+        const r = await b.api('/subscriptions/status', { subscription_id: id })
+        expect(r.body).toEqual(before[i]!.body)
+      }
+      const clockAfter = (await b.control('/clock')).body.now
+      expect(clockAfter >= clockBefore).toBe(true)
+      expect((await b.control('/sms?msisdn=60123456001')).body.messages.length).toBe(2)
+    } finally {
+      await b.close()
+    }
+  })
+})
