@@ -303,7 +303,8 @@ export class Engine {
       const base = { msisdn: verif.msisdn, country: verif.country, carrier: verif.carrier, service: verif.service }
       const delayMs = this.delay(tx, base)
       const effect = this.effect(tx, { ...base, step: 'verify' })
-      if (effect?.http === 500) return fail('SERVER_ERROR', delayMs)
+      const refused = effectFailure(effect)
+      if (refused) return fail(refused, delayMs)
       const carrier = this.idx.carriers.get(verif.carrier)
       const maxAttempts = carrier?.otp.max_attempts ?? 3
       if (verif.state === 'used' || verif.state === 'denied') return fail('PIN_EXPIRED', delayMs)
@@ -594,6 +595,7 @@ export class Engine {
     return this.run((tx, now) => {
       this.sendSms(tx, now, { msisdn, from: msisdn, to: short_code, direction: 'mo', kind: 'mo', text: input.text })
       if (carrier.short_code !== short_code) {
+        this.sendSms(tx, now, { msisdn, from: carrier.name ?? carrier.code, kind: 'help', text: `The number ${short_code} is not in service. Your message was not delivered.` })
         return { action: 'ignored', reason: `${carrier.code} has no short code ${short_code}${carrier.short_code ? ` (its short code is ${carrier.short_code})` : ''}`, carrier_code: carrier.code }
       }
       const words = text.toUpperCase().split(/\s+/)

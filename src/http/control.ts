@@ -166,8 +166,25 @@ export function createControlHandler(ctx: ControlContext) {
           allowed.push(r.method)
           continue
         }
+        const started = performance.now()
         const result = await r.handler(req, m.slice(1), query)
         if (!res.destroyed) sendJson(res, 200, result)
+        // Changes made through the control API (MO, rules, clock, cancel, reset) are journaled too.
+        if (req.method !== 'GET' && req.method !== 'HEAD' && path !== '/_sandbox/reset') {
+          ctx.journal.add({
+            time: new Date().toISOString(),
+            sandbox_time: formatTimestamp(engine.now()),
+            method: req.method ?? '',
+            path,
+            ip: clientIp(req, ctx.trustProxy) ?? null,
+            merchant: null,
+            http_status: 200,
+            message: '',
+            duration_ms: Math.round((performance.now() - started) * 10) / 10,
+            request: null,
+            response: result,
+          })
+        }
         return
       }
       if (allowed.length) {
