@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { packageRoot } from './fixtures/load.js'
+import { packageRoot } from './paths.js'
 
 let cached: string | undefined
 

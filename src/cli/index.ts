@@ -40,6 +40,78 @@ program
   .option('--quiet', 'print only errors')
   .action(async (opts) => (await import('./serve.js')).serve(opts))
 
+/** The options every client command takes. */
+function clientCommand(name: string, description: string): Command {
+  return program
+    .command(name)
+    .description(description)
+    .option('--base-url <url>', `server base URL (env DCB_BASE_URL, default ${'http://127.0.0.1:7700'})`)
+    .option('--api-key <key>', 'merchant API key (env DCB_API_KEY, default sandbox-demo-key)')
+    .option('--admin-token <token>', 'control API token for a non-loopback server (env DCB_ADMIN_TOKEN)')
+    .option('--timeout <seconds>', 'give up after this many seconds', int('--timeout', 1, 3600))
+    .option('--json', 'print the raw JSON answer')
+}
+const client = () => import('./client.js')
+
+clientCommand('init', 'start a subscription flow (POST /subscriptions/init)')
+  .option('--msisdn <msisdn>', 'subscriber MSISDN, digits, calling code first')
+  .option('--service <code>', 'service code, e.g. STREAMPLUS')
+  .option('--country <cc>', 'country code, lower case, e.g. my')
+  .option('--language <tag>', 'language of the SMS texts')
+  .action(async (o) => (await client()).init(o))
+clientCommand('verify', 'submit the OTP (POST /subscriptions/verify)')
+  .option('--id <verif_request_id>', 'the verif_request_id from init')
+  .option('--otp <code>', 'the OTP the subscriber received')
+  .option('--language <tag>', 'language of the SMS texts')
+  .action(async (o) => (await client()).verify(o))
+clientCommand('status', 'read a subscription (POST /subscriptions/status)')
+  .argument('[subscription_id]')
+  .action(async (id, o) => (await client()).status(id, o))
+clientCommand('otp', 'print the latest OTP sent to an MSISDN (the code alone)')
+  .argument('<msisdn>')
+  .option('--wait <seconds>', 'wait up to this long for one')
+  .action(async (m, o) => (await client()).otp(m, o))
+clientCommand('sms', "show a handset's messages, newest first").argument('<msisdn>').action(async (m, o) => (await client()).sms(m, o))
+clientCommand('mo', 'send an SMS from a handset to a short code (PSMS keyword, STOP)')
+  .argument('<msisdn>')
+  .argument('<short_code>')
+  .argument('<text...>')
+  .action(async (m, sc, t, o) => (await client()).mo(m, sc, t, o))
+clientCommand('consent', 'approve or deny a redirect consent page')
+  .argument('<url>', 'the redirect_url from init (or its id)')
+  .argument('<action>', 'approve or deny')
+  .action(async (u, a, o) => (await client()).consent(u, a, o))
+clientCommand('cancel', 'cancel a subscription on the carrier side').argument('<subscription_id>').action(async (id, o) => (await client()).cancel(id, o))
+clientCommand('clock', 'show the sandbox clock, or move it: clock advance P1M | clock set 2026-01-31T00:00:00')
+  .argument('[args...]')
+  .action(async (args, o) => (await client()).clock(args, o))
+clientCommand('subscriptions', 'list subscriptions of every merchant')
+  .option('--msisdn <msisdn>')
+  .option('--merchant <id>')
+  .option('--service <code>')
+  .option('--status <status>')
+  .action(async (o) => (await client()).subscriptions(o))
+clientCommand('logs', 'show the request journal')
+  .option('-f, --follow', 'keep printing new requests')
+  .option('--limit <n>', 'how many to show first', '20')
+  .action(async (o) => (await client()).logs(o))
+clientCommand('reset', 'back to the loaded fixtures (drops subscriptions, messages, runtime rules)').action(async (o) => (await client()).reset(o))
+clientCommand('scenarios', 'list the magic numbers and rules of the running sandbox')
+  .option('--markdown', 'as a Markdown table')
+  .action(async (o) => (await client()).scenarios(o))
+clientCommand('flow', 'a guided end-to-end subscription (asks on a terminal; flags for scripts)')
+  .option('--msisdn <msisdn>')
+  .option('--service <code>')
+  .option('--country <cc>')
+  .option('--language <tag>')
+  .option('--scenario <ending>', 'a magic ending, e.g. 201')
+  .option('--otp <code>', 'use this OTP instead of reading the inbox')
+  .option('--deny', 'deny the consent page (redirect flow)')
+  .action(async (o) => (await import('./flow.js')).flow(o))
+clientCommand('run', 'run a scripted scenario file (JSON steps with expectations)')
+  .argument('<file>')
+  .action(async (f, o) => (await import('./run.js')).runFile(f, o))
+
 const fixtures = program.command('fixtures').description('work with fixture files')
 fixtures
   .command('validate')
@@ -50,6 +122,13 @@ fixtures
   .command('schema')
   .description('print the JSON Schema of fixture files')
   .action(async () => (await import('./fixtures.js')).schema())
+
+// A closed pipe (dcb scenarios | head) ends the command quietly.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0)
+  })
+}
 
 async function main(): Promise<void> {
   try {

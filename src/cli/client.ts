@@ -1,0 +1,145 @@
+/** The client commands: the merchant API (init, verify, status) and the sandbox control API. */
+import chalk from 'chalk'
+import { CliError, EXIT } from './errors.js'
+import { clientFrom, guard, out, printFields, printJson, reportEnvelope, requireValues, type ClientCliOptions } from './common.js'
+
+type Opts = ClientCliOptions & Record<string, any>
+
+export async function init(o: Opts): Promise<void> {
+  const v = await requireValues(
+    { msisdn: o.msisdn, service: o.service, country: o.country },
+    {
+      msisdn: { flag: '--msisdn', message: 'MSISDN (digits, calling code first)', default: '60123456001' },
+      service: { flag: '--service', message: 'service code', default: 'STREAMPLUS' },
+      country: { flag: '--country', message: 'country code (lower case)', default: 'my' },
+    },
+  )
+  const c = clientFrom(o)
+  const r = await guard(() => c.init({ msisdn: v.msisdn, service_code: v.service, country_code: v.country, ...(o.language ? { language: o.language } : {}) }))
+  reportEnvelope('init', r, o.json)
+  if (!o.json && r.envelope.status === 'SUCCESS') {
+    const p = r.envelope.payload!
+    if (p.verif_request_id) out(chalk.dim(`  next: dcb verify --id ${p.verif_request_id} --otp $(dcb otp ${v.msisdn})`))
+    else if (p.short_code) out(chalk.dim(`  next: dcb mo ${v.msisdn} ${p.short_code} ${p.keyword}`))
+    else if (p.redirect_url) out(chalk.dim(`  next: open ${p.redirect_url}  (or dcb consent ${p.redirect_url} approve)`))
+  }
+}
+
+export async function verify(o: Opts): Promise<void> {
+  const v = await requireValues({ id: o.id, otp: o.otp }, { id: { flag: '--id', message: 'verif_request_id' }, otp: { flag: '--otp', message: 'OTP' } })
+  const c = clientFrom(o)
+  const r = await guard(() => c.verify({ verif_request_id: v.id, otp: v.otp, ...(o.language ? { language: o.language } : {}) }))
+  reportEnvelope('verify', r, o.json)
+}
+
+export async function status(id: string | undefined, o: Opts): Promise<void> {
+  const v = await requireValues({ id }, { id: { flag: 'SUBSCRIPTION_ID', message: 'subscription_id' } })
+  const c = clientFrom(o)
+  const r = await guard(() => c.status({ subscription_id: v.id }))
+  reportEnvelope('status', r, o.json)
+}
+
+export async function otp(msisdn: string, o: Opts): Promise<void> {
+  const wait = o.wait === undefined ? 0 : Number(o.wait)
+  if (!Number.isFinite(wait) || wait < 0 || wait > 120) throw new CliError('--wait must be a number of seconds from 0 to 120', EXIT.USAGE)
+  const r = await guard(() => clientFrom(o).otp(msisdn, wait))
+  if (o.json) printJson(r)
+  else out(r.otp)
+}
+
+export async function sms(msisdn: string, o: Opts): Promise<void> {
+  const r = await guard(() => clientFrom(o).sms(msisdn))
+  if (o.json) return printJson(r)
+  if (!r.messages.length) return out(chalk.dim(`no messages for ${msisdn}`))
+  for (const m of r.messages) {
+    const arrow = m.direction === 'mo' ? chalk.cyan(`→ ${m.to}`) : chalk.green(`← ${m.from}`)
+    out(`${chalk.dim(m.at)} ${arrow} ${m.text}`)
+  }
+}
+
+export async function mo(msisdn: string, shortCode: string, text: string[], o: Opts): Promise<void> {
+  const r = await guard(() => clientFrom(o).mo(msisdn, shortCode, text.join(' ')))
+  if (r.action === 'charge_failed' || r.action === 'rejected') process.exitCode = EXIT.FAIL
+  if (o.json) return printJson(r)
+  const ok = r.action === 'subscribed' || r.action === 'stop'
+  out(`${ok ? chalk.green('✔') : chalk.yellow('•')} ${r.action}${r.code ? `: ${chalk.bold(r.code)}` : ''}`)
+  const { action: _a, ...rest } = r
+  printFields(rest)
+}
+
+export async function consent(url: string, action: string, o: Opts): Promise<void> {
+  if (action !== 'approve' && action !== 'deny') throw new CliError(`the action must be approve or deny, not "${action}"`, EXIT.USAGE)
+  const r = await guard(() => clientFrom(o).consent(url, action))
+  const failed = r.query.status === 'FAIL'
+  if (failed) process.exitCode = EXIT.FAIL
+  if (o.json) return printJson(r)
+  out(`${failed ? chalk.red('✘') : chalk.green('✔')} ${action}: ${r.location ? `303 → ${r.location}` : `HTTP ${r.status}`}`)
+  printFields(r.query)
+}
+
+export async function cancel(id: string, o: Opts): Promise<void> {
+  const r = await guard(() => clientFrom(o).cancel(id))
+  if (o.json) return printJson(r)
+  out(`${chalk.green('✔')} canceled by the carrier`)
+  printFields({ subscription_id: r.subscription_id, status: r.status, canceled_dt: r.canceled_dt })
+}
+
+export async function clock(args: string[], o: Opts): Promise<void> {
+  const c = clientFrom(o)
+  const [verb, arg] = args
+  if (!verb) {
+    const r = await guard(() => c.clock())
+    if (o.json) return printJson(r)
+    return out(`${r.now}${r.frozen ? ' (frozen)' : ''}${r.next_event_dt ? chalk.dim(`  next event ${r.next_event_dt}`) : ''}`)
+  }
+  if ((verb !== 'advance' && verb !== 'set') || !arg || args.length > 2) throw new CliError('usage: dcb clock [advance DURATION | set TIME]', EXIT.USAGE)
+  const r = await guard(() => (verb === 'advance' ? c.advance(arg) : c.setClock(arg)))
+  if (o.json) return printJson(r)
+  out(`${r.clock.now}  ${chalk.dim(`${r.events.length} event(s)`)}`)
+  for (const e of r.events) out(`  ${chalk.dim(e.at)} ${e.type.padEnd(16)} ${e.subscription_id ?? e.verif_request_id ?? ''} ${e.code ? chalk.red(e.code) : ''}${e.status ? chalk.dim(` -> ${e.status}`) : ''}`)
+}
+
+export async function subscriptions(o: Opts): Promise<void> {
+  const r = await guard(() => clientFrom(o).subscriptions({ msisdn: o.msisdn, merchant: o.merchant, service: o.service, status: o.status }))
+  if (o.json) return printJson(r)
+  if (!r.subscriptions.length) return out(chalk.dim('no subscriptions'))
+  for (const s of r.subscriptions) {
+    const color = s.status === 'ACTIVE' ? chalk.green : s.status === 'CANCELED' ? chalk.yellow : chalk.red
+    out(`${s.subscription_id}  ${color(String(s.status).padEnd(8))} ${s.msisdn.padEnd(13)} ${s.service_code.padEnd(11)} ${chalk.dim(`${s.merchant} expires ${s.expiry_dt}`)}`)
+  }
+}
+
+export async function logs(o: Opts): Promise<void> {
+  const c = clientFrom(o)
+  const print = (e: Record<string, any>) => {
+    if (o.json) return out(JSON.stringify(e))
+    const ok = e.http_status < 300 && !e.message
+    out(`${chalk.dim(e.time)} ${e.method} ${e.path} ${(ok ? chalk.green : chalk.red)(`${e.http_status} ${e.message || 'SUCCESS'}`)} ${chalk.dim(`${e.merchant ?? ''} ${e.duration_ms} ms`)}`)
+  }
+  const first = await guard(() => c.requests(0, Number(o.limit ?? 20)))
+  let last = first.requests[0]?.id ?? 0
+  for (const e of [...first.requests].reverse()) print(e)
+  if (!o.follow) return
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 500))
+    const next = await guard(() => c.requests(last, 1000))
+    for (const e of [...next.requests].reverse()) print(e)
+    if (next.requests.length) last = next.requests[0]!.id
+  }
+}
+
+export async function reset(o: Opts): Promise<void> {
+  const r = await guard(() => clientFrom(o).reset())
+  if (o.json) return printJson(r)
+  out(`${chalk.green('✔')} back to the loaded fixtures`)
+}
+
+export async function scenarios(o: Opts): Promise<void> {
+  const r = await guard(() => clientFrom(o).scenarios())
+  if (o.json) return printJson(r)
+  if (o.markdown) {
+    const { scenarioTable } = await import('../core/scenarios.js')
+    return out(scenarioTable(r.scenarios as never))
+  }
+  for (const s of r.scenarios) out(`${s.match.padEnd(16)} ${chalk.dim(s.step.padEnd(15))} ${chalk.bold(s.outcome.padEnd(40))} ${chalk.dim(s.description)}${s.source === 'runtime' ? chalk.yellow(' (runtime)') : ''}`)
+}

@@ -1,0 +1,106 @@
+/**
+ * What the client commands share: where the server is, which key, how to print, how to ask.
+ * Kept light: no server, zod, msw or prompt code is loaded here (prompts load only on a terminal).
+ */
+import chalk from 'chalk'
+import { ControlApiError, DcbClient, TransportError, type ApiResult, type Envelope } from '../client/index.js'
+import { OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
+import { CliError, EXIT } from './errors.js'
+
+export const DEFAULT_BASE_URL = 'http://127.0.0.1:7700'
+export const DEFAULT_API_KEY = 'sandbox-demo-key'
+
+export interface ClientCliOptions {
+  baseUrl?: string
+  apiKey?: string
+  adminToken?: string
+  json?: boolean
+  timeout?: number
+}
+
+/** Options first, then DCB_BASE_URL / DCB_API_KEY, then the local sandbox and the demo key. */
+export function clientFrom(opts: ClientCliOptions): DcbClient {
+  const baseUrl = opts.baseUrl ?? process.env.DCB_BASE_URL ?? DEFAULT_BASE_URL
+  const apiKey = opts.apiKey ?? process.env.DCB_API_KEY ?? DEFAULT_API_KEY
+  try {
+    const u = new URL(baseUrl)
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error()
+  } catch {
+    throw new CliError(`--base-url "${baseUrl}" is not an http(s) URL`, EXIT.USAGE)
+  }
+  return new DcbClient({ baseUrl, apiKey, adminToken: opts.adminToken ?? process.env.DCB_ADMIN_TOKEN, timeoutMs: opts.timeout ? opts.timeout * 1000 : undefined })
+}
+
+/** Runs a client action, turning transport and control errors into one line and an exit code. */
+export async function guard<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (e) {
+    if (e instanceof TransportError) throw new CliError(e.message, EXIT.UNREACHABLE)
+    if (e instanceof ControlApiError) throw new CliError(`${e.code}: ${e.message}`, EXIT.FAIL)
+    throw e
+  }
+}
+
+export function out(line = ''): void {
+  process.stdout.write(line + '\n')
+}
+
+export function printJson(v: unknown): void {
+  out(JSON.stringify(v, null, 2))
+}
+
+const label = (k: string) => chalk.dim(k.padEnd(17))
+const value = (v: unknown) => (v === null || v === undefined ? chalk.dim('null') : typeof v === 'object' ? JSON.stringify(v) : String(v))
+
+export function printFields(obj: Record<string, unknown>, indent = '  '): void {
+  for (const [k, v] of Object.entries(obj)) out(`${indent}${label(k)} ${value(v)}`)
+}
+
+/** Prints an envelope (raw with --json) and sets the exit code: 0 SUCCESS, 1 FAIL. */
+export function reportEnvelope(op: string, r: ApiResult<unknown>, json: boolean | undefined): void {
+  const e = r.envelope as Envelope
+  if (json) out(JSON.stringify(e))
+  else if (e.status === 'SUCCESS') {
+    out(`${chalk.green('✔ SUCCESS')} ${op}`)
+    if (e.payload && typeof e.payload === 'object') printFields(e.payload as Record<string, unknown>)
+  } else {
+    const spec = (OUTCOMES as Record<string, { describe: string }>)[e.message] ?? Object.values(OUTCOMES).find((o) => o.message === e.message && o.http === r.http)
+    out(`${chalk.red('✘ FAIL')} ${op}: ${chalk.bold(e.message || '(no message)')} (HTTP ${r.http})${spec ? chalk.dim(` ${describeFor(e.message as OutcomeCode, r.http, spec.describe)}`) : ''}`)
+  }
+  if (e.status !== 'SUCCESS') process.exitCode = EXIT.FAIL
+}
+
+function describeFor(message: string, http: number, fallback: string): string {
+  if (message === 'UNAUTHORIZED' && http === 403) return OUTCOMES.IP_NOT_ALLOWED.describe
+  if (message === 'BAD_REQUEST' && http === 413) return OUTCOMES.PAYLOAD_TOO_LARGE.describe
+  if (message === 'ERROR' && http === 500) return OUTCOMES.SERVER_ERROR.describe
+  return fallback
+}
+
+export function canPrompt(): boolean {
+  return !!process.stdin.isTTY && !!process.stdout.isTTY && !process.env.CI
+}
+
+/**
+ * Fills in missing required values: on a terminal by asking, otherwise it stops at once (exit 2)
+ * naming every missing option.
+ */
+export async function requireValues<T extends Record<string, string | undefined>>(values: T, questions: { [K in keyof T]?: { flag: string; message: string; default?: string } }): Promise<{ [K in keyof T]: string }> {
+  const missing = (Object.keys(questions) as (keyof T)[]).filter((k) => !values[k])
+  if (!missing.length) return values as { [K in keyof T]: string }
+  if (!canPrompt()) {
+    throw new CliError(`missing ${missing.map((k) => questions[k]!.flag).join(', ')} (no terminal to ask on)`, EXIT.USAGE)
+  }
+  const { input } = await import('@inquirer/prompts')
+  const outv = { ...values } as Record<string, string | undefined>
+  for (const k of missing) {
+    const q = questions[k]!
+    try {
+      outv[k as string] = (await input({ message: q.message, default: q.default, required: true })).trim()
+    } catch {
+      throw new CliError('canceled', EXIT.USAGE)
+    }
+  }
+  return outv as { [K in keyof T]: string }
+}

@@ -1,0 +1,145 @@
+/**
+ * `dcb run FILE`: a scripted scenario. Steps run in order; each stores its result under its name
+ * (`as`, else the action), and later steps use `${name.path}` to refer to earlier results. An
+ * `expect` step compares paths with values; the first mismatch ends the run with exit code 1.
+ */
+import { readFileSync } from 'node:fs'
+import chalk from 'chalk'
+import { z } from 'zod'
+import type { DcbClient } from '../client/index.js'
+import { clientFrom, guard, out, type ClientCliOptions } from './common.js'
+import { CliError, EXIT } from './errors.js'
+
+const ACTIONS = ['init', 'verify', 'status', 'otp', 'sms', 'mo', 'consent', 'cancel', 'clock', 'reset', 'subscription', 'expect'] as const
+type Action = (typeof ACTIONS)[number]
+
+const Step = z
+  .object({
+    as: z.string().regex(/^[A-Za-z_]\w*$/).optional(),
+    api_key: z.string().optional(),
+    note: z.string().optional(),
+  })
+  .catchall(z.unknown())
+  .superRefine((s, ctx) => {
+    const actions = Object.keys(s).filter((k) => (ACTIONS as readonly string[]).includes(k))
+    const unknown = Object.keys(s).filter((k) => !(ACTIONS as readonly string[]).includes(k) && !['as', 'api_key', 'note'].includes(k))
+    if (unknown.length) ctx.addIssue({ code: 'custom', message: `unknown key "${unknown[0]}" (actions: ${ACTIONS.join(', ')})` })
+    else if (actions.length !== 1) ctx.addIssue({ code: 'custom', message: `a step needs exactly one action of: ${ACTIONS.join(', ')}` })
+  })
+
+const RunFile = z.object({
+  $schema: z.string().optional(),
+  description: z.string().optional(),
+  base_url: z.string().optional(),
+  api_key: z.string().optional(),
+  steps: z.array(Step).min(1),
+})
+
+type Results = Record<string, unknown>
+
+/** `${a.b.c}` -> the value at that path of the results; a string that is only a reference keeps its type. */
+export function substitute(v: unknown, results: Results): unknown {
+  if (typeof v === 'string') {
+    const whole = /^\$\{([^}]+)\}$/.exec(v)
+    if (whole) return lookup(results, whole[1]!)
+    return v.replace(/\$\{([^}]+)\}/g, (_m, path: string) => {
+      const got = lookup(results, path)
+      return got === undefined ? '' : typeof got === 'object' ? JSON.stringify(got) : String(got)
+    })
+  }
+  if (Array.isArray(v)) return v.map((x) => substitute(x, results))
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substitute(x, results)]))
+  return v
+}
+
+export function lookup(root: unknown, path: string): unknown {
+  let cur: unknown = root
+  for (const part of path.trim().split('.')) {
+    if (cur === null || cur === undefined) return undefined
+    cur = (cur as Record<string, unknown>)[/^\d+$/.test(part) && Array.isArray(cur) ? Number(part) : part]
+  }
+  return cur
+}
+
+const str = (o: Record<string, unknown>, k: string, where: string): string => {
+  const v = o[k]
+  if (typeof v !== 'string' || !v) throw new CliError(`${where}: "${k}" must be a non-empty string (got ${JSON.stringify(v)})`, EXIT.USAGE)
+  return v
+}
+
+async function perform(c: DcbClient, action: Action, arg: unknown, where: string): Promise<unknown> {
+  const a = (arg ?? {}) as Record<string, unknown>
+  const envelope = (r: { http: number; envelope: object }) => ({ http: r.http, ...r.envelope })
+  switch (action) {
+    case 'init':
+      return envelope(await c.init(a as never))
+    case 'verify':
+      return envelope(await c.verify(a as never))
+    case 'status':
+      return envelope(await c.status(typeof arg === 'string' ? { subscription_id: arg } : (a as never)))
+    case 'otp':
+      return c.otp(typeof arg === 'string' ? arg : str(a, 'msisdn', where), typeof a.wait === 'number' ? a.wait : 5)
+    case 'sms':
+      return c.sms(typeof arg === 'string' ? arg : str(a, 'msisdn', where))
+    case 'mo':
+      return c.mo(str(a, 'msisdn', where), str(a, 'short_code', where), str(a, 'text', where))
+    case 'consent': {
+      const act = a.action ?? 'approve'
+      if (act !== 'approve' && act !== 'deny') throw new CliError(`${where}: consent action must be approve or deny`, EXIT.USAGE)
+      return c.consent(str(a, 'url', where), act)
+    }
+    case 'cancel':
+      return c.cancel(typeof arg === 'string' ? arg : str(a, 'subscription_id', where))
+    case 'subscription':
+      return c.subscription(typeof arg === 'string' ? arg : str(a, 'subscription_id', where))
+    case 'clock':
+      if (typeof a.advance === 'string') return c.advance(a.advance)
+      if (typeof a.set === 'string') return c.setClock(a.set)
+      throw new CliError(`${where}: clock needs {"advance": "P1M"} or {"set": "2026-01-31T00:00:00"}`, EXIT.USAGE)
+    case 'reset':
+      return c.reset()
+    case 'expect':
+      return undefined
+  }
+}
+
+export async function runFile(file: string, o: ClientCliOptions): Promise<void> {
+  let data: unknown
+  try {
+    data = JSON.parse(readFileSync(file, 'utf8'))
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    throw new CliError(`${file}: ${code === 'ENOENT' ? 'no such file' : code ? `cannot read (${code})` : `invalid JSON: ${(e as Error).message}`}`, EXIT.USAGE)
+  }
+  const parsed = RunFile.safeParse(data)
+  if (!parsed.success) {
+    const i = parsed.error.issues[0]!
+    throw new CliError(`${file}: $${i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}: ${i.message}`, EXIT.USAGE)
+  }
+  const doc = parsed.data
+  const base = { ...o, baseUrl: o.baseUrl ?? doc.base_url, apiKey: o.apiKey ?? doc.api_key }
+  const results: Results = {}
+  if (doc.description) out(chalk.bold(doc.description))
+  for (const [i, s] of doc.steps.entries()) {
+    const action = Object.keys(s).find((k) => (ACTIONS as readonly string[]).includes(k)) as Action
+    const where = `${file}: step ${i + 1} (${action})`
+    const arg = substitute(s[action], results)
+    const name = s.as ?? action
+    if (action === 'expect') {
+      if (!arg || typeof arg !== 'object' || Array.isArray(arg)) throw new CliError(`${where}: expect needs an object of path: value`, EXIT.USAGE)
+      for (const [path, want] of Object.entries(arg)) {
+        const got = lookup(results, path)
+        const pass = JSON.stringify(got) === JSON.stringify(want)
+        out(`${pass ? chalk.green('  ✔') : chalk.red('  ✘')} expect ${path} = ${JSON.stringify(want)}${pass ? '' : chalk.red(`, got ${JSON.stringify(got)}`)}`)
+        if (!pass) throw new CliError(`expectation failed at step ${i + 1}: ${path} is ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`, EXIT.FAIL)
+      }
+      continue
+    }
+    const c = clientFrom(s.api_key ? { ...base, apiKey: s.api_key } : base)
+    out(`${chalk.cyan('→')} ${chalk.bold(name)}${s.note ? chalk.dim(` (${s.note})`) : ''} ${chalk.dim(JSON.stringify(arg ?? {}))}`)
+    const result = await guard(() => perform(c, action, arg, where))
+    results[name] = result
+    out(`${chalk.cyan('←')} ${JSON.stringify(result)}`)
+  }
+  out(chalk.green(`✔ ${doc.steps.length} steps passed`))
+}

@@ -1,0 +1,249 @@
+import { execFile } from 'node:child_process'
+import { createServer, type Server } from 'node:http'
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { startClient, tempDir, type Client } from '../helpers.js'
+import { BIN, dcb } from './run.js'
+
+let c: Client
+let env: Record<string, string>
+beforeAll(async () => {
+  c = await startClient()
+  env = { DCB_BASE_URL: c.url, DCB_API_KEY: '' }
+  delete (env as any).DCB_API_KEY
+})
+afterAll(() => c.close())
+beforeEach(async () => {
+  await c.control('/reset', {})
+})
+
+const run = (args: string[], extra: Record<string, string | undefined> = {}) => dcb(args, { env: { ...env, DCB_API_KEY: undefined, ...extra } })
+
+describe('dcb init / otp / verify / status', () => {
+  it('runs the OTP flow; otp prints the code alone; exit 0 on SUCCESS', async () => {
+    const i = await run(['init', '--msisdn', '60123456001', '--service', 'STREAMPLUS', '--country', 'my', '--json'])
+    expect(i.code).toBe(0)
+    const env1 = JSON.parse(i.stdout)
+    expect(Object.keys(env1)).toEqual(['status', 'message', 'status_code', 'payload'])
+    const o = await run(['otp', '60123456001'])
+    expect(o.code).toBe(0)
+    expect(o.stdout).toMatch(/^\d{4}\n$/)
+    const v = await run(['verify', '--id', env1.payload.verif_request_id, '--otp', o.stdout.trim()])
+    expect(v.code).toBe(0)
+    expect(v.stdout).toMatch(/✔ SUCCESS verify/)
+    const id = /subscription_id\s+(\S+)/.exec(v.stdout)![1]!
+    const s = await run(['status', id])
+    expect(s.code).toBe(0)
+    expect(s.stdout).toMatch(/status\s+ACTIVE/)
+    expect(s.stdout).not.toMatch(/\x1b\[/)
+  })
+
+  it('exit 1 on a FAIL envelope of any HTTP status, with a readable line or the raw envelope', async () => {
+    const s = await run(['status', 'nope'])
+    expect(s.code).toBe(1)
+    expect(s.stdout).toMatch(/✘ FAIL status: SUBSCRIPTION_NOT_FOUND \(HTTP 404\)/)
+    const j = await run(['status', 'nope', '--json'])
+    expect(j.code).toBe(1)
+    expect(JSON.parse(j.stdout)).toEqual({ status: 'FAIL', message: 'SUBSCRIPTION_NOT_FOUND', status_code: 404, payload: null })
+    const pin = await run(['verify', '--id', 'x', '--otp', '1'])
+    expect(pin.code).toBe(1)
+    expect(pin.stdout).toContain('INVALID_PIN (HTTP 200)')
+  })
+
+  it('takes the key from --api-key, then DCB_API_KEY, then the demo key; the base URL from --base-url, then DCB_BASE_URL', async () => {
+    const id = await c.subscribe('60123456001')
+    expect((await run(['status', id])).code).toBe(0)
+    expect((await run(['status', id], { DCB_API_KEY: 'sandbox-other-key' })).code).toBe(1)
+    expect((await run(['status', id, '--api-key', 'sandbox-demo-key-2'], { DCB_API_KEY: 'sandbox-other-key' })).code).toBe(0)
+    const bad = await run(['status', id, '--base-url', 'http://127.0.0.1:1'])
+    expect(bad.code).toBe(3)
+    expect((await run(['status', id, '--base-url', c.url], { DCB_BASE_URL: 'http://127.0.0.1:1' })).code).toBe(0)
+  })
+
+  it('exit 3 with one line when the server is unreachable or does not speak the API', async () => {
+    const r = await run(['status', 'x'], { DCB_BASE_URL: 'http://127.0.0.1:1' })
+    expect(r.code).toBe(3)
+    expect(r.stderr).toBe('dcb: cannot reach http://127.0.0.1:1: connection refused (is `dcb serve` running?)\n')
+    const html: Server = createServer((_req, res) => res.end('<html>hello</html>'))
+    await new Promise<void>((resolve) => html.listen(0, '127.0.0.1', resolve))
+    try {
+      const url = `http://127.0.0.1:${(html.address() as any).port}`
+      const r2 = await run(['status', 'x', '--base-url', url])
+      expect(r2.code).toBe(3)
+      expect(r2.stderr).toMatch(/^dcb: .*without the API's envelope/)
+      expect(r2.stderr.trim().split('\n')).toHaveLength(1)
+      const r3 = await run(['otp', '60123456001', '--base-url', url])
+      expect(r3.code).toBe(3)
+    } finally {
+      html.close()
+    }
+  })
+
+  it('without a terminal, missing options exit 2 at once naming them (stdin closed, no hang)', async () => {
+    const r = await run(['init', '--msisdn', '60123456001'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toBe('dcb: missing --service, --country (no terminal to ask on)\n')
+    const v = await run(['verify'])
+    expect(v.code).toBe(2)
+    expect(v.stderr).toContain('--id, --otp')
+    expect((await run(['status'])).code).toBe(2)
+  })
+
+  it('exit 2 for usage errors', async () => {
+    expect((await run(['nope'])).code).toBe(2)
+    expect((await run(['consent', 'http://x/consent/1', 'maybe'])).code).toBe(2)
+    expect((await run(['clock', 'backwards', '1h'])).code).toBe(2)
+    expect((await run(['status', 'x', '--base-url', 'ftp://x'])).code).toBe(2)
+    expect((await run(['otp', '601', '--wait', 'soon'])).code).toBe(2)
+  })
+})
+
+describe('sandbox commands', () => {
+  it('sms, mo, subscriptions, cancel', async () => {
+    await run(['init', '--msisdn', '60133456001', '--service', 'STREAMPLUS', '--country', 'my'])
+    const m = await run(['mo', '60133456001', '32123', 'STREAM'])
+    expect(m.code).toBe(0)
+    const id = /subscription_id\s+(\S+)/.exec(m.stdout)![1]!
+    const sms = await run(['sms', '60133456001'])
+    expect(sms.stdout).toMatch(/← 32123 Welcome to Stream Plus/)
+    expect(sms.stdout).toMatch(/→ 32123 STREAM/)
+    const list = await run(['subscriptions', '--msisdn', '60133456001'])
+    expect(list.stdout).toContain(id)
+    const cancel = await run(['cancel', id])
+    expect(cancel.code).toBe(0)
+    expect(cancel.stdout).toMatch(/status\s+CANCELED/)
+    const again = await run(['cancel', id])
+    expect(again.code).toBe(1)
+    expect(again.stderr).toMatch(/^dcb: ALREADY_CANCELED: /)
+    const failed = await run(['mo', '60133456204', '32123', 'STREAM'])
+    expect(failed.code).toBe(1)
+    expect(failed.stdout).toContain('charge_failed: NOT_ELIGIBLE')
+  })
+
+  it('consent approves a redirect_url and prints where the browser goes', async () => {
+    const i = JSON.parse((await run(['init', '--msisdn', '359881234001', '--service', 'STREAMPLUS', '--country', 'bg', '--json'])).stdout)
+    const r = await run(['consent', i.payload.redirect_url, 'approve'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/303 → \/_sandbox\/return\?status=SUCCESS&subscription_id=/)
+    const i2 = JSON.parse((await run(['init', '--msisdn', '359881234002', '--service', 'STREAMPLUS', '--country', 'bg', '--json'])).stdout)
+    const d = await run(['consent', i2.payload.redirect_url, 'deny', '--json'])
+    expect(d.code).toBe(1)
+    expect(JSON.parse(d.stdout).query).toMatchObject({ status: 'FAIL', message: 'FAILED_INIT_SUB' })
+  })
+
+  it('clock shows, advances and sets; otp --wait; logs; reset; scenarios', async () => {
+    expect((await run(['clock'])).stdout).toMatch(/^\d{4}-\d{2}-\d{2}T/)
+    const adv = await run(['clock', 'advance', 'P1D', '--json'])
+    expect(JSON.parse(adv.stdout).clock.now).toMatch(/T/)
+    const back = await run(['clock', 'set', '2001-01-01'])
+    expect(back.code).toBe(1)
+    expect(back.stderr).toMatch(/^dcb: CLOCK_BACKWARDS: /)
+    const waiting = run(['otp', '60123456005', '--wait', '5'])
+    await new Promise((r) => setTimeout(r, 300))
+    await c.api('/subscriptions/init', { msisdn: '60123456005', service_code: 'STREAMPLUS', country_code: 'my' })
+    const got = await waiting
+    expect(got.code).toBe(0)
+    expect(got.stdout).toMatch(/^\d{4}\n$/)
+    const none = await run(['otp', '60123456006'])
+    expect(none.code).toBe(1)
+    expect(none.stderr).toMatch(/^dcb: NO_OTP: /)
+    const logs = await run(['logs'])
+    expect(logs.stdout).toMatch(/POST \/subscriptions\/init 200 SUCCESS demo/)
+    expect((await run(['reset'])).code).toBe(0)
+    const md = await run(['scenarios', '--markdown'])
+    const readme = readFileSync('README.md', 'utf8')
+    expect(readme).toContain(md.stdout.trim())
+  })
+})
+
+describe('dcb flow', () => {
+  it.each([
+    ['OTP', '60123456001', 'my'],
+    ['PSMS', '60133456001', 'my'],
+    ['redirect', '359881234001', 'bg'],
+  ])('runs the %s flow end to end with flags, printing each step', async (_name, msisdn, country) => {
+    const r = await run(['flow', '--msisdn', msisdn, '--service', 'STREAMPLUS', '--country', country])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/1\. Init/)
+    expect(r.stdout).toMatch(/4\. Status[\s\S]*status\s+ACTIVE/)
+  })
+
+  it('exits 1 when a magic scenario fails the flow', async () => {
+    const r = await run(['flow', '--scenario', '201'])
+    expect(r.code).toBe(1)
+    expect(r.stdout).toContain('INSUFFICIENT_FUNDS')
+  })
+})
+
+describe('dcb run', () => {
+  const examples = readdirSync('fixtures/scenarios').filter((f) => f.endsWith('.run.json'))
+  it.each(examples)('the example %s passes', async (f) => {
+    const r = await run(['run', join('fixtures/scenarios', f)])
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/✔ \d+ steps passed/)
+  })
+
+  it('stops at the first failed expectation with exit 1; a malformed file is exit 2 with its path', async () => {
+    const t = tempDir()
+    try {
+      const f = join(t.dir, 'ticket.json')
+      writeFileSync(
+        f,
+        JSON.stringify({
+          steps: [
+            { init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' } },
+            { expect: { 'init.status': 'FAIL' } },
+            { reset: {} },
+          ],
+        }),
+      )
+      const r = await run(['run', f])
+      expect(r.code).toBe(1)
+      expect(r.stderr).toBe('dcb: expectation failed at step 2: init.status is "SUCCESS", expected "FAIL"\n')
+      expect(r.stdout).not.toContain('reset')
+      writeFileSync(f, JSON.stringify({ steps: [{ init: {}, verify: {} }] }))
+      const bad = await run(['run', f])
+      expect(bad.code).toBe(2)
+      expect(bad.stderr).toMatch(/ticket\.json: \$\.steps\[0\]: a step needs exactly one action/)
+      expect((await run(['run', join(t.dir, 'missing.json')])).stderr).toMatch(/missing\.json: no such file/)
+    } finally {
+      t.cleanup()
+    }
+  })
+})
+
+describe('prompts on a terminal', () => {
+  it('asks for missing init options on a pseudo-terminal', async () => {
+    const script = JSON.stringify([
+      ['MSISDN', '60123456001\r'],
+      ['service code', 'STREAMPLUS\r'],
+      ['country code', 'my\r'],
+    ])
+    const r = await new Promise<{ code: number; out: string }>((resolve) => {
+      execFile('python3', [join(import.meta.dirname, 'pty_drive.py'), script, '--', process.execPath, BIN, 'init'], { env: { ...process.env, ...env, CI: '', NO_COLOR: '1' } }, (err, stdout) =>
+        resolve({ code: err ? ((err as any).code ?? 1) : 0, out: stdout }),
+      )
+    })
+    expect(r.out).toContain('✔ SUCCESS init')
+    expect(r.code).toBe(0)
+  })
+})
+
+describe('start-up stays light', () => {
+  it('dcb --help and dcb status load no server, zod, lowdb, h3 or prompt code', async () => {
+    const t = tempDir()
+    try {
+      for (const args of [['--help'], ['status', 'x']]) {
+        const trace = join(t.dir, `${args[0]}.txt`)
+        await run(args, { DCB_TRACE_FILE: trace, NODE_OPTIONS: `--import=${join(import.meta.dirname, 'trace-loads.mjs')}` })
+        const loaded = readFileSync(trace, 'utf8')
+        expect(loaded).toContain('commander')
+        for (const heavy of ['/h3/', '/zod/', '/lowdb/', '@inquirer', '/msw/', 'serve-', 'dist/index.js']) expect(loaded).not.toContain(heavy)
+      }
+    } finally {
+      t.cleanup()
+    }
+  })
+})
