@@ -33,6 +33,7 @@ export interface ServeOptions {
   clockRunning?: boolean
   journalSize?: number
   smsPerMsisdn?: number
+  chargesPerSubscription?: number
   /** How often the server runs events that fell due on their own (ms). */
   tickMs?: number
   compactBytes?: number
@@ -76,6 +77,7 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
     persist: (changes) => store.append(changes),
     clockStart,
     smsPerMsisdn: opts.smsPerMsisdn,
+    chargesPerSubscription: opts.chargesPerSubscription,
     realNow: opts.realNow,
   })
   const host = opts.host ?? '127.0.0.1'

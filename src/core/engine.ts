@@ -37,6 +37,8 @@ export interface EngineOptions {
   clockStart?: { at: number; frozen: boolean; force?: boolean }
   /** How many SMS messages to keep per MSISDN (oldest are dropped). */
   smsPerMsisdn?: number
+  /** How many charges each subscription's history keeps (oldest are dropped; `charge_count` counts all). */
+  chargesPerSubscription?: number
 }
 
 export interface InitInput {
@@ -97,6 +99,7 @@ export class Engine {
   private readonly random: () => number
   private readonly newId: () => string
   private readonly smsPerMsisdn: number
+  private readonly chargesPerSubscription: number
   private readonly queue = new MinHeap<QueueEntry>()
   private queueSeq = 0
   private readonly smsListeners = new Set<(sms: SmsRecord) => void>()
@@ -109,6 +112,7 @@ export class Engine {
     this.random = opts.random ?? Math.random
     this.newId = opts.newId ?? randomUUID
     this.smsPerMsisdn = opts.smsPerMsisdn ?? 50
+    this.chargesPerSubscription = Math.max(1, opts.chargesPerSubscription ?? 100)
     this.clockStart = opts.clockStart
     this.idx = new WorldIndex(opts.world)
     this.loadWorldRules()
@@ -411,6 +415,7 @@ export class Engine {
       next_retry_at: null,
       carrier_cancel_at: null,
       charges: [{ at: now, kind: 'first', outcome: 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null }],
+      charge_count: 1,
     }
     const activation = this.effect(tx, { step: 'activate', msisdn, country, carrier: carrierCode, service: service.code })
     if (activation?.cancel_after) sub.carrier_cancel_at = addDuration(now, this.idx.period(activation.cancel_after))
@@ -716,6 +721,7 @@ export class Engine {
       cancel_reason: sub.cancel_reason,
       next_retry_dt: sub.next_retry_at === null ? null : formatTimestamp(sub.next_retry_at),
       carrier_cancel_dt: sub.carrier_cancel_at === null ? null : formatTimestamp(sub.carrier_cancel_at),
+      charge_count: sub.charge_count,
       charges: sub.charges.map((c) => ({ ...c, at: formatTimestamp(c.at) })),
     }
   }
@@ -842,13 +848,13 @@ export class Engine {
     const effect = this.effect(tx, { step: kind, msisdn: sub.msisdn, country: sub.country, carrier: sub.carrier, service: sub.service }, sub.id)
     const code = effect?.error ?? (effect?.http ? 'ERROR' : undefined)
     const charge = { at, kind, outcome: code ?? 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null } as const
-    const charges = [...sub.charges, charge]
+    const charges = [...sub.charges.slice(-(this.chargesPerSubscription - 1)), charge]
     const from = carrier?.short_code ?? service?.name ?? sub.carrier
     const vars = { service: service?.name ?? sub.service, price: price ? `${price.amount} ${price.currency}` : '', code: code ?? '' }
     if (!code) {
       const renewed: SubscriptionRecord = isRetry
-        ? { ...sub, status: 'ACTIVE', anchor_at: at, periods: 1, expiry_at: addDuration(at, period), retries: 0, next_retry_at: null, charges }
-        : { ...sub, periods: sub.periods + 1, expiry_at: addDuration(sub.anchor_at, period, sub.periods + 1), charges }
+        ? { ...sub, status: 'ACTIVE', anchor_at: at, periods: 1, expiry_at: addDuration(at, period), retries: 0, next_retry_at: null, charges, charge_count: sub.charge_count + 1 }
+        : { ...sub, periods: sub.periods + 1, expiry_at: addDuration(sub.anchor_at, period, sub.periods + 1), charges, charge_count: sub.charge_count + 1 }
       tx.put('subs', sub.id, renewed)
       this.sendSms(tx, at, { msisdn: sub.msisdn, from, kind: 'renewal', subscription_id: sub.id, text: this.idx.text('renewal', sub.language, vars) })
       return { sub: renewed, event: ev(isRetry ? 'retry_succeeded' : 'renewed', renewed) }
@@ -856,7 +862,7 @@ export class Engine {
     const retry = carrier?.retry ?? { every: 'P1D', max: 0 }
     const retries = isRetry ? sub.retries + 1 : 0
     const nextRetry = retries < retry.max ? addDuration(at, this.idx.period(retry.every)) : null
-    const failed: SubscriptionRecord = { ...sub, status: 'EXPIRED', retries, next_retry_at: nextRetry, charges }
+    const failed: SubscriptionRecord = { ...sub, status: 'EXPIRED', retries, next_retry_at: nextRetry, charges, charge_count: sub.charge_count + 1 }
     tx.put('subs', sub.id, failed)
     this.sendSms(tx, at, { msisdn: sub.msisdn, from, kind: 'renewal_failed', subscription_id: sub.id, text: this.idx.text('renewal_failed', sub.language, vars) })
     return { sub: failed, event: ev(isRetry ? 'retry_failed' : 'renewal_failed', failed, code) }

@@ -38,7 +38,9 @@ export interface SubscriptionRecord {
   next_retry_at: number | null
   /** When the carrier will cancel on its own (a rule's cancel_after), if ever. */
   carrier_cancel_at: number | null
+  /** The latest charges (bounded); `charge_count` counts every charge ever made. */
   charges: Charge[]
+  charge_count: number
 }
 
 export interface VerificationRecord {

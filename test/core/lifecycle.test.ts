@@ -1,0 +1,211 @@
+import { join } from 'node:path'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { startClient, tempDir, type Client } from '../helpers.js'
+
+let c: Client
+beforeAll(async () => {
+  c = await startClient({ clock: '2026-01-31T09:00:00' })
+})
+afterAll(() => c.close())
+beforeEach(async () => {
+  await c.control('/reset', {})
+})
+
+const status = async (id: string, key?: string) => (await c.api('/subscriptions/status', { subscription_id: id }, { key })).body.payload
+const advance = async (by: string) => (await c.control('/clock/advance', { by })).body
+const history = async (id: string) => (await c.control(`/subscriptions/${id}`)).body
+
+describe('renewals on the sandbox clock', () => {
+  it('starts frozen at --clock and goes back to it on reset', async () => {
+    expect((await c.control('/clock')).body).toMatchObject({ now: '2026-01-31T09:00:00.000000', frozen: true })
+    await advance('P3D')
+    await c.control('/reset', {})
+    expect((await c.control('/clock')).body.now).toBe('2026-01-31T09:00:00.000000')
+  })
+
+  it('monthly: Jan 31 -> Feb 28 -> Mar 31 -> Apr 30, each renewal charged and reported', async () => {
+    const id = await c.subscribe('60123456001')
+    expect((await status(id)).expiry_dt).toBe('2026-02-28T09:00:00.000000')
+    const a = await advance('P1M')
+    expect(a.events).toEqual([expect.objectContaining({ type: 'renewed', subscription_id: id, at: '2026-02-28T09:00:00.000000', expiry_dt: '2026-03-31T09:00:00.000000', status: 'ACTIVE' })])
+    await c.control('/clock/set', { to: '2026-04-30T09:00:00' })
+    const s = await status(id)
+    expect(s).toMatchObject({ status: 'ACTIVE', subscribed_dt: '2026-01-31T09:00:00.000000', expiry_dt: '2026-05-31T09:00:00.000000' })
+    const h = await history(id)
+    expect(h.charges.map((x: any) => [x.kind, x.outcome, x.at])).toEqual([
+      ['first', 'SUCCESS', '2026-01-31T09:00:00.000000'],
+      ['renewal', 'SUCCESS', '2026-02-28T09:00:00.000000'],
+      ['renewal', 'SUCCESS', '2026-03-31T09:00:00.000000'],
+      ['renewal', 'SUCCESS', '2026-04-30T09:00:00.000000'],
+    ])
+    expect((await c.control('/sms?msisdn=60123456001')).body.messages[0].text).toMatch(/renewed for 9\.90 MYR/)
+  })
+
+  it('leap years: Jan 31 2028 renews on Feb 29', async () => {
+    await c.control('/clock/set', { to: '2028-01-31T00:00:00' })
+    const id = await c.subscribe('60123456001')
+    expect((await status(id)).expiry_dt).toBe('2028-02-29T00:00:00.000000')
+    await advance('P1M')
+    expect((await status(id)).expiry_dt).toBe('2028-03-31T00:00:00.000000')
+  })
+
+  it.each([
+    ['weekly', 'GAMECLUB', 'demo', 'P3W', 3, '2026-02-28T09:00:00.000000'],
+    ['daily', 'NEWSDAILY', 'other', 'P10D', 10, '2026-02-11T09:00:00.000000'],
+    ['hourly', 'QUICKTEST', 'demo', 'PT5H', 5, '2026-01-31T15:00:00.000000'],
+  ])('%s periods renew each period', async (_n, service, merchant, by, renewals, expiry) => {
+    const key = merchant === 'other' ? 'sandbox-other-key' : 'sandbox-demo-key'
+    const id = await c.subscribe('60123456001', service, 'my', key)
+    const r = await advance(by)
+    expect(r.events.filter((e: any) => e.type === 'renewed')).toHaveLength(renewals)
+    expect((await status(id, key)).expiry_dt).toBe(expiry)
+  })
+
+  it('runs due events of many subscriptions in time order', async () => {
+    const monthly = await c.subscribe('60123456001')
+    await advance('P1D')
+    const weekly = await c.subscribe('60123456002', 'GAMECLUB')
+    const r = await advance('P1M')
+    const ats = r.events.map((e: any) => e.at)
+    expect(ats).toEqual([...ats].sort())
+    expect(r.events.filter((e: any) => e.subscription_id === weekly)).toHaveLength(4)
+    expect(r.events.filter((e: any) => e.subscription_id === monthly)).toHaveLength(1)
+  })
+})
+
+describe('failed renewals, retries and carrier cancellations (magic endings)', () => {
+  it('301: the first renewal fails and the subscription stays EXPIRED', async () => {
+    const id = await c.subscribe('60123456301')
+    const r = await advance('P1M')
+    expect(r.events).toEqual([expect.objectContaining({ type: 'renewal_failed', code: 'INSUFFICIENT_FUNDS', status: 'EXPIRED' })])
+    expect(await status(id)).toMatchObject({ status: 'EXPIRED', expiry_dt: '2026-02-28T09:00:00.000000' })
+    const retry = await advance('P1D')
+    expect(retry.events).toEqual([expect.objectContaining({ type: 'retry_failed', status: 'EXPIRED' })])
+    expect((await advance('P1Y')).events).toEqual([])
+    expect((await status(id)).status).toBe('EXPIRED')
+    // EXPIRED does not block a new Init.
+    expect((await c.api('/subscriptions/init', { msisdn: '60123456301', service_code: 'STREAMPLUS', country_code: 'my' })).body.status).toBe('SUCCESS')
+  })
+
+  it('302: the first renewal fails, the carrier retry a day later succeeds: EXPIRED, then ACTIVE again', async () => {
+    const id = await c.subscribe('60123456302')
+    await advance('P1M')
+    expect((await status(id)).status).toBe('EXPIRED')
+    const r = await advance('P1D')
+    expect(r.events).toEqual([expect.objectContaining({ type: 'retry_succeeded', status: 'ACTIVE', at: '2026-03-01T09:00:00.000000' })])
+    expect(await status(id)).toMatchObject({ status: 'ACTIVE', expiry_dt: '2026-04-01T09:00:00.000000' })
+    const h = await history(id)
+    expect(h.charges.map((x: any) => `${x.kind}:${x.outcome}`)).toEqual(['first:SUCCESS', 'renewal:INSUFFICIENT_FUNDS', 'retry:SUCCESS'])
+    // Later renewals succeed.
+    expect((await advance('P1M')).events).toEqual([expect.objectContaining({ type: 'renewed' })])
+  })
+
+  it('303: every renewal fails', async () => {
+    const id = await c.subscribe('60123456303')
+    await advance('P2M')
+    expect((await status(id)).status).toBe('EXPIRED')
+    expect((await history(id)).charges.map((x: any) => x.outcome)).toEqual(['SUCCESS', 'INSUFFICIENT_FUNDS', 'INSUFFICIENT_FUNDS'])
+  })
+
+  it('401: the carrier cancels one day after activation; CANCELED is never billed and keeps its expiry', async () => {
+    const id = await c.subscribe('60123456401')
+    const r = await advance('P1D')
+    expect(r.events).toEqual([expect.objectContaining({ type: 'carrier_canceled', subscription_id: id, at: '2026-02-01T09:00:00.000000' })])
+    const s = await status(id)
+    expect(s).toMatchObject({ status: 'CANCELED', canceled_dt: '2026-02-01T09:00:00.000000', expiry_dt: '2026-02-28T09:00:00.000000' })
+    expect((await advance('P3M')).events).toEqual([])
+    expect((await history(id)).charges).toHaveLength(1)
+  })
+
+  it('a runtime rule on the renewal step fails the second renewal only', async () => {
+    const id = await c.subscribe('60123456011')
+    await c.control('/rules', { match: { msisdn: '60123456011' }, step: 'renewal', nth: 2, effect: { error: 'BARRED' } })
+    const r = await advance('P2M')
+    expect(r.events.map((e: any) => `${e.type}:${e.code ?? ''}`)).toEqual(['renewed:', 'renewal_failed:BARRED'])
+    expect((await status(id)).status).toBe('EXPIRED')
+  })
+
+  it('carrier-side cancellation through the control API; a new Init is allowed again', async () => {
+    const id = await c.subscribe('60123456001')
+    const r = await c.control(`/subscriptions/${id}/cancel`, {})
+    expect(r.body).toMatchObject({ status: 'CANCELED', canceled_dt: '2026-01-31T09:00:00.000000', cancel_reason: 'carrier' })
+    expect((await status(id)).status).toBe('CANCELED')
+    expect((await c.control(`/subscriptions/${id}/cancel`, {})).status).toBe(409)
+    expect((await c.control('/subscriptions/nope/cancel', {})).status).toBe(404)
+    expect((await advance('P2M')).events).toEqual([])
+    expect(await c.subscribe('60123456001')).not.toBe(id)
+  })
+})
+
+describe('exactly once', () => {
+  it('concurrent advances run each due renewal once', async () => {
+    const id = await c.subscribe('60123456001', 'QUICKTEST')
+    const all = await Promise.all(Array.from({ length: 10 }, () => advance('PT1H')))
+    expect(all.flatMap((r) => r.events)).toHaveLength(10)
+    const h = await history(id)
+    expect(h.charge_count).toBe(11)
+    expect(h.expiry_dt).toBe('2026-01-31T20:00:00.000000')
+  })
+
+  it('advancing a year over two thousand subscriptions renews each one every month', async () => {
+    const engine = c.sandbox.engine
+    const demo = engine.world.merchants.get('demo')!
+    for (let i = 0; i < 2000; i++) {
+      const msisdn = `6012${String(i).padStart(5, '0')}0${String(i % 100).padStart(2, '0')}`
+      const init = await engine.init(demo, { msisdn, service_code: 'STREAMPLUS', country_code: 'my' }, { baseUrl: '' })
+      const otp = engine.latestOtp(msisdn)!.otp!
+      const v = await engine.verify(demo, { verif_request_id: init.payload!.verif_request_id as string, otp })
+      expect(v.code).toBe('SUCCESS')
+    }
+    const r = await advance('P1Y')
+    expect(r.events.filter((e: any) => e.type === 'renewed')).toHaveLength(2000 * 12)
+    const subs = (await c.control('/subscriptions?status=active&limit=5000')).body.subscriptions
+    expect(subs).toHaveLength(2000)
+    expect(new Set(subs.map((s: any) => s.expiry_dt))).toEqual(new Set(['2027-02-28T09:00:00.000000']))
+  })
+})
+
+describe('time passes when nobody advances it', () => {
+  it('a running server renews at real expiry times', async () => {
+    let real = Date.parse('2026-03-01T00:00:00Z')
+    const s = await startClient({ realNow: () => real, tickMs: 20 })
+    try {
+      const id = await s.subscribe('60123456001', 'QUICKTEST')
+      real += 3_600_000 + 1
+      await new Promise((r) => setTimeout(r, 200))
+      const h = (await s.control(`/subscriptions/${id}`)).body
+      expect(h.charges.map((x: any) => x.kind)).toEqual(['first', 'renewal'])
+    } finally {
+      await s.close()
+    }
+  })
+
+  it('a restarted server catches up on the events it missed, in order, exactly once', async () => {
+    const t = tempDir()
+    try {
+      const data = join(t.dir, 'sandbox.json')
+      let real = Date.parse('2026-03-01T00:00:00Z')
+      const a = await startClient({ data, realNow: () => real })
+      const hourly = await a.subscribe('60123456001', 'QUICKTEST')
+      const ending = await a.subscribe('60123456401', 'QUICKTEST')
+      await a.close()
+      real += 30 * 3_600_000 + 60_000
+      const b = await startClient({ data, realNow: () => real })
+      const h = (await b.control(`/subscriptions/${hourly}`)).body
+      expect(h.charge_count).toBe(31)
+      const times = h.charges.map((x: any) => x.at)
+      expect(times).toEqual([...times].sort())
+      const e = (await b.control(`/subscriptions/${ending}`)).body
+      expect(e).toMatchObject({ status: 'CANCELED', canceled_dt: '2026-03-02T00:00:00.000000', charge_count: 24 })
+      await b.close()
+      const again = await startClient({ data, realNow: () => real })
+      try {
+        expect((await again.control(`/subscriptions/${hourly}`)).body.charge_count).toBe(31)
+      } finally {
+        await again.close()
+      }
+    } finally {
+      t.cleanup()
+    }
+  })
+})
