@@ -34,6 +34,8 @@ export interface ServeOptions {
   journalSize?: number
   smsPerMsisdn?: number
   chargesPerSubscription?: number
+  maxSms?: number
+  maxVerifications?: number
   /** How often the server runs events that fell due on their own (ms). */
   tickMs?: number
   compactBytes?: number
@@ -78,6 +80,8 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
     clockStart,
     smsPerMsisdn: opts.smsPerMsisdn,
     chargesPerSubscription: opts.chargesPerSubscription,
+    maxSms: opts.maxSms,
+    maxVerifications: opts.maxVerifications,
     realNow: opts.realNow,
   })
   const host = opts.host ?? '127.0.0.1'

@@ -17,6 +17,8 @@ interface ServeCliOptions {
   failurePayload: 'auto' | 'null' | 'absent'
   journalSize: number
   smsPerMsisdn: number
+  maxSms: number
+  maxVerifications: number
   quiet?: boolean
 }
 
@@ -36,6 +38,8 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
       failurePayload: opts.failurePayload,
       journalSize: opts.journalSize,
       smsPerMsisdn: opts.smsPerMsisdn,
+      maxSms: opts.maxSms,
+      maxVerifications: opts.maxVerifications,
     })
   } catch (e) {
     if (e instanceof FixtureError) {

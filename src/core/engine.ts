@@ -37,6 +37,10 @@ export interface EngineOptions {
   clockStart?: { at: number; frozen: boolean; force?: boolean }
   /** How many SMS messages to keep per MSISDN (oldest are dropped). */
   smsPerMsisdn?: number
+  /** How many SMS messages to keep in all (oldest are dropped). */
+  maxSms?: number
+  /** How many verification requests (OTP and consent) to keep; the oldest are dropped (a dropped id answers INVALID_PIN). */
+  maxVerifications?: number
   /** How many charges each subscription's history keeps (oldest are dropped; `charge_count` counts all). */
   chargesPerSubscription?: number
 }
@@ -100,6 +104,8 @@ export class Engine {
   private readonly newId: () => string
   private readonly smsPerMsisdn: number
   private readonly chargesPerSubscription: number
+  private readonly maxSms: number
+  private readonly maxVerifications: number
   private readonly queue = new MinHeap<QueueEntry>()
   private queueSeq = 0
   private readonly smsListeners = new Set<(sms: SmsRecord) => void>()
@@ -113,6 +119,8 @@ export class Engine {
     this.newId = opts.newId ?? randomUUID
     this.smsPerMsisdn = opts.smsPerMsisdn ?? 50
     this.chargesPerSubscription = Math.max(1, opts.chargesPerSubscription ?? 100)
+    this.maxSms = Math.max(1, opts.maxSms ?? 100_000)
+    this.maxVerifications = Math.max(1, opts.maxVerifications ?? 100_000)
     this.clockStart = opts.clockStart
     this.idx = new WorldIndex(opts.world)
     this.loadWorldRules()
@@ -280,6 +288,8 @@ export class Engine {
       }
       tx.put('verifs', verif.id, verif)
       this.schedule('verif', verif.id, verif.expires_at)
+      // Bounded memory: the oldest verification requests go first (Map order is creation order).
+      while (this.state.verifs.size > this.maxVerifications) tx.del('verifs', this.state.verifs.keys().next().value!)
       if (carrier.flow === 'otp') {
         payload.verif_request_id = verif.id
         const minutes = Math.round(ttl.ms / 60_000) + ttl.months * 43_200
@@ -559,6 +569,7 @@ export class Engine {
     tx.put('sms', rec.id, rec)
     const list = this.state.smsByMsisdn.get(rec.msisdn)!
     while (list.length > this.smsPerMsisdn) tx.del('sms', list[0]!)
+    while (this.state.sms.size > this.maxSms) tx.del('sms', this.state.sms.keys().next().value!)
     queueMicrotask(() => {
       for (const l of this.smsListeners) l(rec)
     })
@@ -866,6 +877,54 @@ export class Engine {
     tx.put('subs', sub.id, failed)
     this.sendSms(tx, at, { msisdn: sub.msisdn, from, kind: 'renewal_failed', subscription_id: sub.id, text: this.idx.text('renewal_failed', sub.language, vars) })
     return { sub: failed, event: ev(isRetry ? 'retry_failed' : 'renewal_failed', failed, code) }
+  }
+
+  // ---------------------------------------------------------------- seeding (benchmarks, load tests)
+
+  /**
+   * Creates `count` ACTIVE subscriptions at once (no SMS, no flow), for MSISDNs counted up from
+   * `firstMsisdn`. Answers the ids. For building large stores fast (`dcb seed`).
+   */
+  seed(count: number, o: { merchant?: string; service?: string; country?: string; firstMsisdn?: string } = {}): Promise<string[]> {
+    const merchant = o.merchant ?? 'demo'
+    const found = this.idx.integration(merchant, o.service ?? 'STREAMPLUS', o.country ?? 'my')
+    if (!found) throw new ControlError(400, 'MERCHANT_SERVICE_NOT_CONFIGURED', `no integration ${o.service ?? 'STREAMPLUS'}/${o.country ?? 'my'} for merchant ${merchant}`)
+    const first = BigInt(o.firstMsisdn ?? '601200000000')
+    const carrier = this.carrierOf(first.toString())
+    if (!carrier) throw new ControlError(400, 'INVALID_MSISDN', `no sandbox carrier owns ${first}`)
+    return this.run((tx, now) => {
+      const period = this.idx.period(found.service.period)
+      const price = found.integration.price ?? null
+      const ids: string[] = []
+      for (let i = 0; i < count; i++) {
+        const sub: SubscriptionRecord = {
+          id: this.newId(),
+          merchant,
+          service: found.service.code,
+          country: found.integration.country,
+          carrier: carrier.code,
+          msisdn: (first + BigInt(i)).toString(),
+          language: found.service.default_language,
+          flow: carrier.flow,
+          status: 'ACTIVE',
+          subscribed_at: now,
+          anchor_at: now,
+          periods: 1,
+          expiry_at: addDuration(now, period),
+          canceled_at: null,
+          cancel_reason: null,
+          retries: 0,
+          next_retry_at: null,
+          carrier_cancel_at: null,
+          charges: [{ at: now, kind: 'first', outcome: 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null }],
+          charge_count: 1,
+        }
+        tx.put('subs', sub.id, sub)
+        this.scheduleSub(sub)
+        ids.push(sub.id)
+      }
+      return ids
+    })
   }
 
   // ---------------------------------------------------------------- reset

@@ -131,9 +131,11 @@ export class State {
       map.delete(change.id)
       if (change.c === 'subs' && old) this.subsByMsisdn.get((old as SubscriptionRecord).msisdn)?.delete(change.id)
       if (change.c === 'sms' && old) {
-        const list = this.smsByMsisdn.get((old as SmsRecord).msisdn)
+        const msisdn = (old as SmsRecord).msisdn
+        const list = this.smsByMsisdn.get(msisdn)
         const i = list?.indexOf(change.id) ?? -1
         if (list && i >= 0) list.splice(i, 1)
+        if (list && !list.length) this.smsByMsisdn.delete(msisdn)
       }
       return
     }

@@ -147,3 +147,22 @@ describe('control API access', () => {
     }
   })
 })
+
+describe('bounded memory', () => {
+  it('caps SMS messages (per MSISDN and in all) and verification requests, oldest first', async () => {
+    const s = await startClient({ maxSms: 5, maxVerifications: 3, smsPerMsisdn: 2 })
+    try {
+      const ids: string[] = []
+      for (let i = 1; i <= 4; i++) ids.push((await s.api('/subscriptions/init', { msisdn: `6012345600${i}`, service_code: 'STREAMPLUS', country_code: 'my' })).body.payload.verif_request_id)
+      for (let i = 0; i < 3; i++) await s.api('/subscriptions/init', { msisdn: '60123456009', service_code: 'STREAMPLUS', country_code: 'my' })
+      expect(s.sandbox.engine.state.verifs.size).toBe(3)
+      expect(s.sandbox.engine.state.sms.size).toBe(5)
+      expect((await s.control('/sms?msisdn=60123456009')).body.messages).toHaveLength(2)
+      expect((await s.control('/sms?msisdn=60123456001')).body.messages).toHaveLength(0)
+      // A dropped verification request is unknown now.
+      expect((await s.api('/subscriptions/verify', { verif_request_id: ids[0], otp: '0000' })).body.message).toBe('INVALID_PIN')
+    } finally {
+      await s.close()
+    }
+  })
+})

@@ -1,0 +1,33 @@
+import { ControlError, Engine } from '../core/engine.js'
+import { State } from '../core/state.js'
+import { loadWorld } from '../fixtures/load.js'
+import { FileStore } from '../store/file.js'
+import { StoreError } from '../store/types.js'
+import { CliError, EXIT } from './errors.js'
+
+export async function seed(o: { subscriptions: number; data: string; service: string; country: string; merchant: string; firstMsisdn: string }): Promise<void> {
+  if (!/^\d{6,15}$/.test(o.firstMsisdn)) throw new CliError('--first-msisdn must be digits', EXIT.USAGE)
+  const started = performance.now()
+  const store = new FileStore(o.data)
+  const state = new State()
+  try {
+    await store.open(state)
+  } catch (e) {
+    if (e instanceof StoreError) throw new CliError(e.message, EXIT.FAIL)
+    throw e
+  }
+  try {
+    const engine = new Engine({ world: loadWorld().world, state, persist: (ch) => store.append(ch) })
+    const batch = 10_000
+    for (let done = 0; done < o.subscriptions; done += batch) {
+      const n = Math.min(batch, o.subscriptions - done)
+      await engine.seed(n, { merchant: o.merchant, service: o.service, country: o.country, firstMsisdn: (BigInt(o.firstMsisdn) + BigInt(done)).toString() })
+    }
+  } catch (e) {
+    if (e instanceof ControlError) throw new CliError(e.message, EXIT.USAGE)
+    throw e
+  } finally {
+    await store.close()
+  }
+  process.stdout.write(`seeded ${o.subscriptions} subscriptions into ${store.path} in ${Math.round(performance.now() - started)} ms (${state.subs.size} in all)\n`)
+}

@@ -1,0 +1,59 @@
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { tempDir } from '../helpers.js'
+import { serve } from '../cli/run.js'
+
+let tmp: ReturnType<typeof tempDir>
+beforeEach(() => {
+  tmp = tempDir()
+})
+afterEach(() => tmp.cleanup())
+
+const H = { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }
+
+async function flow(url: string, msisdn: string): Promise<string | undefined> {
+  const init = await (await fetch(`${url}/subscriptions/init`, { method: 'POST', headers: H, body: JSON.stringify({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' }) })).json()
+  if (init.status !== 'SUCCESS') return undefined
+  const otp = await (await fetch(`${url}/_sandbox/otp?msisdn=${msisdn}`)).json()
+  const v = await (await fetch(`${url}/subscriptions/verify`, { method: 'POST', headers: H, body: JSON.stringify({ verif_request_id: init.payload.verif_request_id, otp: otp.otp }) })).json()
+  return v.status === 'SUCCESS' ? v.payload.subscription_id : undefined
+}
+
+describe('crash safety', () => {
+  it('SIGKILL during 8 parallel OTP flows loses no acknowledged subscription, and the server always starts', async () => {
+    const data = join(tmp.dir, 'sandbox.json')
+    const acknowledged: string[] = []
+    let n = 0
+    for (let round = 0; round < 4; round++) {
+      const s = await serve(['--data', data])
+      let stop = false
+      const workers = Array.from({ length: 8 }, async () => {
+        while (!stop) {
+          // Distinct MSISDNs in the always-succeeds range, so no flow is ALREADY_SUBSCRIBED.
+          const i = n++
+          const msisdn = `6012${String(i).padStart(5, '0')}0${String(i % 100).padStart(2, '0')}`
+          try {
+            const id = await flow(s.url, msisdn)
+            if (id) acknowledged.push(id)
+          } catch {
+            return // the server is gone
+          }
+        }
+      })
+      await new Promise((r) => setTimeout(r, 250 + Math.random() * 750))
+      await s.stop('SIGKILL')
+      stop = true
+      await Promise.all(workers)
+    }
+    expect(acknowledged.length).toBeGreaterThan(20)
+    const s = await serve(['--data', data])
+    try {
+      const all = await (await fetch(`${s.url}/_sandbox/subscriptions?limit=1000000`)).json()
+      const have = new Set(all.subscriptions.map((x: any) => x.subscription_id))
+      const lost = acknowledged.filter((id) => !have.has(id))
+      expect(lost).toEqual([])
+    } finally {
+      await s.stop()
+    }
+  }, 60_000)
+})
