@@ -98,6 +98,8 @@ export class Engine {
   private fixtureRules: CompiledRule[] = []
   private runtimeRules: CompiledRule[] = []
   private countedSteps = new Set<Step>()
+  /** Runtime rules (newest first) then fixture rules, per step: what `effect` and `delay` scan. */
+  private rulesByStep = new Map<Step, CompiledRule[]>()
   private readonly persist: (changes: Change[]) => Promise<void>
   private readonly realNow: () => number
   private readonly random: () => number
@@ -226,14 +228,55 @@ export class Engine {
     if (tx.changes.length) await this.persist(tx.changes)
   }
 
-  /** Runs `fn` after the due events inside one transaction and waits until it is durable. */
-  private async run<T>(fn: (tx: Tx, now: number) => T): Promise<T> {
+  /**
+   * Runs `fn` after the due events inside one transaction, at once. `durable` resolves when its
+   * changes survive a crash; it is null when nothing changed (a read answers without waiting).
+   */
+  private exec<T>(fn: (tx: Tx, now: number) => T): { result: T; durable: Promise<void> | null } {
     const tx = new Tx(this.state)
     const now = this.now()
-    this.runDue(tx, now, [])
-    const result = fn(tx, now)
-    await this.commit(tx)
+    let result: T
+    try {
+      this.runDue(tx, now, [])
+      result = fn(tx, now)
+    } catch (e) {
+      // What was applied before the error is persisted all the same: memory and disk never differ.
+      if (tx.changes.length) void this.persist(tx.changes).catch(() => {})
+      throw e
+    }
+    return { result, durable: tx.changes.length ? this.persist(tx.changes) : null }
+  }
+
+  /** `exec`, then wait until it is durable. */
+  private async run<T>(fn: (tx: Tx, now: number) => T): Promise<T> {
+    const { result, durable } = this.exec(fn)
+    if (durable) await durable
     return result
+  }
+
+  /**
+   * A merchant operation, run now. The HTTP layer answers as soon as `durable` resolves, or at once
+   * when it is null (no write: a Status call never waits).
+   */
+  perform(
+    merchant: Merchant,
+    call: { op: 'init'; input: InitInput; baseUrl: string } | { op: 'verify'; input: VerifyInput } | { op: 'status'; input: StatusInput },
+  ): { result: Outcome; durable: Promise<void> | null } {
+    if (call.op === 'init') return this.exec((tx, now) => this.initTx(tx, now, merchant, call.input, { baseUrl: call.baseUrl }))
+    if (call.op === 'verify') return this.exec((tx, now) => this.verifyTx(tx, now, merchant, call.input))
+    return this.exec((tx) => this.statusTx(tx, merchant, call.input))
+  }
+
+  init(merchant: Merchant, input: InitInput, ctx: { baseUrl: string }): Promise<Outcome> {
+    return this.run((tx, now) => this.initTx(tx, now, merchant, input, ctx))
+  }
+
+  verify(merchant: Merchant, input: VerifyInput): Promise<Outcome> {
+    return this.run((tx, now) => this.verifyTx(tx, now, merchant, input))
+  }
+
+  status(merchant: Merchant, input: StatusInput): Promise<Outcome> {
+    return this.run((tx) => this.statusTx(tx, merchant, input))
   }
 
   // ---------------------------------------------------------------- merchant API
@@ -245,110 +288,121 @@ export class Engine {
     return m && m.active ? m : undefined
   }
 
-  init(merchant: Merchant, input: InitInput, ctx: { baseUrl: string }): Promise<Outcome> {
-    return this.run((tx, now) => {
-      const found = this.idx.integration(merchant.id, input.service_code, input.country_code)
-      if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
-      const { service, integration } = found
-      const lookup = this.idx.lookup(input.country_code, input.msisdn)
-      if (!lookup.ok) return fail(lookup.code)
-      const carrier = lookup.carrier
-      const base: Omit<RuleContext, 'step'> = { msisdn: input.msisdn, country: input.country_code, carrier: carrier.code, service: service.code }
-      const delayMs = this.delay(tx, base)
-      if (!this.idx.carrierProvisioned(integration, carrier)) return fail('CARRIER_NOT_SUPPORTED', delayMs)
-      const effect = this.effect(tx, { ...base, step: 'init' })
-      const failed = effectFailure(effect)
-      if (failed) return fail(failed, delayMs)
-      if (this.activeSubscription(input.msisdn, merchant.id, service.code)) return fail('ALREADY_SUBSCRIBED', delayMs)
-      const language = this.idx.language(input.language ?? undefined, service)
-      const payload = { verif_request_id: null as string | null, short_code: null as string | null, keyword: null as string | null, carrier_code: carrier.code, redirect_url: null as string | null }
-      if (carrier.flow === 'psms') {
-        payload.short_code = carrier.short_code ?? null
-        payload.keyword = service.keyword ?? null
-        return ok(payload, delayMs)
-      }
-      const otpEffect = carrier.flow === 'otp' ? this.effect(tx, { ...base, step: 'otp' }) : undefined
-      const ttl = this.idx.period(carrier.flow === 'otp' ? carrier.otp.ttl : carrier.consent_ttl)
-      const verif: VerificationRecord = {
-        id: this.newId(),
-        merchant: merchant.id,
-        service: service.code,
-        country: input.country_code,
-        carrier: carrier.code,
-        msisdn: input.msisdn,
-        language,
-        flow: carrier.flow,
-        otp: carrier.flow === 'otp' ? (otpEffect?.otp ?? this.randomDigits(carrier.otp.length)) : null,
-        created_at: now,
-        expires_at: addDuration(now, ttl),
-        attempts: 0,
-        state: 'pending',
-        subscription_id: null,
-        result: null,
-      }
-      tx.put('verifs', verif.id, verif)
-      this.schedule('verif', verif.id, verif.expires_at)
-      // Bounded memory: the oldest verification requests go first (Map order is creation order).
-      while (this.state.verifs.size > this.maxVerifications) tx.del('verifs', this.state.verifs.keys().next().value!)
-      if (carrier.flow === 'otp') {
-        payload.verif_request_id = verif.id
-        const minutes = Math.round(ttl.ms / 60_000) + ttl.months * 43_200
-        this.sendSms(tx, now, {
-          msisdn: input.msisdn,
-          from: service.name,
-          kind: 'otp',
-          text: this.idx.text('otp', language, { service: service.name, otp: verif.otp!, ttl_minutes: minutes }),
-          verif_request_id: verif.id,
-          otp: verif.otp!,
-        })
-      } else {
-        payload.redirect_url = `${ctx.baseUrl}/consent/${verif.id}`
-      }
+  private initTx(tx: Tx, now: number, merchant: Merchant, input: InitInput, ctx: { baseUrl: string }): Outcome {
+    const found = this.idx.integration(merchant.id, input.service_code, input.country_code)
+    if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
+    const { service, integration } = found
+    const lookup = this.idx.lookup(input.country_code, input.msisdn)
+    if (!lookup.ok) return fail(lookup.code)
+    const carrier = lookup.carrier
+    const base: Omit<RuleContext, 'step'> = { msisdn: input.msisdn, country: input.country_code, carrier: carrier.code, service: service.code }
+    const delayMs = this.delay(tx, base)
+    if (!this.idx.carrierProvisioned(integration, carrier)) return fail('CARRIER_NOT_SUPPORTED', delayMs)
+    const effect = this.effect(tx, { ...base, step: 'init' })
+    const failed = effectFailure(effect)
+    if (failed) return fail(failed, delayMs)
+    if (this.activeSubscription(input.msisdn, merchant.id, service.code)) return fail('ALREADY_SUBSCRIBED', delayMs)
+    const language = this.idx.language(input.language ?? undefined, service)
+    const payload = { verif_request_id: null as string | null, short_code: null as string | null, keyword: null as string | null, carrier_code: carrier.code, redirect_url: null as string | null }
+    if (carrier.flow === 'psms') {
+      payload.short_code = carrier.short_code ?? null
+      payload.keyword = service.keyword ?? null
       return ok(payload, delayMs)
-    })
+    }
+    const otpEffect = carrier.flow === 'otp' ? this.effect(tx, { ...base, step: 'otp' }) : undefined
+    const ttl = this.idx.period(carrier.flow === 'otp' ? carrier.otp.ttl : carrier.consent_ttl)
+    const verif: VerificationRecord = {
+      id: this.newId(),
+      merchant: merchant.id,
+      service: service.code,
+      country: input.country_code,
+      carrier: carrier.code,
+      msisdn: input.msisdn,
+      language,
+      flow: carrier.flow,
+      otp: carrier.flow === 'otp' ? (otpEffect?.otp ?? this.randomDigits(carrier.otp.length)) : null,
+      created_at: now,
+      expires_at: addDuration(now, ttl),
+      attempts: 0,
+      state: 'pending',
+      subscription_id: null,
+      result: null,
+    }
+    tx.put('verifs', verif.id, verif)
+    this.schedule('verif', verif.id, verif.expires_at)
+    // Bounded memory: the oldest verification requests go first (Map order is creation order).
+    while (this.state.verifs.size > this.maxVerifications) tx.del('verifs', this.state.verifs.keys().next().value!)
+    if (carrier.flow === 'otp') {
+      payload.verif_request_id = verif.id
+      const minutes = Math.round(ttl.ms / 60_000) + ttl.months * 43_200
+      this.sendSms(tx, now, {
+        msisdn: input.msisdn,
+        from: service.name,
+        kind: 'otp',
+        text: this.idx.text('otp', language, { service: service.name, otp: verif.otp!, ttl_minutes: minutes }),
+        verif_request_id: verif.id,
+        otp: verif.otp!,
+      })
+    } else {
+      payload.redirect_url = `${ctx.baseUrl}/consent/${verif.id}`
+    }
+    return ok(payload, delayMs)
   }
 
-  verify(merchant: Merchant, input: VerifyInput): Promise<Outcome> {
-    return this.run((tx, now) => {
-      const verif = this.state.verifs.get(input.verif_request_id)
-      if (!verif || verif.merchant !== merchant.id || verif.flow !== 'otp') return fail('INVALID_PIN')
-      const found = this.idx.integration(merchant.id, verif.service, verif.country)
-      if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
-      const base = { msisdn: verif.msisdn, country: verif.country, carrier: verif.carrier, service: verif.service }
-      const delayMs = this.delay(tx, base)
-      const effect = this.effect(tx, { ...base, step: 'verify' })
-      const refused = effectFailure(effect)
-      if (refused) return fail(refused, delayMs)
-      const carrier = this.idx.carriers.get(verif.carrier)
-      const maxAttempts = carrier?.otp.max_attempts ?? 3
-      if (verif.state === 'used' || verif.state === 'denied') return fail('PIN_EXPIRED', delayMs)
-      if (verif.attempts >= maxAttempts) {
-        tx.put('verifs', verif.id, { ...verif, attempts: verif.attempts + 1 })
-        return fail('MAX_PIN_RETRIES', delayMs)
-      }
-      if (verif.state === 'expired' || now >= verif.expires_at) return fail('PIN_EXPIRED', delayMs)
-      if (input.otp !== verif.otp) {
-        tx.put('verifs', verif.id, { ...verif, attempts: verif.attempts + 1 })
-        return fail('INVALID_PIN', delayMs)
-      }
-      const result = this.activate(tx, now, verif, found, input.language ?? undefined)
-      return typeof result === 'string' ? fail(result, delayMs) : ok({ subscription_id: result.id }, delayMs)
-    })
+  private verifyTx(tx: Tx, now: number, merchant: Merchant, input: VerifyInput): Outcome {
+    const verif = this.state.verifs.get(input.verif_request_id)
+    if (!verif || verif.merchant !== merchant.id || verif.flow !== 'otp') return fail('INVALID_PIN')
+    const found = this.idx.integration(merchant.id, verif.service, verif.country)
+    if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
+    const base = { msisdn: verif.msisdn, country: verif.country, carrier: verif.carrier, service: verif.service }
+    const delayMs = this.delay(tx, base)
+    const effect = this.effect(tx, { ...base, step: 'verify' })
+    const refused = effectFailure(effect)
+    if (refused) return fail(refused, delayMs)
+    const carrier = this.idx.carriers.get(verif.carrier)
+    const maxAttempts = carrier?.otp.max_attempts ?? 3
+    if (verif.state === 'used' || verif.state === 'denied') return fail('PIN_EXPIRED', delayMs)
+    if (verif.attempts >= maxAttempts) {
+      tx.put('verifs', verif.id, { ...verif, attempts: verif.attempts + 1 })
+      return fail('MAX_PIN_RETRIES', delayMs)
+    }
+    if (verif.state === 'expired' || now >= verif.expires_at) return fail('PIN_EXPIRED', delayMs)
+    if (input.otp !== verif.otp) {
+      tx.put('verifs', verif.id, { ...verif, attempts: verif.attempts + 1 })
+      return fail('INVALID_PIN', delayMs)
+    }
+    const result = this.activate(tx, now, verif, found, input.language ?? undefined)
+    return typeof result === 'string' ? fail(result, delayMs) : ok({ subscription_id: result.id }, delayMs)
   }
 
-  status(merchant: Merchant, input: StatusInput): Promise<Outcome> {
-    return this.run((tx) => {
-      const sub = this.state.subs.get(input.subscription_id)
-      if (!sub || sub.merchant !== merchant.id) return fail('SUBSCRIPTION_NOT_FOUND')
-      const found = this.idx.integration(merchant.id, sub.service, sub.country)
-      if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
-      const delayMs = this.delay(tx, { msisdn: sub.msisdn, country: sub.country, carrier: sub.carrier, service: sub.service })
-      return ok(this.statusPayload(sub, found.service), delayMs)
-    })
+  private statusTx(tx: Tx, merchant: Merchant, input: StatusInput): Outcome {
+    const sub = this.state.subs.get(input.subscription_id)
+    if (!sub || sub.merchant !== merchant.id) return fail('SUBSCRIPTION_NOT_FOUND')
+    const found = this.idx.integration(merchant.id, sub.service, sub.country)
+    if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
+    const delayMs = this.delay(tx, { msisdn: sub.msisdn, country: sub.country, carrier: sub.carrier, service: sub.service })
+    const cached = this.cachedStatus(sub, found.service)
+    return { code: 'SUCCESS', payload: cached.payload, payloadJson: cached.json, delayMs }
   }
+
+  /** Status payloads (and their JSON) per record: records are immutable, so neither goes stale. */
+  private readonly payloads = new WeakMap<SubscriptionRecord, { payload: Record<string, unknown>; json: string }>()
 
   /** The nine fields of the Status payload, in the spec's order. */
   private statusPayload(sub: SubscriptionRecord, service: Service | undefined): Record<string, unknown> {
+    return this.cachedStatus(sub, service).payload
+  }
+
+  private cachedStatus(sub: SubscriptionRecord, service: Service | undefined): { payload: Record<string, unknown>; json: string } {
+    let p = this.payloads.get(sub)
+    if (!p) {
+      const payload = this.buildStatusPayload(sub, service)
+      this.payloads.set(sub, (p = { payload, json: JSON.stringify(payload) }))
+    }
+    return p
+  }
+
+  private buildStatusPayload(sub: SubscriptionRecord, service: Service | undefined): Record<string, unknown> {
     return {
       subscription_id: sub.id,
       status: sub.status,
@@ -452,13 +506,29 @@ export class Engine {
 
   private loadWorldRules(): void {
     this.fixtureRules = this.idx.world.rules.map((r) => compileRule(r))
-    this.countedSteps = stepsWithNth([...this.fixtureRules, ...this.runtimeRules])
+    this.indexRules()
   }
 
   private loadRuntimeRules(): void {
     const records = [...this.state.rules.values()].sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? 1 : -1))
     this.runtimeRules = records.map((r) => compileRule(RuleSchema.parse(r.rule), true))
-    this.countedSteps = stepsWithNth([...this.fixtureRules, ...this.runtimeRules])
+    this.indexRules()
+  }
+
+  private indexRules(): void {
+    const all = [...this.runtimeRules, ...this.fixtureRules]
+    this.countedSteps = stepsWithNth(all)
+    this.delayCache = new Map()
+    this.rulesByStep = new Map()
+    for (const c of all)
+      for (const step of c.steps) {
+        // Delay effects act at the `api` step only; other effects never at `api`.
+        const isDelay = c.rule.effect.delay_ms !== undefined || c.rule.effect.delay_per_unit !== undefined
+        if ((step === 'api') !== isDelay && !(step === 'api' && effectIsEmpty(c.rule.effect))) continue
+        let list = this.rulesByStep.get(step)
+        if (!list) this.rulesByStep.set(step, (list = []))
+        list.push(c)
+      }
   }
 
   /**
@@ -472,10 +542,7 @@ export class Engine {
       tx.put('counters', key, n)
       ctx = { ...ctx, nth: n }
     }
-    for (const c of [...this.runtimeRules, ...this.fixtureRules]) {
-      if (c.rule.effect.delay_ms !== undefined || c.rule.effect.delay_per_unit) {
-        if (ctx.step !== 'api') continue
-      } else if (ctx.step === 'api') continue
+    for (const c of this.rulesByStep.get(ctx.step) ?? []) {
       const m = ruleMatches(c, ctx)
       if (!m) continue
       if (!this.useRule(tx, c)) continue
@@ -500,18 +567,30 @@ export class Engine {
     return true
   }
 
+  /** Delays decided by rules without `times`/`nth`, per MSISDN + context (cleared when rules change). */
+  private delayCache = new Map<string, number | undefined>()
+
   /** The answer delay for an MSISDN (the `api` step: 5NN endings and delay rules). */
   private delay(tx: Tx, ctx: Omit<RuleContext, 'step'>): number | undefined {
+    const key = `${ctx.msisdn}\0${ctx.service}\0${ctx.carrier}`
+    if (this.delayCache.has(key)) return this.delayCache.get(key)
     const full: RuleContext = { ...ctx, step: 'api' }
-    for (const c of [...this.runtimeRules, ...this.fixtureRules]) {
-      if (!c.steps.has('api')) continue
+    let result: number | undefined
+    let cacheable = true
+    for (const c of this.rulesByStep.get('api') ?? []) {
       const m = ruleMatches(c, full)
       if (!m) continue
-      if (effectIsEmpty(c.rule.effect)) return undefined
+      if (c.rule.times !== undefined || c.rule.nth !== undefined) cacheable = false
+      if (effectIsEmpty(c.rule.effect)) break
       if (!this.useRule(tx, c)) continue
-      return effectDelay(c.rule.effect, m) || undefined
+      result = effectDelay(c.rule.effect, m) || undefined
+      break
     }
-    return undefined
+    if (cacheable) {
+      if (this.delayCache.size >= 10_000) this.delayCache.clear()
+      this.delayCache.set(key, result)
+    }
+    return result
   }
 
   /** The rules of the loaded world and the runtime rules, for `dcb scenarios`. */

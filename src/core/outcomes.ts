@@ -102,6 +102,8 @@ export interface Outcome {
   payload?: Record<string, unknown>
   /** Milliseconds to hold the answer back (magic `5NN` endings, delay rules). */
   delayMs?: number
+  /** The payload already serialised (cached for immutable records), so the hot path skips JSON.stringify. */
+  payloadJson?: string
 }
 
 export const ok = (payload: Record<string, unknown>, delayMs?: number): Outcome => ({ code: 'SUCCESS', payload, delayMs })

@@ -89,5 +89,19 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       }
     }),
   )
-  return { app, journal, listener: toNodeListener(app) }
+  // The three merchant paths are the hot path: they skip h3's event wrapper (measured ~10% of a
+  // Status call's CPU) and go straight to their handler; everything else goes through the h3 app.
+  const h3listener = toNodeListener(app)
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
+    const raw = req.url ?? '/'
+    const q = raw.indexOf('?')
+    const path = q >= 0 ? raw.slice(0, q) : raw
+    const op = MERCHANT_PATHS[path]
+    if (!op) return void h3listener(req, res)
+    merchant(req, res, op, path).catch((err) => {
+      onError(err)
+      if (!res.headersSent && !res.destroyed) sendEnvelope(res, fail('SERVER_ERROR'), failurePayload)
+    })
+  }
+  return { app, journal, listener }
 }

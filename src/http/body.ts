@@ -5,40 +5,43 @@ export const BODY_LIMIT = 64 * 1024
 export type BodyResult = { ok: true; text: string } | { ok: false; reason: 'too_large' | 'aborted' }
 
 /**
- * Reads a request body up to `limit` bytes. A declared or actual size over the limit stops the read
- * at once (the caller answers 413 and closes the connection): nothing more is buffered.
+ * Reads a request body up to `limit` bytes and calls `done` (synchronously from the stream's end
+ * event, so a handler can answer in the same tick). A declared or actual size over the limit stops
+ * the read at once (the caller answers 413 and closes the connection): nothing more is buffered.
  */
-export function readBody(req: IncomingMessage, limit = BODY_LIMIT): Promise<BodyResult> {
+export function readBodyThen(req: IncomingMessage, done: (r: BodyResult) => void, limit = BODY_LIMIT): void {
   const declared = Number(req.headers['content-length'])
-  if (Number.isFinite(declared) && declared > limit) return Promise.resolve({ ok: false, reason: 'too_large' })
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    let done = false
-    const finish = (r: BodyResult) => {
-      if (done) return
-      done = true
-      req.off('data', onData)
-      req.off('end', onEnd)
-      req.off('error', onError)
-      req.off('aborted', onError)
-      resolve(r)
+  if (Number.isFinite(declared) && declared > limit) return done({ ok: false, reason: 'too_large' })
+  const chunks: Buffer[] = []
+  let size = 0
+  let finished = false
+  const finish = (r: BodyResult) => {
+    if (finished) return
+    finished = true
+    req.off('data', onData)
+    req.off('end', onEnd)
+    req.off('error', onError)
+    req.off('aborted', onError)
+    done(r)
+  }
+  const onData = (chunk: Buffer) => {
+    size += chunk.length
+    if (size > limit) {
+      req.pause()
+      return finish({ ok: false, reason: 'too_large' })
     }
-    const onData = (chunk: Buffer) => {
-      size += chunk.length
-      if (size > limit) {
-        req.pause()
-        return finish({ ok: false, reason: 'too_large' })
-      }
-      chunks.push(chunk)
-    }
-    const onEnd = () => finish({ ok: true, text: Buffer.concat(chunks, size).toString('utf8') })
-    const onError = () => finish({ ok: false, reason: 'aborted' })
-    req.on('data', onData)
-    req.on('end', onEnd)
-    req.on('error', onError)
-    req.on('aborted', onError)
-  })
+    chunks.push(chunk)
+  }
+  const onEnd = () => finish({ ok: true, text: chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8') })
+  const onError = () => finish({ ok: false, reason: 'aborted' })
+  req.on('data', onData)
+  req.on('end', onEnd)
+  req.on('error', onError)
+  req.on('aborted', onError)
+}
+
+export function readBody(req: IncomingMessage, limit = BODY_LIMIT): Promise<BodyResult> {
+  return new Promise((resolve) => readBodyThen(req, resolve, limit))
 }
 
 /** Parses JSON; undefined when the text is not JSON. */

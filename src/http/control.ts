@@ -172,8 +172,8 @@ export function createControlHandler(ctx: ControlContext) {
         // Changes made through the control API (MO, rules, clock, cancel, reset) are journaled too.
         if (req.method !== 'GET' && req.method !== 'HEAD' && path !== '/_sandbox/reset') {
           ctx.journal.add({
-            time: new Date().toISOString(),
-            sandbox_time: formatTimestamp(engine.now()),
+            time: Date.now(),
+            sandbox_time: engine.now(),
             method: req.method ?? '',
             path,
             ip: clientIp(req, ctx.trustProxy) ?? null,

@@ -34,6 +34,8 @@ export function isLoopback(ip: string | undefined): boolean {
 /** An allowlist of addresses and CIDR ranges, IPv4 and IPv6. */
 export class Allowlist {
   private readonly list = new BlockList()
+  /** Decisions per address (clients are few; bounded anyway). */
+  private readonly seen = new Map<string, boolean>()
 
   constructor(entries: string[]) {
     for (const e of entries) {
@@ -48,6 +50,12 @@ export class Allowlist {
 
   allows(ip: string | undefined): boolean {
     if (!ip) return false
-    return this.list.check(ip, isIP(ip) === 6 ? 'ipv6' : 'ipv4')
+    let ok = this.seen.get(ip)
+    if (ok === undefined) {
+      ok = this.list.check(ip, isIP(ip) === 6 ? 'ipv6' : 'ipv4')
+      if (this.seen.size >= 1024) this.seen.clear()
+      this.seen.set(ip, ok)
+    }
+    return ok
   }
 }

@@ -1,3 +1,5 @@
+import { formatTimestamp } from '../core/time.js'
+
 /** The request journal: the latest merchant API exchanges, bounded (a ring). Not persisted. */
 export interface JournalEntry {
   id: number
@@ -14,20 +16,26 @@ export interface JournalEntry {
   response: unknown
 }
 
+/** As recorded on the hot path: times as numbers, formatted only when read. */
+export interface JournalRecord extends Omit<JournalEntry, 'id' | 'time' | 'sandbox_time'> {
+  time: number
+  sandbox_time: number
+}
+
+type Stored = JournalRecord & { id: number }
+
 export class RequestJournal {
-  private readonly ring: (JournalEntry | undefined)[]
+  private readonly ring: (Stored | undefined)[]
   private next = 1
-  private readonly listeners = new Set<(e: JournalEntry) => void>()
 
   constructor(readonly capacity = 1000) {
     this.ring = new Array(Math.max(1, capacity))
   }
 
-  add(e: Omit<JournalEntry, 'id'>): JournalEntry {
-    const entry = { id: this.next++, ...e }
+  add(e: JournalRecord): void {
+    const entry = e as Stored
+    entry.id = this.next++
     this.ring[entry.id % this.ring.length] = entry
-    for (const l of this.listeners) l(entry)
-    return entry
   }
 
   /** Newest first; only entries with id > `since`. */
@@ -35,7 +43,7 @@ export class RequestJournal {
     const out: JournalEntry[] = []
     for (let id = this.next - 1; id > since && id >= this.next - this.ring.length && out.length < limit; id--) {
       const e = this.ring[id % this.ring.length]
-      if (e && e.id === id) out.push(e)
+      if (e && e.id === id) out.push({ ...e, time: new Date(e.time).toISOString(), sandbox_time: formatTimestamp(e.sandbox_time) })
     }
     return out
   }

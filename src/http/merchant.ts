@@ -1,18 +1,19 @@
 /**
  * The three merchant operations over HTTP, with the order of checks of SANDBOX.md section 1:
- * method (405) -> API key (401) -> source IP (403) -> content type, JSON, schema (400) -> the engine.
+ * method (405) -> API key (401) -> source IP (403) -> content type, size, JSON, schema (400/413) ->
+ * the engine. Written with callbacks so that an answer that needs no write (every failure before the
+ * engine, and Status) leaves in the same tick as the request's last byte.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { z } from 'zod'
 import type { Engine } from '../core/engine.js'
 import { fail, type FailurePayloadMode, type Outcome } from '../core/outcomes.js'
 import type { Merchant } from '../core/world.js'
-import { isJsonContentType, isPlainObject, parseJson, readBody } from './body.js'
+import { isJsonContentType, isPlainObject, parseJson, readBodyThen } from './body.js'
 import { Allowlist, clientIp } from './ip.js'
 import type { RequestJournal } from './journal.js'
 import { sendEnvelope } from './respond.js'
 import { InitBody, StatusBody, VerifyBody } from './schemas.js'
-import { formatTimestamp } from '../core/time.js'
 
 export type Operation = 'init' | 'verify' | 'status'
 
@@ -34,8 +35,6 @@ export interface MerchantContext {
   onError: (err: unknown) => void
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
 export function createMerchantHandler(ctx: MerchantContext) {
   const allowlists = new Map<string, Allowlist>()
   const allowlist = (m: Merchant) => {
@@ -44,54 +43,69 @@ export function createMerchantHandler(ctx: MerchantContext) {
     return a
   }
 
-  return async function handle(req: IncomingMessage, res: ServerResponse, op: Operation, path: string): Promise<void> {
+  /** Resolves once the answer is written (h3 waits for it); the answer itself is written synchronously where it can be. */
+  return function handle(req: IncomingMessage, res: ServerResponse, op: Operation, path: string): Promise<void> {
+    return new Promise<void>((done) => serve(req, res, op, path, done))
+  }
+
+  function serve(req: IncomingMessage, res: ServerResponse, op: Operation, path: string, done: () => void): void {
     const started = performance.now()
     const ip = clientIp(req, ctx.trustProxy) ?? null
     let merchant: Merchant | undefined
     let request: unknown = null
-    let outcome: Outcome
     let closeAfter = false
-    try {
-      outcome = await (async (): Promise<Outcome> => {
-        if (req.method !== 'POST') return fail('METHOD_NOT_ALLOWED')
-        const key = req.headers['api-key']
-        merchant = ctx.engine.authenticate(Array.isArray(key) ? key[0] : key)
-        if (!merchant) return fail('UNAUTHORIZED')
-        if (!allowlist(merchant).allows(ip ?? undefined)) return fail('IP_NOT_ALLOWED')
-        if (!isJsonContentType(req.headers['content-type'])) return fail('BAD_REQUEST')
-        const body = await readBody(req)
+
+    const answer = (outcome: Outcome) => {
+      if (outcome.delayMs) {
+        setTimeout(() => answer({ ...outcome, delayMs: undefined }), outcome.delayMs)
+        return
+      }
+      if (res.destroyed || res.headersSent) return done()
+      const response = sendEnvelope(res, outcome, ctx.failurePayload, closeAfter ? { connection: 'close' } : undefined)
+      ctx.journal.add({
+        time: Date.now(),
+        sandbox_time: ctx.engine.now(),
+        method: req.method ?? '',
+        path,
+        ip,
+        merchant: merchant?.id ?? null,
+        http_status: response.status_code as number,
+        message: response.message as string,
+        duration_ms: Math.round((performance.now() - started) * 10) / 10,
+        request,
+        response,
+      })
+      done()
+    }
+    const crash = (err: unknown) => {
+      ctx.onError(err)
+      answer(fail('SERVER_ERROR'))
+    }
+
+    if (req.method !== 'POST') return answer(fail('METHOD_NOT_ALLOWED'))
+    const key = req.headers['api-key']
+    merchant = ctx.engine.authenticate(Array.isArray(key) ? key[0] : key)
+    if (!merchant) return answer(fail('UNAUTHORIZED'))
+    if (!allowlist(merchant).allows(ip ?? undefined)) return answer(fail('IP_NOT_ALLOWED'))
+    if (!isJsonContentType(req.headers['content-type'])) return answer(fail('BAD_REQUEST'))
+    const m = merchant
+    readBodyThen(req, (body) => {
+      try {
         if (!body.ok) {
           closeAfter = true
-          return fail(body.reason === 'too_large' ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST')
+          return answer(fail(body.reason === 'too_large' ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST'))
         }
         request = parseJson(body.text)
-        if (!isPlainObject(request)) return fail('BAD_REQUEST')
+        if (!isPlainObject(request)) return answer(fail('BAD_REQUEST'))
         const parsed = SCHEMAS[op].safeParse(request)
-        if (!parsed.success) return fail('BAD_REQUEST')
+        if (!parsed.success) return answer(fail('BAD_REQUEST'))
         const input = parsed.data as never
-        if (op === 'init') return ctx.engine.init(merchant, input, { baseUrl: baseUrlOf(req, ctx) })
-        if (op === 'verify') return ctx.engine.verify(merchant, input)
-        return ctx.engine.status(merchant, input)
-      })()
-    } catch (err) {
-      ctx.onError(err)
-      outcome = fail('SERVER_ERROR')
-    }
-    if (outcome.delayMs) await sleep(outcome.delayMs)
-    if (res.destroyed) return
-    const response = sendEnvelope(res, outcome, ctx.failurePayload, closeAfter ? { connection: 'close' } : undefined)
-    ctx.journal.add({
-      time: new Date().toISOString(),
-      sandbox_time: formatTimestamp(ctx.engine.now()),
-      method: req.method ?? '',
-      path,
-      ip,
-      merchant: merchant?.id ?? null,
-      http_status: response.status_code as number,
-      message: response.message as string,
-      duration_ms: Math.round((performance.now() - started) * 10) / 10,
-      request,
-      response,
+        const { result, durable } = ctx.engine.perform(m, op === 'init' ? { op, input, baseUrl: baseUrlOf(req, ctx) } : { op, input })
+        if (!durable) return answer(result)
+        durable.then(() => answer(result), crash)
+      } catch (err) {
+        crash(err)
+      }
     })
   }
 }

@@ -1,8 +1,11 @@
 import type { ServerResponse } from 'node:http'
 import { envelope, type FailurePayloadMode, type Outcome } from '../core/outcomes.js'
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body)
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
+  sendText(res, status, JSON.stringify(body), headers)
+}
+
+function sendText(res: ServerResponse, status: number, text: string, headers?: Record<string, string>): void {
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(text),
@@ -12,9 +15,12 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text)
 }
 
+const SUCCESS_HEAD = '{"status":"SUCCESS","message":"","status_code":200,"payload":'
+
 export function sendEnvelope(res: ServerResponse, outcome: Outcome, mode: FailurePayloadMode, headers?: Record<string, string>): Record<string, unknown> {
   const { http, body } = envelope(outcome, mode)
-  sendJson(res, http, body, headers)
+  if (outcome.code === 'SUCCESS' && outcome.payloadJson !== undefined) sendText(res, 200, `${SUCCESS_HEAD}${outcome.payloadJson}}`, headers)
+  else sendJson(res, http, body, headers)
   return body
 }
 

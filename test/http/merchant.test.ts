@@ -422,7 +422,7 @@ describe('server options', () => {
   it('answers 500 ERROR with the envelope, no stack trace, when something unexpected throws', async () => {
     const s = await startClient()
     try {
-      s.sandbox.engine.status = () => {
+      s.sandbox.engine.perform = () => {
         throw new Error('boom at secret/path.ts:12')
       }
       const r = await s.api('/subscriptions/status', { subscription_id: 'x' })

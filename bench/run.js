@@ -1,0 +1,272 @@
+// npm run bench: the speed and memory figures of dcb, measured side by side on this machine.
+// Everything runs on 127.0.0.1; every load is bounded in count and time.
+import autocannon from 'autocannon'
+import { spawn, execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+import { join, dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
+const BIN = join(ROOT, 'bin', 'dcb.js')
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
+const MILLION = Number(process.env.BENCH_REQUESTS ?? 1_000_000)
+const tmp = mkdtempSync(join(os.tmpdir(), 'dcb-bench-'))
+const results = { machine: machine(), date: new Date().toISOString(), figures: {} }
+const children = new Set()
+
+function machine() {
+  return { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version, os: `${os.type()} ${os.release()}` }
+}
+
+function log(...a) {
+  console.error('[bench]', ...a)
+}
+
+/** Starts a server process and resolves with its URL once it prints "listening on". */
+function start(args, script = BIN) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now()
+    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } })
+    children.add(child)
+    let out = ''
+    const onData = (d) => {
+      out += d
+      const m = /listening on (http:\/\/\S+)/.exec(out)
+      if (m) {
+        child.stdout.off('data', onData)
+        resolve({ child, url: m[1], readyMs: performance.now() - t0, stop: () => stop(child) })
+      }
+    }
+    child.stdout.on('data', onData)
+    child.stderr.on('data', (d) => (out += d))
+    child.on('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)))
+  })
+}
+
+function stop(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve()
+    child.removeAllListeners('exit')
+    child.once('exit', () => resolve())
+    child.kill('SIGTERM')
+    setTimeout(() => child.kill('SIGKILL'), 10_000).unref()
+    children.delete(child)
+  })
+}
+
+const rss = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
+function call(url, path, body, method = 'POST') {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : JSON.stringify(body)
+    const req = http.request(url + path, { method, agent, headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json', ...(data ? { 'content-length': Buffer.byteLength(data) } : {}) } }, (res) => {
+      let text = ''
+      res.on('data', (d) => (text += d))
+      res.on('end', () => resolve(JSON.parse(text)))
+    })
+    req.on('error', reject)
+    req.end(data)
+  })
+}
+
+async function subscribe(url, msisdn) {
+  const init = await call(url, '/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
+  const otp = await call(url, `/_sandbox/otp?msisdn=${msisdn}`, undefined, 'GET')
+  const v = await call(url, '/subscriptions/verify', { verif_request_id: init.payload.verif_request_id, otp: otp.otp })
+  if (v.status !== 'SUCCESS') throw new Error(`flow failed: ${JSON.stringify(v)}`)
+  return v.payload.subscription_id
+}
+
+function cannon(opts) {
+  return new Promise((resolve, reject) => {
+    autocannon({ connections: 50, duration: SECONDS, headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }, method: 'POST', ...opts }, (err, r) => (err ? reject(err) : resolve(r)))
+  })
+}
+
+const msisdnOf = (i) => `6012${String(i).padStart(5, '0')}0${String(i % 100).padStart(2, '0')}`
+
+const cpuTicks = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return Number(f[11]) + Number(f[12])
+}
+
+async function statusThroughput() {
+  const ROUNDS = 5
+  log(`Status throughput: dcb vs bare node:http, ${ROUNDS} alternating rounds (paired ratios, median)`)
+  const bare = await start([], join(ROOT, 'bench', 'bare-server.js'))
+  const dcb = await start(['serve', '--port', '0', '--data', join(tmp, 'status.json')])
+  const id = await subscribe(dcb.url, '60123456001')
+  const runs = { bare: [], dcb: [] }
+  const cpu = { bare: [], dcb: [] }
+  const tick = 1e6 / 100 // µs per clock tick (USER_HZ 100)
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, s, body] of [['bare', bare, { subscription_id: 'x' }], ['dcb', dcb, { subscription_id: id }]]) {
+      const t0 = cpuTicks(s.child.pid)
+      const r = await cannon({ url: `${s.url}/subscriptions/status`, body: JSON.stringify(body), duration: Math.max(2, Math.round(SECONDS / 2)) })
+      if (r.non2xx || r.errors) throw new Error(`${name} status run had ${r.non2xx} non-2xx and ${r.errors} errors`)
+      runs[name].push(r)
+      cpu[name].push(((cpuTicks(s.child.pid) - t0) * tick) / r.requests.total)
+    }
+  }
+  await bare.stop()
+  await dcb.stop()
+  const ratios = runs.dcb.map((r, i) => Math.round((r.requests.average / runs.bare[i].requests.average) * 100) / 100)
+  results.figures.status = {
+    dcb_req_s: median(runs.dcb.map((r) => r.requests.average)),
+    dcb_p99_ms: median(runs.dcb.map((r) => r.latency.p99)),
+    bare_req_s: median(runs.bare.map((r) => r.requests.average)),
+    bare_p99_ms: median(runs.bare.map((r) => r.latency.p99)),
+    ratio: [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)],
+    rounds: ratios,
+    dcb_cpu_us: median(cpu.dcb),
+    bare_cpu_us: median(cpu.bare),
+  }
+  log(results.figures.status)
+}
+
+async function otpFlows() {
+  log('full OTP flows per second (file store, fsync per answer)')
+  const dcb = await start(['serve', '--port', '0', '--data', join(tmp, 'flows.json')])
+  let n = 0
+  let done = 0
+  const until = performance.now() + SECONDS * 1000
+  const lat = []
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (performance.now() < until) {
+        const t = performance.now()
+        await subscribe(dcb.url, msisdnOf(n++))
+        lat.push(performance.now() - t)
+        done++
+      }
+    }),
+  )
+  await dcb.stop()
+  lat.sort((a, b) => a - b)
+  results.figures.otp_flows = { flows_s: Math.round(done / SECONDS), flow_p99_ms: Math.round(lat[Math.floor(lat.length * 0.99)] * 10) / 10, workers: 16 }
+  log(results.figures.otp_flows)
+}
+
+async function writeLatency() {
+  results.figures.write_p99 = {}
+  for (const n of [1_000, 10_000, 100_000]) {
+    log(`write latency with ${n} stored subscriptions`)
+    const data = join(tmp, `w${n}.json`)
+    execFileSync(process.execPath, [BIN, 'seed', '--subscriptions', String(n), '--data', data], { stdio: 'ignore' })
+    const dcb = await start(['serve', '--port', '0', '--data', data])
+    let i = 0
+    const r = await cannon({
+      url: `${dcb.url}/subscriptions/init`,
+      connections: 10,
+      requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ msisdn: msisdnOf(i++ % 50000), service_code: 'GAMECLUB', country_code: 'my' }) }) }],
+    })
+    await dcb.stop()
+    results.figures.write_p99[n] = { p99_ms: r.latency.p99, p50_ms: r.latency.p50, req_s: Math.round(r.requests.average), non2xx: r.non2xx }
+    log(n, results.figures.write_p99[n])
+  }
+}
+
+async function startup() {
+  log('serve: time to ready, idle RSS; dcb status: process wall time')
+  const ready = []
+  let idle = 0
+  for (let k = 0; k < 5; k++) {
+    const s = await start(['serve', '--port', '0', '--in-memory'])
+    ready.push(s.readyMs)
+    if (k === 4) {
+      await new Promise((r) => setTimeout(r, 1500))
+      idle = rss(s.child.pid)
+      const id = await subscribe(s.url, '60123456001')
+      const walls = []
+      for (let j = 0; j < 10; j++) {
+        const t = performance.now()
+        execFileSync(process.execPath, [BIN, 'status', id, '--base-url', s.url], { stdio: 'ignore' })
+        walls.push(performance.now() - t)
+      }
+      const help = []
+      for (let j = 0; j < 5; j++) {
+        const t = performance.now()
+        execFileSync(process.execPath, [BIN, '--help'], { stdio: 'ignore' })
+        help.push(performance.now() - t)
+      }
+      results.figures.cli = { status_wall_ms: median(walls), help_wall_ms: median(help) }
+    }
+    await s.stop()
+  }
+  results.figures.serve = { ready_ms: median(ready), idle_rss_mib: Math.round(idle) }
+  log(results.figures.serve, results.figures.cli)
+}
+
+async function memoryOverMillion() {
+  if (!MILLION) return
+  log(`RSS over ${MILLION} requests (init and status, file store)`)
+  const dcb = await start(['serve', '--port', '0', '--data', join(tmp, 'million.json')])
+  const id = await subscribe(dcb.url, '60123456001')
+  const samples = []
+  const timer = setInterval(() => samples.push(Math.round(rss(dcb.child.pid))), 2000)
+  let i = 0
+  const t0 = performance.now()
+  const r = await cannon({
+    url: `${dcb.url}/subscriptions/status`,
+    duration: undefined,
+    amount: MILLION,
+    requests: [
+      { setupRequest: (req) => ({ ...req, path: '/subscriptions/init', body: JSON.stringify({ msisdn: msisdnOf(i++), service_code: 'GAMECLUB', country_code: 'my' }) }) },
+      { setupRequest: (req) => ({ ...req, path: '/subscriptions/status', body: JSON.stringify({ subscription_id: id }) }) },
+    ],
+  })
+  clearInterval(timer)
+  await dcb.stop()
+  const q = Math.max(1, Math.floor(samples.length / 4))
+  results.figures.memory = {
+    requests: r.requests.total,
+    seconds: Math.round((performance.now() - t0) / 1000),
+    rss_first_quarter_mib: Math.max(...samples.slice(0, q)),
+    rss_last_quarter_mib: Math.max(...samples.slice(-q)),
+    rss_max_mib: Math.max(...samples),
+    non2xx: r.non2xx,
+  }
+  log(results.figures.memory)
+}
+
+function median(a) {
+  const s = [...a].sort((x, y) => x - y)
+  return Math.round(s[Math.floor(s.length / 2)])
+}
+
+function markdown() {
+  const f = results.figures
+  const m = results.machine
+  const rows = [
+    `Measured ${results.date.slice(0, 10)} on ${m.cpu}, ${m.cores} cores, ${m.memory_gib} GiB, Node ${m.node} (${m.os}); ${SECONDS} s per load, all on 127.0.0.1.`,
+    '',
+    '| figure | value | goal |',
+    '|---|---|---|',
+  ]
+  if (f.status) {
+    rows.push(`| Status throughput, dcb / bare node:http (median of ${f.status.rounds.length} paired rounds: ${f.status.rounds.join(', ')}) | ${f.status.dcb_req_s} / ${f.status.bare_req_s} req/s = **${f.status.ratio}** (p99 ${f.status.dcb_p99_ms} / ${f.status.bare_p99_ms} ms) | ratio >= 0.6 |`)
+    rows.push(`| server CPU per Status call, dcb / bare | ${f.status.dcb_cpu_us} / ${f.status.bare_cpu_us} µs = ${Math.round((f.status.bare_cpu_us / f.status.dcb_cpu_us) * 100) / 100} | |`)
+  }
+  if (f.otp_flows) rows.push(`| full OTP flows (init, read OTP, verify), 16 clients, fsync'd | ${f.otp_flows.flows_s} flows/s (p99 ${f.otp_flows.flow_p99_ms} ms) | |`)
+  if (f.write_p99) for (const [n, w] of Object.entries(f.write_p99)) rows.push(`| write (Init) p99 with ${Number(n).toLocaleString('en')} stored subscriptions | ${w.p99_ms} ms (p50 ${w.p50_ms} ms, ${w.req_s} req/s) | flat, < 20 ms |`)
+  if (f.serve) rows.push(`| dcb serve: time to ready / idle RSS | ${f.serve.ready_ms} ms / ${f.serve.idle_rss_mib} MiB | |`)
+  if (f.cli) rows.push(`| dcb status / dcb --help: process wall time | ${f.cli.status_wall_ms} ms / ${f.cli.help_wall_ms} ms | |`)
+  if (f.memory) rows.push(`| RSS over ${f.memory.requests.toLocaleString('en')} requests (half Init) | first quarter max ${f.memory.rss_first_quarter_mib} MiB, last quarter max ${f.memory.rss_last_quarter_mib} MiB (${f.memory.seconds} s) | flat |`)
+  return rows.join('\n')
+}
+
+const only = process.argv.slice(2)
+const stages = { status: statusThroughput, flows: otpFlows, writes: writeLatency, startup, memory: memoryOverMillion }
+try {
+  for (const [name, fn] of Object.entries(stages)) if (!only.length || only.includes(name)) await fn()
+  writeFileSync(join(ROOT, 'bench', 'results.json'), JSON.stringify(results, null, 2) + '\n')
+  writeFileSync(join(ROOT, 'bench', 'RESULTS.md'), markdown() + '\n')
+  console.log(markdown())
+} finally {
+  for (const c of children) c.kill('SIGKILL')
+  agent.destroy()
+  rmSync(tmp, { recursive: true, force: true })
+}
