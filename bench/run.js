@@ -81,12 +81,20 @@ async function subscribe(url, msisdn) {
 }
 
 function cannon(opts) {
+  if (opts.amount) {
+    const { duration: _drop, ...rest } = opts
+    opts = rest
+  }
   return new Promise((resolve, reject) => {
-    autocannon({ connections: 50, duration: SECONDS, headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }, method: 'POST', ...opts }, (err, r) => (err ? reject(err) : resolve(r)))
+    autocannon({ connections: 50, ...(opts.amount ? {} : { duration: SECONDS }), headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }, method: 'POST', ...opts }, (err, r) => (err ? reject(err) : resolve(r)))
   })
 }
 
-const msisdnOf = (i) => `6012${String(i).padStart(5, '0')}0${String(i % 100).padStart(2, '0')}`
+/** Distinct valid MSISDNs of the my OTP carrier (12 digits) ending 000-099 (the always-succeeds range). */
+const msisdnOf = (i) => {
+  if (i >= 1e7) throw new Error('msisdnOf: at most ten million distinct numbers')
+  return `6012${String(Math.floor(i / 100)).padStart(5, '0')}0${String(i % 100).padStart(2, '0')}`
+}
 
 const cpuTicks = (pid) => {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
@@ -206,12 +214,15 @@ async function memoryOverMillion() {
   const dcb = await start(['serve', '--port', '0', '--data', join(tmp, 'million.json')])
   const id = await subscribe(dcb.url, '60123456001')
   const samples = []
-  const timer = setInterval(() => samples.push(Math.round(rss(dcb.child.pid))), 2000)
+  const heap = []
+  const timer = setInterval(() => {
+    samples.push(Math.round(rss(dcb.child.pid)))
+    call(dcb.url, '/_sandbox/health', undefined, 'GET').then((h) => heap.push(h.memory_mib.heap_used), () => {})
+  }, 2000)
   let i = 0
   const t0 = performance.now()
   const r = await cannon({
     url: `${dcb.url}/subscriptions/status`,
-    duration: undefined,
     amount: MILLION,
     requests: [
       { setupRequest: (req) => ({ ...req, path: '/subscriptions/init', body: JSON.stringify({ msisdn: msisdnOf(i++), service_code: 'GAMECLUB', country_code: 'my' }) }) },
@@ -219,7 +230,10 @@ async function memoryOverMillion() {
     ],
   })
   clearInterval(timer)
+  const health = await call(dcb.url, '/_sandbox/health', undefined, 'GET')
   await dcb.stop()
+  // Every Init must have been a real write: the verification requests reach their cap.
+  if (health.sizes.verifications < Math.min(i, 50_000)) throw new Error(`only ${health.sizes.verifications} verification requests after ${i} inits`)
   const q = Math.max(1, Math.floor(samples.length / 4))
   results.figures.memory = {
     requests: r.requests.total,
@@ -227,6 +241,8 @@ async function memoryOverMillion() {
     rss_first_quarter_mib: Math.max(...samples.slice(0, q)),
     rss_last_quarter_mib: Math.max(...samples.slice(-q)),
     rss_max_mib: Math.max(...samples),
+    heap_first_quarter_mib: Math.max(...heap.slice(0, Math.max(1, Math.floor(heap.length / 4)))),
+    heap_last_quarter_mib: Math.max(...heap.slice(-Math.max(1, Math.floor(heap.length / 4)))),
     non2xx: r.non2xx,
   }
   log(results.figures.memory)
@@ -254,7 +270,7 @@ function markdown() {
   if (f.write_p99) for (const [n, w] of Object.entries(f.write_p99)) rows.push(`| write (Init) p99 with ${Number(n).toLocaleString('en')} stored subscriptions | ${w.p99_ms} ms (p50 ${w.p50_ms} ms, ${w.req_s} req/s) | flat, < 20 ms |`)
   if (f.serve) rows.push(`| dcb serve: time to ready / idle RSS | ${f.serve.ready_ms} ms / ${f.serve.idle_rss_mib} MiB | |`)
   if (f.cli) rows.push(`| dcb status / dcb --help: process wall time | ${f.cli.status_wall_ms} ms / ${f.cli.help_wall_ms} ms | |`)
-  if (f.memory) rows.push(`| RSS over ${f.memory.requests.toLocaleString('en')} requests (half Init) | first quarter max ${f.memory.rss_first_quarter_mib} MiB, last quarter max ${f.memory.rss_last_quarter_mib} MiB (${f.memory.seconds} s) | flat |`)
+  if (f.memory) rows.push(`| RSS over ${f.memory.requests.toLocaleString('en')} requests (half Init) | RSS first quarter max ${f.memory.rss_first_quarter_mib} MiB, last quarter max ${f.memory.rss_last_quarter_mib} MiB; heap used ${f.memory.heap_first_quarter_mib} / ${f.memory.heap_last_quarter_mib} MiB (${f.memory.seconds} s) | flat |`)
   return rows.join('\n')
 }
 

@@ -37,8 +37,8 @@ program
   .addOption(new Option('--failure-payload <form>', 'payload of failures: as documented, or always null / always absent').choices(['auto', 'null', 'absent']).default('auto'))
   .option('--journal-size <n>', 'how many requests the request journal keeps', int('--journal-size', 1, 1_000_000), 1000)
   .option('--sms-per-msisdn <n>', 'how many SMS messages each handset keeps', int('--sms-per-msisdn', 1, 100_000), 50)
-  .option('--max-sms <n>', 'how many SMS messages the sandbox keeps in all', int('--max-sms', 1, 100_000_000), 100_000)
-  .option('--max-verifications <n>', 'how many verification requests the sandbox keeps', int('--max-verifications', 1, 100_000_000), 100_000)
+  .option('--max-sms <n>', 'how many SMS messages the sandbox keeps in all', int('--max-sms', 1, 100_000_000), 50_000)
+  .option('--max-verifications <n>', 'how many verification requests the sandbox keeps', int('--max-verifications', 1, 100_000_000), 50_000)
   .option('--quiet', 'print only errors')
   .action(async (opts) => (await import('./serve.js')).serve(opts))
 

@@ -121,8 +121,8 @@ export class Engine {
     this.newId = opts.newId ?? randomUUID
     this.smsPerMsisdn = opts.smsPerMsisdn ?? 50
     this.chargesPerSubscription = Math.max(1, opts.chargesPerSubscription ?? 100)
-    this.maxSms = Math.max(1, opts.maxSms ?? 100_000)
-    this.maxVerifications = Math.max(1, opts.maxVerifications ?? 100_000)
+    this.maxSms = Math.max(1, opts.maxSms ?? 50_000)
+    this.maxVerifications = Math.max(1, opts.maxVerifications ?? 50_000)
     this.clockStart = opts.clockStart
     this.idx = new WorldIndex(opts.world)
     this.loadWorldRules()
@@ -459,28 +459,7 @@ export class Engine {
     }
     const period = this.idx.period(service.period)
     const language = requestedLanguage ? this.idx.language(requestedLanguage, service) : (verif?.language ?? service.default_language)
-    const sub: SubscriptionRecord = {
-      id: this.newId(),
-      merchant,
-      service: service.code,
-      country,
-      carrier: carrierCode,
-      msisdn,
-      language,
-      flow: verif?.flow ?? direct!.flow,
-      status: 'ACTIVE',
-      subscribed_at: now,
-      anchor_at: now,
-      periods: 1,
-      expiry_at: addDuration(now, period),
-      canceled_at: null,
-      cancel_reason: null,
-      retries: 0,
-      next_retry_at: null,
-      carrier_cancel_at: null,
-      charges: [{ at: now, kind: 'first', outcome: 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null }],
-      charge_count: 1,
-    }
+    const sub = this.newSubscription(now, period, price, { merchant, service: service.code, country, carrier: carrierCode, msisdn, language, flow: verif?.flow ?? direct!.flow })
     const activation = this.effect(tx, { step: 'activate', msisdn, country, carrier: carrierCode, service: service.code })
     if (activation?.cancel_after) sub.carrier_cancel_at = addDuration(now, this.idx.period(activation.cancel_after))
     tx.put('subs', sub.id, sub)
@@ -500,6 +479,31 @@ export class Engine {
       }),
     })
     return sub
+  }
+
+  /** A new ACTIVE subscription, first charge made now, one period paid. */
+  private newSubscription(
+    now: number,
+    period: Duration,
+    price: { amount: string; currency: string } | null,
+    who: Pick<SubscriptionRecord, 'merchant' | 'service' | 'country' | 'carrier' | 'msisdn' | 'language' | 'flow'>,
+  ): SubscriptionRecord {
+    return {
+      id: this.newId(),
+      ...who,
+      status: 'ACTIVE',
+      subscribed_at: now,
+      anchor_at: now,
+      periods: 1,
+      expiry_at: addDuration(now, period),
+      canceled_at: null,
+      cancel_reason: null,
+      retries: 0,
+      next_retry_at: null,
+      carrier_cancel_at: null,
+      charges: [{ at: now, kind: 'first', outcome: 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null }],
+      charge_count: 1,
+    }
   }
 
   // ---------------------------------------------------------------- rules
@@ -863,7 +867,11 @@ export class Engine {
   // ---------------------------------------------------------------- lifecycle events
 
   private schedule(kind: QueueEntry['kind'], id: string, at: number | null): void {
-    if (at !== null) this.queue.push({ at, seq: ++this.queueSeq, kind, id })
+    if (at === null) return
+    this.queue.push({ at, seq: ++this.queueSeq, kind, id })
+    // Entries of records that changed or were dropped stay in the heap until their time comes; when
+    // they outnumber the live ones, rebuild it so memory stays bounded under a steady load.
+    if (this.queue.size > 2 * (this.state.subs.size + this.state.verifs.size) + 1024) this.rebuildQueue()
   }
 
   private subEventAt(sub: SubscriptionRecord): number | null {
@@ -888,8 +896,16 @@ export class Engine {
 
   private rebuildQueue(): void {
     this.queue.clear()
-    for (const s of this.state.subs.values()) this.scheduleSub(s)
-    for (const v of this.state.verifs.values()) if (v.state === 'pending') this.schedule('verif', v.id, v.expires_at)
+    const push = (kind: QueueEntry['kind'], id: string, at: number | null) => {
+      if (at !== null) this.queue.push({ at, seq: ++this.queueSeq, kind, id })
+    }
+    for (const s of this.state.subs.values()) push('sub', s.id, this.subEventAt(s))
+    for (const v of this.state.verifs.values()) if (v.state === 'pending') push('verif', v.id, v.expires_at)
+  }
+
+  /** Sizes of what the engine keeps, for health and the benchmark. */
+  sizes(): Record<string, number> {
+    return { subscriptions: this.state.subs.size, verifications: this.state.verifs.size, sms: this.state.sms.size, rules: this.state.rules.size, queue: this.queue.size }
   }
 
   /** Runs every event due at or before `to`, each at its own time, in time order. */
@@ -976,8 +992,7 @@ export class Engine {
       const price = found.integration.price ?? null
       const ids: string[] = []
       for (let i = 0; i < count; i++) {
-        const sub: SubscriptionRecord = {
-          id: this.newId(),
+        const sub = this.newSubscription(now, period, price, {
           merchant,
           service: found.service.code,
           country: found.integration.country,
@@ -985,19 +1000,7 @@ export class Engine {
           msisdn: (first + BigInt(i)).toString(),
           language: found.service.default_language,
           flow: carrier.flow,
-          status: 'ACTIVE',
-          subscribed_at: now,
-          anchor_at: now,
-          periods: 1,
-          expiry_at: addDuration(now, period),
-          canceled_at: null,
-          cancel_reason: null,
-          retries: 0,
-          next_retry_at: null,
-          carrier_cancel_at: null,
-          charges: [{ at: now, kind: 'first', outcome: 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null }],
-          charge_count: 1,
-        }
+        })
         tx.put('subs', sub.id, sub)
         this.scheduleSub(sub)
         ids.push(sub.id)

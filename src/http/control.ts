@@ -65,7 +65,10 @@ export function createControlHandler(ctx: ControlContext) {
     return m
   }
 
-  route('GET', '/health', () => ({ ok: true, version: ctx.version, now: engine.clockView().now, store: ctx.storeInfo() }))
+  route('GET', '/health', () => {
+    const mem = process.memoryUsage()
+    return { ok: true, version: ctx.version, now: engine.clockView().now, store: ctx.storeInfo(), sizes: engine.sizes(), memory_mib: { rss: Math.round(mem.rss / 2 ** 20), heap_used: Math.round(mem.heapUsed / 2 ** 20) } }
+  })
   route('GET', '/sms', (_req, _p, q) => {
     const msisdn = msisdnParam(q)
     return { msisdn, messages: engine.smsFor(msisdn).map(smsView) }

@@ -208,6 +208,8 @@ export class FileStore implements Store {
       await oldJournal.close()
       this.db.data = snapshot
       await this.db.write()
+      // The snapshot holds records that later changes replace: let them go.
+      this.db.data = null
       if (!this.unsafeNoSync) {
         const fd = openSync(this.path, 'r')
         try {

@@ -81,6 +81,20 @@ describe('authentication (401) and allowlist (403)', () => {
   })
 })
 
+describe('a server listening on ::1', () => {
+  it('accepts real IPv6 loopback clients of merchants that allow ::1, and refuses the others', async () => {
+    const v6 = await startClient({ host: '::1' })
+    try {
+      expect(v6.url).toMatch(/^http:\/\/\[::1\]:\d+$/)
+      expect((await v6.api('/subscriptions/status', { subscription_id: 'x' })).body.message).toBe('SUBSCRIPTION_NOT_FOUND')
+      expectFail(await v6.api('/subscriptions/status', { subscription_id: 'x' }, { key: 'sandbox-offsite-key' }), 403, 'UNAUTHORIZED', 'null')
+      expect((await v6.control('/health')).status).toBe(200)
+    } finally {
+      await v6.close()
+    }
+  })
+})
+
 describe('allowlists behind a trusted proxy: CIDR, IPv6, IPv4-mapped', () => {
   let p: Client
   beforeAll(async () => {
