@@ -208,6 +208,22 @@ async function startup() {
   log(results.figures.serve, results.figures.cli)
 }
 
+async function advanceYear() {
+  const n = 5_000
+  log(`advancing the clock a year over ${n} monthly subscriptions`)
+  const data = join(tmp, 'advance.json')
+  execFileSync(process.execPath, [BIN, 'seed', '--subscriptions', String(n), '--data', data], { stdio: 'ignore' })
+  const dcb = await start(['serve', '--port', '0', '--data', data])
+  const t = performance.now()
+  const r = await call(dcb.url, '/_sandbox/clock/advance', { by: 'P1Y' })
+  const ms = performance.now() - t
+  await dcb.stop()
+  const renewed = r.events.filter((e) => e.type === 'renewed').length
+  if (renewed !== n * 12) throw new Error(`expected ${n * 12} renewals, got ${renewed}`)
+  results.figures.advance = { subscriptions: n, events: r.events.length, ms: Math.round(ms) }
+  log(results.figures.advance)
+}
+
 async function memoryOverMillion() {
   if (!MILLION) return
   log(`RSS over ${MILLION} requests (init and status, file store)`)
@@ -241,8 +257,10 @@ async function memoryOverMillion() {
     rss_first_quarter_mib: Math.max(...samples.slice(0, q)),
     rss_last_quarter_mib: Math.max(...samples.slice(-q)),
     rss_max_mib: Math.max(...samples),
-    heap_first_quarter_mib: Math.max(...heap.slice(0, Math.max(1, Math.floor(heap.length / 4)))),
-    heap_last_quarter_mib: Math.max(...heap.slice(-Math.max(1, Math.floor(heap.length / 4)))),
+    heap_first_quarter_mib: median(heap.slice(0, Math.max(1, Math.floor(heap.length / 4)))),
+    heap_last_quarter_mib: median(heap.slice(-Math.max(1, Math.floor(heap.length / 4)))),
+    rss_samples_mib: samples,
+    heap_samples_mib: heap,
     non2xx: r.non2xx,
   }
   log(results.figures.memory)
@@ -270,13 +288,22 @@ function markdown() {
   if (f.write_p99) for (const [n, w] of Object.entries(f.write_p99)) rows.push(`| write (Init) p99 with ${Number(n).toLocaleString('en')} stored subscriptions | ${w.p99_ms} ms (p50 ${w.p50_ms} ms, ${w.req_s} req/s) | flat, < 20 ms |`)
   if (f.serve) rows.push(`| dcb serve: time to ready / idle RSS | ${f.serve.ready_ms} ms / ${f.serve.idle_rss_mib} MiB | |`)
   if (f.cli) rows.push(`| dcb status / dcb --help: process wall time | ${f.cli.status_wall_ms} ms / ${f.cli.help_wall_ms} ms | |`)
-  if (f.memory) rows.push(`| RSS over ${f.memory.requests.toLocaleString('en')} requests (half Init) | RSS first quarter max ${f.memory.rss_first_quarter_mib} MiB, last quarter max ${f.memory.rss_last_quarter_mib} MiB; heap used ${f.memory.heap_first_quarter_mib} / ${f.memory.heap_last_quarter_mib} MiB (${f.memory.seconds} s) | flat |`)
+  if (f.advance) rows.push(`| clock/advance P1Y over ${f.advance.subscriptions.toLocaleString('en')} monthly subscriptions (${f.advance.events.toLocaleString('en')} renewals, one durable write) | ${f.advance.ms} ms | well under a second |`)
+  if (f.memory) rows.push(`| RSS over ${f.memory.requests.toLocaleString('en')} requests (half Init) | RSS max first / last quarter ${f.memory.rss_first_quarter_mib} / ${f.memory.rss_last_quarter_mib} MiB; heap used, median first / last quarter ${f.memory.heap_first_quarter_mib} / ${f.memory.heap_last_quarter_mib} MiB (${f.memory.seconds} s) | flat |`)
   return rows.join('\n')
 }
 
 const only = process.argv.slice(2)
-const stages = { status: statusThroughput, flows: otpFlows, writes: writeLatency, startup, memory: memoryOverMillion }
+const stages = { status: statusThroughput, flows: otpFlows, writes: writeLatency, startup, advance: advanceYear, memory: memoryOverMillion }
 try {
+  for (const name of only) if (!(name in stages)) throw new Error(`unknown stage "${name}" (stages: ${Object.keys(stages).join(', ')})`)
+  if (only.length) {
+    // A partial run keeps the other figures of the last full run.
+    try {
+      const last = JSON.parse(readFileSync(join(ROOT, 'bench', 'results.json'), 'utf8'))
+      results.figures = { ...last.figures }
+    } catch {}
+  }
   for (const [name, fn] of Object.entries(stages)) if (!only.length || only.includes(name)) await fn()
   writeFileSync(join(ROOT, 'bench', 'results.json'), JSON.stringify(results, null, 2) + '\n')
   writeFileSync(join(ROOT, 'bench', 'RESULTS.md'), markdown() + '\n')

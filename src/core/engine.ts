@@ -225,7 +225,7 @@ export class Engine {
   // ---------------------------------------------------------------- transactions
 
   private async commit(tx: Tx): Promise<void> {
-    if (tx.changes.length) await this.persist(tx.changes)
+    if (tx.size) await this.persist(tx.changes)
   }
 
   /**
@@ -241,10 +241,10 @@ export class Engine {
       result = fn(tx, now)
     } catch (e) {
       // What was applied before the error is persisted all the same: memory and disk never differ.
-      if (tx.changes.length) void this.persist(tx.changes).catch(() => {})
+      if (tx.size) void this.persist(tx.changes).catch(() => {})
       throw e
     }
-    return { result, durable: tx.changes.length ? this.persist(tx.changes) : null }
+    return { result, durable: tx.size ? this.persist(tx.changes) : null }
   }
 
   /** `exec`, then wait until it is durable. */

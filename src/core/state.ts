@@ -183,26 +183,41 @@ export class State {
 
 export const COLLECTIONS: CollectionName[] = ['subs', 'verifs', 'sms', 'rules', 'counters', 'meta']
 
-/** Collects the changes of one operation while applying them to the state. */
+/**
+ * Collects the changes of one operation while applying them to the state. Several changes to one
+ * record within a transaction are kept as the last one (a year of renewals writes each subscription
+ * once), in the order the records were first touched.
+ */
 export class Tx {
-  readonly changes: Change[] = []
+  private readonly byKey = new Map<string, Change>()
+  private wasReset = false
   constructor(readonly state: State) {}
 
   put<C extends CollectionName>(c: C, id: string, v: Collections[C]): Collections[C] {
     const change: Change = { c, id, v }
     this.state.apply(change)
-    this.changes.push(change)
+    this.byKey.set(`${c}\0${id}`, change)
     return v
   }
 
   del(c: CollectionName, id: string): void {
     const change: Change = { c, id, v: null }
     this.state.apply(change)
-    this.changes.push(change)
+    this.byKey.set(`${c}\0${id}`, change)
   }
 
   reset(): void {
     this.state.clear()
-    this.changes.push({ reset: true })
+    this.byKey.clear()
+    this.wasReset = true
+  }
+
+  get size(): number {
+    return this.byKey.size + (this.wasReset ? 1 : 0)
+  }
+
+  get changes(): Change[] {
+    const out = [...this.byKey.values()]
+    return this.wasReset ? [{ reset: true }, ...out] : out
   }
 }

@@ -11,7 +11,7 @@ import { RequestJournal } from './journal.js'
 import { createMerchantHandler, MERCHANT_PATHS } from './merchant.js'
 import { openApiDocument } from './openapi.js'
 import { consentPage, frontPage, returnPage } from './pages.js'
-import { sendEnvelope, sendJson } from './respond.js'
+import { safeDecode, sendEnvelope, sendJson } from './respond.js'
 
 export interface SandboxAppOptions {
   engine: Engine
@@ -60,7 +60,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       if (path === '/_sandbox/return') return returnPage(res, new URLSearchParams(q >= 0 ? raw.slice(q + 1) : ''))
       return control(req, res, path, new URLSearchParams(q >= 0 ? raw.slice(q + 1) : ''))
     }
-    if (path.startsWith('/consent/')) return consentPage(opts.engine, req, res, decodeURIComponent(path.slice('/consent/'.length)))
+    if (path.startsWith('/consent/')) return consentPage(opts.engine, req, res, safeDecode(path.slice('/consent/'.length)))
     if (path === '/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
       openapi ??= JSON.stringify(openApiDocument(opts.version))
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openapi) })

@@ -12,7 +12,7 @@ import { formatTimestamp } from '../core/time.js'
 import { isPlainObject, parseJson, readBody } from './body.js'
 import { clientIp, isLoopback } from './ip.js'
 import type { RequestJournal } from './journal.js'
-import { sendJson } from './respond.js'
+import { safeDecode, sendJson } from './respond.js'
 
 export interface ControlContext {
   engine: Engine
@@ -137,7 +137,7 @@ export function createControlHandler(ctx: ControlContext) {
   route('POST', '/rules', async (req) => engine.addRule(await body(req)))
   route('DELETE', '/rules', async () => ({ deleted: await engine.deleteAllRules() }))
   route('DELETE', '/rules/:id', async (_req, [id]) => {
-    await engine.deleteRule(decodeURIComponent(id!))
+    await engine.deleteRule(safeDecode(id!))
     return { deleted: 1 }
   })
   route('GET', '/scenarios', () => ctx.scenarios())

@@ -37,3 +37,12 @@ export function redirect(res: ServerResponse, location: string, status = 303): v
 export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 }
+
+/** decodeURIComponent that answers the text as it is for a malformed escape (never throws). */
+export function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s)
+  } catch {
+    return s
+  }
+}

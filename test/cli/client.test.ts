@@ -157,6 +157,24 @@ describe('sandbox commands', () => {
   })
 })
 
+describe('dcb logs --follow', () => {
+  it('prints new requests as they come, until stopped', async () => {
+    const { spawn } = await import('node:child_process')
+    const child = spawn(process.execPath, [BIN, 'logs', '--follow', '--limit', '1'], { env: { ...process.env, ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    try {
+      await new Promise((r) => setTimeout(r, 700))
+      await c.api('/subscriptions/status', { subscription_id: 'followed' })
+      const deadline = Date.now() + 5000
+      while (!out.includes('SUBSCRIPTION_NOT_FOUND') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+      expect(out).toMatch(/POST \/subscriptions\/status 404 SUBSCRIPTION_NOT_FOUND demo/)
+    } finally {
+      child.kill()
+    }
+  })
+})
+
 describe('dcb flow', () => {
   it.each([
     ['OTP', '60123456001', 'my'],

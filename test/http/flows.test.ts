@@ -125,6 +125,7 @@ describe('redirect flow', () => {
 
   it('unknown consent pages and bad forms are clear errors', async () => {
     expect((await fetch(`${c.url}/consent/nope`)).status).toBe(404)
+    expect((await fetch(`${c.url}/consent/%E0%A4%A`)).status).toBe(404)
     const r = await init('359881234004', 'bg')
     expect((await form(r.body.payload.redirect_url, 'maybe')).status).toBe(400)
   })

@@ -110,6 +110,11 @@ describe('allowlists behind a trusted proxy: CIDR, IPv6, IPv4-mapped', () => {
     expectFail(await call('198.51.100.1', 'sandbox-demo-key'), 403, 'UNAUTHORIZED', 'null')
   })
 
+  it('accepts a key stored as its SHA-256 in the fixtures', async () => {
+    expectFail(await call('2001:db8:1::42', 'sandbox-hashed-key'), 404, 'SUBSCRIPTION_NOT_FOUND', 'null')
+    expectFail(await call('2001:db8:1::42', '7eff01ef108fbfcaf879a0015db9736f84b4de7da756e385501546301436658a'), 401, 'UNAUTHORIZED', 'null')
+  })
+
   it('matches IPv6 ranges and IPv4-mapped IPv6 addresses', async () => {
     expectFail(await call('2001:db8:1::42', 'sandbox-v6-key'), 404, 'SUBSCRIPTION_NOT_FOUND', 'null')
     expectFail(await call('2001:db8:2::42', 'sandbox-v6-key'), 403, 'UNAUTHORIZED', 'null')
