@@ -50,7 +50,7 @@ program
   .option('--service <code>', 'service code', 'STREAMPLUS')
   .option('--country <cc>', 'country code', 'my')
   .option('--merchant <id>', 'merchant id', 'demo')
-  .option('--first-msisdn <msisdn>', 'MSISDNs count up from this one', '601200000000')
+  .option('--first-msisdn <msisdn>', 'MSISDNs count up from this one, through endings 000-099 only', '601200000000')
   .action(async (opts) => (await import('./seed.js')).seed(opts))
 
 /** The options every client command takes. */

@@ -21,7 +21,7 @@ export async function seed(o: { subscriptions: number; data: string; service: st
     const batch = 10_000
     for (let done = 0; done < o.subscriptions; done += batch) {
       const n = Math.min(batch, o.subscriptions - done)
-      await engine.seed(n, { merchant: o.merchant, service: o.service, country: o.country, firstMsisdn: (BigInt(o.firstMsisdn) + BigInt(done)).toString() })
+      await engine.seed(n, { merchant: o.merchant, service: o.service, country: o.country, firstMsisdn: o.firstMsisdn, startIndex: done })
     }
   } catch (e) {
     if (e instanceof ControlError) throw new CliError(e.message, EXIT.USAGE)

@@ -977,14 +977,17 @@ export class Engine {
   // ---------------------------------------------------------------- seeding (benchmarks, load tests)
 
   /**
-   * Creates `count` ACTIVE subscriptions at once (no SMS, no flow), for MSISDNs counted up from
-   * `firstMsisdn`. Answers the ids. For building large stores fast (`dcb seed`).
+   * Creates `count` ACTIVE subscriptions at once (no SMS, no flow). Answers the ids. For building
+   * large stores fast (`dcb seed`). The MSISDNs count up from `firstMsisdn` through endings 000-099
+   * only (the always-succeeds range), so no magic ending changes what a seeded subscription does;
+   * `startIndex` continues a numbering.
    */
-  seed(count: number, o: { merchant?: string; service?: string; country?: string; firstMsisdn?: string } = {}): Promise<string[]> {
+  seed(count: number, o: { merchant?: string; service?: string; country?: string; firstMsisdn?: string; startIndex?: number } = {}): Promise<string[]> {
     const merchant = o.merchant ?? 'demo'
     const found = this.idx.integration(merchant, o.service ?? 'STREAMPLUS', o.country ?? 'my')
     if (!found) throw new ControlError(400, 'MERCHANT_SERVICE_NOT_CONFIGURED', `no integration ${o.service ?? 'STREAMPLUS'}/${o.country ?? 'my'} for merchant ${merchant}`)
     const first = BigInt(o.firstMsisdn ?? '601200000000')
+    const start = o.startIndex ?? 0
     const carrier = this.carrierOf(first.toString())
     if (!carrier) throw new ControlError(400, 'INVALID_MSISDN', `no sandbox carrier owns ${first}`)
     return this.run((tx, now) => {
@@ -997,7 +1000,7 @@ export class Engine {
           service: found.service.code,
           country: found.integration.country,
           carrier: carrier.code,
-          msisdn: (first + BigInt(i)).toString(),
+          msisdn: (first + BigInt(Math.floor((start + i) / 100)) * 1000n + BigInt((start + i) % 100)).toString(),
           language: found.service.default_language,
           flow: carrier.flow,
         })

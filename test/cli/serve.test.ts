@@ -84,6 +84,29 @@ describe('dcb serve', () => {
   })
 })
 
+describe('dcb seed', () => {
+  it('adds many ACTIVE subscriptions with distinct always-succeeds MSISDNs, and refuses a held file', async () => {
+    const data = join(tmp.dir, 'seeded.json')
+    const r = await dcb(['seed', '--subscriptions', '250', '--data', data])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/^seeded 250 subscriptions/)
+    const s = await serve(['--data', data])
+    try {
+      const subs = (await (await fetch(`${s.url}/_sandbox/subscriptions?limit=1000`)).json()).subscriptions
+      expect(subs).toHaveLength(250)
+      const msisdns = new Set(subs.map((x: any) => x.msisdn))
+      expect(msisdns.size).toBe(250)
+      for (const m of msisdns) expect(m as string).toMatch(/^6012\d{5}0\d{2}$/)
+      expect(subs.every((x: any) => x.status === 'ACTIVE')).toBe(true)
+      const held = await dcb(['seed', '--subscriptions', '1', '--data', data])
+      expect(held.code).toBe(1)
+      expect(held.stderr).toContain('in use by another dcb server')
+    } finally {
+      await s.stop()
+    }
+  })
+})
+
 describe('dcb fixtures validate', () => {
   it('accepts the default world and scenario folders', async () => {
     const r = await dcb(['fixtures', 'validate', 'fixtures/world.json'])
