@@ -540,13 +540,17 @@ export class Engine {
    * the occurrence for `nth` and the use for `times`. Rules with an empty effect stop the search.
    */
   private effect(tx: Tx, ctx: RuleContext, counterKey?: string): RuleEffect | undefined {
-    if (this.countedSteps.has(ctx.step)) {
+    const rules = this.rulesByStep.get(ctx.step)
+    if (!rules) return undefined
+    // Occurrences are counted only where a rule with `nth` could match (a year of renewals of
+    // ordinary numbers writes no counters).
+    if (this.countedSteps.has(ctx.step) && rules.some((c) => c.rule.nth !== undefined && ruleMatches(c, ctx, true))) {
       const key = `${ctx.step}:${counterKey ?? ctx.msisdn}`
       const n = (this.state.counters.get(key) ?? 0) + 1
       tx.put('counters', key, n)
       ctx = { ...ctx, nth: n }
     }
-    for (const c of this.rulesByStep.get(ctx.step) ?? []) {
+    for (const c of rules) {
       const m = ruleMatches(c, ctx)
       if (!m) continue
       if (!this.useRule(tx, c)) continue
@@ -653,9 +657,10 @@ export class Engine {
     const list = this.state.smsByMsisdn.get(rec.msisdn)!
     while (list.length > this.smsPerMsisdn) tx.del('sms', list[0]!)
     while (this.state.sms.size > this.maxSms) tx.del('sms', this.state.sms.keys().next().value!)
-    queueMicrotask(() => {
-      for (const l of this.smsListeners) l(rec)
-    })
+    if (this.smsListeners.size)
+      queueMicrotask(() => {
+        for (const l of this.smsListeners) l(rec)
+      })
     return rec
   }
 

@@ -31,8 +31,11 @@ export function compileRule(rule: Rule, runtime = false): CompiledRule {
   }
 }
 
-/** Whether the rule's match and step fit (not `times`, which needs the usage count). */
-export function ruleMatches(c: CompiledRule, ctx: RuleContext): RegExpExecArray | true | null {
+/**
+ * Whether the rule's match and step fit (not `times`, which needs the usage count). With
+ * `ignoreNth`, whether it would fit at some occurrence.
+ */
+export function ruleMatches(c: CompiledRule, ctx: RuleContext, ignoreNth = false): RegExpExecArray | true | null {
   if (!c.steps.has(ctx.step)) return null
   const m = c.rule.match
   const msisdn = ctx.msisdn
@@ -47,7 +50,7 @@ export function ruleMatches(c: CompiledRule, ctx: RuleContext): RegExpExecArray 
   if (m.country !== undefined && m.country !== ctx.country) return null
   if (m.carrier !== undefined && m.carrier !== ctx.carrier) return null
   if (m.service !== undefined && m.service !== ctx.service) return null
-  if (c.rule.nth !== undefined && c.rule.nth !== ctx.nth) return null
+  if (!ignoreNth && c.rule.nth !== undefined && c.rule.nth !== ctx.nth) return null
   if (c.regex) return c.regex.exec(msisdn)
   return true
 }

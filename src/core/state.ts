@@ -189,35 +189,46 @@ export const COLLECTIONS: CollectionName[] = ['subs', 'verifs', 'sms', 'rules', 
  * once), in the order the records were first touched.
  */
 export class Tx {
-  private readonly byKey = new Map<string, Change>()
+  /** Per collection, the last change of each record, in the order records were first touched. */
+  private readonly byCollection = new Map<CollectionName, Map<string, Change>>()
+  private count = 0
   private wasReset = false
   constructor(readonly state: State) {}
+
+  private record(c: CollectionName, id: string, change: Change): void {
+    let m = this.byCollection.get(c)
+    if (!m) this.byCollection.set(c, (m = new Map()))
+    if (!m.has(id)) this.count++
+    m.set(id, change)
+  }
 
   put<C extends CollectionName>(c: C, id: string, v: Collections[C]): Collections[C] {
     const change: Change = { c, id, v }
     this.state.apply(change)
-    this.byKey.set(`${c}\0${id}`, change)
+    this.record(c, id, change)
     return v
   }
 
   del(c: CollectionName, id: string): void {
     const change: Change = { c, id, v: null }
     this.state.apply(change)
-    this.byKey.set(`${c}\0${id}`, change)
+    this.record(c, id, change)
   }
 
   reset(): void {
     this.state.clear()
-    this.byKey.clear()
+    this.byCollection.clear()
+    this.count = 0
     this.wasReset = true
   }
 
   get size(): number {
-    return this.byKey.size + (this.wasReset ? 1 : 0)
+    return this.count + (this.wasReset ? 1 : 0)
   }
 
   get changes(): Change[] {
-    const out = [...this.byKey.values()]
-    return this.wasReset ? [{ reset: true }, ...out] : out
+    const out: Change[] = this.wasReset ? [{ reset: true }] : []
+    for (const m of this.byCollection.values()) for (const ch of m.values()) out.push(ch)
+    return out
   }
 }

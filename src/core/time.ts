@@ -3,9 +3,35 @@
  * Pure functions over epoch milliseconds (UTC); no clock reads here.
  */
 
-/** `2026-04-29T10:15:30.123456`: UTC, six fractional digits, no zone (SANDBOX.md section 1). */
+const pad2 = (n: number) => (n < 10 ? '0' + n : String(n))
+
+/**
+ * `2026-04-29T10:15:30.123456`: UTC, six fractional digits, no zone (SANDBOX.md section 1).
+ * Computed by arithmetic (civil-from-days), without a Date: it runs for every event of a long
+ * clock advance.
+ */
 export function formatTimestamp(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 23) + '000'
+  if (!Number.isFinite(ms) || ms < 0 || ms >= 253402300800000) return new Date(ms).toISOString().slice(0, 23) + '000'
+  const days = Math.floor(ms / 86_400_000)
+  let rest = ms - days * 86_400_000
+  const h = Math.floor(rest / 3_600_000)
+  rest -= h * 3_600_000
+  const mi = Math.floor(rest / 60_000)
+  rest -= mi * 60_000
+  const sec = Math.floor(rest / 1000)
+  const milli = rest - sec * 1000
+  // Howard Hinnant's civil_from_days.
+  const z = days + 719468
+  const era = Math.floor(z / 146097)
+  const doe = z - era * 146097
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365)
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100))
+  const mp = Math.floor((5 * doy + 2) / 153)
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1
+  const m = mp < 10 ? mp + 3 : mp - 9
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+  const ms3 = milli < 10 ? '00' + milli : milli < 100 ? '0' + milli : String(milli)
+  return `${String(y).padStart(4, '0')}-${pad2(m)}-${pad2(d)}T${pad2(h)}:${pad2(mi)}:${pad2(sec)}.${ms3}000`
 }
 
 const TIMESTAMP_RE =

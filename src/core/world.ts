@@ -101,10 +101,23 @@ export class WorldIndex {
     return service.default_language
   }
 
+  /** Message templates split once into literal text and placeholder names (odd indexes). */
+  private readonly templates = new Map<string, string[]>()
+
   /** Renders a message text of the world; falls back to English, then to a plain default. */
   text(kind: MessageKind, language: string, vars: Record<string, string | number>): string {
-    const texts = this.world.messages[kind] ?? {}
-    const template = texts[language] ?? texts.en ?? Object.values(texts)[0] ?? `${kind}: {service}`
-    return template.replace(/\{(\w+)\}/g, (m, k: string) => (k in vars ? String(vars[k]) : m))
+    const key = `${kind}\0${language}`
+    let parts = this.templates.get(key)
+    if (!parts) {
+      const texts = this.world.messages[kind] ?? {}
+      const template = texts[language] ?? texts.en ?? Object.values(texts)[0] ?? `${kind}: {service}`
+      this.templates.set(key, (parts = template.split(/\{(\w+)\}/)))
+    }
+    let out = parts[0]!
+    for (let i = 1; i < parts.length; i += 2) {
+      const k = parts[i]!
+      out += (k in vars ? String(vars[k]) : `{${k}}`) + parts[i + 1]!
+    }
+    return out
   }
 }

@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { addDuration, formatTimestamp, parseDuration, parseTimestamp } from '../../src/core/time.js'
 
@@ -7,6 +8,16 @@ describe('time', () => {
   it('formats UTC with six fractional digits and no zone', () => {
     expect(formatTimestamp(t('2026-04-29T10:15:30.123'))).toBe('2026-04-29T10:15:30.123000')
     expect(formatTimestamp(0)).toBe('1970-01-01T00:00:00.000000')
+  })
+
+  it('formats any time like toISOString would (year 1970 to 9999)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 253402300799999 }), (ms) => {
+        expect(formatTimestamp(ms)).toBe(new Date(ms).toISOString().slice(0, 23) + '000')
+      }),
+      { numRuns: 20000 },
+    )
+    for (const edge of ['2000-02-29T23:59:59.999', '2100-03-01T00:00:00.000', '1999-12-31T23:59:59.001']) expect(formatTimestamp(t(edge))).toBe(edge + '000')
   })
 
   it('parses ISO dates and times, zoneless as UTC, rejecting impossible ones', () => {
