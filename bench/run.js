@@ -291,11 +291,25 @@ function markdown() {
   if (f.serve) rows.push(`| dcb serve: time to ready / idle RSS | ${f.serve.ready_ms} ms / ${f.serve.idle_rss_mib} MiB | |`)
   if (f.cli) rows.push(`| dcb status / dcb --help: process wall time | ${f.cli.status_wall_ms} ms / ${f.cli.help_wall_ms} ms | |`)
   if (f.advance) for (const a of [].concat(f.advance)) rows.push(`| clock/advance P1Y over ${a.subscriptions.toLocaleString('en')} monthly subscriptions (${a.events.toLocaleString('en')} renewals, each with its SMS; one durable write; over HTTP) | ${a.ms} ms | well under a second |`)
-  if (f.memory) rows.push(`| RSS over ${f.memory.requests.toLocaleString('en')} requests (half Init) | RSS max first / last quarter ${f.memory.rss_first_quarter_mib} / ${f.memory.rss_last_quarter_mib} MiB; heap used, median first / last quarter ${f.memory.heap_first_quarter_mib} / ${f.memory.heap_last_quarter_mib} MiB (${f.memory.seconds} s) | flat |`)
+  if (f.memory) {
+    const q = (a) => [0, 1, 2, 3].map((k) => a.slice(Math.floor((k * a.length) / 4), Math.floor(((k + 1) * a.length) / 4)))
+    const rq = q(f.memory.rss_samples_mib)
+    rows.push(
+      `| RSS over ${f.memory.requests.toLocaleString('en')} requests (half Init, every 2 s; a sawtooth between snapshot compactions) | max per quarter ${rq.map((x) => Math.max(...x)).join(' / ')} MiB; min per quarter ${rq.map((x) => Math.min(...x)).join(' / ')} MiB (${f.memory.seconds} s) | flat |`,
+    )
+  }
   return rows.join('\n')
 }
 
 const only = process.argv.slice(2)
+if (only[0] === 'report') {
+  // Rewrites RESULTS.md from results.json (no measuring).
+  Object.assign(results, JSON.parse(readFileSync(join(ROOT, 'bench', 'results.json'), 'utf8')))
+  writeFileSync(join(ROOT, 'bench', 'RESULTS.md'), markdown() + '\n')
+  console.log(markdown())
+  rmSync(tmp, { recursive: true, force: true })
+  process.exit(0)
+}
 const stages = { status: statusThroughput, flows: otpFlows, writes: writeLatency, startup, advance: advanceYear, memory: memoryOverMillion }
 try {
   for (const name of only) if (!(name in stages)) throw new Error(`unknown stage "${name}" (stages: ${Object.keys(stages).join(', ')})`)

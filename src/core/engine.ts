@@ -959,9 +959,21 @@ export class Engine {
     const effect = this.effect(tx, { step: kind, msisdn: sub.msisdn, country: sub.country, carrier: sub.carrier, service: sub.service }, sub.id)
     const code = effect?.error ?? (effect?.http ? 'ERROR' : undefined)
     const charge = { at, kind, outcome: code ?? 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null } as const
-    const charges = [...sub.charges.slice(-(this.chargesPerSubscription - 1)), charge]
     const from = carrier?.short_code ?? service?.name ?? sub.carrier
     const vars = { service: service?.name ?? sub.service, price: price ? `${price.amount} ${price.currency}` : '', code: code ?? '' }
+    if (!code && !isRetry && tx.owns(sub)) {
+      // A record this transaction made already (an earlier renewal of a long advance): renew it in
+      // place instead of copying it once more per period.
+      if (sub.charges.length >= this.chargesPerSubscription) sub.charges.shift()
+      sub.charges.push(charge)
+      sub.periods += 1
+      sub.expiry_at = addDuration(sub.anchor_at, period, sub.periods)
+      sub.charge_count += 1
+      tx.put('subs', sub.id, sub)
+      this.sendSms(tx, at, { msisdn: sub.msisdn, from, kind: 'renewal', subscription_id: sub.id, text: this.idx.text('renewal', sub.language, vars) })
+      return { sub, event: ev('renewed', sub) }
+    }
+    const charges = [...sub.charges.slice(-(this.chargesPerSubscription - 1)), charge]
     if (!code) {
       const renewed: SubscriptionRecord = isRetry
         ? { ...sub, status: 'ACTIVE', anchor_at: at, periods: 1, expiry_at: addDuration(at, period), retries: 0, next_retry_at: null, charges, charge_count: sub.charge_count + 1 }

@@ -193,7 +193,14 @@ export class Tx {
   private readonly byCollection = new Map<CollectionName, Map<string, Change>>()
   private count = 0
   private wasReset = false
+  /** Records this transaction created: it may change them in place until it ends (nothing else has seen them). */
+  private readonly created = new WeakSet<object>()
   constructor(readonly state: State) {}
+
+  /** Whether `v` was put by this transaction (so it can be changed in place before the commit). */
+  owns(v: object): boolean {
+    return this.created.has(v)
+  }
 
   private record(c: CollectionName, id: string, change: Change): void {
     let m = this.byCollection.get(c)
@@ -206,6 +213,7 @@ export class Tx {
     const change: Change = { c, id, v }
     this.state.apply(change)
     this.record(c, id, change)
+    if (typeof v === 'object' && v !== null) this.created.add(v)
     return v
   }
 
