@@ -98,7 +98,12 @@ export class FileStore implements Store {
     this.seq = snap?.seq ?? 0
     const base = snap?.generation ?? 0
     let gens = this.generations().filter((g) => g >= base)
-    for (const g of gens) this.replay(g)
+    try {
+      for (const g of gens) this.replay(g)
+    } catch (e) {
+      this.unlock()
+      throw e
+    }
     this.generation = gens.length ? gens[gens.length - 1]! : base
     // Older generations are covered by the snapshot.
     for (const g of this.generations()) if (g < base) unlinkSync(this.journalPath(g))
@@ -114,15 +119,22 @@ export class FileStore implements Store {
     const buf = readFileSync(file)
     let start = 0
     let good = 0
+    let lineNo = 0
     while (start < buf.length) {
       const nl = buf.indexOf(10, start)
       if (nl < 0) break
+      lineNo++
       const line = buf.subarray(start, nl).toString('utf8')
       let entry: { s: number; ch: Change[] }
       try {
         entry = JSON.parse(line)
         if (typeof entry.s !== 'number' || !Array.isArray(entry.ch)) throw new Error('not an entry')
       } catch {
+        // A bad last line is a write the crash cut short; a bad line with complete lines after it is
+        // damage that cutting would make worse: stop and say where.
+        if (buf.indexOf(10, nl + 1) >= 0) {
+          throw new StoreError(`the journal ${file} is damaged at line ${lineNo} (complete lines follow it); move it away to start from the snapshot alone`)
+        }
         break
       }
       if (entry.s > this.seq) {

@@ -63,6 +63,21 @@ describe('FileStore', () => {
     await s3.close()
   })
 
+  it('refuses to start, naming the line, when damage is followed by complete lines (nothing is cut)', async () => {
+    const path = join(tmp.dir, 'db.json')
+    const s1 = new FileStore(path)
+    const st1 = new State()
+    await s1.open(st1)
+    await s1.append(put(st1, 'a', 1))
+    ;(s1 as any).locked = false
+    writeFileSync(`${path}.lock`, '999999999\n')
+    appendFileSync(`${path}.journal.0`, 'garbage\n{"s":3,"ch":[]}\n')
+    const before = readFileSync(`${path}.journal.0`, 'utf8')
+    await expect(new FileStore(path).open(new State())).rejects.toThrow(/damaged at line 2/)
+    expect(readFileSync(`${path}.journal.0`, 'utf8')).toBe(before)
+    expect(existsSync(`${path}.lock`)).toBe(false)
+  })
+
   it('compacts into a lowdb snapshot on close and loads it back', async () => {
     const path = join(tmp.dir, 'db.json')
     const s1 = new FileStore(path)
