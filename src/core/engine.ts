@@ -645,14 +645,13 @@ export class Engine {
   // ---------------------------------------------------------------- SMS
 
   private sendSms(tx: Tx, now: number, m: Omit<SmsRecord, 'id' | 'n' | 'at' | 'direction' | 'to'> & { direction?: 'mt' | 'mo'; to?: string }): SmsRecord {
-    const rec: SmsRecord = {
-      id: this.newId(),
-      n: this.state.smsSeq + 1,
-      direction: m.direction ?? 'mt',
-      to: m.to ?? m.msisdn,
-      at: now,
-      ...m,
-    } as SmsRecord
+    // `m` is the caller's fresh object: complete it rather than copy it (a long advance sends one per renewal).
+    const rec = m as SmsRecord
+    rec.id = this.newId()
+    rec.n = this.state.smsSeq + 1
+    rec.direction ??= 'mt'
+    rec.to ??= m.msisdn
+    rec.at = now
     tx.put('sms', rec.id, rec)
     const list = this.state.smsByMsisdn.get(rec.msisdn)!
     while (list.length > this.smsPerMsisdn) tx.del('sms', list[0]!)

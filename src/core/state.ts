@@ -193,7 +193,7 @@ export class Tx {
   private readonly byCollection = new Map<CollectionName, Map<string, Change>>()
   private count = 0
   private wasReset = false
-  /** Records this transaction created: it may change them in place until it ends (nothing else has seen them). */
+  /** Subscription records this transaction created: it may change them in place until it ends (nothing else has seen them). */
   private readonly created = new WeakSet<object>()
   constructor(readonly state: State) {}
 
@@ -213,7 +213,7 @@ export class Tx {
     const change: Change = { c, id, v }
     this.state.apply(change)
     this.record(c, id, change)
-    if (typeof v === 'object' && v !== null) this.created.add(v)
+    if (c === 'subs') this.created.add(v as object)
     return v
   }
 
