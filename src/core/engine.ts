@@ -331,7 +331,7 @@ export class Engine {
     tx.put('verifs', verif.id, verif)
     this.schedule('verif', verif.id, verif.expires_at)
     // Bounded memory: the oldest verification requests go first (Map order is creation order).
-    while (this.state.verifs.size > this.maxVerifications) tx.del('verifs', this.state.verifs.keys().next().value!)
+    while (this.state.verifs.size > this.maxVerifications) tx.del('verifs', this.state.oldest('verifs')!)
     if (carrier.flow === 'otp') {
       payload.verif_request_id = verif.id
       const minutes = Math.round(ttl.ms / 60_000) + ttl.months * 43_200
@@ -655,7 +655,7 @@ export class Engine {
     tx.put('sms', rec.id, rec)
     const list = this.state.smsByMsisdn.get(rec.msisdn)!
     while (list.length > this.smsPerMsisdn) tx.del('sms', list[0]!)
-    while (this.state.sms.size > this.maxSms) tx.del('sms', this.state.sms.keys().next().value!)
+    while (this.state.sms.size > this.maxSms) tx.del('sms', this.state.oldest('sms')!)
     if (this.smsListeners.size)
       queueMicrotask(() => {
         for (const l of this.smsListeners) l(rec)

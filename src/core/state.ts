@@ -108,6 +108,34 @@ export type CollectionName = keyof Collections
 
 export type Change = { c: CollectionName; id: string; v: unknown } | { reset: true }
 
+/**
+ * Ids in insertion order, for dropping the oldest records cheaply. (Asking a Map for its first key
+ * after many deletes at its front walks over every deleted entry: quadratic under a steady churn.)
+ */
+class InsertionOrder {
+  private ids: string[] = []
+  private head = 0
+
+  push(id: string): void {
+    this.ids.push(id)
+  }
+
+  /** The oldest id still in `live`. */
+  oldest(live: Map<string, unknown>): string | undefined {
+    while (this.head < this.ids.length && !live.has(this.ids[this.head]!)) this.head++
+    if (this.head > 1024 && this.head * 2 > this.ids.length) {
+      this.ids = this.ids.slice(this.head)
+      this.head = 0
+    }
+    return this.ids[this.head]
+  }
+
+  clear(): void {
+    this.ids = []
+    this.head = 0
+  }
+}
+
 export class State {
   readonly subs = new Map<string, SubscriptionRecord>()
   readonly verifs = new Map<string, VerificationRecord>()
@@ -121,6 +149,13 @@ export class State {
   /** msisdn -> sms ids, oldest first */
   readonly smsByMsisdn = new Map<string, string[]>()
   smsSeq = 0
+  private readonly smsOrder = new InsertionOrder()
+  private readonly verifOrder = new InsertionOrder()
+
+  /** The oldest SMS message or verification request (for the memory caps). */
+  oldest(c: 'sms' | 'verifs'): string | undefined {
+    return c === 'sms' ? this.smsOrder.oldest(this.sms) : this.verifOrder.oldest(this.verifs)
+  }
 
   /** Applies one change (from a transaction or from a store replaying its journal). */
   apply(change: Change): void {
@@ -141,6 +176,7 @@ export class State {
     }
     const had = map.has(change.id)
     map.set(change.id, change.v)
+    if (change.c === 'verifs' && !had) this.verifOrder.push(change.id)
     if (change.c === 'subs') {
       const rec = change.v as SubscriptionRecord
       let set = this.subsByMsisdn.get(rec.msisdn)
@@ -151,6 +187,7 @@ export class State {
       let list = this.smsByMsisdn.get(rec.msisdn)
       if (!list) this.smsByMsisdn.set(rec.msisdn, (list = []))
       list.push(rec.id)
+      this.smsOrder.push(rec.id)
       if (rec.n > this.smsSeq) this.smsSeq = rec.n
     }
   }
@@ -158,6 +195,8 @@ export class State {
   clear(): void {
     for (const m of [this.subs, this.verifs, this.sms, this.rules, this.counters, this.meta, this.subsByMsisdn, this.smsByMsisdn]) m.clear()
     this.smsSeq = 0
+    this.smsOrder.clear()
+    this.verifOrder.clear()
   }
 
   /** Everything, as plain JSON (a snapshot). */
