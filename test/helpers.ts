@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { afterAll, beforeAll, beforeEach } from 'vitest'
 import { startSandbox, type RunningSandbox, type ServeOptions } from '../src/server.js'
 
 export const DEMO = 'sandbox-demo-key'
@@ -66,3 +67,25 @@ export function tempDir(): { dir: string; cleanup: () => void } {
 }
 
 export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/
+
+/**
+ * One sandbox for a test file: started before its tests, reset before each, closed after. Answers
+ * a stand-in that forwards to the running client.
+ */
+export function useSandbox(opts: ServeOptions = {}): Client {
+  let client: Client | undefined
+  beforeAll(async () => {
+    client = await startClient(opts)
+  })
+  afterAll(() => client?.close())
+  beforeEach(async () => {
+    await client!.control('/reset', {})
+  })
+  return new Proxy({} as Client, {
+    get: (_t, key) => {
+      if (!client) throw new Error('the sandbox is not started yet (use it inside a test)')
+      const v = (client as unknown as Record<PropertyKey, unknown>)[key]
+      return typeof v === 'function' ? v.bind(client) : v
+    },
+  })
+}

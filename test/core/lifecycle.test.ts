@@ -1,15 +1,8 @@
 import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startClient, tempDir, type Client } from '../helpers.js'
+import { describe, expect, it } from 'vitest'
+import { startClient, useSandbox, tempDir } from '../helpers.js'
 
-let c: Client
-beforeAll(async () => {
-  c = await startClient({ clock: '2026-01-31T09:00:00' })
-})
-afterAll(() => c.close())
-beforeEach(async () => {
-  await c.control('/reset', {})
-})
+const c = useSandbox({ clock: '2026-01-31T09:00:00' })
 
 const status = async (id: string, key?: string) => (await c.api('/subscriptions/status', { subscription_id: id }, { key })).body.payload
 const advance = async (by: string) => (await c.control('/clock/advance', { by })).body

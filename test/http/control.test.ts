@@ -1,14 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startClient, TIMESTAMP, type Client } from '../helpers.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startClient, useSandbox, TIMESTAMP, type Client } from '../helpers.js'
 
-let c: Client
-beforeAll(async () => {
-  c = await startClient({ journalSize: 5 })
-})
-afterAll(() => c.close())
-beforeEach(async () => {
-  await c.control('/reset', {})
-})
+const c = useSandbox({ journalSize: 5 })
 
 const init = (msisdn: string, service = 'STREAMPLUS') => c.api('/subscriptions/init', { msisdn, service_code: service, country_code: 'my' })
 

@@ -1,15 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { join } from 'node:path'
-import { startClient, tempDir, TIMESTAMP, type Client } from '../helpers.js'
+import { startClient, useSandbox, tempDir, TIMESTAMP } from '../helpers.js'
 
-let c: Client
-beforeAll(async () => {
-  c = await startClient()
-})
-afterAll(() => c.close())
-beforeEach(async () => {
-  await c.control('/reset', {})
-})
+const c = useSandbox()
 
 const init = (msisdn: string, country = 'my', service = 'STREAMPLUS') => c.api('/subscriptions/init', { msisdn, service_code: service, country_code: country })
 const mo = (msisdn: string, short_code: string, text: string) => c.control('/mo', { msisdn, short_code, text })

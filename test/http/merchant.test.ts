@@ -1,15 +1,8 @@
 import { request } from 'node:http'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startClient, TIMESTAMP, type Client } from '../helpers.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startClient, useSandbox, TIMESTAMP, type Client } from '../helpers.js'
 
-let c: Client
-beforeAll(async () => {
-  c = await startClient()
-})
-afterAll(() => c.close())
-beforeEach(async () => {
-  await c.control('/reset', {})
-})
+const c = useSandbox()
 
 const init = (msisdn: string, extra: Record<string, unknown> = {}, key?: string) =>
   c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my', ...extra }, { key })
