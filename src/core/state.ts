@@ -174,7 +174,10 @@ export class State {
       }
       return
     }
-    const had = map.has(change.id)
+    const prev = map.get(change.id)
+    // The same record again (changed in place by its own transaction): indexes are up to date.
+    if (prev === change.v) return
+    const had = prev !== undefined
     map.set(change.id, change.v)
     if (change.c === 'verifs' && !had) this.verifOrder.push(change.id)
     if (change.c === 'subs') {
