@@ -249,6 +249,24 @@ describe('prompts on a terminal', () => {
   })
 })
 
+describe('dcb flow on a terminal', () => {
+  it('asks for the service, the flow and the MSISDN, then runs it', async () => {
+    const script = JSON.stringify([
+      ['service', '\r'],
+      ['which flow', '\r'],
+      ['MSISDN', '\r'],
+    ])
+    const r = await new Promise<{ code: number; out: string }>((resolve) => {
+      execFile('python3', [join(import.meta.dirname, 'pty_drive.py'), script, '--', process.execPath, BIN, 'flow'], { env: { ...process.env, ...env, CI: '', NO_COLOR: '1' } }, (err, stdout) =>
+        resolve({ code: err ? ((err as any).code ?? 1) : 0, out: stdout }),
+      )
+    })
+    expect(r.out).toMatch(/1\. Init 60123456001 STREAMPLUS my/)
+    expect(r.out).toMatch(/4\. Status[\s\S]*ACTIVE/)
+    expect(r.code).toBe(0)
+  })
+})
+
 describe('start-up stays light', () => {
   it('dcb --help and dcb status load no server, zod, lowdb, h3 or prompt code', async () => {
     const t = tempDir()
