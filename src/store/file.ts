@@ -12,17 +12,11 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, u
 import { open, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, resolve } from 'node:path'
 import { Low } from 'lowdb'
-import { DataFile } from 'lowdb/node'
-import type { Change, CollectionName, State } from '../core/state.js'
+import { COLLECTIONS, type Change, type CollectionName, type State } from '../core/state.js'
+import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
 
-interface Snapshot {
-  format: 'dcb-sandbox/1'
-  seq: number
-  generation: number
-  saved_at: string
-  collections: Partial<Record<CollectionName, Record<string, unknown>>>
-}
+type Snapshot = SnapshotData
 
 export interface FileStoreOptions {
   /** Compact when the current journal passes this many bytes. */
@@ -82,7 +76,7 @@ export class FileStore implements Store {
       throw new StoreError(`cannot create the data folder ${this.dir}: ${(e as NodeJS.ErrnoException).code}`)
     }
     this.lock()
-    this.db = new Low<Snapshot | null>(new DataFile(this.path, { parse: JSON.parse, stringify: (d) => JSON.stringify(d) }), null)
+    this.db = new Low<Snapshot | null>(new StreamingSnapshotFile(this.path, !this.unsafeNoSync), null)
     try {
       await this.db.read()
     } catch (e) {
@@ -94,7 +88,7 @@ export class FileStore implements Store {
       this.unlock()
       throw new StoreError(`the data file ${this.path} is not a dcb snapshot; move it away or pick another --data file`)
     }
-    state.load(snap?.collections ?? {})
+    state.load((snap?.collections ?? {}) as Partial<Record<CollectionName, Record<string, unknown>>>)
     this.seq = snap?.seq ?? 0
     const base = snap?.generation ?? 0
     let gens = this.generations().filter((g) => g >= base)
@@ -211,7 +205,10 @@ export class FileStore implements Store {
       const next = await open(this.journalPath(newGen), 'a')
       // From here to the swap nothing awaits: the snapshot holds exactly the changes up to seq, and
       // every later line goes to the new journal.
-      const snapshot: Snapshot = { format: 'dcb-sandbox/1', seq: this.seq, generation: newGen, saved_at: new Date().toISOString(), collections: this.state.toJSON() }
+      // Entries captured now (records are never changed after their transaction), written later.
+      const collections: Snapshot['collections'] = {}
+      for (const c of COLLECTIONS) collections[c] = [...(this.state[c] as Map<string, unknown>)]
+      const snapshot: Snapshot = { format: 'dcb-sandbox/1', seq: this.seq, generation: newGen, saved_at: new Date().toISOString(), collections }
       const oldJournal = this.journal!
       this.journal = next
       this.journalBytes = 0
@@ -222,15 +219,7 @@ export class FileStore implements Store {
       await this.db.write()
       // The snapshot holds records that later changes replace: let them go.
       this.db.data = null
-      if (!this.unsafeNoSync) {
-        const fd = openSync(this.path, 'r')
-        try {
-          fsyncSync(fd)
-        } finally {
-          closeSync(fd)
-        }
-        fsyncDir(this.dir)
-      }
+      if (!this.unsafeNoSync) fsyncDir(this.dir)
       for (const g of this.generations()) if (g < newGen) unlinkSync(this.journalPath(g))
     })().finally(() => {
       this.compacting = null
