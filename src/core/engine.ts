@@ -935,16 +935,12 @@ export class Engine {
   private subEvent(tx: Tx, sub: SubscriptionRecord, at: number): { sub: SubscriptionRecord; event: SandboxEvent } {
     const service = this.idx.service(sub.merchant, sub.service)
     const carrier = this.idx.carriers.get(sub.carrier)
-    const ev = (type: string, s: SubscriptionRecord, code?: string): SandboxEvent => ({
-      at: formatTimestamp(at),
-      type,
-      subscription_id: s.id,
-      msisdn: s.msisdn,
-      service_code: s.service,
-      status: s.status,
-      ...(code ? { code } : {}),
-      expiry_dt: formatTimestamp(s.expiry_at),
-    })
+    const ev = (type: string, s: SubscriptionRecord, code?: string): SandboxEvent => {
+      const e: SandboxEvent = { at: formatTimestamp(at), type, subscription_id: s.id, msisdn: s.msisdn, service_code: s.service, status: s.status }
+      if (code) e.code = code
+      e.expiry_dt = formatTimestamp(s.expiry_at)
+      return e
+    }
     if (sub.status === 'ACTIVE' && sub.carrier_cancel_at !== null && sub.carrier_cancel_at <= sub.expiry_at && at === sub.carrier_cancel_at) {
       const done = this.cancelSub(tx, at, sub, 'carrier')
       this.notifyCanceled(tx, at, done)

@@ -244,7 +244,15 @@ export class Tx {
     return this.created.has(v)
   }
 
+  /** SMS messages are only ever added or dropped, never changed: their changes are kept as they come. */
+  private readonly smsChanges: Change[] = []
+
   private record(c: CollectionName, id: string, change: Change): void {
+    if (c === 'sms') {
+      this.smsChanges.push(change)
+      this.count++
+      return
+    }
     let m = this.byCollection.get(c)
     if (!m) this.byCollection.set(c, (m = new Map()))
     if (!m.has(id)) this.count++
@@ -268,6 +276,7 @@ export class Tx {
   reset(): void {
     this.state.clear()
     this.byCollection.clear()
+    this.smsChanges.length = 0
     this.count = 0
     this.wasReset = true
   }
@@ -279,6 +288,7 @@ export class Tx {
   get changes(): Change[] {
     const out: Change[] = this.wasReset ? [{ reset: true }] : []
     for (const m of this.byCollection.values()) for (const ch of m.values()) out.push(ch)
+    for (const ch of this.smsChanges) out.push(ch)
     return out
   }
 }
