@@ -232,35 +232,32 @@ describe('dcb run', () => {
   })
 })
 
+/** Runs dcb on a pseudo-terminal, answering each prompt (text to wait for, keys to type). */
+function onTerminal(args: string[], answers: [string, string][]): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile('python3', [join(import.meta.dirname, 'pty_drive.py'), JSON.stringify(answers), '--', process.execPath, BIN, ...args], { env: { ...process.env, ...env, CI: '', NO_COLOR: '1' } }, (err, stdout) =>
+      resolve({ code: err ? ((err as any).code ?? 1) : 0, out: stdout }),
+    )
+  })
+}
+
 describe('prompts on a terminal', () => {
   it('asks for missing init options on a pseudo-terminal', async () => {
-    const script = JSON.stringify([
+    const r = await onTerminal(['init'], [
       ['MSISDN', '60123456001\r'],
       ['service code', 'STREAMPLUS\r'],
       ['country code', 'my\r'],
     ])
-    const r = await new Promise<{ code: number; out: string }>((resolve) => {
-      execFile('python3', [join(import.meta.dirname, 'pty_drive.py'), script, '--', process.execPath, BIN, 'init'], { env: { ...process.env, ...env, CI: '', NO_COLOR: '1' } }, (err, stdout) =>
-        resolve({ code: err ? ((err as any).code ?? 1) : 0, out: stdout }),
-      )
-    })
     expect(r.out).toContain('✔ SUCCESS init')
     expect(r.code).toBe(0)
   })
-})
 
-describe('dcb flow on a terminal', () => {
-  it('asks for the service, the flow and the MSISDN, then runs it', async () => {
-    const script = JSON.stringify([
+  it('dcb flow asks for the service, the flow and the MSISDN, then runs it', async () => {
+    const r = await onTerminal(['flow'], [
       ['service', '\r'],
       ['which flow', '\r'],
       ['MSISDN', '\r'],
     ])
-    const r = await new Promise<{ code: number; out: string }>((resolve) => {
-      execFile('python3', [join(import.meta.dirname, 'pty_drive.py'), script, '--', process.execPath, BIN, 'flow'], { env: { ...process.env, ...env, CI: '', NO_COLOR: '1' } }, (err, stdout) =>
-        resolve({ code: err ? ((err as any).code ?? 1) : 0, out: stdout }),
-      )
-    })
     expect(r.out).toMatch(/1\. Init 60123456001 STREAMPLUS my/)
     expect(r.out).toMatch(/4\. Status[\s\S]*ACTIVE/)
     expect(r.code).toBe(0)
