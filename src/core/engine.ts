@@ -164,9 +164,10 @@ export class Engine {
     tx.put('meta', CLOCK, rec)
   }
 
-  private setClock(tx: Tx, to: number): void {
+  /** Moves the clock from `from` (the sandbox time read at the start) to `to`, exactly. */
+  private setClock(tx: Tx, from: number, to: number): void {
     const c = this.clock()
-    const rec: ClockRecord = c.frozen_at !== null ? { ...c, frozen_at: to } : { ...c, offset_ms: to - this.realNow() }
+    const rec: ClockRecord = c.frozen_at !== null ? { ...c, frozen_at: to } : { ...c, offset_ms: c.offset_ms + (to - from) }
     tx.put('meta', CLOCK, rec)
   }
 
@@ -188,9 +189,10 @@ export class Engine {
   private async moveClock(target: (now: number) => number) {
     const tx = new Tx(this.state)
     const events: SandboxEvent[] = []
-    const to = target(this.now())
+    const from = this.now()
+    const to = target(from)
     this.runDue(tx, to, events)
-    this.setClock(tx, to)
+    this.setClock(tx, from, to)
     this.markProcessed(tx, to)
     await this.commit(tx)
     return { clock: this.clockView(), events }

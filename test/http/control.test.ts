@@ -56,6 +56,7 @@ describe('control API', () => {
     expect(start.now).toMatch(TIMESTAMP)
     const adv = await c.control('/clock/advance', { by: 'P1D' })
     expect(adv.status).toBe(200)
+    expect(adv.body.clock.offset_ms - start.offset_ms).toBe(86_400_000)
     const diff = Date.parse(adv.body.clock.now + 'Z') - Date.parse(start.now + 'Z')
     expect(diff).toBeGreaterThanOrEqual(86_400_000)
     expect(diff).toBeLessThan(86_400_000 + 5_000)
