@@ -1,6 +1,7 @@
 import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startClient, useSandbox, TIMESTAMP, type Client } from '../helpers.js'
+import { join } from 'node:path'
+import { startClient, tempDir, useSandbox, TIMESTAMP, type Client } from '../helpers.js'
 
 const c = useSandbox()
 
@@ -412,6 +413,31 @@ describe('Status', () => {
     expectFail(await c.api('/subscriptions/status', { subscription_id: 'not-a-uuid' }), 404, 'SUBSCRIPTION_NOT_FOUND', 'null')
     expectFail(await c.api('/subscriptions/status', { subscription_id: '00000000-0000-4000-8000-000000000000' }), 404, 'SUBSCRIPTION_NOT_FOUND', 'null')
     expectFail(await c.api('/subscriptions/status', { subscription_id: id }, { key: 'sandbox-other-key' }), 404, 'SUBSCRIPTION_NOT_FOUND', 'null')
+  })
+})
+
+describe('403 MERCHANT_SERVICE_NOT_CONFIGURED on Verify and Status', () => {
+  it('answers it when the integration of a request or subscription is gone (restart with other fixtures)', async () => {
+    const t = tempDir()
+    try {
+      const data = join(t.dir, 'sandbox.json')
+      const a = await startClient({ data })
+      const id = await a.subscribe('60123456001')
+      const pending = (await a.api('/subscriptions/init', { msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' })).body.payload.verif_request_id
+      const otp = (await a.control('/otp?msisdn=60123456002')).body.otp
+      await a.close()
+      const b = await startClient({ data, fixtures: ['test/fixtures/streamplus-gb-only.json'] })
+      try {
+        expectFail(await b.api('/subscriptions/status', { subscription_id: id }), 403, 'MERCHANT_SERVICE_NOT_CONFIGURED', 'null')
+        expectFail(await b.api('/subscriptions/verify', { verif_request_id: pending, otp }), 403, 'MERCHANT_SERVICE_NOT_CONFIGURED', 'null')
+        // Another merchant still gets 404, not 403: nothing leaks.
+        expectFail(await b.api('/subscriptions/status', { subscription_id: id }, { key: 'sandbox-other-key' }), 404, 'SUBSCRIPTION_NOT_FOUND', 'null')
+      } finally {
+        await b.close()
+      }
+    } finally {
+      t.cleanup()
+    }
   })
 })
 
