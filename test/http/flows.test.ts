@@ -124,6 +124,22 @@ describe('redirect flow', () => {
   })
 })
 
+describe('magic endings on every flow', () => {
+  it.each([
+    ['OTP', '4477009001', 'gb'],
+    ['PSMS', '4477019001', 'gb'],
+    ['redirect', '3598812340', 'bg'],
+  ])('%s: 1xx fail Init, 150 is HTTP 500, 5NN delays the answer', async (_flow, stem, country) => {
+    const at = (ending: string) => c.api('/subscriptions/init', { msisdn: stem.slice(0, 12 - 3) + ending, service_code: 'STREAMPLUS', country_code: country })
+    expect((await at('104')).body).toEqual({ status: 'FAIL', message: 'FAILED_INIT_SUB', status_code: 200 })
+    expect((await at('109')).body).toEqual({ status: 'FAIL', message: 'INVALID_USER', status_code: 200 })
+    expect((await at('150')).status).toBe(500)
+    const t0 = performance.now()
+    expect((await at('503')).body.status).toBe('SUCCESS')
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(290)
+  })
+})
+
 describe('runtime rules', () => {
   it('"the next charge of this MSISDN fails BARRED, once"', async () => {
     const add = await c.control('/rules', { match: { msisdn: '60123456011' }, step: 'charge', times: 1, effect: { error: 'BARRED' } })
