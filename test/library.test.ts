@@ -1,0 +1,20 @@
+import { execFile } from 'node:child_process'
+import { describe, expect, it } from 'vitest'
+
+describe('the package as a library', () => {
+  it("runs the README's example through the package's own name (built dist)", async () => {
+    const script = `
+      import { startSandbox } from 'dcb-sandbox'
+      const sandbox = await startSandbox({ port: 0, inMemory: true, clock: '2026-01-31T00:00:00' })
+      const r = await fetch(sandbox.url + '/subscriptions/init', { method: 'POST', headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }, body: JSON.stringify({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }) })
+      const init = await r.json()
+      const moved = await sandbox.engine.advance('P1M')
+      await sandbox.close()
+      console.log(JSON.stringify({ status: init.status, now: moved.clock.now }))
+    `
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--input-type=module', '-e', script], { cwd: process.cwd() }, (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout))),
+    )
+    expect(JSON.parse(out)).toEqual({ status: 'SUCCESS', now: '2026-02-28T00:00:00.000000' })
+  })
+})
