@@ -33,7 +33,9 @@ const request = fc.record({
   method: fc.constantFrom('POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'),
   path: fc.oneof(fc.constantFrom('/subscriptions/init', '/subscriptions/verify', '/subscriptions/status'), ascii.map((s) => {
     // Random paths, but not the sandbox's own pages (front page, consent pages, control API, OpenAPI).
-    const p = '/' + s.replace(/[^A-Za-z0-9/_.-]/g, '')
+    const raw = '/' + s.replace(/[^A-Za-z0-9/_.-]/g, '')
+    // As the client will send it (fetch resolves dot segments: "/." is "/").
+    const p = new URL('http://x' + raw).pathname
     return p === '/' || /^\/(_sandbox|consent|openapi\.json)/.test(p) ? `/subscriptions${p}` : p
   })),
   key: fc.option(fc.oneof(fc.constantFrom('sandbox-demo-key', 'sandbox-other-key', 'sandbox-inactive-key', 'sandbox-offsite-key', 'sandbox-demo-key-2'), ascii), { nil: undefined }),
