@@ -33,8 +33,8 @@ export interface EngineOptions {
   /** A number in [0, 1), for OTPs. */
   random?: () => number
   newId?: () => string
-  /** Freeze the sandbox clock at this time on start (when the state has no clock yet, or `force`). */
-  clockStart?: { at: number; frozen: boolean; force?: boolean }
+  /** Start the sandbox clock at this time, frozen or running, when the state has no clock yet (and on reset). */
+  clockStart?: { at: number; frozen: boolean }
   /** How many SMS messages to keep per MSISDN (oldest are dropped). */
   smsPerMsisdn?: number
   /** How many SMS messages to keep in all (oldest are dropped). */
@@ -128,10 +128,8 @@ export class Engine {
     this.loadWorldRules()
     this.loadRuntimeRules()
     this.rebuildQueue()
-    if (opts.clockStart && (opts.clockStart.force || !this.state.meta.has(CLOCK))) {
-      const tx = new Tx(this.state)
-      this.writeClockStart(tx, opts.clockStart)
-      void this.persist(tx.changes)
+    if (opts.clockStart && !this.state.meta.has(CLOCK)) {
+      void this.settle(this.transact((tx) => this.writeClockStart(tx, opts.clockStart!))).catch(() => {})
     }
   }
 
@@ -142,7 +140,7 @@ export class Engine {
   // ---------------------------------------------------------------- clock
 
   private clock(): ClockRecord {
-    return (this.state.meta.get(CLOCK) as ClockRecord | undefined) ?? { offset_ms: 0, frozen_at: null, processed_to: null }
+    return (this.state.meta.get(CLOCK) as ClockRecord | undefined) ?? { offset_ms: 0, frozen_at: null }
   }
 
   /** The sandbox time now, in epoch ms. */
@@ -159,8 +157,8 @@ export class Engine {
 
   private writeClockStart(tx: Tx, start: { at: number; frozen: boolean }): void {
     const rec: ClockRecord = start.frozen
-      ? { offset_ms: 0, frozen_at: start.at, processed_to: null }
-      : { offset_ms: start.at - this.realNow(), frozen_at: null, processed_to: null }
+      ? { offset_ms: 0, frozen_at: start.at }
+      : { offset_ms: start.at - this.realNow(), frozen_at: null }
     tx.put('meta', CLOCK, rec)
   }
 
@@ -187,14 +185,16 @@ export class Engine {
   }
 
   private async moveClock(target: (now: number) => number) {
-    const tx = new Tx(this.state)
-    const events: SandboxEvent[] = []
-    const from = this.now()
-    const to = target(from)
-    this.runDue(tx, to, events)
-    this.setClock(tx, from, to)
-    this.markProcessed(tx, to)
-    await this.commit(tx)
+    const events = await this.settle(
+      this.transact((tx) => {
+        const events: SandboxEvent[] = []
+        const from = this.now()
+        const to = target(from)
+        this.runDue(tx, to, events)
+        this.setClock(tx, from, to)
+        return events
+      }),
+    )
     return { clock: this.clockView(), events }
   }
 
@@ -202,16 +202,13 @@ export class Engine {
   async catchUp(): Promise<SandboxEvent[]> {
     const next = this.nextEventAt()
     if (next === null || next > this.now()) return []
-    const tx = new Tx(this.state)
-    const events: SandboxEvent[] = []
-    this.runDue(tx, this.now(), events)
-    await this.commit(tx)
-    return events
-  }
-
-  private markProcessed(tx: Tx, to: number): void {
-    const c = this.clock()
-    if (c.processed_to === null || c.processed_to < to) tx.put('meta', CLOCK, { ...c, processed_to: to })
+    return this.settle(
+      this.transact((tx) => {
+        const events: SandboxEvent[] = []
+        this.runDue(tx, this.now(), events)
+        return events
+      }),
+    )
   }
 
   /** When the next event falls due (sandbox time), or null. */
@@ -226,34 +223,40 @@ export class Engine {
 
   // ---------------------------------------------------------------- transactions
 
-  private async commit(tx: Tx): Promise<void> {
-    if (tx.size) await this.persist(tx.changes)
-  }
-
   /**
-   * Runs `fn` after the due events inside one transaction, at once. `durable` resolves when its
-   * changes survive a crash; it is null when nothing changed (a read answers without waiting).
+   * Runs `fn` in one transaction, at once. `durable` resolves when its changes survive a crash; it
+   * is null when nothing changed (a read answers without waiting). What was applied before an error
+   * is persisted all the same: memory and disk never differ.
    */
-  private exec<T>(fn: (tx: Tx, now: number) => T): { result: T; durable: Promise<void> | null } {
+  private transact<T>(fn: (tx: Tx) => T): { result: T; durable: Promise<void> | null } {
     const tx = new Tx(this.state)
-    const now = this.now()
     let result: T
     try {
-      this.runDue(tx, now, [])
-      result = fn(tx, now)
+      result = fn(tx)
     } catch (e) {
-      // What was applied before the error is persisted all the same: memory and disk never differ.
       if (tx.size) void this.persist(tx.changes).catch(() => {})
       throw e
     }
     return { result, durable: tx.size ? this.persist(tx.changes) : null }
   }
 
+  /** A transaction that first runs the events due by now (every operation does). */
+  private exec<T>(fn: (tx: Tx, now: number) => T): { result: T; durable: Promise<void> | null } {
+    return this.transact((tx) => {
+      const now = this.now()
+      this.runDue(tx, now, [])
+      return fn(tx, now)
+    })
+  }
+
+  private async settle<T>(done: { result: T; durable: Promise<void> | null }): Promise<T> {
+    if (done.durable) await done.durable
+    return done.result
+  }
+
   /** `exec`, then wait until it is durable. */
-  private async run<T>(fn: (tx: Tx, now: number) => T): Promise<T> {
-    const { result, durable } = this.exec(fn)
-    if (durable) await durable
-    return result
+  private run<T>(fn: (tx: Tx, now: number) => T): Promise<T> {
+    return this.settle(this.exec(fn))
   }
 
   /**
@@ -1030,12 +1033,14 @@ export class Engine {
 
   /** Back to the loaded fixtures: no subscriptions, messages, runtime rules; the clock as at start. */
   reset(): Promise<void> {
-    const tx = new Tx(this.state)
-    tx.reset()
-    if (this.clockStart) this.writeClockStart(tx, this.clockStart)
-    this.queue.clear()
-    this.loadRuntimeRules()
-    return this.commit(tx)
+    return this.settle(
+      this.transact((tx) => {
+        tx.reset()
+        if (this.clockStart) this.writeClockStart(tx, this.clockStart)
+        this.queue.clear()
+        this.loadRuntimeRules()
+      }),
+    )
   }
 
   private randomDigits(n: number): string {

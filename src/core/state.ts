@@ -92,8 +92,6 @@ export interface ClockRecord {
   offset_ms: number
   /** Fixed sandbox time when the clock is frozen. */
   frozen_at: number | null
-  /** The sandbox time up to which due events have run. */
-  processed_to: number | null
 }
 
 export interface Collections {
