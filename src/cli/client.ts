@@ -69,6 +69,7 @@ export async function mo(msisdn: string, shortCode: string, text: string[], o: O
 
 export async function consent(url: string, action: string, o: Opts): Promise<void> {
   if (action !== 'approve' && action !== 'deny') throw new CliError(`the action must be approve or deny, not "${action}"`, EXIT.USAGE)
+  if (/^[a-z][a-z0-9+.-]*:/i.test(url) && !/^https?:\/\//i.test(url)) throw new CliError(`"${url}" is not an http(s) URL (give the redirect_url from init, or its id)`, EXIT.USAGE)
   const r = await guard(() => clientFrom(o).consent(url, action))
   const failed = r.query.status === 'FAIL'
   if (failed) process.exitCode = EXIT.FAIL

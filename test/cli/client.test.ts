@@ -93,6 +93,7 @@ describe('dcb init / otp / verify / status', () => {
   it('exit 2 for usage errors', async () => {
     expect((await run(['nope'])).code).toBe(2)
     expect((await run(['consent', 'http://x/consent/1', 'maybe'])).code).toBe(2)
+    expect((await run(['consent', 'ftp://x/consent/1', 'approve'])).stderr).toMatch(/is not an http\(s\) URL/)
     expect((await run(['clock', 'backwards', '1h'])).code).toBe(2)
     expect((await run(['status', 'x', '--base-url', 'ftp://x'])).code).toBe(2)
     expect((await run(['otp', '601', '--wait', 'soon'])).code).toBe(2)
