@@ -116,6 +116,12 @@ describe('redirect flow', () => {
     expect(new URL(res.headers.get('location')!, c.url).searchParams.get('message')).toBe('PIN_EXPIRED')
   })
 
+  it('Verify with a consent id answers INVALID_PIN (not an OTP flow)', async () => {
+    const r = await init('359881234005', 'bg')
+    const id = r.body.payload.redirect_url.split('/').pop()
+    expect((await c.api('/subscriptions/verify', { verif_request_id: id, otp: '0000' })).body).toEqual({ status: 'FAIL', message: 'INVALID_PIN', status_code: 200 })
+  })
+
   it('unknown consent pages and bad forms are clear errors', async () => {
     expect((await fetch(`${c.url}/consent/nope`)).status).toBe(404)
     expect((await fetch(`${c.url}/consent/%E0%A4%A`)).status).toBe(404)
