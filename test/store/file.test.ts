@@ -13,6 +13,12 @@ beforeEach(() => {
 })
 afterEach(() => tmp.cleanup())
 
+/** Leaves the store as a killed server would: no close, no snapshot, a lock naming a dead pid. */
+function crash(store: FileStore, path: string): void {
+  ;(store as any).locked = false
+  writeFileSync(`${path}.lock`, '999999999\n')
+}
+
 const put = (state: State, id: string, v: number) => {
   const tx = new Tx(state)
   tx.put('counters', id, v)
@@ -26,9 +32,7 @@ describe('FileStore', () => {
     const st1 = new State()
     await s1.open(st1)
     await Promise.all(Array.from({ length: 50 }, (_, i) => s1.append(put(st1, `k${i}`, i))))
-    // Simulate a crash: no close, no snapshot. Release the lock as a dead process would leave it.
-    ;(s1 as any).locked = false
-    writeFileSync(`${path}.lock`, '999999999\n')
+    crash(s1, path)
     const st2 = new State()
     const s2 = new FileStore(path)
     await s2.open(st2)
@@ -45,8 +49,7 @@ describe('FileStore', () => {
     await s1.open(st1)
     await s1.append(put(st1, 'a', 1))
     await s1.append(put(st1, 'b', 2))
-    ;(s1 as any).locked = false
-    writeFileSync(`${path}.lock`, '999999999\n')
+    crash(s1, path)
     appendFileSync(`${path}.journal.0`, '{"s":3,"ch":[{"c":"counters","id":"c","v":')
     const st2 = new State()
     const s2 = new FileStore(path)
@@ -54,8 +57,7 @@ describe('FileStore', () => {
     expect([...st2.counters.keys()]).toEqual(['a', 'b'])
     expect(s2.recovered.tornBytes).toBeGreaterThan(0)
     await s2.append(put(st2, 'd', 4))
-    ;(s2 as any).locked = false
-    writeFileSync(`${path}.lock`, '999999999\n')
+    crash(s2, path)
     const st3 = new State()
     const s3 = new FileStore(path)
     await s3.open(st3)
@@ -69,8 +71,7 @@ describe('FileStore', () => {
     const st1 = new State()
     await s1.open(st1)
     await s1.append(put(st1, 'a', 1))
-    ;(s1 as any).locked = false
-    writeFileSync(`${path}.lock`, '999999999\n')
+    crash(s1, path)
     appendFileSync(`${path}.journal.0`, 'garbage\n{"s":3,"ch":[]}\n')
     const before = readFileSync(`${path}.journal.0`, 'utf8')
     await expect(new FileStore(path).open(new State())).rejects.toThrow(/damaged at line 2/)
@@ -109,8 +110,7 @@ describe('FileStore', () => {
     }
     await Promise.all(writes)
     await s1.compact()
-    ;(s1 as any).locked = false
-    writeFileSync(`${path}.lock`, '999999999\n')
+    crash(s1, path)
     const st2 = new State()
     const s2 = new FileStore(path)
     await s2.open(st2)
