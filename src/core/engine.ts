@@ -7,13 +7,15 @@
 import { randomUUID } from 'node:crypto'
 import type { RuleEffect, Step } from '../fixtures/schema.js'
 import { RuleSchema } from '../fixtures/schema.js'
+import { ClockMove, EventLog, type SandboxEvent } from './events.js'
 import { MinHeap } from './heap.js'
 import { fail, ok, type CarrierCode, type Outcome, type OutcomeCode } from './outcomes.js'
-import { compileRule, effectDelay, effectIsEmpty, ruleMatches, stepsWithNth, type CompiledRule, type RuleContext } from './rules.js'
+import { compileRule, effectDelay, effectIsEmpty, ruleMatches, type CompiledRule, type RuleContext } from './rules.js'
 import {
   State,
   Tx,
   type Change,
+  type Charge,
   type ClockRecord,
   type RuntimeRuleRecord,
   type SmsRecord,
@@ -21,6 +23,7 @@ import {
   type VerificationRecord,
 } from './state.js'
 import { addDuration, formatTimestamp, isZeroDuration, parseDuration, parseTimestamp, type Duration } from './time.js'
+export type { SandboxEvent } from './events.js'
 import { WorldIndex, type Carrier, type Integration, type Merchant, type Service, type World } from './world.js'
 
 export interface EngineOptions {
@@ -60,19 +63,6 @@ export interface StatusInput {
   subscription_id: string
 }
 
-/** Something that happened on the sandbox clock (renewals, retries, cancellations, expiries). */
-export interface SandboxEvent {
-  at: string
-  type: string
-  subscription_id?: string
-  verif_request_id?: string
-  msisdn?: string
-  service_code?: string
-  status?: string
-  code?: string
-  expiry_dt?: string | null
-}
-
 export class ControlError extends Error {
   constructor(
     readonly status: number,
@@ -81,6 +71,17 @@ export class ControlError extends Error {
   ) {
     super(message)
   }
+}
+
+interface RenewalPlan {
+  carrier: Carrier | undefined
+  period: Duration
+  price: { amount: string; currency: string } | null
+  from: string
+  vars: { service: string; price: string; code: string }
+  renewalText: string
+  renewalRules: readonly CompiledRule[]
+  retryRules: readonly CompiledRule[]
 }
 
 interface QueueEntry {
@@ -92,12 +93,19 @@ interface QueueEntry {
 
 const CLOCK = 'clock'
 
+export interface ClockView {
+  now: string
+  frozen: boolean
+  offset_ms: number
+  next_event_dt: string | null
+}
+const NO_RULES: readonly CompiledRule[] = Object.freeze([])
+
 export class Engine {
   readonly state: State
   private idx: WorldIndex
   private fixtureRules: CompiledRule[] = []
   private runtimeRules: CompiledRule[] = []
-  private countedSteps = new Set<Step>()
   /** Runtime rules (newest first) then fixture rules, per step: what `effect` and `delay` scan. */
   private rulesByStep = new Map<Step, CompiledRule[]>()
   private readonly persist: (changes: Change[]) => Promise<void>
@@ -149,7 +157,7 @@ export class Engine {
     return c.frozen_at ?? this.realNow() + c.offset_ms
   }
 
-  clockView(): { now: string; frozen: boolean; offset_ms: number; next_event_dt: string | null } {
+  clockView(): ClockView {
     const c = this.clock()
     const next = this.nextEventAt()
     return { now: formatTimestamp(this.now()), frozen: c.frozen_at !== null, offset_ms: c.offset_ms, next_event_dt: next === null ? null : formatTimestamp(next) }
@@ -170,45 +178,46 @@ export class Engine {
   }
 
   /** Moves the clock forward by a duration and runs every event that falls due, in time order. */
-  async advance(by: string): Promise<{ clock: ReturnType<Engine['clockView']>; events: SandboxEvent[] }> {
+  async advance(by: string): Promise<ClockMove<ClockView>> {
     const d = parseDuration(by)
     if (!d || isZeroDuration(d)) throw new ControlError(400, 'BAD_DURATION', `"${by}" is not a duration: use ISO-8601 (P1M, PT6M, P1DT12H) or a short form (36h, 90m, 2d, 1w, 1mo)`)
     return this.moveClock((now) => addDuration(now, d))
   }
 
   /** Sets the clock to a time (forward only) and runs every event that falls due. */
-  async setTime(to: string): Promise<{ clock: ReturnType<Engine['clockView']>; events: SandboxEvent[] }> {
+  async setTime(to: string): Promise<ClockMove<ClockView>> {
     const t = parseTimestamp(to)
     if (Number.isNaN(t)) throw new ControlError(400, 'BAD_TIME', `"${to}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
     if (t < this.now()) throw new ControlError(409, 'CLOCK_BACKWARDS', `the sandbox clock cannot move backwards (now ${formatTimestamp(this.now())}); use reset to start over`)
     return this.moveClock(() => t)
   }
 
-  private async moveClock(target: (now: number) => number) {
-    const events = await this.settle(
+  private async moveClock(target: (now: number) => number): Promise<ClockMove<ClockView>> {
+    const log = await this.settle(
       this.transact((tx) => {
-        const events: SandboxEvent[] = []
+        const log = new EventLog()
         const from = this.now()
         const to = target(from)
-        this.runDue(tx, to, events)
+        this.runDue(tx, to, log)
         this.setClock(tx, from, to)
-        return events
+        return log
       }),
     )
-    return { clock: this.clockView(), events }
+    return new ClockMove(this.clockView(), log)
   }
 
   /** Runs the events due by now (called before every operation and by the server's timer). */
   async catchUp(): Promise<SandboxEvent[]> {
     const next = this.nextEventAt()
     if (next === null || next > this.now()) return []
-    return this.settle(
+    const log = await this.settle(
       this.transact((tx) => {
-        const events: SandboxEvent[] = []
-        this.runDue(tx, this.now(), events)
-        return events
+        const log = new EventLog()
+        this.runDue(tx, this.now(), log)
+        return log
       }),
     )
+    return log.list()
   }
 
   /** When the next event falls due (sandbox time), or null. */
@@ -244,7 +253,7 @@ export class Engine {
   private exec<T>(fn: (tx: Tx, now: number) => T): { result: T; durable: Promise<void> | null } {
     return this.transact((tx) => {
       const now = this.now()
-      this.runDue(tx, now, [])
+      this.runDue(tx, now, null)
       return fn(tx, now)
     })
   }
@@ -526,8 +535,9 @@ export class Engine {
 
   private indexRules(): void {
     const all = [...this.runtimeRules, ...this.fixtureRules]
-    this.countedSteps = stepsWithNth(all)
     this.delayCache = new Map()
+    this.candidateCache = new Map()
+    this.plans = new Map()
     this.rulesByStep = new Map()
     for (const c of all)
       for (const step of c.steps) {
@@ -544,25 +554,48 @@ export class Engine {
    * The effect of the first rule (runtime rules first, newest first) that fits this step, counting
    * the occurrence for `nth` and the use for `times`. Rules with an empty effect stop the search.
    */
-  private effect(tx: Tx, ctx: RuleContext, counterKey?: string): RuleEffect | undefined {
-    const rules = this.rulesByStep.get(ctx.step)
-    if (!rules) return undefined
+  private effect(tx: Tx, ctx: RuleContext): RuleEffect | undefined {
+    return this.firstEffect(tx, ctx.step, ctx.msisdn, this.candidates(ctx))
+  }
+
+  /** `effect` over the candidate rules found already; occurrences are counted under `counterKey`. */
+  private firstEffect(tx: Tx, step: Step, counterKey: string, rules: readonly CompiledRule[]): RuleEffect | undefined {
+    if (!rules.length) return undefined
     // Occurrences are counted only where a rule with `nth` could match (a year of renewals of
     // ordinary numbers writes no counters).
-    if (this.countedSteps.has(ctx.step) && rules.some((c) => c.rule.nth !== undefined && ruleMatches(c, ctx, true))) {
-      const key = `${ctx.step}:${counterKey ?? ctx.msisdn}`
-      const n = (this.state.counters.get(key) ?? 0) + 1
-      tx.put('counters', key, n)
-      ctx = { ...ctx, nth: n }
+    let nth: number | undefined
+    if (rules.some((c) => c.rule.nth !== undefined)) {
+      const key = `${step}:${counterKey}`
+      nth = (this.state.counters.get(key) ?? 0) + 1
+      tx.put('counters', key, nth)
     }
     for (const c of rules) {
-      const m = ruleMatches(c, ctx)
-      if (!m) continue
+      if (c.rule.nth !== undefined && c.rule.nth !== nth) continue
       if (!this.useRule(tx, c)) continue
       return c.rule.effect
     }
     return undefined
   }
+
+  /**
+   * The rules of a step whose match fits this MSISDN, country, carrier and service (whatever the
+   * occurrence or the uses left), in order; remembered until the rules change. Most numbers have
+   * none, so a year of renewals scans no rule at all.
+   */
+  private candidates(ctx: RuleContext): readonly CompiledRule[] {
+    const rules = this.rulesByStep.get(ctx.step)
+    if (!rules) return NO_RULES
+    const key = `${ctx.step}\0${ctx.msisdn}\0${ctx.country}\0${ctx.carrier}\0${ctx.service}`
+    let found = this.candidateCache.get(key)
+    if (found) return found
+    found = rules.filter((c) => ruleMatches(c, ctx, true))
+    if (!found.length) found = NO_RULES
+    if (this.candidateCache.size >= 100_000) this.candidateCache.clear()
+    this.candidateCache.set(key, found)
+    return found
+  }
+
+  private candidateCache = new Map<string, readonly CompiledRule[]>()
 
   /** Counts a use of a rule with `times`; false when it is spent. */
   private useRule(tx: Tx, c: CompiledRule): boolean {
@@ -876,8 +909,11 @@ export class Engine {
   // ---------------------------------------------------------------- lifecycle events
 
   private schedule(kind: QueueEntry['kind'], id: string, at: number | null): void {
-    if (at === null) return
-    this.queue.push({ at, seq: ++this.queueSeq, kind, id })
+    if (at !== null) this.enqueue({ at, seq: ++this.queueSeq, kind, id })
+  }
+
+  private enqueue(e: QueueEntry): void {
+    this.queue.push(e)
     // Entries of records that changed or were dropped stay in the heap until their time comes; when
     // they outnumber the live ones, rebuild it so memory stays bounded under a steady load.
     if (this.queue.size > 2 * (this.state.subs.size + this.state.verifs.size) + 1024) this.rebuildQueue()
@@ -918,7 +954,7 @@ export class Engine {
   }
 
   /** Runs every event due at or before `to`, each at its own time, in time order. */
-  private runDue(tx: Tx, to: number, events: SandboxEvent[]): void {
+  private runDue(tx: Tx, to: number, log: EventLog | null): void {
     for (;;) {
       const top = this.queue.peek()
       if (!top || top.at > to) return
@@ -927,40 +963,33 @@ export class Engine {
       if (top.kind === 'verif') {
         const v = this.state.verifs.get(top.id)!
         tx.put('verifs', v.id, { ...v, state: 'expired' })
-        events.push({ at: formatTimestamp(top.at), type: v.flow === 'otp' ? 'otp_expired' : 'consent_expired', verif_request_id: v.id, msisdn: v.msisdn, service_code: v.service })
+        log?.verif(top.at, v.flow === 'otp' ? 'otp_expired' : 'consent_expired', v)
         continue
       }
-      const sub = this.state.subs.get(top.id)!
-      const next = this.subEvent(tx, sub, top.at)
-      events.push(next.event)
-      this.scheduleSub(next.sub)
+      const next = this.subEventAt(this.subEvent(tx, this.state.subs.get(top.id)!, top.at, log))
+      if (next === null) continue
+      // The entry just run comes back for the subscription's next event (one allocation less per renewal).
+      top.at = next
+      top.seq = ++this.queueSeq
+      this.enqueue(top)
     }
   }
 
-  private subEvent(tx: Tx, sub: SubscriptionRecord, at: number): { sub: SubscriptionRecord; event: SandboxEvent } {
-    const service = this.idx.service(sub.merchant, sub.service)
-    const carrier = this.idx.carriers.get(sub.carrier)
-    const ev = (type: string, s: SubscriptionRecord, code?: string): SandboxEvent => {
-      const e: SandboxEvent = { at: formatTimestamp(at), type, subscription_id: s.id, msisdn: s.msisdn, service_code: s.service, status: s.status }
-      if (code) e.code = code
-      e.expiry_dt = formatTimestamp(s.expiry_at)
-      return e
-    }
+  /** Runs a subscription's due event (carrier cancellation, renewal or retry); answers the record after it. */
+  private subEvent(tx: Tx, sub: SubscriptionRecord, at: number, log: EventLog | null): SubscriptionRecord {
     if (sub.status === 'ACTIVE' && sub.carrier_cancel_at !== null && sub.carrier_cancel_at <= sub.expiry_at && at === sub.carrier_cancel_at) {
       const done = this.cancelSub(tx, at, sub, 'carrier')
       this.notifyCanceled(tx, at, done)
-      return { sub: done, event: ev('carrier_canceled', done) }
+      log?.sub(at, 'carrier_canceled', done)
+      return done
     }
-    const period = this.idx.period(service?.period ?? 'P1M')
-    const integration = service?.integrations.find((i) => i.country === sub.country)
-    const price = integration?.price ?? null
+    const plan = this.plan(sub)
+    const { period, price, from } = plan
     const isRetry = sub.status === 'EXPIRED'
     const kind = isRetry ? 'retry' : 'renewal'
-    const effect = this.effect(tx, { step: kind, msisdn: sub.msisdn, country: sub.country, carrier: sub.carrier, service: sub.service }, sub.id)
+    const effect = this.firstEffect(tx, kind, sub.id, isRetry ? plan.retryRules : plan.renewalRules)
     const code = effect?.error ?? (effect?.http ? 'ERROR' : undefined)
-    const charge = { at, kind, outcome: code ?? 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null } as const
-    const from = carrier?.short_code ?? service?.name ?? sub.carrier
-    const vars = { service: service?.name ?? sub.service, price: price ? `${price.amount} ${price.currency}` : '', code: code ?? '' }
+    const charge: Charge = { at, kind, outcome: code ?? 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null }
     if (!code && !isRetry && tx.owns(sub)) {
       // A record this transaction made already (an earlier renewal of a long advance): renew it in
       // place instead of copying it once more per period.
@@ -970,8 +999,9 @@ export class Engine {
       sub.expiry_at = addDuration(sub.anchor_at, period, sub.periods)
       sub.charge_count += 1
       tx.put('subs', sub.id, sub)
-      this.sendSms(tx, at, { msisdn: sub.msisdn, from, kind: 'renewal', subscription_id: sub.id, text: this.idx.text('renewal', sub.language, vars) })
-      return { sub, event: ev('renewed', sub) }
+      this.sendSms(tx, at, { msisdn: sub.msisdn, from, kind: 'renewal', subscription_id: sub.id, text: plan.renewalText })
+      log?.sub(at, 'renewed', sub)
+      return sub
     }
     const charges = [...sub.charges.slice(-(this.chargesPerSubscription - 1)), charge]
     if (!code) {
@@ -979,17 +1009,49 @@ export class Engine {
         ? { ...sub, status: 'ACTIVE', anchor_at: at, periods: 1, expiry_at: addDuration(at, period), retries: 0, next_retry_at: null, charges, charge_count: sub.charge_count + 1 }
         : { ...sub, periods: sub.periods + 1, expiry_at: addDuration(sub.anchor_at, period, sub.periods + 1), charges, charge_count: sub.charge_count + 1 }
       tx.put('subs', sub.id, renewed)
-      this.sendSms(tx, at, { msisdn: sub.msisdn, from, kind: 'renewal', subscription_id: sub.id, text: this.idx.text('renewal', sub.language, vars) })
-      return { sub: renewed, event: ev(isRetry ? 'retry_succeeded' : 'renewed', renewed) }
+      this.sendSms(tx, at, { msisdn: sub.msisdn, from, kind: 'renewal', subscription_id: sub.id, text: plan.renewalText })
+      log?.sub(at, isRetry ? 'retry_succeeded' : 'renewed', renewed)
+      return renewed
     }
-    const retry = carrier?.retry ?? { every: 'P1D', max: 0 }
+    const retry = plan.carrier?.retry ?? { every: 'P1D', max: 0 }
     const retries = isRetry ? sub.retries + 1 : 0
     const nextRetry = retries < retry.max ? addDuration(at, this.idx.period(retry.every)) : null
     const failed: SubscriptionRecord = { ...sub, status: 'EXPIRED', retries, next_retry_at: nextRetry, charges, charge_count: sub.charge_count + 1 }
     tx.put('subs', sub.id, failed)
-    this.sendSms(tx, at, { msisdn: sub.msisdn, from, kind: 'renewal_failed', subscription_id: sub.id, text: this.idx.text('renewal_failed', sub.language, vars) })
-    return { sub: failed, event: ev(isRetry ? 'retry_failed' : 'renewal_failed', failed, code) }
+    this.sendSms(tx, at, { msisdn: sub.msisdn, from, kind: 'renewal_failed', subscription_id: sub.id, text: this.idx.text('renewal_failed', sub.language, { ...plan.vars, code }) })
+    log?.sub(at, isRetry ? 'retry_failed' : 'renewal_failed', failed, code)
+    return failed
   }
+
+  /**
+   * What renewing a subscription needs from the world and the rules, found once per subscription
+   * (a year of renewals asks twelve times): its period, price, SMS sender and text, candidate rules.
+   */
+  private plan(sub: SubscriptionRecord): RenewalPlan {
+    let plan = this.plans.get(sub.id)
+    if (plan) return plan
+    const service = this.idx.service(sub.merchant, sub.service)
+    const carrier = this.idx.carriers.get(sub.carrier)
+    const price = service?.integrations.find((i) => i.country === sub.country)?.price ?? null
+    const vars = { service: service?.name ?? sub.service, price: price ? `${price.amount} ${price.currency}` : '', code: '' }
+    const ctx = { msisdn: sub.msisdn, country: sub.country, carrier: sub.carrier, service: sub.service }
+    plan = {
+      carrier,
+      period: this.idx.period(service?.period ?? 'P1M'),
+      price,
+      from: carrier?.short_code ?? service?.name ?? sub.carrier,
+      vars,
+      renewalText: this.idx.text('renewal', sub.language, vars),
+      renewalRules: this.candidates({ ...ctx, step: 'renewal' }),
+      retryRules: this.candidates({ ...ctx, step: 'retry' }),
+    }
+    if (this.plans.size >= 200_000) this.plans.clear()
+    this.plans.set(sub.id, plan)
+    return plan
+  }
+
+  /** Renewal plans by subscription id (cleared when the rules change). */
+  private plans = new Map<string, RenewalPlan>()
 
   // ---------------------------------------------------------------- seeding (benchmarks, load tests)
 
@@ -1038,6 +1100,7 @@ export class Engine {
         tx.reset()
         if (this.clockStart) this.writeClockStart(tx, this.clockStart)
         this.queue.clear()
+        this.plans.clear()
         this.loadRuntimeRules()
       }),
     )

@@ -21,33 +21,37 @@ export class MinHeap<T extends Timed> {
 
   push(item: T): void {
     const a = this.items
+    // Sift up with a hole: move parents down until the item's place is found.
+    let i = a.length
     a.push(item)
-    let i = a.length - 1
     while (i > 0) {
       const p = (i - 1) >> 1
-      if (!less(a[i]!, a[p]!)) break
-      ;[a[i], a[p]] = [a[p]!, a[i]!]
+      const parent = a[p]!
+      if (!less(item, parent)) break
+      a[i] = parent
       i = p
     }
+    a[i] = item
   }
 
   pop(): T | undefined {
     const a = this.items
     const top = a[0]
     const last = a.pop()
-    if (a.length && last) {
-      a[0] = last
+    const n = a.length
+    if (n && last) {
       let i = 0
       for (;;) {
         const l = 2 * i + 1
+        if (l >= n) break
         const r = l + 1
-        let m = i
-        if (l < a.length && less(a[l]!, a[m]!)) m = l
-        if (r < a.length && less(a[r]!, a[m]!)) m = r
-        if (m === i) break
-        ;[a[i], a[m]] = [a[m]!, a[i]!]
-        i = m
+        const c = r < n && less(a[r]!, a[l]!) ? r : l
+        const child = a[c]!
+        if (!less(child, last)) break
+        a[i] = child
+        i = c
       }
+      a[i] = last
     }
     return top
   }

@@ -69,10 +69,3 @@ export function effectDelay(effect: RuleEffect, match: RegExpExecArray | true): 
 export function effectIsEmpty(effect: RuleEffect): boolean {
   return Object.values(effect).every((v) => v === undefined)
 }
-
-/** The steps for which some rule counts occurrences (so only those need counters). */
-export function stepsWithNth(rules: CompiledRule[]): Set<Step> {
-  const out = new Set<Step>()
-  for (const r of rules) if (r.rule.nth !== undefined) for (const s of r.steps) out.add(s)
-  return out
-}

@@ -8,11 +8,12 @@ import { timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { ControlError, type Engine } from '../core/engine.js'
 import type { SmsRecord } from '../core/state.js'
+import { ClockMove } from '../core/events.js'
 import { formatTimestamp } from '../core/time.js'
 import { isPlainObject, parseJson, readBody } from './body.js'
 import { clientIp, isLoopback } from './ip.js'
 import type { RequestJournal } from './journal.js'
-import { safeDecode, sendJson } from './respond.js'
+import { safeDecode, sendJson, sendJsonParts } from './respond.js'
 
 export interface ControlContext {
   engine: Engine
@@ -171,7 +172,10 @@ export function createControlHandler(ctx: ControlContext) {
         }
         const started = performance.now()
         const result = await r.handler(req, m.slice(1), query)
-        if (!res.destroyed) sendJson(res, 200, result)
+        if (!res.destroyed) {
+          if (result instanceof ClockMove) sendJsonParts(res, 200, result.jsonParts())
+          else sendJson(res, 200, result)
+        }
         // Changes made through the control API (MO, rules, clock, cancel, reset) are journaled too.
         if (req.method !== 'GET' && req.method !== 'HEAD' && path !== '/_sandbox/reset') {
           ctx.journal.add({

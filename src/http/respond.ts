@@ -15,6 +15,15 @@ function sendText(res: ServerResponse, status: number, text: string, headers?: R
   res.end(text)
 }
 
+/** JSON already encoded, in parts (a clock move's events): written as they are. */
+export function sendJsonParts(res: ServerResponse, status: number, parts: Uint8Array[]): void {
+  let length = 0
+  for (const p of parts) length += p.byteLength
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': length, 'cache-control': 'no-store' })
+  for (const p of parts) res.write(p)
+  res.end()
+}
+
 const SUCCESS_HEAD = '{"status":"SUCCESS","message":"","status_code":200,"payload":'
 
 export function sendEnvelope(res: ServerResponse, outcome: Outcome, mode: FailurePayloadMode, headers?: Record<string, string>): Record<string, unknown> {

@@ -1,0 +1,93 @@
+/**
+ * What happened on the sandbox clock (renewals, retries, cancellations, expiries), recorded as JSON
+ * text the moment it happens. A year over thousands of subscriptions makes tens of thousands of
+ * events: as bytes they cost the garbage collector nothing and go out over HTTP as they are; code
+ * that wants objects gets them parsed once, on first use.
+ */
+import { formatTimestamp } from './time.js'
+
+/** Something that happened on the sandbox clock (renewals, retries, cancellations, expiries). */
+export interface SandboxEvent {
+  at: string
+  type: string
+  subscription_id?: string
+  verif_request_id?: string
+  msisdn?: string
+  service_code?: string
+  status?: string
+  code?: string
+  expiry_dt?: string | null
+}
+
+const encoder = new TextEncoder()
+const q = JSON.stringify
+
+export class EventLog {
+  private buf = new Uint8Array(4096)
+  private len = 0
+  private parsed: SandboxEvent[] | null = null
+  count = 0
+
+  /** A subscription's event at `at`, showing the record as it is after the event. */
+  sub(at: number, type: string, s: { id: string; msisdn: string; service: string; status: string; expiry_at: number }, code?: string): void {
+    this.add(
+      `{"at":"${formatTimestamp(at)}","type":${q(type)},"subscription_id":${q(s.id)},"msisdn":${q(s.msisdn)},"service_code":${q(s.service)},"status":${q(s.status)}${code ? `,"code":${q(code)}` : ''},"expiry_dt":"${formatTimestamp(s.expiry_at)}"}`,
+    )
+  }
+
+  /** A verification request's event (an OTP or a consent page expired). */
+  verif(at: number, type: string, v: { id: string; msisdn: string; service: string }): void {
+    this.add(`{"at":"${formatTimestamp(at)}","type":${q(type)},"verif_request_id":${q(v.id)},"msisdn":${q(v.msisdn)},"service_code":${q(v.service)}}`)
+  }
+
+  private add(json: string): void {
+    // At most 3 bytes of UTF-8 per UTF-16 unit, plus the comma.
+    const need = this.len + json.length * 3 + 1
+    if (need > this.buf.length) {
+      const next = new Uint8Array(Math.max(need, this.buf.length * 2))
+      next.set(this.buf.subarray(0, this.len))
+      this.buf = next
+    }
+    if (this.count) this.buf[this.len++] = 44 // ,
+    this.len += encoder.encodeInto(json, this.buf.subarray(this.len)).written
+    this.count++
+    this.parsed = null
+  }
+
+  /** The events as JSON, comma-separated (without the brackets), UTF-8. */
+  bytes(): Uint8Array {
+    return this.buf.subarray(0, this.len)
+  }
+
+  /** The events as objects (parsed once). */
+  list(): SandboxEvent[] {
+    this.parsed ??= this.count ? (JSON.parse(`[${new TextDecoder().decode(this.buf.subarray(0, this.len))}]`) as SandboxEvent[]) : []
+    return this.parsed
+  }
+}
+
+/** The answer of a clock move: the clock after it and what happened, in time order. */
+export class ClockMove<C> {
+  constructor(
+    readonly clock: C,
+    private readonly log: EventLog,
+  ) {}
+
+  /** The events, as objects (parsed on first use). */
+  get events(): SandboxEvent[] {
+    return this.log.list()
+  }
+
+  get eventCount(): number {
+    return this.log.count
+  }
+
+  /** The whole answer as JSON, UTF-8, in parts (without building the event objects). */
+  jsonParts(): Uint8Array[] {
+    return [encoder.encode(`{"clock":${JSON.stringify(this.clock)},"events":[`), this.log.bytes(), encoder.encode(']}')]
+  }
+
+  toJSON(): { clock: C; events: SandboxEvent[] } {
+    return { clock: this.clock, events: this.events }
+  }
+}
