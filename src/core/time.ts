@@ -5,22 +5,12 @@
 
 const pad2 = (n: number) => (n < 10 ? '0' + n : String(n))
 
-/**
- * `2026-04-29T10:15:30.123456`: UTC, six fractional digits, no zone (SANDBOX.md section 1).
- * Computed by arithmetic (civil-from-days), without a Date: it runs for every event of a long
- * clock advance.
- */
-export function formatTimestamp(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 0 || ms >= 253402300800000) return new Date(ms).toISOString().slice(0, 23) + '000'
-  const days = Math.floor(ms / 86_400_000)
-  let rest = ms - days * 86_400_000
-  const h = Math.floor(rest / 3_600_000)
-  rest -= h * 3_600_000
-  const mi = Math.floor(rest / 60_000)
-  rest -= mi * 60_000
-  const sec = Math.floor(rest / 1000)
-  const milli = rest - sec * 1000
-  // Howard Hinnant's civil_from_days.
+const DAY_MS = 86_400_000
+/** Times this module computes by arithmetic (year 1970 to 9999); others go through Date. */
+const MAX_MS = 253402300800000
+
+/** Howard Hinnant's civil_from_days: days since 1970-01-01 to [year, month 1-12, day 1-31]. */
+function civil(days: number): [number, number, number] {
   const z = days + 719468
   const era = Math.floor(z / 146097)
   const doe = z - era * 146097
@@ -29,9 +19,64 @@ export function formatTimestamp(ms: number): string {
   const mp = Math.floor((5 * doy + 2) / 153)
   const d = doy - Math.floor((153 * mp + 2) / 5) + 1
   const m = mp < 10 ? mp + 3 : mp - 9
-  const y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+  return [yoe + era * 400 + (m <= 2 ? 1 : 0), m, d]
+}
+
+/** Hinnant's days_from_civil: the inverse of `civil`. */
+function daysFrom(y: number, m: number, d: number): number {
+  const yy = m <= 2 ? y - 1 : y
+  const era = Math.floor(yy / 400)
+  const yoe = yy - era * 400
+  const doy = Math.floor((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy
+  return era * 146097 + doe - 719468
+}
+
+function daysInMonth(y: number, m: number): number {
+  if (m === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28
+  return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31
+}
+
+/** The last two dates formatted (events come in time order: most share a day with the one before). */
+const dayCache = { a: -1, aText: '', b: -1, bText: '' }
+
+function dateText(days: number): string {
+  if (days === dayCache.a) return dayCache.aText
+  if (days === dayCache.b) return dayCache.bText
+  const [y, m, d] = civil(days)
+  const text = `${String(y).padStart(4, '0')}-${pad2(m)}-${pad2(d)}`
+  dayCache.b = dayCache.a
+  dayCache.bText = dayCache.aText
+  dayCache.a = days
+  dayCache.aText = text
+  return text
+}
+
+/**
+ * `2026-04-29T10:15:30.123456`: UTC, six fractional digits, no zone (SANDBOX.md section 1).
+ * Computed by arithmetic, without a Date: it runs twice for every event of a long clock advance.
+ */
+export function formatTimestamp(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0 || ms >= MAX_MS) return new Date(ms).toISOString().slice(0, 23) + '000'
+  const days = Math.floor(ms / DAY_MS)
+  return `${dateText(days)}T${timeText(ms - days * DAY_MS)}`
+}
+
+/** The last time of day formatted (a renewal's expiry has the time of day of the renewal). */
+const timeCache = { ms: -1, text: '' }
+
+function timeText(ms: number): string {
+  if (ms === timeCache.ms) return timeCache.text
+  let rest = ms
+  const h = Math.floor(rest / 3_600_000)
+  rest -= h * 3_600_000
+  const mi = Math.floor(rest / 60_000)
+  rest -= mi * 60_000
+  const sec = Math.floor(rest / 1000)
+  const milli = rest - sec * 1000
   const ms3 = milli < 10 ? '00' + milli : milli < 100 ? '0' + milli : String(milli)
-  return `${String(y).padStart(4, '0')}-${pad2(m)}-${pad2(d)}T${pad2(h)}:${pad2(mi)}:${pad2(sec)}.${ms3}000`
+  timeCache.ms = ms
+  return (timeCache.text = `${pad2(h)}:${pad2(mi)}:${pad2(sec)}.${ms3}000`)
 }
 
 const TIMESTAMP_RE =
@@ -107,15 +152,27 @@ export function isZeroDuration(d: Duration): boolean {
 export function addDuration(anchor: number, d: Duration, n = 1): number {
   let t = anchor
   if (d.months) {
-    const a = new Date(anchor)
-    const totalMonths = a.getUTCMonth() + d.months * n
-    const year = a.getUTCFullYear() + Math.floor(totalMonths / 12)
-    const month = ((totalMonths % 12) + 12) % 12
-    const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate()
-    const day = Math.min(a.getUTCDate(), lastDay)
-    t = Date.UTC(year, month, day, a.getUTCHours(), a.getUTCMinutes(), a.getUTCSeconds(), a.getUTCMilliseconds())
+    if (!Number.isInteger(anchor) || anchor < 0 || anchor >= MAX_MS) return addMonthsByDate(anchor, d.months * n) + d.ms * n
+    // By arithmetic (every renewal of a long advance comes here).
+    const days = Math.floor(anchor / DAY_MS)
+    const [y, m, day] = civil(days)
+    const total = m - 1 + d.months * n
+    const year = y + Math.floor(total / 12)
+    const month = total - Math.floor(total / 12) * 12 + 1
+    t = daysFrom(year, month, Math.min(day, daysInMonth(year, month))) * DAY_MS + (anchor - days * DAY_MS)
   }
   return t + d.ms * n
+}
+
+/** `addDuration`'s months through Date (times outside the years 1970 to 9999). */
+export function addMonthsByDate(anchor: number, months: number): number {
+  const a = new Date(anchor)
+  const totalMonths = a.getUTCMonth() + months
+  const year = a.getUTCFullYear() + Math.floor(totalMonths / 12)
+  const month = ((totalMonths % 12) + 12) % 12
+  const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate()
+  const day = Math.min(a.getUTCDate(), lastDay)
+  return Date.UTC(year, month, day, a.getUTCHours(), a.getUTCMinutes(), a.getUTCSeconds(), a.getUTCMilliseconds())
 }
 
 /** Duration in milliseconds when it has no calendar part; for months, an average (only for display). */

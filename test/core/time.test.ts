@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { addDuration, formatTimestamp, parseDuration, parseTimestamp } from '../../src/core/time.js'
+import { addDuration, addMonthsByDate, formatTimestamp, parseDuration, parseTimestamp } from '../../src/core/time.js'
 
 const t = (s: string) => Date.parse(s + 'Z')
 
@@ -51,5 +51,25 @@ describe('time', () => {
     expect(formatTimestamp(addDuration(t('2028-02-29T00:00:00'), parseDuration('P1Y')!, 1))).toBe('2029-02-28T00:00:00.000000')
     expect(formatTimestamp(addDuration(t('2026-04-29T10:15:30.123'), m))).toBe('2026-05-29T10:15:30.123000')
     expect(formatTimestamp(addDuration(t('2026-12-15T00:00:00'), m))).toBe('2027-01-15T00:00:00.000000')
+  })
+
+  it('adds months by arithmetic exactly as through Date (any day, month count, leap year)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 253402300799999 }), fc.integer({ min: 1, max: 120 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 86_400_000 }), (anchor, months, n, ms) => {
+        expect(addDuration(anchor, { months, ms }, n)).toBe(addMonthsByDate(anchor, months * n) + ms * n)
+      }),
+      { numRuns: 20000 },
+    )
+    // Month ends and leap days, where clamping decides.
+    for (const a of ['2024-01-31T23:59:59.999', '2024-02-29T00:00:00.000', '2100-01-31T12:00:00.000', '2000-01-31T00:00:00.000', '9999-11-30T00:00:00.000'])
+      for (let k = 1; k <= 30; k++) expect(addDuration(t(a), { months: 1, ms: 0 }, k)).toBe(addMonthsByDate(t(a), k))
+  })
+
+  it('formats times of alternating days the same as one by one (the day cache)', () => {
+    const days = [t('2026-01-31T09:00:00'), t('2026-02-28T09:00:00'), t('2026-01-31T23:59:59.999'), t('2027-03-01T00:00:00')]
+    for (let i = 0; i < 12; i++) {
+      const ms = days[i % days.length]! + (i % 3) * 1000
+      expect(formatTimestamp(ms)).toBe(new Date(ms).toISOString().slice(0, 23) + '000')
+    }
   })
 })
