@@ -20,19 +20,26 @@ export interface SandboxEvent {
 }
 
 const encoder = new TextEncoder()
-const q = JSON.stringify
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/
+/** A JSON string literal (JSON.stringify only when the text needs escaping: ids and numbers never do). */
+const q = (s: string): string => (NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`)
 
 export class EventLog {
   private buf = new Uint8Array(4096)
   private len = 0
+  /** Events not yet encoded: encoded in batches (one encoder call per batch, not per event). */
+  private pending: string[] = []
   private parsed: SandboxEvent[] | null = null
   count = 0
 
+  /** The part of a subscription's events that never changes (found once per subscription). */
+  static subject(s: { id: string; msisdn: string; service: string }): string {
+    return `"subscription_id":${q(s.id)},"msisdn":${q(s.msisdn)},"service_code":${q(s.service)}`
+  }
+
   /** A subscription's event at `at`, showing the record as it is after the event. */
-  sub(at: number, type: string, s: { id: string; msisdn: string; service: string; status: string; expiry_at: number }, code?: string): void {
-    this.add(
-      `{"at":"${formatTimestamp(at)}","type":${q(type)},"subscription_id":${q(s.id)},"msisdn":${q(s.msisdn)},"service_code":${q(s.service)},"status":${q(s.status)}${code ? `,"code":${q(code)}` : ''},"expiry_dt":"${formatTimestamp(s.expiry_at)}"}`,
-    )
+  sub(at: number, type: string, s: { status: string; expiry_at: number }, subject: string, code?: string): void {
+    this.add(`{"at":"${formatTimestamp(at)}","type":"${type}",${subject},"status":"${s.status}"${code ? `,"code":${q(code)}` : ''},"expiry_dt":"${formatTimestamp(s.expiry_at)}"}`)
   }
 
   /** A verification request's event (an OTP or a consent page expired). */
@@ -41,27 +48,35 @@ export class EventLog {
   }
 
   private add(json: string): void {
-    // At most 3 bytes of UTF-8 per UTF-16 unit, plus the comma.
-    const need = this.len + json.length * 3 + 1
+    this.pending.push(json)
+    this.count++
+    this.parsed = null
+    if (this.pending.length >= 256) this.encodePending()
+  }
+
+  private encodePending(): void {
+    if (!this.pending.length) return
+    const text = (this.len ? ',' : '') + this.pending.join(',')
+    this.pending = []
+    // At most 3 bytes of UTF-8 per UTF-16 unit.
+    const need = this.len + text.length * 3
     if (need > this.buf.length) {
       const next = new Uint8Array(Math.max(need, this.buf.length * 2))
       next.set(this.buf.subarray(0, this.len))
       this.buf = next
     }
-    if (this.count) this.buf[this.len++] = 44 // ,
-    this.len += encoder.encodeInto(json, this.buf.subarray(this.len)).written
-    this.count++
-    this.parsed = null
+    this.len += encoder.encodeInto(text, this.buf.subarray(this.len)).written
   }
 
   /** The events as JSON, comma-separated (without the brackets), UTF-8. */
   bytes(): Uint8Array {
+    this.encodePending()
     return this.buf.subarray(0, this.len)
   }
 
   /** The events as objects (parsed once). */
   list(): SandboxEvent[] {
-    this.parsed ??= this.count ? (JSON.parse(`[${new TextDecoder().decode(this.buf.subarray(0, this.len))}]`) as SandboxEvent[]) : []
+    this.parsed ??= this.count ? (JSON.parse(`[${new TextDecoder().decode(this.bytes())}]`) as SandboxEvent[]) : []
     return this.parsed
   }
 }
