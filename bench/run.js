@@ -213,7 +213,8 @@ async function advanceYear() {
   for (const n of [2_000, 5_000]) {
     log(`advancing the clock a year over ${n} monthly subscriptions`)
     const data = join(tmp, `advance-${n}.json`)
-    execFileSync(process.execPath, [BIN, 'seed', '--subscriptions', String(n), '--data', data], { stdio: 'ignore' })
+    // Started over the past month, as real subscriptions are: renewals fall at distinct times.
+    execFileSync(process.execPath, [BIN, 'seed', '--subscriptions', String(n), '--spread', 'P1M', '--data', data], { stdio: 'ignore' })
     const dcb = await start(['serve', '--port', '0', '--data', data])
     const t = performance.now()
     const r = await call(dcb.url, '/_sandbox/clock/advance', { by: 'P1Y' })
@@ -290,7 +291,7 @@ function markdown() {
   if (f.write_p99) for (const [n, w] of Object.entries(f.write_p99)) rows.push(`| write (Init) p99 with ${Number(n).toLocaleString('en')} stored subscriptions | ${w.p99_ms} ms (p50 ${w.p50_ms} ms, ${w.req_s} req/s) | flat, < 20 ms |`)
   if (f.serve) rows.push(`| dcb serve: time to ready / idle RSS | ${f.serve.ready_ms} ms / ${f.serve.idle_rss_mib} MiB | |`)
   if (f.cli) rows.push(`| dcb status / dcb --help: process wall time | ${f.cli.status_wall_ms} ms / ${f.cli.help_wall_ms} ms | |`)
-  if (f.advance) for (const a of [].concat(f.advance)) rows.push(`| clock/advance P1Y over ${a.subscriptions.toLocaleString('en')} monthly subscriptions (${a.events.toLocaleString('en')} renewals, each with its SMS; one durable write; over HTTP) | ${a.ms} ms | well under a second |`)
+  if (f.advance) for (const a of [].concat(f.advance)) rows.push(`| clock/advance P1Y over ${a.subscriptions.toLocaleString('en')} monthly subscriptions started over a month (${a.events.toLocaleString('en')} renewals, each charged, recorded, with its SMS notice and its event in the answer; one durable write; over HTTP, answer parsed) | ${a.ms} ms | well under a second |`)
   if (f.memory) {
     const q = (a) => [0, 1, 2, 3].map((k) => a.slice(Math.floor((k * a.length) / 4), Math.floor(((k + 1) * a.length) / 4)))
     const rq = q(f.memory.rss_samples_mib)

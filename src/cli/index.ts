@@ -51,6 +51,7 @@ program
   .option('--country <cc>', 'country code', 'my')
   .option('--merchant <id>', 'merchant id', 'demo')
   .option('--first-msisdn <msisdn>', 'MSISDNs count up from this one, through endings 000-099 only', '601200000000')
+  .option('--spread <duration>', 'start the subscriptions evenly over this long before now (e.g. P1M: renewals fall at realistic, distinct times), not all now')
   .action(async (opts) => (await import('./seed.js')).seed(opts))
 
 /** The options every client command takes. */

@@ -1,12 +1,19 @@
 import { ControlError, Engine } from '../core/engine.js'
 import { State } from '../core/state.js'
+import { parseDuration, isZeroDuration } from '../core/time.js'
+import { WorldIndex } from '../core/world.js'
 import { loadWorld } from '../fixtures/load.js'
 import { FileStore } from '../store/file.js'
 import { StoreError } from '../store/types.js'
 import { CliError, EXIT } from './errors.js'
 
-export async function seed(o: { subscriptions: number; data: string; service: string; country: string; merchant: string; firstMsisdn: string }): Promise<void> {
+export async function seed(o: { subscriptions: number; data: string; service: string; country: string; merchant: string; firstMsisdn: string; spread?: string }): Promise<void> {
   if (!/^\d{6,15}$/.test(o.firstMsisdn)) throw new CliError('--first-msisdn must be digits', EXIT.USAGE)
+  const spread = o.spread === undefined ? undefined : parseDuration(o.spread)
+  if (spread === null || (spread && isZeroDuration(spread))) throw new CliError(`--spread "${o.spread}" is not a duration: use ISO-8601 (P1M, P7D) or a short form (30d)`, EXIT.USAGE)
+  const world = loadWorld().world
+  // Refuse a wrong merchant, service or country before the data file is touched.
+  if (!new WorldIndex(world).integration(o.merchant, o.service, o.country)) throw new CliError(`no integration ${o.service}/${o.country} for merchant ${o.merchant} in the sandbox world`, EXIT.USAGE)
   const started = performance.now()
   const store = new FileStore(o.data)
   const state = new State()
@@ -17,11 +24,11 @@ export async function seed(o: { subscriptions: number; data: string; service: st
     throw e
   }
   try {
-    const engine = new Engine({ world: loadWorld().world, state, persist: (ch) => store.append(ch) })
+    const engine = new Engine({ world, state, persist: (ch) => store.append(ch) })
     const batch = 10_000
     for (let done = 0; done < o.subscriptions; done += batch) {
       const n = Math.min(batch, o.subscriptions - done)
-      await engine.seed(n, { merchant: o.merchant, service: o.service, country: o.country, firstMsisdn: o.firstMsisdn, startIndex: done })
+      await engine.seed(n, { merchant: o.merchant, service: o.service, country: o.country, firstMsisdn: o.firstMsisdn, startIndex: done, spread: spread ? { over: spread, total: o.subscriptions } : undefined })
     }
   } catch (e) {
     if (e instanceof ControlError) throw new CliError(e.message, EXIT.USAGE)

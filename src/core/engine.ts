@@ -82,6 +82,8 @@ interface RenewalPlan {
   renewalText: string
   renewalRules: readonly CompiledRule[]
   retryRules: readonly CompiledRule[]
+  /** The constant part of the subscription's clock events. */
+  subject: string
 }
 
 interface QueueEntry {
@@ -701,12 +703,58 @@ export class Engine {
     return rec
   }
 
-  /** The handset's messages, newest first. */
+  /**
+   * The handset's messages, newest first (at most the per-handset cap): the messages sent to and
+   * from it, and the carrier's notice of each renewal or retry charge of its subscriptions.
+   */
   smsFor(msisdn: string): SmsRecord[] {
     const ids = this.state.smsByMsisdn.get(msisdn) ?? []
     const out: SmsRecord[] = []
     for (let i = ids.length - 1; i >= 0; i--) out.push(this.state.sms.get(ids[i]!)!)
+    const notices = this.chargeNotices(msisdn)
+    if (!notices.length) return out
+    // A stable sort: at the same millisecond the notices come after (they are older: the events due
+    // at a time run before any other operation at that time).
     return out
+      .concat(notices)
+      .sort((a, b) => b.at - a.at)
+      .slice(0, this.smsPerMsisdn)
+  }
+
+  /**
+   * Charge notices ("renewed", "renewal failed") are made from the charge history when a handset's
+   * messages are read, not stored: a year over thousands of subscriptions stores no message per
+   * renewal, and never pushes other handsets' OTPs out of the message cap.
+   */
+  private chargeNotices(msisdn: string): SmsRecord[] {
+    const out: SmsRecord[] = []
+    for (const id of this.state.subsByMsisdn.get(msisdn) ?? []) {
+      const sub = this.state.subs.get(id)
+      if (!sub) continue
+      const first = sub.charge_count - sub.charges.length + 1
+      sub.charges.forEach((charge, i) => {
+        if (charge.kind !== 'first') out.push(this.chargeNotice(sub, charge, first + i))
+      })
+    }
+    return out
+  }
+
+  /** The SMS a carrier sends for charge number `no` of a subscription (a renewal or retry). */
+  private chargeNotice(sub: SubscriptionRecord, charge: Charge, no: number): SmsRecord {
+    const plan = this.plan(sub)
+    const ok = charge.outcome === 'SUCCESS'
+    const price = charge.amount !== null ? `${charge.amount} ${charge.currency ?? ''}`.trim() : ''
+    const text = ok && price === plan.vars.price ? plan.renewalText : this.idx.text(ok ? 'renewal' : 'renewal_failed', sub.language, { ...plan.vars, price, code: ok ? '' : charge.outcome })
+    return { id: `${sub.id}.${no}`, n: 0, msisdn: sub.msisdn, direction: 'mt', from: plan.from, to: sub.msisdn, text, at: charge.at, kind: ok ? 'renewal' : 'renewal_failed', subscription_id: sub.id }
+  }
+
+  /** Tells the SMS listeners about a charge notice (nothing is stored: see chargeNotices). */
+  private notifyCharge(sub: SubscriptionRecord): void {
+    if (!this.smsListeners.size) return
+    const rec = this.chargeNotice(sub, sub.charges[sub.charges.length - 1]!, sub.charge_count)
+    queueMicrotask(() => {
+      for (const l of this.smsListeners) l(rec)
+    })
   }
 
   /** The latest OTP SMS of an MSISDN, or undefined. */
@@ -977,14 +1025,14 @@ export class Engine {
 
   /** Runs a subscription's due event (carrier cancellation, renewal or retry); answers the record after it. */
   private subEvent(tx: Tx, sub: SubscriptionRecord, at: number, log: EventLog | null): SubscriptionRecord {
+    const plan = this.plan(sub)
     if (sub.status === 'ACTIVE' && sub.carrier_cancel_at !== null && sub.carrier_cancel_at <= sub.expiry_at && at === sub.carrier_cancel_at) {
       const done = this.cancelSub(tx, at, sub, 'carrier')
       this.notifyCanceled(tx, at, done)
-      log?.sub(at, 'carrier_canceled', done)
+      log?.sub(at, 'carrier_canceled', done, plan.subject)
       return done
     }
-    const plan = this.plan(sub)
-    const { period, price, from } = plan
+    const { period, price } = plan
     const isRetry = sub.status === 'EXPIRED'
     const kind = isRetry ? 'retry' : 'renewal'
     const effect = this.firstEffect(tx, kind, sub.id, isRetry ? plan.retryRules : plan.renewalRules)
@@ -999,8 +1047,8 @@ export class Engine {
       sub.expiry_at = addDuration(sub.anchor_at, period, sub.periods)
       sub.charge_count += 1
       tx.put('subs', sub.id, sub)
-      this.sendSms(tx, at, { msisdn: sub.msisdn, from, kind: 'renewal', subscription_id: sub.id, text: plan.renewalText })
-      log?.sub(at, 'renewed', sub)
+      this.notifyCharge(sub)
+      log?.sub(at, 'renewed', sub, plan.subject)
       return sub
     }
     const charges = [...sub.charges.slice(-(this.chargesPerSubscription - 1)), charge]
@@ -1009,8 +1057,8 @@ export class Engine {
         ? { ...sub, status: 'ACTIVE', anchor_at: at, periods: 1, expiry_at: addDuration(at, period), retries: 0, next_retry_at: null, charges, charge_count: sub.charge_count + 1 }
         : { ...sub, periods: sub.periods + 1, expiry_at: addDuration(sub.anchor_at, period, sub.periods + 1), charges, charge_count: sub.charge_count + 1 }
       tx.put('subs', sub.id, renewed)
-      this.sendSms(tx, at, { msisdn: sub.msisdn, from, kind: 'renewal', subscription_id: sub.id, text: plan.renewalText })
-      log?.sub(at, isRetry ? 'retry_succeeded' : 'renewed', renewed)
+      this.notifyCharge(renewed)
+      log?.sub(at, isRetry ? 'retry_succeeded' : 'renewed', renewed, plan.subject)
       return renewed
     }
     const retry = plan.carrier?.retry ?? { every: 'P1D', max: 0 }
@@ -1018,8 +1066,8 @@ export class Engine {
     const nextRetry = retries < retry.max ? addDuration(at, this.idx.period(retry.every)) : null
     const failed: SubscriptionRecord = { ...sub, status: 'EXPIRED', retries, next_retry_at: nextRetry, charges, charge_count: sub.charge_count + 1 }
     tx.put('subs', sub.id, failed)
-    this.sendSms(tx, at, { msisdn: sub.msisdn, from, kind: 'renewal_failed', subscription_id: sub.id, text: this.idx.text('renewal_failed', sub.language, { ...plan.vars, code }) })
-    log?.sub(at, isRetry ? 'retry_failed' : 'renewal_failed', failed, code)
+    this.notifyCharge(failed)
+    log?.sub(at, isRetry ? 'retry_failed' : 'renewal_failed', failed, plan.subject, code)
     return failed
   }
 
@@ -1044,6 +1092,7 @@ export class Engine {
       renewalText: this.idx.text('renewal', sub.language, vars),
       renewalRules: this.candidates({ ...ctx, step: 'renewal' }),
       retryRules: this.candidates({ ...ctx, step: 'retry' }),
+      subject: EventLog.subject(sub),
     }
     if (this.plans.size >= 200_000) this.plans.clear()
     this.plans.set(sub.id, plan)
@@ -1061,7 +1110,10 @@ export class Engine {
    * only (the always-succeeds range), so no magic ending changes what a seeded subscription does;
    * `startIndex` continues a numbering.
    */
-  seed(count: number, o: { merchant?: string; service?: string; country?: string; firstMsisdn?: string; startIndex?: number } = {}): Promise<string[]> {
+  seed(
+    count: number,
+    o: { merchant?: string; service?: string; country?: string; firstMsisdn?: string; startIndex?: number; spread?: { over: Duration; total: number } } = {},
+  ): Promise<string[]> {
     const merchant = o.merchant ?? 'demo'
     const found = this.idx.integration(merchant, o.service ?? 'STREAMPLUS', o.country ?? 'my')
     if (!found) throw new ControlError(400, 'MERCHANT_SERVICE_NOT_CONFIGURED', `no integration ${o.service ?? 'STREAMPLUS'}/${o.country ?? 'my'} for merchant ${merchant}`)
@@ -1073,8 +1125,12 @@ export class Engine {
       const period = this.idx.period(found.service.period)
       const price = found.integration.price ?? null
       const ids: string[] = []
+      // Spread: subscription k of `total` starts k/total of the way back from now to now - `over`.
+      const spreadMs = o.spread ? now - addDuration(now, { months: -o.spread.over.months, ms: -o.spread.over.ms }) : 0
+      const total = o.spread ? Math.max(o.spread.total, start + count) : 1
       for (let i = 0; i < count; i++) {
-        const sub = this.newSubscription(now, period, price, {
+        const at = spreadMs ? now - Math.floor((spreadMs * (start + i)) / total) : now
+        const sub = this.newSubscription(at, period, price, {
           merchant,
           service: found.service.code,
           country: found.integration.country,

@@ -105,6 +105,37 @@ describe('dcb seed', () => {
       await s.stop()
     }
   })
+
+  it('spreads the start times over a period with --spread, so renewals fall at distinct times', async () => {
+    const data = join(tmp.dir, 'spread.json')
+    const before = Date.now()
+    const r = await dcb(['seed', '--subscriptions', '40', '--spread', 'P1M', '--data', data])
+    expect(r.code).toBe(0)
+    const s = await serve(['--data', data])
+    try {
+      const subs = (await (await fetch(`${s.url}/_sandbox/subscriptions?limit=100`)).json()).subscriptions
+      const starts = subs.map((x: any) => Date.parse(x.subscribed_dt.slice(0, 23) + 'Z'))
+      expect(new Set(starts).size).toBe(40)
+      // From now back to about a month ago, none due yet (each expires a month after its start).
+      expect(Math.max(...starts)).toBeGreaterThanOrEqual(before - 1000)
+      expect(Math.min(...starts)).toBeLessThan(before - 27 * 86_400_000)
+      expect(Math.min(...starts)).toBeGreaterThan(before - 32 * 86_400_000)
+      expect(subs.every((x: any) => x.status === 'ACTIVE' && x.charge_count === 1)).toBe(true)
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('refuses a bad --service or --spread with one line, without touching the data file', async () => {
+    const data = join(tmp.dir, 'untouched.json')
+    const bad = await dcb(['seed', '--subscriptions', '5', '--service', 'NOPE', '--data', data])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr.trim()).toBe('dcb: no integration NOPE/my for merchant demo in the sandbox world')
+    const spread = await dcb(['seed', '--subscriptions', '5', '--spread', 'soon', '--data', data])
+    expect(spread.code).toBe(2)
+    expect(spread.stderr).toContain('--spread "soon" is not a duration')
+    expect(existsSync(data)).toBe(false)
+  })
 })
 
 describe('dcb fixtures validate', () => {

@@ -202,3 +202,57 @@ describe('time passes when nobody advances it', () => {
     }
   })
 })
+
+describe('charge notices in the handset inbox', () => {
+  const sms = async (msisdn: string) => (await c.control(`/sms?msisdn=${msisdn}`)).body.messages
+
+  it('each renewal, failed renewal and retry leaves an SMS, newest first, after the welcome', async () => {
+    const id = await c.subscribe('60123456302')
+    await advance('P1M') // Feb 28: the first renewal fails
+    await advance('P1D') // Mar 1: the retry succeeds
+    await advance('P1M') // Apr 1: renewed
+    const m = await sms('60123456302')
+    expect(m.map((x: any) => [x.kind, x.at, x.text])).toEqual([
+      ['renewal', '2026-04-01T09:00:00.000000', 'Your Stream Plus subscription was renewed for 9.90 MYR.'],
+      ['renewal', '2026-03-01T09:00:00.000000', 'Your Stream Plus subscription was renewed for 9.90 MYR.'],
+      ['renewal_failed', '2026-02-28T09:00:00.000000', 'We could not renew your Stream Plus subscription (INSUFFICIENT_FUNDS).'],
+      ['welcome', '2026-01-31T09:00:00.000000', expect.stringContaining('Welcome to Stream Plus')],
+      ['otp', '2026-01-31T09:00:00.000000', expect.stringContaining('verification code')],
+    ])
+    for (const x of m.slice(0, 3)) expect(x).toMatchObject({ direction: 'mt', to: '60123456302', msisdn: '60123456302', subscription_id: id, from: m[3].from })
+    expect(new Set(m.map((x: any) => x.id)).size).toBe(m.length)
+  })
+
+  it('a long advance does not push other handsets\' messages out of the SMS cap', async () => {
+    const s = await startClient({ clock: '2026-01-31T09:00:00', maxSms: 6 })
+    try {
+      for (const n of ['60123456001', '60123456002']) await s.subscribe(n)
+      // Another handset waits with an OTP in its inbox.
+      await s.api('/subscriptions/init', { msisdn: '60123456003', service_code: 'STREAMPLUS', country_code: 'my' })
+      await s.control('/clock/advance', { by: 'P2Y' })
+      const otp = (await s.control('/otp?msisdn=60123456003')).body
+      expect(otp.otp).toMatch(/^\d+$/)
+      const m = (await s.control('/sms?msisdn=60123456001')).body.messages
+      expect(m.filter((x: any) => x.kind === 'renewal')).toHaveLength(24)
+    } finally {
+      await s.close()
+    }
+  })
+
+  it('a handset shows its newest messages up to the per-handset cap; listeners hear each notice', async () => {
+    const s = await startClient({ clock: '2026-01-31T09:00:00', smsPerMsisdn: 4 })
+    try {
+      await s.subscribe('60123456001')
+      const heard: string[] = []
+      const off = s.sandbox.engine.onSms((m) => heard.push(`${m.kind}@${m.at}`))
+      await s.control('/clock/advance', { by: 'P1Y' })
+      off()
+      expect(heard).toHaveLength(12)
+      expect(heard[0]).toBe(`renewal@${Date.parse('2026-02-28T09:00:00Z')}`)
+      const m = (await s.control('/sms?msisdn=60123456001')).body.messages
+      expect(m.map((x: any) => x.at)).toEqual(['2027-01-31T09:00:00.000000', '2026-12-31T09:00:00.000000', '2026-11-30T09:00:00.000000', '2026-10-31T09:00:00.000000'])
+    } finally {
+      await s.close()
+    }
+  })
+})
