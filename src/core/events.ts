@@ -102,6 +102,15 @@ export class ClockMove<C> {
     return [encoder.encode(`{"clock":${JSON.stringify(this.clock)},"events":[`), this.log.bytes(), encoder.encode(']}')]
   }
 
+  /**
+   * What the request journal keeps of this move: the events when there are at most `limit`, else
+   * their number (a year over thousands of subscriptions is megabytes; the journal keeps 1000 calls).
+   */
+  summary(limit = 100): { clock: C; events?: SandboxEvent[]; event_count: number; events_omitted?: string } {
+    if (this.log.count <= limit) return { clock: this.clock, events: this.events, event_count: this.log.count }
+    return { clock: this.clock, event_count: this.log.count, events_omitted: `more than ${limit} events: not kept in the request journal` }
+  }
+
   toJSON(): { clock: C; events: SandboxEvent[] } {
     return { clock: this.clock, events: this.events }
   }

@@ -189,7 +189,7 @@ export function createControlHandler(ctx: ControlContext) {
             message: '',
             duration_ms: Math.round((performance.now() - started) * 10) / 10,
             request: null,
-            response: result,
+            response: result instanceof ClockMove ? result.summary() : result,
           })
         }
         return

@@ -64,6 +64,22 @@ describe('renewals on the sandbox clock', () => {
     expect(r.events.filter((e: any) => e.subscription_id === weekly)).toHaveLength(4)
     expect(r.events.filter((e: any) => e.subscription_id === monthly)).toHaveLength(1)
   })
+
+  it('the request journal keeps a small move whole and only the number of events of a big one', async () => {
+    const s = await startClient({ clock: '2026-01-31T09:00:00' })
+    try {
+      await s.subscribe('60123456001', 'QUICKTEST')
+      await s.control('/clock/advance', { by: 'PT2H' })
+      let j = (await s.control('/requests?limit=1')).body.requests[0]
+      expect(j).toMatchObject({ path: '/_sandbox/clock/advance', response: { event_count: 2, events: [{ type: 'renewed' }, { type: 'renewed' }] } })
+      const big = (await s.control('/clock/advance', { by: 'P7D' })).body
+      expect(big.events).toHaveLength(168)
+      j = (await s.control('/requests?limit=1')).body.requests[0]
+      expect(j.response).toEqual({ clock: big.clock, event_count: 168, events_omitted: 'more than 100 events: not kept in the request journal' })
+    } finally {
+      await s.close()
+    }
+  })
 })
 
 describe('failed renewals, retries and carrier cancellations (magic endings)', () => {
