@@ -82,8 +82,10 @@ interface RenewalPlan {
   renewalText: string
   renewalRules: readonly CompiledRule[]
   retryRules: readonly CompiledRule[]
-  /** The constant part of the subscription's clock events. */
-  subject: string
+  /** The constant part of the subscription's clock events (JSON, UTF-8). */
+  subject: Uint8Array
+  /** The rules version the plan was made under. */
+  rules: number
 }
 
 interface QueueEntry {
@@ -91,6 +93,8 @@ interface QueueEntry {
   seq: number
   kind: 'sub' | 'verif'
   id: string
+  /** A subscription's renewal plan, once found. */
+  plan?: RenewalPlan
 }
 
 const CLOCK = 'clock'
@@ -540,6 +544,7 @@ export class Engine {
     this.delayCache = new Map()
     this.candidateCache = new Map()
     this.plans = new Map()
+    this.rulesVersion++
     this.rulesByStep = new Map()
     for (const c of all)
       for (const step of c.steps) {
@@ -1007,14 +1012,19 @@ export class Engine {
       const top = this.queue.peek()
       if (!top || top.at > to) return
       this.queue.pop()
-      if (this.entryAt(top) !== top.at) continue
       if (top.kind === 'verif') {
-        const v = this.state.verifs.get(top.id)!
+        const v = this.state.verifs.get(top.id)
+        if (!v || v.state !== 'pending' || v.expires_at !== top.at) continue
         tx.put('verifs', v.id, { ...v, state: 'expired' })
         log?.verif(top.at, v.flow === 'otp' ? 'otp_expired' : 'consent_expired', v)
         continue
       }
-      const next = this.subEventAt(this.subEvent(tx, this.state.subs.get(top.id)!, top.at, log))
+      const sub = this.state.subs.get(top.id)
+      // An entry of a record that changed since (or is gone) is stale: its record has its own entry.
+      if (!sub || this.subEventAt(sub) !== top.at) continue
+      // The plan rides on the entry (valid while the rules stay as they are).
+      const plan = top.plan?.rules === this.rulesVersion ? top.plan : (top.plan = this.plan(sub))
+      const next = this.subEventAt(this.subEvent(tx, sub, top.at, log, plan))
       if (next === null) continue
       // The entry just run comes back for the subscription's next event (one allocation less per renewal).
       top.at = next
@@ -1024,8 +1034,7 @@ export class Engine {
   }
 
   /** Runs a subscription's due event (carrier cancellation, renewal or retry); answers the record after it. */
-  private subEvent(tx: Tx, sub: SubscriptionRecord, at: number, log: EventLog | null): SubscriptionRecord {
-    const plan = this.plan(sub)
+  private subEvent(tx: Tx, sub: SubscriptionRecord, at: number, log: EventLog | null, plan: RenewalPlan): SubscriptionRecord {
     if (sub.status === 'ACTIVE' && sub.carrier_cancel_at !== null && sub.carrier_cancel_at <= sub.expiry_at && at === sub.carrier_cancel_at) {
       const done = this.cancelSub(tx, at, sub, 'carrier')
       this.notifyCanceled(tx, at, done)
@@ -1093,6 +1102,7 @@ export class Engine {
       renewalRules: this.candidates({ ...ctx, step: 'renewal' }),
       retryRules: this.candidates({ ...ctx, step: 'retry' }),
       subject: EventLog.subject(sub),
+      rules: this.rulesVersion,
     }
     if (this.plans.size >= 200_000) this.plans.clear()
     this.plans.set(sub.id, plan)
@@ -1101,6 +1111,8 @@ export class Engine {
 
   /** Renewal plans by subscription id (cleared when the rules change). */
   private plans = new Map<string, RenewalPlan>()
+  /** Counts rule changes: a plan made under an older version is found anew. */
+  private rulesVersion = 0
 
   // ---------------------------------------------------------------- seeding (benchmarks, load tests)
 

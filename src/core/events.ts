@@ -4,7 +4,7 @@
  * events: as bytes they cost the garbage collector nothing and go out over HTTP as they are; code
  * that wants objects gets them parsed once, on first use.
  */
-import { formatTimestamp } from './time.js'
+import { formatTimestamp, writeTimestamp } from './time.js'
 
 /** Something that happened on the sandbox clock (renewals, retries, cancellations, expiries). */
 export interface SandboxEvent {
@@ -24,53 +24,86 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/
 /** A JSON string literal (JSON.stringify only when the text needs escaping: ids and numbers never do). */
 const q = (s: string): string => (NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`)
 
+/** Encoded once: the fixed pieces of the event JSON, keyed by the text they are made around. */
+function pieces(make: (key: string) => string): (key: string) => Uint8Array {
+  const cache = new Map<string, Uint8Array>()
+  return (key) => {
+    let b = cache.get(key)
+    if (!b) cache.set(key, (b = encoder.encode(make(key))))
+    return b
+  }
+}
+const piece = pieces((text) => text)
+const typePiece = pieces((type) => `","type":${q(type)},`)
+const statusPiece = pieces((status) => `,"status":${q(status)}`)
+const codePiece = pieces((code) => `,"code":${q(code)}`)
+const AT = piece('{"at":"')
+const EXPIRY = piece(',"expiry_dt":"')
+const CLOSE = piece('"}')
+
+/**
+ * The events of one clock move as UTF-8 JSON, written byte by byte as they happen (no string per
+ * event: a year over thousands of subscriptions makes tens of thousands of them).
+ */
 export class EventLog {
-  private buf = new Uint8Array(4096)
+  private buf = new Uint8Array(64 * 1024)
   private len = 0
-  /** Events not yet encoded: encoded in batches (one encoder call per batch, not per event). */
-  private pending: string[] = []
   private parsed: SandboxEvent[] | null = null
   count = 0
 
-  /** The part of a subscription's events that never changes (found once per subscription). */
-  static subject(s: { id: string; msisdn: string; service: string }): string {
-    return `"subscription_id":${q(s.id)},"msisdn":${q(s.msisdn)},"service_code":${q(s.service)}`
+  /** The part of a subscription's events that never changes, encoded (found once per subscription). */
+  static subject(s: { id: string; msisdn: string; service: string }): Uint8Array {
+    return encoder.encode(`"subscription_id":${q(s.id)},"msisdn":${q(s.msisdn)},"service_code":${q(s.service)}`)
   }
 
   /** A subscription's event at `at`, showing the record as it is after the event. */
-  sub(at: number, type: string, s: { status: string; expiry_at: number }, subject: string, code?: string): void {
-    this.add(`{"at":"${formatTimestamp(at)}","type":"${type}",${subject},"status":"${s.status}"${code ? `,"code":${q(code)}` : ''},"expiry_dt":"${formatTimestamp(s.expiry_at)}"}`)
+  sub(at: number, type: string, s: { status: string; expiry_at: number }, subject: Uint8Array, code?: string): void {
+    const extra = code ? codePiece(code) : undefined
+    this.begin(subject.length + 160 + (extra?.length ?? 0))
+    this.put(AT)
+    this.time(at)
+    this.put(typePiece(type))
+    this.put(subject)
+    this.put(statusPiece(s.status))
+    if (extra) this.put(extra)
+    this.put(EXPIRY)
+    this.time(s.expiry_at)
+    this.put(CLOSE)
   }
 
   /** A verification request's event (an OTP or a consent page expired). */
   verif(at: number, type: string, v: { id: string; msisdn: string; service: string }): void {
-    this.add(`{"at":"${formatTimestamp(at)}","type":${q(type)},"verif_request_id":${q(v.id)},"msisdn":${q(v.msisdn)},"service_code":${q(v.service)}}`)
+    const json = encoder.encode(`{"at":"${formatTimestamp(at)}","type":${q(type)},"verif_request_id":${q(v.id)},"msisdn":${q(v.msisdn)},"service_code":${q(v.service)}}`)
+    this.begin(json.length)
+    this.put(json)
   }
 
-  private add(json: string): void {
-    this.pending.push(json)
-    this.count++
-    this.parsed = null
-    if (this.pending.length >= 256) this.encodePending()
-  }
-
-  private encodePending(): void {
-    if (!this.pending.length) return
-    const text = (this.len ? ',' : '') + this.pending.join(',')
-    this.pending = []
-    // At most 3 bytes of UTF-8 per UTF-16 unit.
-    const need = this.len + text.length * 3
+  /** Starts an event of at most `max` bytes: room, and the comma before all but the first. */
+  private begin(max: number): void {
+    const need = this.len + max + 1
     if (need > this.buf.length) {
       const next = new Uint8Array(Math.max(need, this.buf.length * 2))
       next.set(this.buf.subarray(0, this.len))
       this.buf = next
     }
-    this.len += encoder.encodeInto(text, this.buf.subarray(this.len)).written
+    if (this.count) this.buf[this.len++] = 44 // ,
+    this.count++
+    this.parsed = null
+  }
+
+  private put(bytes: Uint8Array): void {
+    this.buf.set(bytes, this.len)
+    this.len += bytes.length
+  }
+
+  private time(ms: number): void {
+    const end = writeTimestamp(ms, this.buf, this.len)
+    if (end >= 0) this.len = end
+    else this.put(encoder.encode(formatTimestamp(ms)))
   }
 
   /** The events as JSON, comma-separated (without the brackets), UTF-8. */
   bytes(): Uint8Array {
-    this.encodePending()
     return this.buf.subarray(0, this.len)
   }
 

@@ -79,6 +79,61 @@ function timeText(ms: number): string {
   return (timeCache.text = `${pad2(h)}:${pad2(mi)}:${pad2(sec)}.${ms3}000`)
 }
 
+/** The last day written by writeTimestamp, as year, month, day. */
+const ymd = { days: -1, y: 0, m: 0, d: 0 }
+
+/**
+ * Writes `formatTimestamp(ms)` as ASCII into `buf` at `i` (26 bytes, room checked by the caller)
+ * without making a string; answers where it ended, or -1 when the time is not a whole millisecond
+ * of the years 1970 to 9999 (then use formatTimestamp).
+ */
+export function writeTimestamp(ms: number, buf: Uint8Array, i: number): number {
+  if (!(ms >= 0 && ms < MAX_MS) || !Number.isInteger(ms)) return -1
+  const days = Math.floor(ms / DAY_MS)
+  if (days !== ymd.days) {
+    const [y, m, d] = civil(days)
+    ymd.days = days
+    ymd.y = y
+    ymd.m = m
+    ymd.d = d
+  }
+  const { y, m, d } = ymd
+  let rest = ms - days * DAY_MS
+  const h = Math.floor(rest / 3_600_000)
+  rest -= h * 3_600_000
+  const mi = Math.floor(rest / 60_000)
+  rest -= mi * 60_000
+  const sec = Math.floor(rest / 1000)
+  const milli = rest - sec * 1000
+  buf[i] = 48 + Math.floor(y / 1000)
+  buf[i + 1] = 48 + (Math.floor(y / 100) % 10)
+  buf[i + 2] = 48 + (Math.floor(y / 10) % 10)
+  buf[i + 3] = 48 + (y % 10)
+  buf[i + 4] = 45 // -
+  buf[i + 5] = 48 + Math.floor(m / 10)
+  buf[i + 6] = 48 + (m % 10)
+  buf[i + 7] = 45 // -
+  buf[i + 8] = 48 + Math.floor(d / 10)
+  buf[i + 9] = 48 + (d % 10)
+  buf[i + 10] = 84 // T
+  buf[i + 11] = 48 + Math.floor(h / 10)
+  buf[i + 12] = 48 + (h % 10)
+  buf[i + 13] = 58 // :
+  buf[i + 14] = 48 + Math.floor(mi / 10)
+  buf[i + 15] = 48 + (mi % 10)
+  buf[i + 16] = 58 // :
+  buf[i + 17] = 48 + Math.floor(sec / 10)
+  buf[i + 18] = 48 + (sec % 10)
+  buf[i + 19] = 46 // .
+  buf[i + 20] = 48 + Math.floor(milli / 100)
+  buf[i + 21] = 48 + (Math.floor(milli / 10) % 10)
+  buf[i + 22] = 48 + (milli % 10)
+  buf[i + 23] = 48
+  buf[i + 24] = 48
+  buf[i + 25] = 48
+  return i + 26
+}
+
 const TIMESTAMP_RE =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}:?\d{2})?$/
 

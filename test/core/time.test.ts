@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { addDuration, addMonthsByDate, formatTimestamp, parseDuration, parseTimestamp } from '../../src/core/time.js'
+import { addDuration, addMonthsByDate, formatTimestamp, parseDuration, parseTimestamp, writeTimestamp } from '../../src/core/time.js'
 
 const t = (s: string) => Date.parse(s + 'Z')
 
@@ -71,5 +71,17 @@ describe('time', () => {
       const ms = days[i % days.length]! + (i % 3) * 1000
       expect(formatTimestamp(ms)).toBe(new Date(ms).toISOString().slice(0, 23) + '000')
     }
+  })
+
+  it('writes the same timestamp as bytes, or declines outside whole milliseconds of 1970-9999', () => {
+    const buf = new Uint8Array(40)
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 253402300799999 }), fc.integer({ min: 0, max: 14 }), (ms, at) => {
+        expect(writeTimestamp(ms, buf, at)).toBe(at + 26)
+        expect(Buffer.from(buf.subarray(at, at + 26)).toString('latin1')).toBe(formatTimestamp(ms))
+      }),
+      { numRuns: 20000 },
+    )
+    for (const bad of [-1, 253402300800000, 1.5, NaN, Infinity]) expect(writeTimestamp(bad, buf, 0)).toBe(-1)
   })
 })
