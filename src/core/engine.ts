@@ -962,11 +962,8 @@ export class Engine {
   // ---------------------------------------------------------------- lifecycle events
 
   private schedule(kind: QueueEntry['kind'], id: string, at: number | null): void {
-    if (at !== null) this.enqueue({ at, seq: ++this.queueSeq, kind, id })
-  }
-
-  private enqueue(e: QueueEntry): void {
-    this.queue.push(e)
+    if (at === null) return
+    this.queue.push({ at, seq: ++this.queueSeq, kind, id })
     // Entries of records that changed or were dropped stay in the heap until their time comes; when
     // they outnumber the live ones, rebuild it so memory stays bounded under a steady load.
     if (this.queue.size > 2 * (this.state.subs.size + this.state.verifs.size) + 1024) this.rebuildQueue()
@@ -1011,8 +1008,8 @@ export class Engine {
     for (;;) {
       const top = this.queue.peek()
       if (!top || top.at > to) return
-      this.queue.pop()
       if (top.kind === 'verif') {
+        this.queue.pop()
         const v = this.state.verifs.get(top.id)
         if (!v || v.state !== 'pending' || v.expires_at !== top.at) continue
         tx.put('verifs', v.id, { ...v, state: 'expired' })
@@ -1021,15 +1018,24 @@ export class Engine {
       }
       const sub = this.state.subs.get(top.id)
       // An entry of a record that changed since (or is gone) is stale: its record has its own entry.
-      if (!sub || this.subEventAt(sub) !== top.at) continue
+      if (!sub || this.subEventAt(sub) !== top.at) {
+        this.queue.pop()
+        continue
+      }
       // The plan rides on the entry (valid while the rules stay as they are).
       const plan = top.plan?.rules === this.rulesVersion ? top.plan : (top.plan = this.plan(sub))
       const next = this.subEventAt(this.subEvent(tx, sub, top.at, log, plan))
-      if (next === null) continue
-      // The entry just run comes back for the subscription's next event (one allocation less per renewal).
-      top.at = next
-      top.seq = ++this.queueSeq
-      this.enqueue(top)
+      if (this.queue.peek() !== top) {
+        // Something was queued meanwhile (nothing does today): the entry stays behind, stale.
+        if (next !== null) this.schedule('sub', sub.id, next)
+      } else if (next === null) {
+        this.queue.pop()
+      } else {
+        // The same entry, moved to the subscription's next event (no allocation, one sift per renewal).
+        top.at = next
+        top.seq = ++this.queueSeq
+        this.queue.retop()
+      }
     }
   }
 
@@ -1055,7 +1061,7 @@ export class Engine {
       sub.periods += 1
       sub.expiry_at = addDuration(sub.anchor_at, period, sub.periods)
       sub.charge_count += 1
-      tx.put('subs', sub.id, sub)
+      // No put: the transaction holds this very record already and commits it as it ends.
       this.notifyCharge(sub)
       log?.sub(at, 'renewed', sub, plan.subject)
       return sub

@@ -38,22 +38,31 @@ export class MinHeap<T extends Timed> {
     const a = this.items
     const top = a[0]
     const last = a.pop()
-    const n = a.length
-    if (n && last) {
-      let i = 0
-      for (;;) {
-        const l = 2 * i + 1
-        if (l >= n) break
-        const r = l + 1
-        const c = r < n && less(a[r]!, a[l]!) ? r : l
-        const child = a[c]!
-        if (!less(child, last)) break
-        a[i] = child
-        i = c
-      }
-      a[i] = last
-    }
+    if (a.length && last) this.sink(last)
     return top
+  }
+
+  /** Puts the top entry (changed to a later time) where it now belongs: a pop and a push in one. */
+  retop(): void {
+    if (this.items.length) this.sink(this.items[0]!)
+  }
+
+  /** Places `item` from the root down (with a hole: children move up until its place is found). */
+  private sink(item: T): void {
+    const a = this.items
+    const n = a.length
+    let i = 0
+    for (;;) {
+      const l = 2 * i + 1
+      if (l >= n) break
+      const r = l + 1
+      const c = r < n && less(a[r]!, a[l]!) ? r : l
+      const child = a[c]!
+      if (!less(child, item)) break
+      a[i] = child
+      i = c
+    }
+    a[i] = item
   }
 }
 
