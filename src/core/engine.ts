@@ -595,14 +595,19 @@ export class Engine {
     const key = `${ctx.step}\0${ctx.msisdn}\0${ctx.country}\0${ctx.carrier}\0${ctx.service}`
     let found = this.candidateCache.get(key)
     if (found) return found
-    found = rules.filter((c) => ruleMatches(c, ctx, true))
-    if (!found.length) found = NO_RULES
+    found = this.matching(ctx)
     if (this.candidateCache.size >= 100_000) this.candidateCache.clear()
     this.candidateCache.set(key, found)
     return found
   }
 
   private candidateCache = new Map<string, readonly CompiledRule[]>()
+
+  /** The rules of a step whose match fits the context (uncached). */
+  private matching(ctx: RuleContext): readonly CompiledRule[] {
+    const found = this.rulesByStep.get(ctx.step)?.filter((c) => ruleMatches(c, ctx, true))
+    return found?.length ? found : NO_RULES
+  }
 
   /** Counts a use of a rule with `times`; false when it is spent. */
   private useRule(tx: Tx, c: CompiledRule): boolean {
@@ -1105,8 +1110,9 @@ export class Engine {
       from: carrier?.short_code ?? service?.name ?? sub.carrier,
       vars,
       renewalText: this.idx.text('renewal', sub.language, vars),
-      renewalRules: this.candidates({ ...ctx, step: 'renewal' }),
-      retryRules: this.candidates({ ...ctx, step: 'retry' }),
+      // Not through the candidate cache: the plan is the cache (one per subscription).
+      renewalRules: this.matching({ ...ctx, step: 'renewal' }),
+      retryRules: this.matching({ ...ctx, step: 'retry' }),
       subject: EventLog.subject(sub),
       rules: this.rulesVersion,
     }
