@@ -542,7 +542,6 @@ export class Engine {
   private indexRules(): void {
     const all = [...this.runtimeRules, ...this.fixtureRules]
     this.delayCache = new Map()
-    this.candidateCache = new Map()
     this.plans = new Map()
     this.rulesVersion++
     this.rulesByStep = new Map()
@@ -562,7 +561,7 @@ export class Engine {
    * the occurrence for `nth` and the use for `times`. Rules with an empty effect stop the search.
    */
   private effect(tx: Tx, ctx: RuleContext): RuleEffect | undefined {
-    return this.firstEffect(tx, ctx.step, ctx.msisdn, this.candidates(ctx))
+    return this.firstEffect(tx, ctx.step, ctx.msisdn, this.matching(ctx))
   }
 
   /** `effect` over the candidate rules found already; occurrences are counted under `counterKey`. */
@@ -586,24 +585,8 @@ export class Engine {
 
   /**
    * The rules of a step whose match fits this MSISDN, country, carrier and service (whatever the
-   * occurrence or the uses left), in order; remembered until the rules change. Most numbers have
-   * none, so a year of renewals scans no rule at all.
+   * occurrence or the uses left), in order. Renewals keep theirs in the subscription's plan.
    */
-  private candidates(ctx: RuleContext): readonly CompiledRule[] {
-    const rules = this.rulesByStep.get(ctx.step)
-    if (!rules) return NO_RULES
-    const key = `${ctx.step}\0${ctx.msisdn}\0${ctx.country}\0${ctx.carrier}\0${ctx.service}`
-    let found = this.candidateCache.get(key)
-    if (found) return found
-    found = this.matching(ctx)
-    if (this.candidateCache.size >= 100_000) this.candidateCache.clear()
-    this.candidateCache.set(key, found)
-    return found
-  }
-
-  private candidateCache = new Map<string, readonly CompiledRule[]>()
-
-  /** The rules of a step whose match fits the context (uncached). */
   private matching(ctx: RuleContext): readonly CompiledRule[] {
     const found = this.rulesByStep.get(ctx.step)?.filter((c) => ruleMatches(c, ctx, true))
     return found?.length ? found : NO_RULES
@@ -1110,7 +1093,6 @@ export class Engine {
       from: carrier?.short_code ?? service?.name ?? sub.carrier,
       vars,
       renewalText: this.idx.text('renewal', sub.language, vars),
-      // Not through the candidate cache: the plan is the cache (one per subscription).
       renewalRules: this.matching({ ...ctx, step: 'renewal' }),
       retryRules: this.matching({ ...ctx, step: 'retry' }),
       subject: EventLog.subject(sub),
