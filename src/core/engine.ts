@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import type { RuleEffect, Step } from '../fixtures/schema.js'
 import { RuleSchema } from '../fixtures/schema.js'
-import { ClockMove, EventLog, type SandboxEvent } from './events.js'
+import { ClockMove, EventLog, EventSubject, type SandboxEvent } from './events.js'
 import { MinHeap } from './heap.js'
 import { fail, ok, type CarrierCode, type Outcome, type OutcomeCode } from './outcomes.js'
 import { compileRule, effectDelay, effectIsEmpty, ruleMatches, type CompiledRule, type RuleContext } from './rules.js'
@@ -82,8 +82,8 @@ interface RenewalPlan {
   renewalText: string
   renewalRules: readonly CompiledRule[]
   retryRules: readonly CompiledRule[]
-  /** The constant part of the subscription's clock events (JSON, UTF-8). */
-  subject: Uint8Array
+  /** The constant part of the subscription's clock events. */
+  subject: EventSubject
   /** The rules version the plan was made under. */
   rules: number
 }
@@ -1095,7 +1095,7 @@ export class Engine {
       renewalText: this.idx.text('renewal', sub.language, vars),
       renewalRules: this.matching({ ...ctx, step: 'renewal' }),
       retryRules: this.matching({ ...ctx, step: 'retry' }),
-      subject: EventLog.subject(sub),
+      subject: new EventSubject(sub),
       rules: this.rulesVersion,
     }
     if (this.plans.size >= 200_000) this.plans.clear()

@@ -79,8 +79,11 @@ function timeText(ms: number): string {
   return (timeCache.text = `${pad2(h)}:${pad2(mi)}:${pad2(sec)}.${ms3}000`)
 }
 
-/** The last day written by writeTimestamp, as year, month, day. */
-const ymd = { days: -1, y: 0, m: 0, d: 0 }
+/** The last two days written by writeTimestamp (an event's time and its expiry a period later). */
+const ymd = [
+  { days: -1, y: 0, m: 0, d: 0 },
+  { days: -1, y: 0, m: 0, d: 0 },
+]
 
 /**
  * Writes `formatTimestamp(ms)` as ASCII into `buf` at `i` (26 bytes, room checked by the caller)
@@ -90,14 +93,20 @@ const ymd = { days: -1, y: 0, m: 0, d: 0 }
 export function writeTimestamp(ms: number, buf: Uint8Array, i: number): number {
   if (!(ms >= 0 && ms < MAX_MS) || !Number.isInteger(ms)) return -1
   const days = Math.floor(ms / DAY_MS)
-  if (days !== ymd.days) {
-    const [y, m, d] = civil(days)
-    ymd.days = days
-    ymd.y = y
-    ymd.m = m
-    ymd.d = d
+  let day = ymd[0]!
+  if (day.days !== days) {
+    day = ymd[1]!
+    if (day.days !== days) {
+      const [y, m, d] = civil(days)
+      day.days = days
+      day.y = y
+      day.m = m
+      day.d = d
+    }
+    ymd[1] = ymd[0]!
+    ymd[0] = day
   }
-  const { y, m, d } = ymd
+  const { y, m, d } = day
   let rest = ms - days * DAY_MS
   const h = Math.floor(rest / 3_600_000)
   rest -= h * 3_600_000

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { ClockMove, EventLog } from '../../src/core/events.js'
+import { ClockMove, EventLog, EventSubject } from '../../src/core/events.js'
 import { formatTimestamp } from '../../src/core/time.js'
 
 /** Any UTF-16 text, lone surrogates and control characters included. */
@@ -16,8 +16,8 @@ describe('clock events as JSON', () => {
         const want: unknown[] = []
         for (const s of subs) {
           const rec = { ...s, status: 'ACTIVE', expiry_at: s.at + 1000 }
-          log.sub(s.at, 'renewed', rec, EventLog.subject(rec), s.code)
-          const e: Record<string, unknown> = { at: formatTimestamp(s.at), type: 'renewed', subscription_id: s.id, msisdn: s.msisdn, service_code: s.service, status: 'ACTIVE' }
+          log.sub(s.at, s.code ? 'renewal_failed' : 'renewed', rec, new EventSubject(rec), s.code)
+          const e: Record<string, unknown> = { at: formatTimestamp(s.at), type: s.code ? 'renewal_failed' : 'renewed', subscription_id: s.id, msisdn: s.msisdn, service_code: s.service, status: 'ACTIVE' }
           if (s.code) e.code = s.code
           e.expiry_dt = formatTimestamp(s.at + 1000)
           want.push(e)
@@ -31,6 +31,21 @@ describe('clock events as JSON', () => {
       }),
       { numRuns: 200 },
     )
+  })
+
+  it('one subscription\'s events of different kinds in a row (its common middle is not reused for others)', () => {
+    const log = new EventLog()
+    const subject = new EventSubject({ id: 'S', msisdn: '601', service: 'X' })
+    log.sub(0, 'renewed', { status: 'ACTIVE', expiry_at: 1 }, subject)
+    log.sub(1, 'renewal_failed', { status: 'EXPIRED', expiry_at: 1 }, subject, 'BARRED')
+    log.sub(2, 'renewed', { status: 'ACTIVE', expiry_at: 3 }, subject)
+    log.sub(3, 'carrier_canceled', { status: 'CANCELED', expiry_at: 3 }, subject)
+    expect(new ClockMove({}, log).events.map((e) => [e.type, e.status, e.code, e.expiry_dt?.slice(20)])).toEqual([
+      ['renewed', 'ACTIVE', undefined, '001000'],
+      ['renewal_failed', 'EXPIRED', 'BARRED', '001000'],
+      ['renewed', 'ACTIVE', undefined, '003000'],
+      ['carrier_canceled', 'CANCELED', undefined, '003000'],
+    ])
   })
 
   it('verification events, and an empty move', () => {

@@ -83,5 +83,12 @@ describe('time', () => {
       { numRuns: 20000 },
     )
     for (const bad of [-1, 253402300800000, 1.5, NaN, Infinity]) expect(writeTimestamp(bad, buf, 0)).toBe(-1)
+    // Alternating and returning days (the cache of the last two days).
+    const days = [t('2026-01-31T09:00:00'), t('2026-02-28T09:00:00'), t('2026-01-31T23:59:59.999'), t('2027-03-01T00:00:00'), t('2026-02-28T10:00:00')]
+    for (let i = 0; i < 40; i++) {
+      const ms = days[(i * 7) % days.length]! + (i % 3) * 1000
+      writeTimestamp(ms, buf, 0)
+      expect(Buffer.from(buf.subarray(0, 26)).toString('latin1')).toBe(formatTimestamp(ms))
+    }
   })
 })
