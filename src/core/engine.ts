@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import type { RuleEffect, Step } from '../fixtures/schema.js'
 import { RuleSchema } from '../fixtures/schema.js'
-import { ClockMove, EventLog, EventSubject, type SandboxEvent } from './events.js'
+import { ClockMove, EventLog, EventSubject } from './events.js'
 import { MinHeap } from './heap.js'
 import { fail, ok, type CarrierCode, type Outcome, type OutcomeCode } from './outcomes.js'
 import { compileRule, effectDelay, effectIsEmpty, ruleMatches, type CompiledRule, type RuleContext } from './rules.js'
@@ -23,8 +23,9 @@ import {
   type VerificationRecord,
 } from './state.js'
 import { addDuration, formatTimestamp, isZeroDuration, parseDuration, parseTimestamp, type Duration } from './time.js'
-export type { SandboxEvent } from './events.js'
 import { WorldIndex, type Carrier, type Integration, type Merchant, type Service, type World } from './world.js'
+
+export type { SandboxEvent } from './events.js'
 
 export interface EngineOptions {
   world: World
@@ -212,18 +213,21 @@ export class Engine {
     return new ClockMove(this.clockView(), log)
   }
 
-  /** Runs the events due by now (called before every operation and by the server's timer). */
-  async catchUp(): Promise<SandboxEvent[]> {
+  /**
+   * Runs the events due by now (called before every operation and by the server's timer); answers
+   * how many ran (counted, not listed: nobody reads a catch-up's events).
+   */
+  async catchUp(): Promise<number> {
     const next = this.nextEventAt()
-    if (next === null || next > this.now()) return []
+    if (next === null || next > this.now()) return 0
     const log = await this.settle(
       this.transact((tx) => {
-        const log = new EventLog()
+        const log = new EventLog(0)
         this.runDue(tx, this.now(), log)
         return log
       }),
     )
-    return log.list()
+    return log.omitted
   }
 
   /** When the next event falls due (sandbox time), or null. */

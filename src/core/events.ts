@@ -87,12 +87,21 @@ export class EventLog {
   private buf = new Uint8Array(64 * 1024)
   private len = 0
   private parsed: SandboxEvent[] | null = null
+  /** Events listed. */
   count = 0
+  /** Events past the size limit: counted, not listed. */
+  omitted = 0
+
+  /**
+   * `limit`: the most bytes of events listed (64 MiB, some 300,000 events). A move over decades of
+   * thousands of subscriptions would make an answer no client could read; past it events are counted.
+   */
+  constructor(private readonly limit = 64 * 2 ** 20) {}
 
   /** A subscription's event at `at`, showing the record as it is after the event. */
   sub(at: number, type: string, s: { status: string; expiry_at: number }, subject: EventSubject, code?: string): void {
     const middle = subject.middle(type, s.status, code)
-    this.begin(middle.length + 100)
+    if (!this.begin(middle.length + 100)) return
     this.put(AT)
     this.time(at)
     this.put(middle)
@@ -103,13 +112,16 @@ export class EventLog {
   /** A verification request's event (an OTP or a consent page expired). */
   verif(at: number, type: string, v: { id: string; msisdn: string; service: string }): void {
     const json = encoder.encode(`{"at":"${formatTimestamp(at)}","type":${q(type)},"verif_request_id":${q(v.id)},"msisdn":${q(v.msisdn)},"service_code":${q(v.service)}}`)
-    this.begin(json.length)
-    this.put(json)
+    if (this.begin(json.length)) this.put(json)
   }
 
-  /** Starts an event of at most `max` bytes: room, and the comma before all but the first. */
-  private begin(max: number): void {
+  /** Starts an event of at most `max` bytes (room, and the comma before all but the first); false past the limit. */
+  private begin(max: number): boolean {
     const need = this.len + max + 1
+    if (need > this.limit) {
+      this.omitted++
+      return false
+    }
     if (need > this.buf.length) {
       const next = new Uint8Array(Math.max(need, this.buf.length * 2))
       next.set(this.buf.subarray(0, this.len))
@@ -118,6 +130,7 @@ export class EventLog {
     if (this.count) this.buf[this.len++] = 44 // ,
     this.count++
     this.parsed = null
+    return true
   }
 
   private put(bytes: Uint8Array): void {
@@ -155,25 +168,27 @@ export class ClockMove<C> {
     return this.log.list()
   }
 
+  /** How many events happened (listed or not). */
   get eventCount(): number {
-    return this.log.count
+    return this.log.count + this.log.omitted
   }
 
   /** The whole answer as JSON, UTF-8, in parts (without building the event objects). */
   jsonParts(): Uint8Array[] {
-    return [encoder.encode(`{"clock":${JSON.stringify(this.clock)},"events":[`), this.log.bytes(), encoder.encode(']}')]
+    const tail = this.log.omitted ? `],"events_omitted":${this.log.omitted}}` : ']}'
+    return [encoder.encode(`{"clock":${JSON.stringify(this.clock)},"events":[`), this.log.bytes(), encoder.encode(tail)]
   }
 
   /**
    * What the request journal keeps of this move: the events when there are at most `limit`, else
    * their number (a year over thousands of subscriptions is megabytes; the journal keeps 1000 calls).
    */
-  summary(limit = 100): { clock: C; events?: SandboxEvent[]; event_count: number; events_omitted?: string } {
-    if (this.log.count <= limit) return { clock: this.clock, events: this.events, event_count: this.log.count }
-    return { clock: this.clock, event_count: this.log.count, events_omitted: `more than ${limit} events: not kept in the request journal` }
+  summary(limit = 100): { clock: C; event_count: number; events?: SandboxEvent[]; events_kept?: false } {
+    const n = this.eventCount
+    return n <= limit ? { clock: this.clock, event_count: n, events: this.events } : { clock: this.clock, event_count: n, events_kept: false }
   }
 
-  toJSON(): { clock: C; events: SandboxEvent[] } {
-    return { clock: this.clock, events: this.events }
+  toJSON(): { clock: C; events: SandboxEvent[]; events_omitted?: number } {
+    return this.log.omitted ? { clock: this.clock, events: this.events, events_omitted: this.log.omitted } : { clock: this.clock, events: this.events }
   }
 }

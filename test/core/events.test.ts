@@ -48,6 +48,21 @@ describe('clock events as JSON', () => {
     ])
   })
 
+  it('past its size limit a log counts events instead of listing them, and the answer says how many', () => {
+    const log = new EventLog(1000)
+    const subject = new EventSubject({ id: 'S', msisdn: '601', service: 'X' })
+    for (let i = 0; i < 20; i++) log.sub(i, 'renewed', { status: 'ACTIVE', expiry_at: i + 1 }, subject)
+    const move = new ClockMove({}, log)
+    expect(move.events.length).toBeGreaterThan(3)
+    expect(move.events.length + log.omitted).toBe(20)
+    expect(move.eventCount).toBe(20)
+    expect(log.bytes().length).toBeLessThanOrEqual(1000)
+    const answer = JSON.parse(text(move.jsonParts()))
+    expect(answer).toEqual({ clock: {}, events: move.events, events_omitted: 20 - move.events.length })
+    expect(answer.events.map((e: any) => e.at)).toEqual(move.events.map((_, i) => formatTimestamp(i)))
+    expect(JSON.parse(JSON.stringify(move))).toEqual(answer)
+  })
+
   it('verification events, and an empty move', () => {
     const log = new EventLog()
     expect(new ClockMove({}, log).events).toEqual([])
