@@ -96,8 +96,9 @@ export async function clock(args: string[], o: Opts): Promise<void> {
   if ((verb !== 'advance' && verb !== 'set') || !arg || args.length > 2) throw new CliError('usage: dcb clock [advance DURATION | set TIME]', EXIT.USAGE)
   const r = await guard(() => (verb === 'advance' ? c.advance(arg) : c.setClock(arg)))
   if (o.json) return printJson(r)
-  out(`${r.clock.now}  ${chalk.dim(`${r.events.length} event(s)`)}`)
+  out(`${r.clock.now}  ${chalk.dim(`${r.events.length + (r.events_omitted ?? 0)} event(s)`)}`)
   for (const e of r.events) out(`  ${chalk.dim(e.at)} ${e.type.padEnd(16)} ${e.subscription_id ?? e.verif_request_id ?? ''} ${e.code ? chalk.red(e.code) : ''}${e.status ? chalk.dim(` -> ${e.status}`) : ''}`)
+  if (r.events_omitted) out(chalk.dim(`  … and ${r.events_omitted} more (not listed: the answer lists the first 64 MiB)`))
 }
 
 export async function subscriptions(o: Opts): Promise<void> {

@@ -107,6 +107,13 @@ function isEnvelope(v: unknown): v is Envelope {
   return (e.status === 'SUCCESS' || e.status === 'FAIL') && typeof e.message === 'string' && typeof e.status_code === 'number'
 }
 
+/** A clock move's answer: the clock after it and the events that ran (`events_omitted`: not listed, past 64 MiB). */
+export interface ClockMoveAnswer {
+  clock: { now: string }
+  events: Record<string, any>[]
+  events_omitted?: number
+}
+
 export class DcbClient {
   readonly baseUrl: string
   constructor(readonly opts: ClientOptions) {
@@ -183,10 +190,10 @@ export class DcbClient {
     return this.control<{ now: string; frozen: boolean; offset_ms: number; next_event_dt: string | null }>('GET', '/clock')
   }
   advance(by: string) {
-    return this.control<{ clock: { now: string }; events: Record<string, any>[] }>('POST', '/clock/advance', { by })
+    return this.control<ClockMoveAnswer>('POST', '/clock/advance', { by })
   }
   setClock(to: string) {
-    return this.control<{ clock: { now: string }; events: Record<string, any>[] }>('POST', '/clock/set', { to })
+    return this.control<ClockMoveAnswer>('POST', '/clock/set', { to })
   }
   requests(since = 0, limit = 100) {
     return this.control<{ requests: Record<string, any>[] }>('GET', `/requests?since=${since}&limit=${limit}`)
