@@ -65,15 +65,23 @@ export function formatTimestamp(ms: number): string {
 /** The last time of day formatted (a renewal's expiry has the time of day of the renewal). */
 const timeCache = { ms: -1, text: '' }
 
+/** A time of day split into hours, minutes, seconds and milliseconds (reused: no object per call). */
+const tod = { h: 0, mi: 0, sec: 0, milli: 0 }
+
+function splitDay(ms: number): typeof tod {
+  let rest = ms
+  tod.h = Math.floor(rest / 3_600_000)
+  rest -= tod.h * 3_600_000
+  tod.mi = Math.floor(rest / 60_000)
+  rest -= tod.mi * 60_000
+  tod.sec = Math.floor(rest / 1000)
+  tod.milli = rest - tod.sec * 1000
+  return tod
+}
+
 function timeText(ms: number): string {
   if (ms === timeCache.ms) return timeCache.text
-  let rest = ms
-  const h = Math.floor(rest / 3_600_000)
-  rest -= h * 3_600_000
-  const mi = Math.floor(rest / 60_000)
-  rest -= mi * 60_000
-  const sec = Math.floor(rest / 1000)
-  const milli = rest - sec * 1000
+  const { h, mi, sec, milli } = splitDay(ms)
   const ms3 = milli < 10 ? '00' + milli : milli < 100 ? '0' + milli : String(milli)
   timeCache.ms = ms
   return (timeCache.text = `${pad2(h)}:${pad2(mi)}:${pad2(sec)}.${ms3}000`)
@@ -107,13 +115,7 @@ export function writeTimestamp(ms: number, buf: Uint8Array, i: number): number {
     ymd[0] = day
   }
   const { y, m, d } = day
-  let rest = ms - days * DAY_MS
-  const h = Math.floor(rest / 3_600_000)
-  rest -= h * 3_600_000
-  const mi = Math.floor(rest / 60_000)
-  rest -= mi * 60_000
-  const sec = Math.floor(rest / 1000)
-  const milli = rest - sec * 1000
+  const { h, mi, sec, milli } = splitDay(ms - days * DAY_MS)
   buf[i] = 48 + Math.floor(y / 1000)
   buf[i + 1] = 48 + (Math.floor(y / 100) % 10)
   buf[i + 2] = 48 + (Math.floor(y / 10) % 10)
