@@ -707,7 +707,12 @@ export class Engine {
   smsFor(msisdn: string): SmsRecord[] {
     const ids = this.state.smsByMsisdn.get(msisdn) ?? []
     const out: SmsRecord[] = []
-    for (let i = ids.length - 1; i >= 0; i--) out.push(this.state.sms.get(ids[i]!)!)
+    for (let i = ids.length - 1; i >= 0; i--) {
+      const m = this.state.sms.get(ids[i]!)!
+      // Data files of dcb 0.1.0 stored each charge notice; they are made from the charges now.
+      if (m.kind === 'renewal' || m.kind === 'renewal_failed') continue
+      out.push(m)
+    }
     const notices = this.chargeNotices(msisdn)
     if (!notices.length) return out
     // A stable sort: at the same millisecond the notices come after (they are older: the events due

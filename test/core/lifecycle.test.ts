@@ -243,6 +243,16 @@ describe('charge notices in the handset inbox', () => {
     expect(new Set(m.map((x: any) => x.id)).size).toBe(m.length)
   })
 
+  it('leaves out the charge notices that data files of dcb 0.1.0 stored (they come from the charges now)', async () => {
+    const id = await c.subscribe('60123456001')
+    await advance('P1M')
+    // A message as 0.1.0 stored it, beside the charge it reports.
+    const at = Date.parse('2026-02-28T09:00:00Z')
+    c.sandbox.engine.state.apply({ c: 'sms', id: 'legacy-1', v: { id: 'legacy-1', n: 999, msisdn: '60123456001', direction: 'mt', from: 'x', to: '60123456001', text: 'old', at, kind: 'renewal', subscription_id: id } })
+    const m = await sms('60123456001')
+    expect(m.filter((x: any) => x.kind === 'renewal').map((x: any) => x.id)).toEqual([`${id}.2`])
+  })
+
   it('a long advance does not push other handsets\' messages out of the SMS cap', async () => {
     const s = await startClient({ clock: '2026-01-31T09:00:00', maxSms: 6 })
     try {
