@@ -5,12 +5,13 @@
  * the in-memory state inside one transaction, then waits until its changes are durable.
  */
 import { randomUUID } from 'node:crypto'
-import type { RuleEffect, Step } from '../fixtures/schema.js'
+import type { RuleEffect } from '../fixtures/schema.js'
 import { RuleSchema } from '../fixtures/schema.js'
 import { ClockMove, EventLog, EventSubject } from './events.js'
-import { MinHeap } from './heap.js'
+import { EventQueue, subEventAt } from './queue.js'
 import { fail, ok, type CarrierCode, type Outcome, type OutcomeCode } from './outcomes.js'
-import { compileRule, effectDelay, effectIsEmpty, ruleMatches, type CompiledRule, type RuleContext } from './rules.js'
+import type { CompiledRule, RuleContext } from './rules.js'
+import { RuleSet } from './ruleset.js'
 import {
   State,
   Tx,
@@ -89,15 +90,6 @@ interface RenewalPlan {
   rules: number
 }
 
-interface QueueEntry {
-  at: number
-  seq: number
-  kind: 'sub' | 'verif'
-  id: string
-  /** A subscription's renewal plan, once found. */
-  plan?: RenewalPlan
-}
-
 const CLOCK = 'clock'
 
 export interface ClockView {
@@ -106,15 +98,11 @@ export interface ClockView {
   offset_ms: number
   next_event_dt: string | null
 }
-const NO_RULES: readonly CompiledRule[] = Object.freeze([])
 
 export class Engine {
   readonly state: State
   private idx: WorldIndex
-  private fixtureRules: CompiledRule[] = []
-  private runtimeRules: CompiledRule[] = []
-  /** Runtime rules (newest first) then fixture rules, per step: what `effect` and `delay` scan. */
-  private rulesByStep = new Map<Step, CompiledRule[]>()
+  private readonly ruleset: RuleSet
   private readonly persist: (changes: Change[]) => Promise<void>
   private readonly realNow: () => number
   private readonly random: () => number
@@ -123,8 +111,8 @@ export class Engine {
   private readonly chargesPerSubscription: number
   private readonly maxSms: number
   private readonly maxVerifications: number
-  private readonly queue = new MinHeap<QueueEntry>()
-  private queueSeq = 0
+  /** When each record next needs the clock; entries carry a subscription's renewal plan once found. */
+  private readonly queue: EventQueue<RenewalPlan>
   private readonly smsListeners = new Set<(sms: SmsRecord) => void>()
   private readonly clockStart?: EngineOptions['clockStart']
 
@@ -140,9 +128,8 @@ export class Engine {
     this.maxVerifications = Math.max(1, opts.maxVerifications ?? 50_000)
     this.clockStart = opts.clockStart
     this.idx = new WorldIndex(opts.world)
-    this.loadWorldRules()
-    this.loadRuntimeRules()
-    this.rebuildQueue()
+    this.ruleset = new RuleSet(this.state, this.idx.world.rules)
+    this.queue = new EventQueue(this.state)
     if (opts.clockStart && !this.state.meta.has(CLOCK)) {
       void this.settle(this.transact((tx) => this.writeClockStart(tx, opts.clockStart!))).catch(() => {})
     }
@@ -232,12 +219,7 @@ export class Engine {
 
   /** When the next event falls due (sandbox time), or null. */
   nextEventAt(): number | null {
-    for (;;) {
-      const top = this.queue.peek()
-      if (!top) return null
-      if (this.entryAt(top) === top.at) return top.at
-      this.queue.pop()
-    }
+    return this.queue.nextAt()
   }
 
   // ---------------------------------------------------------------- transactions
@@ -320,9 +302,9 @@ export class Engine {
     if (!lookup.ok) return fail(lookup.code)
     const carrier = lookup.carrier
     const base: Omit<RuleContext, 'step'> = { msisdn: input.msisdn, country: input.country_code, carrier: carrier.code, service: service.code }
-    const delayMs = this.delay(tx, base)
+    const delayMs = this.ruleset.delay(tx, base)
     if (!this.idx.carrierProvisioned(integration, carrier)) return fail('CARRIER_NOT_SUPPORTED', delayMs)
-    const effect = this.effect(tx, { ...base, step: 'init' })
+    const effect = this.ruleset.effect(tx, { ...base, step: 'init' })
     const failed = effectFailure(effect)
     if (failed) return fail(failed, delayMs)
     if (this.activeSubscription(input.msisdn, merchant.id, service.code)) return fail('ALREADY_SUBSCRIBED', delayMs)
@@ -333,7 +315,7 @@ export class Engine {
       payload.keyword = service.keyword ?? null
       return ok(payload, delayMs)
     }
-    const otpEffect = carrier.flow === 'otp' ? this.effect(tx, { ...base, step: 'otp' }) : undefined
+    const otpEffect = carrier.flow === 'otp' ? this.ruleset.effect(tx, { ...base, step: 'otp' }) : undefined
     const ttl = this.idx.period(carrier.flow === 'otp' ? carrier.otp.ttl : carrier.consent_ttl)
     const verif: VerificationRecord = {
       id: this.newId(),
@@ -353,7 +335,7 @@ export class Engine {
       result: null,
     }
     tx.put('verifs', verif.id, verif)
-    this.schedule('verif', verif.id, verif.expires_at)
+    this.queue.schedule('verif', verif.id, verif.expires_at)
     // Bounded memory: the oldest verification requests go first (Map order is creation order).
     while (this.state.verifs.size > this.maxVerifications) tx.del('verifs', this.state.oldest('verifs')!)
     if (carrier.flow === 'otp') {
@@ -379,8 +361,8 @@ export class Engine {
     const found = this.idx.integration(merchant.id, verif.service, verif.country)
     if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
     const base = { msisdn: verif.msisdn, country: verif.country, carrier: verif.carrier, service: verif.service }
-    const delayMs = this.delay(tx, base)
-    const effect = this.effect(tx, { ...base, step: 'verify' })
+    const delayMs = this.ruleset.delay(tx, base)
+    const effect = this.ruleset.effect(tx, { ...base, step: 'verify' })
     const refused = effectFailure(effect)
     if (refused) return fail(refused, delayMs)
     const carrier = this.idx.carriers.get(verif.carrier)
@@ -404,7 +386,7 @@ export class Engine {
     if (!sub || sub.merchant !== merchant.id) return fail('SUBSCRIPTION_NOT_FOUND')
     const found = this.idx.integration(merchant.id, sub.service, sub.country)
     if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
-    const delayMs = this.delay(tx, { msisdn: sub.msisdn, country: sub.country, carrier: sub.carrier, service: sub.service })
+    const delayMs = this.ruleset.delay(tx, { msisdn: sub.msisdn, country: sub.country, carrier: sub.carrier, service: sub.service })
     const cached = this.cachedStatus(sub, found.service)
     return { code: 'SUCCESS', payload: cached.payload, payloadJson: cached.json, delayMs }
   }
@@ -474,7 +456,7 @@ export class Engine {
       settle('ALREADY_SUBSCRIBED', null)
       return 'ALREADY_SUBSCRIBED'
     }
-    const effect = this.effect(tx, { step: 'charge', msisdn, country, carrier: carrierCode, service: service.code })
+    const effect = this.ruleset.effect(tx, { step: 'charge', msisdn, country, carrier: carrierCode, service: service.code })
     const price = integration.price ?? null
     const chargeFailure = effect?.error ?? (effect?.http ? 'ERROR' : undefined)
     if (chargeFailure) {
@@ -484,10 +466,10 @@ export class Engine {
     const period = this.idx.period(service.period)
     const language = requestedLanguage ? this.idx.language(requestedLanguage, service) : (verif?.language ?? service.default_language)
     const sub = this.newSubscription(now, period, price, { merchant, service: service.code, country, carrier: carrierCode, msisdn, language, flow: verif?.flow ?? direct!.flow })
-    const activation = this.effect(tx, { step: 'activate', msisdn, country, carrier: carrierCode, service: service.code })
+    const activation = this.ruleset.effect(tx, { step: 'activate', msisdn, country, carrier: carrierCode, service: service.code })
     if (activation?.cancel_after) sub.carrier_cancel_at = addDuration(now, this.idx.period(activation.cancel_after))
     tx.put('subs', sub.id, sub)
-    this.scheduleSub(sub)
+    this.queue.scheduleSub(sub)
     settle('SUCCESS', sub.id)
     const carrier = this.idx.carriers.get(carrierCode)
     this.sendSms(tx, now, {
@@ -532,118 +514,9 @@ export class Engine {
 
   // ---------------------------------------------------------------- rules
 
-  private loadWorldRules(): void {
-    this.fixtureRules = this.idx.world.rules.map((r) => compileRule(r))
-    this.indexRules()
-  }
-
-  private loadRuntimeRules(): void {
-    const records = [...this.state.rules.values()].sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? 1 : -1))
-    this.runtimeRules = records.map((r) => compileRule(RuleSchema.parse(r.rule), true))
-    this.indexRules()
-  }
-
-  private indexRules(): void {
-    const all = [...this.runtimeRules, ...this.fixtureRules]
-    this.delayCache = new Map()
-    this.plans = new Map()
-    this.rulesVersion++
-    this.rulesByStep = new Map()
-    for (const c of all)
-      for (const step of c.steps) {
-        // Delay effects act at the `api` step only; other effects never at `api`.
-        const isDelay = c.rule.effect.delay_ms !== undefined || c.rule.effect.delay_per_unit !== undefined
-        if ((step === 'api') !== isDelay && !(step === 'api' && effectIsEmpty(c.rule.effect))) continue
-        let list = this.rulesByStep.get(step)
-        if (!list) this.rulesByStep.set(step, (list = []))
-        list.push(c)
-      }
-  }
-
-  /**
-   * The effect of the first rule (runtime rules first, newest first) that fits this step, counting
-   * the occurrence for `nth` and the use for `times`. Rules with an empty effect stop the search.
-   */
-  private effect(tx: Tx, ctx: RuleContext): RuleEffect | undefined {
-    return this.firstEffect(tx, ctx.step, ctx.msisdn, this.matching(ctx))
-  }
-
-  /** `effect` over the candidate rules found already; occurrences are counted under `counterKey`. */
-  private firstEffect(tx: Tx, step: Step, counterKey: string, rules: readonly CompiledRule[]): RuleEffect | undefined {
-    if (!rules.length) return undefined
-    // Occurrences are counted only where a rule with `nth` could match (a year of renewals of
-    // ordinary numbers writes no counters).
-    let nth: number | undefined
-    if (rules.some((c) => c.rule.nth !== undefined)) {
-      const key = `${step}:${counterKey}`
-      nth = (this.state.counters.get(key) ?? 0) + 1
-      tx.put('counters', key, nth)
-    }
-    for (const c of rules) {
-      if (c.rule.nth !== undefined && c.rule.nth !== nth) continue
-      if (!this.useRule(tx, c)) continue
-      return c.rule.effect
-    }
-    return undefined
-  }
-
-  /**
-   * The rules of a step whose match fits this MSISDN, country, carrier and service (whatever the
-   * occurrence or the uses left), in order. Renewals keep theirs in the subscription's plan.
-   */
-  private matching(ctx: RuleContext): readonly CompiledRule[] {
-    const found = this.rulesByStep.get(ctx.step)?.filter((c) => ruleMatches(c, ctx, true))
-    return found?.length ? found : NO_RULES
-  }
-
-  /** Counts a use of a rule with `times`; false when it is spent. */
-  private useRule(tx: Tx, c: CompiledRule): boolean {
-    if (c.rule.times === undefined) return true
-    if (c.runtime) {
-      const rec = this.state.rules.get(c.rule.id)
-      if (!rec || rec.used >= c.rule.times) return false
-      tx.put('rules', rec.id, { ...rec, used: rec.used + 1 })
-      return true
-    }
-    const key = `rule:${c.rule.id}`
-    const used = this.state.counters.get(key) ?? 0
-    if (used >= c.rule.times) return false
-    tx.put('counters', key, used + 1)
-    return true
-  }
-
-  /** Delays decided by rules without `times`/`nth`, per MSISDN + context (cleared when rules change). */
-  private delayCache = new Map<string, number | undefined>()
-
-  /** The answer delay for an MSISDN (the `api` step: 5NN endings and delay rules). */
-  private delay(tx: Tx, ctx: Omit<RuleContext, 'step'>): number | undefined {
-    const key = `${ctx.msisdn}\0${ctx.service}\0${ctx.carrier}`
-    if (this.delayCache.has(key)) return this.delayCache.get(key)
-    const full: RuleContext = { ...ctx, step: 'api' }
-    let result: number | undefined
-    let cacheable = true
-    for (const c of this.rulesByStep.get('api') ?? []) {
-      const m = ruleMatches(c, full)
-      if (!m) continue
-      if (c.rule.times !== undefined || c.rule.nth !== undefined) cacheable = false
-      if (effectIsEmpty(c.rule.effect)) break
-      if (!this.useRule(tx, c)) continue
-      result = effectDelay(c.rule.effect, m) || undefined
-      break
-    }
-    if (cacheable) {
-      if (this.delayCache.size >= 10_000) this.delayCache.clear()
-      this.delayCache.set(key, result)
-    }
-    return result
-  }
-
   /** The rules of the loaded world and the runtime rules, for `dcb scenarios`. */
-  rules(): { fixture: CompiledRule['rule'][]; runtime: (RuntimeRuleRecord & { rule: unknown })[] } {
-    return {
-      fixture: this.fixtureRules.map((c) => c.rule),
-      runtime: [...this.state.rules.values()].sort((a, b) => a.created_at - b.created_at),
-    }
+  rules(): ReturnType<RuleSet['list']> {
+    return this.ruleset.list()
   }
 
   async addRule(input: unknown): Promise<RuntimeRuleRecord> {
@@ -657,7 +530,7 @@ export class Engine {
     return this.run((tx, now) => {
       const rec: RuntimeRuleRecord = { id: parsed.data.id, created_at: now, rule: parsed.data, used: 0 }
       tx.put('rules', rec.id, rec)
-      this.loadRuntimeRules()
+      this.ruleset.reload()
       return rec
     })
   }
@@ -666,7 +539,7 @@ export class Engine {
     if (!this.state.rules.has(id)) throw new ControlError(404, 'RULE_NOT_FOUND', `no runtime rule "${id}"`)
     await this.run((tx) => {
       tx.del('rules', id)
-      this.loadRuntimeRules()
+      this.ruleset.reload()
     })
   }
 
@@ -674,7 +547,7 @@ export class Engine {
     const n = this.state.rules.size
     await this.run((tx) => {
       for (const id of [...this.state.rules.keys()]) tx.del('rules', id)
-      this.loadRuntimeRules()
+      this.ruleset.reload()
     })
     return n
   }
@@ -822,7 +695,7 @@ export class Engine {
         return { action: 'unknown_keyword', keywords: services.map((s) => s.service.keyword), message: `"${text}" is not a keyword on ${short_code}` }
       }
       const country = carrier.country
-      const mo = this.effect(tx, { step: 'mo', msisdn, country, carrier: carrier.code, service: match.service.code })
+      const mo = this.ruleset.effect(tx, { step: 'mo', msisdn, country, carrier: carrier.code, service: match.service.code })
       const moFailure = effectFailure(mo)
       if (moFailure && moFailure !== 'SERVER_ERROR') {
         this.failureSms(tx, now, msisdn, short_code, match.service, moFailure)
@@ -958,43 +831,6 @@ export class Engine {
 
   // ---------------------------------------------------------------- lifecycle events
 
-  private schedule(kind: QueueEntry['kind'], id: string, at: number | null): void {
-    if (at === null) return
-    this.queue.push({ at, seq: ++this.queueSeq, kind, id })
-    // Entries of records that changed or were dropped stay in the heap until their time comes; when
-    // they outnumber the live ones, rebuild it so memory stays bounded under a steady load.
-    if (this.queue.size > 2 * (this.state.subs.size + this.state.verifs.size) + 1024) this.rebuildQueue()
-  }
-
-  private subEventAt(sub: SubscriptionRecord): number | null {
-    if (sub.status === 'ACTIVE') return sub.carrier_cancel_at !== null ? Math.min(sub.expiry_at, sub.carrier_cancel_at) : sub.expiry_at
-    if (sub.status === 'EXPIRED') return sub.next_retry_at
-    return null
-  }
-
-  private scheduleSub(sub: SubscriptionRecord): void {
-    this.schedule('sub', sub.id, this.subEventAt(sub))
-  }
-
-  /** The time the entry's record is due now (a stale entry answers something else). */
-  private entryAt(e: QueueEntry): number | null {
-    if (e.kind === 'sub') {
-      const s = this.state.subs.get(e.id)
-      return s ? this.subEventAt(s) : null
-    }
-    const v = this.state.verifs.get(e.id)
-    return v && v.state === 'pending' ? v.expires_at : null
-  }
-
-  private rebuildQueue(): void {
-    this.queue.clear()
-    const push = (kind: QueueEntry['kind'], id: string, at: number | null) => {
-      if (at !== null) this.queue.push({ at, seq: ++this.queueSeq, kind, id })
-    }
-    for (const s of this.state.subs.values()) push('sub', s.id, this.subEventAt(s))
-    for (const v of this.state.verifs.values()) if (v.state === 'pending') push('verif', v.id, v.expires_at)
-  }
-
   /** Sizes of what the engine keeps, for health and the benchmark. */
   sizes(): Record<string, number> {
     return { subscriptions: this.state.subs.size, verifications: this.state.verifs.size, sms: this.state.sms.size, rules: this.state.rules.size, queue: this.queue.size }
@@ -1005,33 +841,29 @@ export class Engine {
     for (;;) {
       const top = this.queue.peek()
       if (!top || top.at > to) return
+      if (!this.queue.live(top)) {
+        this.queue.pop()
+        continue
+      }
       if (top.kind === 'verif') {
         this.queue.pop()
-        const v = this.state.verifs.get(top.id)
-        if (!v || v.state !== 'pending' || v.expires_at !== top.at) continue
+        const v = this.state.verifs.get(top.id)!
         tx.put('verifs', v.id, { ...v, state: 'expired' })
         log?.verif(top.at, v.flow === 'otp' ? 'otp_expired' : 'consent_expired', v)
         continue
       }
-      const sub = this.state.subs.get(top.id)
-      // An entry of a record that changed since (or is gone) is stale: its record has its own entry.
-      if (!sub || this.subEventAt(sub) !== top.at) {
-        this.queue.pop()
-        continue
-      }
+      const sub = this.state.subs.get(top.id)!
       // The plan rides on the entry (valid while the rules stay as they are).
-      const plan = top.plan?.rules === this.rulesVersion ? top.plan : (top.plan = this.plan(sub))
-      const next = this.subEventAt(this.subEvent(tx, sub, top.at, log, plan))
+      const plan = top.plan?.rules === this.ruleset.version ? top.plan : (top.plan = this.plan(sub))
+      const next = subEventAt(this.subEvent(tx, sub, top.at, log, plan))
       if (this.queue.peek() !== top) {
         // Something was queued meanwhile (nothing does today): the entry stays behind, stale.
-        if (next !== null) this.schedule('sub', sub.id, next)
+        this.queue.schedule('sub', sub.id, next)
       } else if (next === null) {
         this.queue.pop()
       } else {
         // The same entry, moved to the subscription's next event (no allocation, one sift per renewal).
-        top.at = next
-        top.seq = ++this.queueSeq
-        this.queue.retop()
+        this.queue.moveTop(top, next)
       }
     }
   }
@@ -1047,7 +879,7 @@ export class Engine {
     const { period, price } = plan
     const isRetry = sub.status === 'EXPIRED'
     const kind = isRetry ? 'retry' : 'renewal'
-    const effect = this.firstEffect(tx, kind, sub.id, isRetry ? plan.retryRules : plan.renewalRules)
+    const effect = this.ruleset.firstEffect(tx, kind, sub.id, isRetry ? plan.retryRules : plan.renewalRules)
     const code = effect?.error ?? (effect?.http ? 'ERROR' : undefined)
     const charge: Charge = { at, kind, outcome: code ?? 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null }
     if (!code && !isRetry && tx.owns(sub)) {
@@ -1089,7 +921,7 @@ export class Engine {
    */
   private plan(sub: SubscriptionRecord): RenewalPlan {
     let plan = this.plans.get(sub.id)
-    if (plan) return plan
+    if (plan && plan.rules === this.ruleset.version) return plan
     const service = this.idx.service(sub.merchant, sub.service)
     const carrier = this.idx.carriers.get(sub.carrier)
     const price = service?.integrations.find((i) => i.country === sub.country)?.price ?? null
@@ -1102,20 +934,18 @@ export class Engine {
       from: carrier?.short_code ?? service?.name ?? sub.carrier,
       vars,
       renewalText: this.idx.text('renewal', sub.language, vars),
-      renewalRules: this.matching({ ...ctx, step: 'renewal' }),
-      retryRules: this.matching({ ...ctx, step: 'retry' }),
+      renewalRules: this.ruleset.matching({ ...ctx, step: 'renewal' }),
+      retryRules: this.ruleset.matching({ ...ctx, step: 'retry' }),
       subject: new EventSubject(sub),
-      rules: this.rulesVersion,
+      rules: this.ruleset.version,
     }
     if (this.plans.size >= 200_000) this.plans.clear()
     this.plans.set(sub.id, plan)
     return plan
   }
 
-  /** Renewal plans by subscription id (cleared when the rules change). */
+  /** Renewal plans by subscription id (one made under older rules is made anew). */
   private plans = new Map<string, RenewalPlan>()
-  /** Counts rule changes: a plan made under an older version is found anew. */
-  private rulesVersion = 0
 
   // ---------------------------------------------------------------- seeding (benchmarks, load tests)
 
@@ -1155,7 +985,7 @@ export class Engine {
           flow: carrier.flow,
         })
         tx.put('subs', sub.id, sub)
-        this.scheduleSub(sub)
+        this.queue.scheduleSub(sub)
         ids.push(sub.id)
       }
       return ids
@@ -1170,9 +1000,9 @@ export class Engine {
       this.transact((tx) => {
         tx.reset()
         if (this.clockStart) this.writeClockStart(tx, this.clockStart)
-        this.queue.clear()
+        this.queue.rebuild()
         this.plans.clear()
-        this.loadRuntimeRules()
+        this.ruleset.reload()
       }),
     )
   }
