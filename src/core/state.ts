@@ -104,7 +104,12 @@ export interface Collections {
 }
 export type CollectionName = keyof Collections
 
-export type Change = { c: CollectionName; id: string; v: unknown } | { reset: true }
+/**
+ * One change of one record (`v` null: deleted), or a reset. A subscription whose charge history grew
+ * is journaled with only the charges it added (`add`, the history then cut to its last `keep`), not
+ * its whole history once more: a renewal writes one charge, not up to a hundred.
+ */
+export type Change = { c: CollectionName; id: string; v: unknown; add?: Charge[]; keep?: number } | { reset: true }
 
 /**
  * Ids in insertion order, for dropping the oldest records cheaply. (Asking a Map for its first key
@@ -175,6 +180,11 @@ export class State {
     const prev = map.get(change.id)
     // The same record again (changed in place by its own transaction): indexes are up to date.
     if (prev === change.v) return
+    if (change.add) {
+      // A journaled subscription with only its new charges: the rest comes from its previous version.
+      const rec = change.v as SubscriptionRecord
+      rec.charges = ((prev as SubscriptionRecord | undefined)?.charges ?? []).concat(change.add).slice(-(change.keep ?? Infinity))
+    }
     const had = prev !== undefined
     map.set(change.id, change.v)
     if (change.c === 'verifs' && !had) this.verifOrder.push(change.id)
@@ -257,7 +267,11 @@ export class Tx {
     m.set(id, change)
   }
 
+  /** Subscriptions as they were before this transaction first changed them (for charge deltas). */
+  private readonly subsBefore = new Map<string, SubscriptionRecord | undefined>()
+
   put<C extends CollectionName>(c: C, id: string, v: Collections[C]): Collections[C] {
+    if (c === 'subs' && !this.subsBefore.has(id)) this.subsBefore.set(id, this.state.subs.get(id))
     const change: Change = { c, id, v }
     this.state.apply(change)
     this.record(c, id, change)
@@ -275,6 +289,7 @@ export class Tx {
     this.state.clear()
     this.byCollection.clear()
     this.smsChanges.length = 0
+    this.subsBefore.clear()
     this.count = 0
     this.wasReset = true
   }
@@ -285,8 +300,21 @@ export class Tx {
 
   get changes(): Change[] {
     const out: Change[] = this.wasReset ? [{ reset: true }] : []
-    for (const m of this.byCollection.values()) for (const ch of m.values()) out.push(ch)
+    for (const [c, m] of this.byCollection) for (const ch of m.values()) out.push(c === 'subs' ? this.subChange(ch) : ch)
     for (const ch of this.smsChanges) out.push(ch)
     return out
+  }
+
+  /** A subscription's change as journaled: with only the charges added, when its history just grew. */
+  private subChange(ch: Change): Change {
+    if ('reset' in ch) return ch
+    const v = ch.v as SubscriptionRecord | null
+    const before = this.subsBefore.get(ch.id)
+    if (!v || !before) return ch
+    const n = v.charges.length
+    const added = Math.min(v.charge_count - before.charge_count, n)
+    // Only an append to the history as it was (the charge before the new ones is its last one).
+    if (added < 0 || added === n || v.charges[n - added - 1] !== before.charges[before.charges.length - 1]) return ch
+    return { c: 'subs', id: ch.id, v: { ...v, charges: undefined }, add: v.charges.slice(n - added), keep: n }
   }
 }

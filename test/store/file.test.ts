@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, readFileSync, readdirSync, writeFileSync } 
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { State, Tx } from '../../src/core/state.js'
+import { State, Tx, type Charge, type SubscriptionRecord } from '../../src/core/state.js'
 import { FileStore } from '../../src/store/file.js'
 import { StoreError } from '../../src/store/types.js'
 import { startClient, tempDir } from '../helpers.js'
@@ -169,6 +169,76 @@ describe('server restart durability', () => {
       expect((await b.control('/sms?msisdn=60123456001')).body.messages.length).toBe(2)
     } finally {
       await b.close()
+    }
+  })
+})
+
+describe('charge history in the journal', () => {
+  const charge = (at: number, kind: Charge['kind'] = 'renewal'): Charge => ({ at, kind, outcome: 'SUCCESS', amount: '9.90', currency: 'MYR' })
+  const sub = (charges: Charge[], charge_count: number): SubscriptionRecord => ({
+    id: 'sub-1', merchant: 'demo', service: 'STREAMPLUS', country: 'my', carrier: 'c', msisdn: '60123456001', language: 'en', flow: 'otp', status: 'ACTIVE',
+    subscribed_at: 0, anchor_at: 0, periods: charge_count, expiry_at: charge_count * 1000, canceled_at: null, cancel_reason: null, retries: 0, next_retry_at: null,
+    carrier_cancel_at: null, charges, charge_count,
+  })
+
+  it('journals only the charges a change adds, and a replay rebuilds the whole history', async () => {
+    const path = join(tmp.dir, 'db.json')
+    const s1 = new FileStore(path)
+    const st1 = new State()
+    await s1.open(st1)
+    let tx = new Tx(st1)
+    const first = sub(Array.from({ length: 30 }, (_, i) => charge(i * 1000, i ? 'renewal' : 'first')), 40)
+    tx.put('subs', first.id, first)
+    expect(tx.changes[0]).not.toHaveProperty('add') // a new record: whole
+    await s1.append(tx.changes)
+    // Two renewals, the history kept to its last 30.
+    tx = new Tx(st1)
+    const next = { ...first, charges: [...first.charges.slice(2), charge(30_000), charge(31_000)], charge_count: 42 }
+    tx.put('subs', next.id, next)
+    const [ch] = tx.changes as any[]
+    expect(ch.add).toEqual([charge(30_000), charge(31_000)])
+    expect(ch.keep).toBe(30)
+    expect(JSON.stringify(ch).length).toBeLessThan(JSON.stringify(next).length / 3)
+    await s1.append(tx.changes)
+    // A change that is no append to the history (rebuilt charges): the whole record.
+    tx = new Tx(st1)
+    const rebuilt = { ...next, charges: next.charges.map((c) => ({ ...c })), charge_count: 43 }
+    tx.put('subs', rebuilt.id, rebuilt)
+    expect(tx.changes[0]).not.toHaveProperty('add')
+    await s1.append(tx.changes)
+    // A cancellation: no charge added, none written.
+    tx = new Tx(st1)
+    const canceled = { ...rebuilt, status: 'CANCELED' as const }
+    tx.put('subs', canceled.id, canceled)
+    expect((tx.changes[0] as any).add).toEqual([])
+    await s1.append(tx.changes)
+    crash(s1, path)
+    const st2 = new State()
+    const s2 = new FileStore(path)
+    await s2.open(st2)
+    try {
+      expect(st2.subs.get('sub-1')).toEqual(canceled)
+    } finally {
+      await s2.close()
+    }
+  })
+
+  it('a renewal of a long-lived subscription writes one charge, not its history once more', async () => {
+    const data = join(tmp.dir, 'sandbox.json')
+    const a = await startClient({ data, clock: '2026-01-31T09:00:00', chargesPerSubscription: 30 })
+    const journal = async () => (await a.control('/health')).body.store.journal_bytes as number
+    try {
+      const id = await a.subscribe('60123456001', 'QUICKTEST')
+      await a.control('/clock/advance', { by: 'P2D' }) // 48 hourly renewals: the history is cut to 30
+      const before = await journal()
+      await a.control('/clock/advance', { by: 'PT1H' })
+      // The record's fields and one charge (its 30 charges would be some 2.5 KB more).
+      expect((await journal()) - before).toBeLessThan(1200)
+      const h = (await a.control(`/subscriptions/${id}`)).body
+      expect(h.charges).toHaveLength(30)
+      expect(h.charge_count).toBe(50)
+    } finally {
+      await a.close()
     }
   })
 })
