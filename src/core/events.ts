@@ -1,6 +1,6 @@
 /**
  * What happened on the sandbox clock (renewals, retries, cancellations, expiries), recorded as JSON
- * text the moment it happens. A year over thousands of subscriptions makes tens of thousands of
+ * bytes the moment it happens. A year over thousands of subscriptions makes tens of thousands of
  * events: as bytes they cost the garbage collector nothing and go out over HTTP as they are; code
  * that wants objects gets them parsed once, on first use.
  */
@@ -84,7 +84,8 @@ export class EventSubject {
  * event: a year over thousands of subscriptions makes tens of thousands of them).
  */
 export class EventLog {
-  private buf = new Uint8Array(64 * 1024)
+  /** Grown on the first event (a catch-up that only counts never allocates one). */
+  private buf = new Uint8Array(0)
   private len = 0
   private parsed: SandboxEvent[] | null = null
   /** Events listed. */
@@ -123,7 +124,7 @@ export class EventLog {
       return false
     }
     if (need > this.buf.length) {
-      const next = new Uint8Array(Math.max(need, this.buf.length * 2))
+      const next = new Uint8Array(Math.max(need, this.buf.length * 2, 64 * 1024))
       next.set(this.buf.subarray(0, this.len))
       this.buf = next
     }
