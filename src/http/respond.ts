@@ -5,23 +5,24 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   sendText(res, status, JSON.stringify(body), headers)
 }
 
-function sendText(res: ServerResponse, status: number, text: string, headers?: Record<string, string>): void {
+function sendText(res: ServerResponse, status: number, body: string | Uint8Array[], headers?: Record<string, string>): void {
+  let length = 0
+  if (typeof body === 'string') length = Buffer.byteLength(body)
+  else for (const p of body) length += p.byteLength
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
+    'content-length': length,
     'cache-control': 'no-store',
     ...headers,
   })
-  res.end(text)
+  if (typeof body === 'string') return void res.end(body)
+  for (const p of body) res.write(p)
+  res.end()
 }
 
 /** JSON already encoded, in parts (a clock move's events): written as they are. */
 export function sendJsonParts(res: ServerResponse, status: number, parts: Uint8Array[]): void {
-  let length = 0
-  for (const p of parts) length += p.byteLength
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': length, 'cache-control': 'no-store' })
-  for (const p of parts) res.write(p)
-  res.end()
+  sendText(res, status, parts)
 }
 
 const SUCCESS_HEAD = '{"status":"SUCCESS","message":"","status_code":200,"payload":'
