@@ -13,10 +13,11 @@ beforeEach(() => {
 })
 afterEach(() => tmp.cleanup())
 
-/** Leaves the store as a killed server would: no close, no snapshot, a lock naming a dead pid. */
-function crash(store: FileStore, path: string): void {
+/** Leaves the store as a killed server would: no snapshot, a lock naming a dead pid, its file closed by the OS. */
+async function crash(store: FileStore, path: string): Promise<void> {
   ;(store as any).locked = false
   writeFileSync(`${path}.lock`, '999999999\n')
+  await (store as any).journal?.close()
 }
 
 const put = (state: State, id: string, v: number) => {
@@ -32,7 +33,7 @@ describe('FileStore', () => {
     const st1 = new State()
     await s1.open(st1)
     await Promise.all(Array.from({ length: 50 }, (_, i) => s1.append(put(st1, `k${i}`, i))))
-    crash(s1, path)
+    await crash(s1, path)
     const st2 = new State()
     const s2 = new FileStore(path)
     await s2.open(st2)
@@ -49,7 +50,7 @@ describe('FileStore', () => {
     await s1.open(st1)
     await s1.append(put(st1, 'a', 1))
     await s1.append(put(st1, 'b', 2))
-    crash(s1, path)
+    await crash(s1, path)
     appendFileSync(`${path}.journal.0`, '{"s":3,"ch":[{"c":"counters","id":"c","v":')
     const st2 = new State()
     const s2 = new FileStore(path)
@@ -57,7 +58,7 @@ describe('FileStore', () => {
     expect([...st2.counters.keys()]).toEqual(['a', 'b'])
     expect(s2.recovered.tornBytes).toBeGreaterThan(0)
     await s2.append(put(st2, 'd', 4))
-    crash(s2, path)
+    await crash(s2, path)
     const st3 = new State()
     const s3 = new FileStore(path)
     await s3.open(st3)
@@ -71,7 +72,7 @@ describe('FileStore', () => {
     const st1 = new State()
     await s1.open(st1)
     await s1.append(put(st1, 'a', 1))
-    crash(s1, path)
+    await crash(s1, path)
     appendFileSync(`${path}.journal.0`, 'garbage\n{"s":3,"ch":[]}\n')
     const before = readFileSync(`${path}.journal.0`, 'utf8')
     await expect(new FileStore(path).open(new State())).rejects.toThrow(/damaged at line 2/)
@@ -110,7 +111,7 @@ describe('FileStore', () => {
     }
     await Promise.all(writes)
     await s1.compact()
-    crash(s1, path)
+    await crash(s1, path)
     const st2 = new State()
     const s2 = new FileStore(path)
     await s2.open(st2)
@@ -212,7 +213,7 @@ describe('charge history in the journal', () => {
     tx.put('subs', canceled.id, canceled)
     expect((tx.changes[0] as any).add).toEqual([])
     await s1.append(tx.changes)
-    crash(s1, path)
+    await crash(s1, path)
     const st2 = new State()
     const s2 = new FileStore(path)
     await s2.open(st2)
