@@ -1,4 +1,4 @@
-import { ControlError, Engine } from '../core/engine.js'
+import { checkSeed, ControlError, Engine, type SeedOptions } from '../core/engine.js'
 import { State } from '../core/state.js'
 import { parseDuration, isZeroDuration } from '../core/time.js'
 import { WorldIndex } from '../core/world.js'
@@ -12,8 +12,14 @@ export async function seed(o: { subscriptions: number; data: string; service: st
   const spread = o.spread === undefined ? undefined : parseDuration(o.spread)
   if (spread === null || (spread && isZeroDuration(spread))) throw new CliError(`--spread "${o.spread}" is not a duration: use ISO-8601 (P1M, P7D) or a short form (30d)`, EXIT.USAGE)
   const world = loadWorld().world
-  // Refuse a wrong merchant, service or country before the data file is touched.
-  if (!new WorldIndex(world).integration(o.merchant, o.service, o.country)) throw new CliError(`no integration ${o.service}/${o.country} for merchant ${o.merchant} in the sandbox world`, EXIT.USAGE)
+  const options: SeedOptions = { merchant: o.merchant, service: o.service, country: o.country, firstMsisdn: o.firstMsisdn, spread: spread ? { over: spread, total: o.subscriptions } : undefined }
+  // Refuse what cannot be seeded before the data file is touched.
+  try {
+    checkSeed(new WorldIndex(world), options)
+  } catch (e) {
+    if (e instanceof ControlError) throw new CliError(e.message, EXIT.USAGE)
+    throw e
+  }
   const started = performance.now()
   const store = new FileStore(o.data)
   const state = new State()
@@ -28,11 +34,8 @@ export async function seed(o: { subscriptions: number; data: string; service: st
     const batch = 10_000
     for (let done = 0; done < o.subscriptions; done += batch) {
       const n = Math.min(batch, o.subscriptions - done)
-      await engine.seed(n, { merchant: o.merchant, service: o.service, country: o.country, firstMsisdn: o.firstMsisdn, startIndex: done, spread: spread ? { over: spread, total: o.subscriptions } : undefined })
+      await engine.seed(n, { ...options, startIndex: done })
     }
-  } catch (e) {
-    if (e instanceof ControlError) throw new CliError(e.message, EXIT.USAGE)
-    throw e
   } finally {
     await store.close()
   }

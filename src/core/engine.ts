@@ -716,12 +716,7 @@ export class Engine {
 
   /** The carrier that owns an MSISDN in any country of the world. */
   carrierOf(msisdn: string): Carrier | undefined {
-    for (const c of this.idx.countries.values()) {
-      if (!msisdn.startsWith(c.calling_code)) continue
-      const l = this.idx.lookup(c.code, msisdn)
-      if (l.ok) return l.carrier
-    }
-    return undefined
+    return this.idx.carrierOf(msisdn)
   }
 
   /** Services that can be bought by PSMS on this carrier. */
@@ -955,19 +950,11 @@ export class Engine {
    * only (the always-succeeds range), so no magic ending changes what a seeded subscription does;
    * `startIndex` continues a numbering.
    */
-  seed(
-    count: number,
-    o: { merchant?: string; service?: string; country?: string; firstMsisdn?: string; startIndex?: number; spread?: { over: Duration; total: number } } = {},
-  ): Promise<string[]> {
-    const merchant = o.merchant ?? 'demo'
-    const found = this.idx.integration(merchant, o.service ?? 'STREAMPLUS', o.country ?? 'my')
-    if (!found) throw new ControlError(400, 'MERCHANT_SERVICE_NOT_CONFIGURED', `no integration ${o.service ?? 'STREAMPLUS'}/${o.country ?? 'my'} for merchant ${merchant}`)
+  seed(count: number, o: SeedOptions = {}): Promise<string[]> {
+    const { merchant, found, carrier, period } = checkSeed(this.idx, o)
     const first = BigInt(o.firstMsisdn ?? '601200000000')
     const start = o.startIndex ?? 0
-    const carrier = this.carrierOf(first.toString())
-    if (!carrier) throw new ControlError(400, 'INVALID_MSISDN', `no sandbox carrier owns ${first}`)
     return this.run((tx, now) => {
-      const period = this.idx.period(found.service.period)
       const price = found.integration.price ?? null
       const ids: string[] = []
       // Spread: subscription k of `total` starts k/total of the way back from now to now - `over`.
@@ -1012,6 +999,37 @@ export class Engine {
     for (let i = 0; i < n; i++) s += Math.floor(this.random() * 10).toString()
     return s
   }
+}
+
+export interface SeedOptions {
+  merchant?: string
+  service?: string
+  country?: string
+  firstMsisdn?: string
+  startIndex?: number
+  /** Start the subscriptions evenly over this long before now (of `total` in all batches). */
+  spread?: { over: Duration; total: number }
+}
+
+/**
+ * What `Engine.seed` needs, or a ControlError saying why it cannot seed: the integration, the carrier
+ * of the first MSISDN, and a spread no longer than the period (longer would start subscriptions whose
+ * renewals are already due, all of which a server would run at its start). `dcb seed` asks before it
+ * touches the data file.
+ */
+export function checkSeed(idx: WorldIndex, o: SeedOptions): { merchant: string; found: { service: Service; integration: Integration }; carrier: Carrier; period: Duration } {
+  const merchant = o.merchant ?? 'demo'
+  const found = idx.integration(merchant, o.service ?? 'STREAMPLUS', o.country ?? 'my')
+  if (!found) throw new ControlError(400, 'MERCHANT_SERVICE_NOT_CONFIGURED', `no integration ${o.service ?? 'STREAMPLUS'}/${o.country ?? 'my'} for merchant ${merchant} in the sandbox world`)
+  const first = o.firstMsisdn ?? '601200000000'
+  const carrier = idx.carrierOf(first)
+  if (!carrier) throw new ControlError(400, 'INVALID_MSISDN', `no sandbox carrier owns ${first}`)
+  const period = idx.period(found.service.period)
+  // Compared from one fixed time: a month is 28 to 31 days, so the same one for both.
+  const t = Date.UTC(2026, 0, 1)
+  if (o.spread && t - addDuration(t, { months: -o.spread.over.months, ms: -o.spread.over.ms }) > addDuration(t, period) - t)
+    throw new ControlError(400, 'BAD_SPREAD', `the spread is longer than the ${found.service.code} period (${found.service.period}): some renewals would be due at once`)
+  return { merchant, found, carrier, period }
 }
 
 function effectFailure(effect: RuleEffect | undefined): OutcomeCode | undefined {

@@ -86,6 +86,16 @@ export class WorldIndex {
     return { ok: true, carrier: best }
   }
 
+  /** The sandbox carrier that owns an MSISDN (in any country), if any. */
+  carrierOf(msisdn: string): Carrier | undefined {
+    for (const c of this.countries.values()) {
+      if (!msisdn.startsWith(c.calling_code)) continue
+      const l = this.lookup(c.code, msisdn)
+      if (l.ok) return l.carrier
+    }
+    return undefined
+  }
+
   period(text: string): Duration {
     let d = this.periods.get(text)
     if (!d) this.periods.set(text, (d = parseDuration(text)!))

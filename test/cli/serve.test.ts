@@ -126,7 +126,7 @@ describe('dcb seed', () => {
     }
   })
 
-  it('refuses a bad --service or --spread with one line, without touching the data file', async () => {
+  it('refuses a bad --service, --spread or --first-msisdn with one line, without touching the data file', async () => {
     const data = join(tmp.dir, 'untouched.json')
     const bad = await dcb(['seed', '--subscriptions', '5', '--service', 'NOPE', '--data', data])
     expect(bad.code).toBe(2)
@@ -134,6 +134,13 @@ describe('dcb seed', () => {
     const spread = await dcb(['seed', '--subscriptions', '5', '--spread', 'soon', '--data', data])
     expect(spread.code).toBe(2)
     expect(spread.stderr).toContain('--spread "soon" is not a duration')
+    // Longer than the monthly period: subscriptions already due, all run when a server starts.
+    const long = await dcb(['seed', '--subscriptions', '5', '--spread', 'P1Y', '--data', data])
+    expect(long.code).toBe(2)
+    expect(long.stderr.trim()).toBe('dcb: the spread is longer than the STREAMPLUS period (P1M): some renewals would be due at once')
+    const nobody = await dcb(['seed', '--subscriptions', '5', '--first-msisdn', '999000000000', '--data', data])
+    expect(nobody.code).toBe(2)
+    expect(nobody.stderr.trim()).toBe('dcb: no sandbox carrier owns 999000000000')
     expect(existsSync(data)).toBe(false)
   })
 })
