@@ -607,16 +607,16 @@ export class Engine {
       const sub = this.state.subs.get(id)
       if (!sub) continue
       const first = sub.charge_count - sub.charges.length + 1
+      const plan = this.plan(sub)
       sub.charges.forEach((charge, i) => {
-        if (charge.kind !== 'first') out.push(this.chargeNotice(sub, charge, first + i))
+        if (charge.kind !== 'first') out.push(this.chargeNotice(sub, plan, charge, first + i))
       })
     }
     return out
   }
 
   /** The SMS a carrier sends for charge number `no` of a subscription (a renewal or retry). */
-  private chargeNotice(sub: SubscriptionRecord, charge: Charge, no: number): SmsRecord {
-    const plan = this.plan(sub)
+  private chargeNotice(sub: SubscriptionRecord, plan: RenewalPlan, charge: Charge, no: number): SmsRecord {
     const ok = charge.outcome === 'SUCCESS'
     const price = charge.amount !== null ? `${charge.amount} ${charge.currency ?? ''}`.trim() : ''
     const text = ok && price === plan.vars.price ? plan.renewalText : this.idx.text(ok ? 'renewal' : 'renewal_failed', sub.language, { ...plan.vars, price, code: ok ? '' : charge.outcome })
@@ -624,9 +624,9 @@ export class Engine {
   }
 
   /** Tells the SMS listeners about a charge notice (nothing is stored: see chargeNotices). */
-  private notifyCharge(sub: SubscriptionRecord): void {
+  private notifyCharge(sub: SubscriptionRecord, plan: RenewalPlan): void {
     if (!this.smsListeners.size) return
-    const rec = this.chargeNotice(sub, sub.charges[sub.charges.length - 1]!, sub.charge_count)
+    const rec = this.chargeNotice(sub, plan, sub.charges[sub.charges.length - 1]!, sub.charge_count)
     queueMicrotask(() => {
       for (const l of this.smsListeners) l(rec)
     })
@@ -886,7 +886,7 @@ export class Engine {
       sub.expiry_at = addDuration(sub.anchor_at, period, sub.periods)
       sub.charge_count += 1
       // No put: the transaction holds this very record already and commits it as it ends.
-      this.notifyCharge(sub)
+      this.notifyCharge(sub, plan)
       log?.sub(at, 'renewed', sub, plan.subject)
       return sub
     }
@@ -896,7 +896,7 @@ export class Engine {
         ? { ...sub, status: 'ACTIVE', anchor_at: at, periods: 1, expiry_at: addDuration(at, period), retries: 0, next_retry_at: null, charges, charge_count: sub.charge_count + 1 }
         : { ...sub, periods: sub.periods + 1, expiry_at: addDuration(sub.anchor_at, period, sub.periods + 1), charges, charge_count: sub.charge_count + 1 }
       tx.put('subs', sub.id, renewed)
-      this.notifyCharge(renewed)
+      this.notifyCharge(renewed, plan)
       log?.sub(at, isRetry ? 'retry_succeeded' : 'renewed', renewed, plan.subject)
       return renewed
     }
@@ -905,24 +905,23 @@ export class Engine {
     const nextRetry = retries < retry.max ? addDuration(at, this.idx.period(retry.every)) : null
     const failed: SubscriptionRecord = { ...sub, status: 'EXPIRED', retries, next_retry_at: nextRetry, charges, charge_count: sub.charge_count + 1 }
     tx.put('subs', sub.id, failed)
-    this.notifyCharge(failed)
+    this.notifyCharge(failed, plan)
     log?.sub(at, isRetry ? 'retry_failed' : 'renewal_failed', failed, plan.subject, code)
     return failed
   }
 
   /**
-   * What renewing a subscription needs from the world and the rules, found once per subscription
-   * (a year of renewals asks twelve times): its period, price, SMS sender and text, candidate rules.
+   * What renewing a subscription needs from the world and the rules: its period, price, SMS sender
+   * and text, candidate rules. Made once per queue entry (it rides on it: a year of renewals asks
+   * twelve times) and made anew when the rules change.
    */
   private plan(sub: SubscriptionRecord): RenewalPlan {
-    let plan = this.plans.get(sub.id)
-    if (plan && plan.rules === this.ruleset.version) return plan
     const service = this.idx.service(sub.merchant, sub.service)
     const carrier = this.idx.carriers.get(sub.carrier)
     const price = service?.integrations.find((i) => i.country === sub.country)?.price ?? null
     const vars = { service: service?.name ?? sub.service, price: price ? `${price.amount} ${price.currency}` : '', code: '' }
     const ctx = { msisdn: sub.msisdn, country: sub.country, carrier: sub.carrier, service: sub.service }
-    plan = {
+    return {
       carrier,
       period: this.idx.period(service?.period ?? 'P1M'),
       price,
@@ -934,13 +933,7 @@ export class Engine {
       subject: new EventSubject(sub),
       rules: this.ruleset.version,
     }
-    if (this.plans.size >= 200_000) this.plans.clear()
-    this.plans.set(sub.id, plan)
-    return plan
   }
-
-  /** Renewal plans by subscription id (one made under older rules is made anew). */
-  private plans = new Map<string, RenewalPlan>()
 
   // ---------------------------------------------------------------- seeding (benchmarks, load tests)
 
@@ -988,7 +981,6 @@ export class Engine {
         tx.reset()
         if (this.clockStart) this.writeClockStart(tx, this.clockStart)
         this.queue.rebuild()
-        this.plans.clear()
         this.ruleset.reload()
       }),
     )
