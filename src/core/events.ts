@@ -24,7 +24,7 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/
 /** A JSON string literal (JSON.stringify only when the text needs escaping: ids and numbers never do). */
 const q = (s: string): string => (NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`)
 
-/** Encoded once: the fixed pieces of the event JSON, keyed by the text they are made around. */
+/** Encoded once: the pieces of the event JSON made around a type, a status or a code. */
 function pieces(make: (key: string) => string): (key: string) => Uint8Array {
   const cache = new Map<string, Uint8Array>()
   return (key) => {
@@ -33,13 +33,12 @@ function pieces(make: (key: string) => string): (key: string) => Uint8Array {
     return b
   }
 }
-const piece = pieces((text) => text)
 const typePiece = pieces((type) => `","type":${q(type)},`)
 const statusPiece = pieces((status) => `,"status":${q(status)}`)
 const codePiece = pieces((code) => `,"code":${q(code)}`)
-const AT = piece('{"at":"')
-const EXPIRY = piece(',"expiry_dt":"')
-const CLOSE = piece('"}')
+const AT = encoder.encode('{"at":"')
+const EXPIRY = encoder.encode(',"expiry_dt":"')
+const CLOSE = encoder.encode('"}')
 
 function concat(parts: Uint8Array[]): Uint8Array {
   let n = 0
@@ -58,7 +57,7 @@ function concat(parts: Uint8Array[]): Uint8Array {
  * once per subscription, with the middle of its most common event (renewed, ACTIVE) ready to copy.
  */
 export class EventSubject {
-  readonly bytes: Uint8Array
+  private readonly bytes: Uint8Array
   private renewed: Uint8Array | undefined
 
   constructor(s: { id: string; msisdn: string; service: string }) {
