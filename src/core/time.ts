@@ -3,8 +3,6 @@
  * Pure functions over epoch milliseconds (UTC); no clock reads here.
  */
 
-const pad2 = (n: number) => (n < 10 ? '0' + n : String(n))
-
 const DAY_MS = 86_400_000
 /** Times this module computes by arithmetic (year 1970 to 9999); others go through Date. */
 const MAX_MS = 253402300800000
@@ -37,33 +35,17 @@ function daysInMonth(y: number, m: number): number {
   return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31
 }
 
-/** The last two dates formatted (events come in time order: most share a day with the one before). */
-const dayCache = { a: -1, aText: '', b: -1, bText: '' }
-
-function dateText(days: number): string {
-  if (days === dayCache.a) return dayCache.aText
-  if (days === dayCache.b) return dayCache.bText
-  const [y, m, d] = civil(days)
-  const text = `${String(y).padStart(4, '0')}-${pad2(m)}-${pad2(d)}`
-  dayCache.b = dayCache.a
-  dayCache.bText = dayCache.aText
-  dayCache.a = days
-  dayCache.aText = text
-  return text
-}
+/** Where formatTimestamp writes (one format, one writer: writeTimestamp). */
+const scratch = new Uint8Array(26)
 
 /**
  * `2026-04-29T10:15:30.123456`: UTC, six fractional digits, no zone (SANDBOX.md section 1).
- * Computed by arithmetic, without a Date: it runs twice for every event of a long clock advance.
+ * Computed by arithmetic, without a Date (times outside whole milliseconds of 1970-9999 through Date).
  */
 export function formatTimestamp(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 0 || ms >= MAX_MS) return new Date(ms).toISOString().slice(0, 23) + '000'
-  const days = Math.floor(ms / DAY_MS)
-  return `${dateText(days)}T${timeText(ms - days * DAY_MS)}`
+  if (writeTimestamp(ms, scratch, 0) < 0) return new Date(ms).toISOString().slice(0, 23) + '000'
+  return String.fromCharCode.apply(null, scratch as unknown as number[])
 }
-
-/** The last time of day formatted (a renewal's expiry has the time of day of the renewal). */
-const timeCache = { ms: -1, text: '' }
 
 /** A time of day split into hours, minutes, seconds and milliseconds (reused: no object per call). */
 const tod = { h: 0, mi: 0, sec: 0, milli: 0 }
@@ -77,14 +59,6 @@ function splitDay(ms: number): typeof tod {
   tod.sec = Math.floor(rest / 1000)
   tod.milli = rest - tod.sec * 1000
   return tod
-}
-
-function timeText(ms: number): string {
-  if (ms === timeCache.ms) return timeCache.text
-  const { h, mi, sec, milli } = splitDay(ms)
-  const ms3 = milli < 10 ? '00' + milli : milli < 100 ? '0' + milli : String(milli)
-  timeCache.ms = ms
-  return (timeCache.text = `${pad2(h)}:${pad2(mi)}:${pad2(sec)}.${ms3}000`)
 }
 
 /** The last two days written by writeTimestamp (an event's time and its expiry a period later). */
