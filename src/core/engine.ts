@@ -23,7 +23,7 @@ import {
   type SubscriptionRecord,
   type VerificationRecord,
 } from './state.js'
-import { addDuration, formatTimestamp, isZeroDuration, parseDuration, parseTimestamp, type Duration } from './time.js'
+import { addDuration, formatTimestamp, isZeroDuration, LAST_TIME, parseDuration, parseTimestamp, type Duration } from './time.js'
 import { WorldIndex, type Carrier, type Integration, type Merchant, type Service, type World } from './world.js'
 
 export type { SandboxEvent } from './events.js'
@@ -192,6 +192,7 @@ export class Engine {
         const log = new EventLog()
         const from = this.now()
         const to = target(from)
+        if (!(to <= LAST_TIME)) throw new ControlError(400, 'CLOCK_LIMIT', `the sandbox clock cannot go past ${formatTimestamp(LAST_TIME)}: timestamps have four-digit years`)
         this.runDue(tx, to, log)
         this.setClock(tx, from, to)
         return log

@@ -6,6 +6,8 @@
 const DAY_MS = 86_400_000
 /** Times this module computes by arithmetic (year 1970 to 9999); others go through Date. */
 const MAX_MS = 253402300800000
+/** The last time a timestamp can say (four-digit years): the sandbox clock stops short of it. */
+export const LAST_TIME = MAX_MS - 1
 
 /** Howard Hinnant's civil_from_days: days since 1970-01-01 to [year, month 1-12, day 1-31]. */
 function civil(days: number): [number, number, number] {
@@ -43,7 +45,9 @@ const scratch = new Uint8Array(26)
  * Computed by arithmetic, without a Date (times outside whole milliseconds of 1970-9999 through Date).
  */
 export function formatTimestamp(ms: number): string {
-  if (writeTimestamp(ms, scratch, 0) < 0) return new Date(ms).toISOString().slice(0, 23) + '000'
+  // Outside: a record's time past the year 9999 (a renewal near the end of the clock) reads as
+  // ISO-8601's expanded year, still with six fractional digits.
+  if (writeTimestamp(ms, scratch, 0) < 0) return new Date(ms).toISOString().replace('Z', '000')
   return String.fromCharCode.apply(null, scratch as unknown as number[])
 }
 

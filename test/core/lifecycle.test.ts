@@ -34,6 +34,21 @@ describe('renewals on the sandbox clock', () => {
     expect((await c.control('/sms?msisdn=60123456001')).body.messages[0].text).toMatch(/renewed for 9\.90 MYR/)
   })
 
+  it('refuses to move the clock past the year 9999 (four-digit years), leaving it where it was', async () => {
+    const before = (await c.control('/clock')).body.now
+    for (const by of ['P999999Y', 'P8000Y', '99999999999999999999h']) {
+      const r = await c.control('/clock/advance', { by })
+      expect(r.status).toBe(400)
+      expect(r.body).toEqual({ error: 'CLOCK_LIMIT', message: 'the sandbox clock cannot go past 9999-12-31T23:59:59.999000: timestamps have four-digit years' })
+    }
+    expect((await c.control('/clock')).body.now).toBe(before)
+    // Up to the last moment it goes; a subscription renewing there reads its expiry past 9999 in the expanded form.
+    const id = await c.subscribe('60123456001')
+    expect((await c.control('/clock/set', { to: '9999-12-31T09:00:00' })).status).toBe(200)
+    expect((await status(id)).expiry_dt).toBe('+010000-01-31T09:00:00.000000')
+    expect((await c.control('/clock/advance', { by: 'P1D' })).body.error).toBe('CLOCK_LIMIT')
+  })
+
   it('leap years: Jan 31 2028 renews on Feb 29', async () => {
     await c.control('/clock/set', { to: '2028-01-31T00:00:00' })
     const id = await c.subscribe('60123456001')
