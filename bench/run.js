@@ -17,7 +17,13 @@ const results = { machine: machine(), date: new Date().toISOString(), figures: {
 const children = new Set()
 
 function machine() {
-  return { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version, os: `${os.type()} ${os.release()}` }
+  return {
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    cores: os.cpus().length,
+    memory_gib: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    os: `${os.type()} ${os.release()}`,
+  }
 }
 
 function log(...a) {
@@ -62,11 +68,19 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
 function call(url, path, body, method = 'POST') {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body)
-    const req = http.request(url + path, { method, agent, headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json', ...(data ? { 'content-length': Buffer.byteLength(data) } : {}) } }, (res) => {
-      let text = ''
-      res.on('data', (d) => (text += d))
-      res.on('end', () => resolve(JSON.parse(text)))
-    })
+    const req = http.request(
+      url + path,
+      {
+        method,
+        agent,
+        headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json', ...(data ? { 'content-length': Buffer.byteLength(data) } : {}) },
+      },
+      (res) => {
+        let text = ''
+        res.on('data', (d) => (text += d))
+        res.on('end', () => resolve(JSON.parse(text)))
+      },
+    )
     req.on('error', reject)
     req.end(data)
   })
@@ -86,7 +100,16 @@ function cannon(opts) {
     opts = rest
   }
   return new Promise((resolve, reject) => {
-    autocannon({ connections: 50, ...(opts.amount ? {} : { duration: SECONDS }), headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }, method: 'POST', ...opts }, (err, r) => (err ? reject(err) : resolve(r)))
+    autocannon(
+      {
+        connections: 50,
+        ...(opts.amount ? {} : { duration: SECONDS }),
+        headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' },
+        method: 'POST',
+        ...opts,
+      },
+      (err, r) => (err ? reject(err) : resolve(r)),
+    )
   })
 }
 
@@ -111,7 +134,10 @@ async function statusThroughput() {
   const cpu = { bare: [], dcb: [] }
   const tick = 1e6 / 100 // µs per clock tick (USER_HZ 100)
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, s, body] of [['bare', bare, { subscription_id: 'x' }], ['dcb', dcb, { subscription_id: id }]]) {
+    for (const [name, s, body] of [
+      ['bare', bare, { subscription_id: 'x' }],
+      ['dcb', dcb, { subscription_id: id }],
+    ]) {
       const t0 = cpuTicks(s.child.pid)
       const r = await cannon({ url: `${s.url}/subscriptions/status`, body: JSON.stringify(body), duration: Math.max(2, Math.round(SECONDS / 2)) })
       if (r.non2xx || r.errors) throw new Error(`${name} status run had ${r.non2xx} non-2xx and ${r.errors} errors`)
@@ -169,7 +195,9 @@ async function writeLatency() {
     const r = await cannon({
       url: `${dcb.url}/subscriptions/init`,
       connections: 10,
-      requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ msisdn: msisdnOf(i++ % 50000), service_code: 'GAMECLUB', country_code: 'my' }) }) }],
+      requests: [
+        { setupRequest: (req) => ({ ...req, body: JSON.stringify({ msisdn: msisdnOf(i++ % 50000), service_code: 'GAMECLUB', country_code: 'my' }) }) },
+      ],
     })
     await dcb.stop()
     results.figures.write_p99[n] = { p99_ms: r.latency.p99, p50_ms: r.latency.p50, req_s: Math.round(r.requests.average), non2xx: r.non2xx }
@@ -231,7 +259,14 @@ async function advanceYear() {
       rounds.push({ ms, server, events: r.events.length, mb: Buffer.byteLength(JSON.stringify(r)) / 1e6 })
     }
     const mid = (k) => median(rounds.map((x) => x[k]))
-    results.figures.advance.push({ subscriptions: n, events: rounds[0].events, ms: Math.round(mid('ms')), server_ms: Math.round(mid('server')), answer_mb: Math.round(mid('mb') * 10) / 10, rounds: rounds.map((x) => Math.round(x.ms)) })
+    results.figures.advance.push({
+      subscriptions: n,
+      events: rounds[0].events,
+      ms: Math.round(mid('ms')),
+      server_ms: Math.round(mid('server')),
+      answer_mb: Math.round(mid('mb') * 10) / 10,
+      rounds: rounds.map((x) => Math.round(x.ms)),
+    })
     log(results.figures.advance.at(-1))
   }
 }
@@ -245,7 +280,10 @@ async function memoryOverMillion() {
   const heap = []
   const timer = setInterval(() => {
     samples.push(Math.round(rss(dcb.child.pid)))
-    call(dcb.url, '/_sandbox/health', undefined, 'GET').then((h) => heap.push(h.memory_mib.heap_used), () => {})
+    call(dcb.url, '/_sandbox/health', undefined, 'GET').then(
+      (h) => heap.push(h.memory_mib.heap_used),
+      () => {},
+    )
   }, 2000)
   let i = 0
   const t0 = performance.now()
@@ -253,7 +291,13 @@ async function memoryOverMillion() {
     url: `${dcb.url}/subscriptions/status`,
     amount: MILLION,
     requests: [
-      { setupRequest: (req) => ({ ...req, path: '/subscriptions/init', body: JSON.stringify({ msisdn: msisdnOf(i++), service_code: 'GAMECLUB', country_code: 'my' }) }) },
+      {
+        setupRequest: (req) => ({
+          ...req,
+          path: '/subscriptions/init',
+          body: JSON.stringify({ msisdn: msisdnOf(i++), service_code: 'GAMECLUB', country_code: 'my' }),
+        }),
+      },
       { setupRequest: (req) => ({ ...req, path: '/subscriptions/status', body: JSON.stringify({ subscription_id: id }) }) },
     ],
   })
@@ -293,11 +337,20 @@ function markdown() {
     '|---|---|---|',
   ]
   if (f.status) {
-    rows.push(`| Status throughput, dcb / bare node:http (median of ${f.status.rounds.length} paired rounds: ${f.status.rounds.join(', ')}) | ${f.status.dcb_req_s} / ${f.status.bare_req_s} req/s = **${f.status.ratio}** (p99 ${f.status.dcb_p99_ms} / ${f.status.bare_p99_ms} ms) | ratio >= 0.6 |`)
-    rows.push(`| server CPU per Status call, dcb / bare | ${f.status.dcb_cpu_us} / ${f.status.bare_cpu_us} µs = ${Math.round((f.status.bare_cpu_us / f.status.dcb_cpu_us) * 100) / 100} | |`)
+    rows.push(
+      `| Status throughput, dcb / bare node:http (median of ${f.status.rounds.length} paired rounds: ${f.status.rounds.join(', ')}) | ${f.status.dcb_req_s} / ${f.status.bare_req_s} req/s = **${f.status.ratio}** (p99 ${f.status.dcb_p99_ms} / ${f.status.bare_p99_ms} ms) | ratio >= 0.6 |`,
+    )
+    rows.push(
+      `| server CPU per Status call, dcb / bare | ${f.status.dcb_cpu_us} / ${f.status.bare_cpu_us} µs = ${Math.round((f.status.bare_cpu_us / f.status.dcb_cpu_us) * 100) / 100} | |`,
+    )
   }
-  if (f.otp_flows) rows.push(`| full OTP flows (init, read OTP, verify), 16 clients, fsync'd | ${f.otp_flows.flows_s} flows/s (p99 ${f.otp_flows.flow_p99_ms} ms) | |`)
-  if (f.write_p99) for (const [n, w] of Object.entries(f.write_p99)) rows.push(`| write (Init) p99 with ${Number(n).toLocaleString('en')} stored subscriptions | ${w.p99_ms} ms (p50 ${w.p50_ms} ms, ${w.req_s} req/s) | flat, < 20 ms |`)
+  if (f.otp_flows)
+    rows.push(`| full OTP flows (init, read OTP, verify), 16 clients, fsync'd | ${f.otp_flows.flows_s} flows/s (p99 ${f.otp_flows.flow_p99_ms} ms) | |`)
+  if (f.write_p99)
+    for (const [n, w] of Object.entries(f.write_p99))
+      rows.push(
+        `| write (Init) p99 with ${Number(n).toLocaleString('en')} stored subscriptions | ${w.p99_ms} ms (p50 ${w.p50_ms} ms, ${w.req_s} req/s) | flat, < 20 ms |`,
+      )
   if (f.serve) rows.push(`| dcb serve: time to ready / idle RSS | ${f.serve.ready_ms} ms / ${f.serve.idle_rss_mib} MiB | |`)
   if (f.cli) rows.push(`| dcb status / dcb --help: process wall time | ${f.cli.status_wall_ms} ms / ${f.cli.help_wall_ms} ms | |`)
   if (f.advance)

@@ -10,7 +10,11 @@ export interface Client {
   sandbox: RunningSandbox
   url: string
   /** POST a merchant call; answers HTTP status and parsed body (or text when not JSON). */
-  api(path: string, body?: unknown, opts?: { key?: string | null; headers?: Record<string, string>; method?: string; raw?: string }): Promise<{ status: number; body: any; text: string; headers: Headers }>
+  api(
+    path: string,
+    body?: unknown,
+    opts?: { key?: string | null; headers?: Record<string, string>; method?: string; raw?: string },
+  ): Promise<{ status: number; body: any; text: string; headers: Headers }>
   /** A control call under /_sandbox. */
   control(path: string, body?: unknown, opts?: { method?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any }>
   /** Init + read the OTP from the inbox + verify; answers the subscription id. */

@@ -13,7 +13,9 @@ describe('the package as a library', () => {
       console.log(JSON.stringify({ status: init.status, now: moved.clock.now, events: moved.events.length, count: moved.eventCount }))
     `
     const out = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, ['--input-type=module', '-e', script], { cwd: process.cwd() }, (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout))),
+      execFile(process.execPath, ['--input-type=module', '-e', script], { cwd: process.cwd() }, (err, stdout, stderr) =>
+        err ? reject(new Error(stderr)) : resolve(stdout),
+      ),
     )
     // The OTP of the Init expires within the month: one event.
     expect(JSON.parse(out)).toEqual({ status: 'SUCCESS', now: '2026-02-28T00:00:00.000000', events: 1, count: 1 })

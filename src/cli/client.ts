@@ -69,7 +69,8 @@ export async function mo(msisdn: string, shortCode: string, text: string[], o: O
 
 export async function consent(url: string, action: string, o: Opts): Promise<void> {
   if (action !== 'approve' && action !== 'deny') throw new CliError(`the action must be approve or deny, not "${action}"`, EXIT.USAGE)
-  if (/^[a-z][a-z0-9+.-]*:/i.test(url) && !/^https?:\/\//i.test(url)) throw new CliError(`"${url}" is not an http(s) URL (give the redirect_url from init, or its id)`, EXIT.USAGE)
+  if (/^[a-z][a-z0-9+.-]*:/i.test(url) && !/^https?:\/\//i.test(url))
+    throw new CliError(`"${url}" is not an http(s) URL (give the redirect_url from init, or its id)`, EXIT.USAGE)
   const r = await guard(() => clientFrom(o).consent(url, action))
   const failed = r.query.status === 'FAIL'
   if (failed) process.exitCode = EXIT.FAIL
@@ -97,7 +98,10 @@ export async function clock(args: string[], o: Opts): Promise<void> {
   const r = await guard(() => (verb === 'advance' ? c.advance(arg) : c.setClock(arg)))
   if (o.json) return printJson(r)
   out(`${r.clock.now}  ${chalk.dim(`${r.events.length + (r.events_omitted ?? 0)} event(s)`)}`)
-  for (const e of r.events) out(`  ${chalk.dim(e.at)} ${e.type.padEnd(16)} ${e.subscription_id ?? e.verif_request_id ?? ''} ${e.code ? chalk.red(e.code) : ''}${e.status ? chalk.dim(` -> ${e.status}`) : ''}`)
+  for (const e of r.events)
+    out(
+      `  ${chalk.dim(e.at)} ${e.type.padEnd(16)} ${e.subscription_id ?? e.verif_request_id ?? ''} ${e.code ? chalk.red(e.code) : ''}${e.status ? chalk.dim(` -> ${e.status}`) : ''}`,
+    )
   if (r.events_omitted) out(chalk.dim(`  … and ${r.events_omitted} more (not listed: the answer lists the first 64 MiB)`))
 }
 
@@ -107,7 +111,9 @@ export async function subscriptions(o: Opts): Promise<void> {
   if (!r.subscriptions.length) return out(chalk.dim('no subscriptions'))
   for (const s of r.subscriptions) {
     const color = s.status === 'ACTIVE' ? chalk.green : s.status === 'CANCELED' ? chalk.yellow : chalk.red
-    out(`${s.subscription_id}  ${color(String(s.status).padEnd(8))} ${s.msisdn.padEnd(13)} ${s.service_code.padEnd(11)} ${chalk.dim(`${s.merchant} expires ${s.expiry_dt}`)}`)
+    out(
+      `${s.subscription_id}  ${color(String(s.status).padEnd(8))} ${s.msisdn.padEnd(13)} ${s.service_code.padEnd(11)} ${chalk.dim(`${s.merchant} expires ${s.expiry_dt}`)}`,
+    )
   }
 }
 
@@ -116,7 +122,9 @@ export async function logs(o: Opts): Promise<void> {
   const print = (e: Record<string, any>) => {
     if (o.json) return out(JSON.stringify(e))
     const ok = e.http_status < 300 && !e.message
-    out(`${chalk.dim(e.time)} ${e.method} ${e.path} ${(ok ? chalk.green : chalk.red)(`${e.http_status} ${e.message || 'SUCCESS'}`)} ${chalk.dim(`${e.merchant ?? ''} ${e.duration_ms} ms`)}`)
+    out(
+      `${chalk.dim(e.time)} ${e.method} ${e.path} ${(ok ? chalk.green : chalk.red)(`${e.http_status} ${e.message || 'SUCCESS'}`)} ${chalk.dim(`${e.merchant ?? ''} ${e.duration_ms} ms`)}`,
+    )
   }
   const first = await guard(() => c.requests(0, Number(o.limit ?? 20)))
   let last = first.requests[0]?.id ?? 0
@@ -143,5 +151,8 @@ export async function scenarios(o: Opts): Promise<void> {
     const { scenarioTable } = await import('../core/scenarios.js')
     return out(scenarioTable(r.scenarios as never))
   }
-  for (const s of r.scenarios) out(`${s.match.padEnd(16)} ${chalk.dim(s.step.padEnd(15))} ${chalk.bold(s.outcome.padEnd(40))} ${chalk.dim(s.description)}${s.source === 'runtime' ? chalk.yellow(' (runtime)') : ''}`)
+  for (const s of r.scenarios)
+    out(
+      `${s.match.padEnd(16)} ${chalk.dim(s.step.padEnd(15))} ${chalk.bold(s.outcome.padEnd(40))} ${chalk.dim(s.description)}${s.source === 'runtime' ? chalk.yellow(' (runtime)') : ''}`,
+    )
 }

@@ -28,7 +28,12 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
   } catch {
     throw new CliError(`--base-url "${baseUrl}" is not an http(s) URL`, EXIT.USAGE)
   }
-  return new DcbClient({ baseUrl, apiKey, adminToken: opts.adminToken ?? process.env.DCB_ADMIN_TOKEN, timeoutMs: opts.timeout ? opts.timeout * 1000 : undefined })
+  return new DcbClient({
+    baseUrl,
+    apiKey,
+    adminToken: opts.adminToken ?? process.env.DCB_ADMIN_TOKEN,
+    timeoutMs: opts.timeout ? opts.timeout * 1000 : undefined,
+  })
 }
 
 /** Runs a client action, turning transport and control errors into one line and an exit code. */
@@ -65,8 +70,11 @@ export function reportEnvelope(op: string, r: ApiResult<unknown>, json: boolean 
     out(`${chalk.green('✔ SUCCESS')} ${op}`)
     if (e.payload && typeof e.payload === 'object') printFields(e.payload as Record<string, unknown>)
   } else {
-    const spec = (OUTCOMES as Record<string, { describe: string }>)[e.message] ?? Object.values(OUTCOMES).find((o) => o.message === e.message && o.http === r.http)
-    out(`${chalk.red('✘ FAIL')} ${op}: ${chalk.bold(e.message || '(no message)')} (HTTP ${r.http})${spec ? chalk.dim(` ${describeFor(e.message as OutcomeCode, r.http, spec.describe)}`) : ''}`)
+    const spec =
+      (OUTCOMES as Record<string, { describe: string }>)[e.message] ?? Object.values(OUTCOMES).find((o) => o.message === e.message && o.http === r.http)
+    out(
+      `${chalk.red('✘ FAIL')} ${op}: ${chalk.bold(e.message || '(no message)')} (HTTP ${r.http})${spec ? chalk.dim(` ${describeFor(e.message as OutcomeCode, r.http, spec.describe)}`) : ''}`,
+    )
   }
   if (e.status !== 'SUCCESS') process.exitCode = EXIT.FAIL
 }
@@ -86,7 +94,10 @@ export function canPrompt(): boolean {
  * Fills in missing required values: on a terminal by asking, otherwise it stops at once (exit 2)
  * naming every missing option.
  */
-export async function requireValues<T extends Record<string, string | undefined>>(values: T, questions: { [K in keyof T]?: { flag: string; message: string; default?: string } }): Promise<{ [K in keyof T]: string }> {
+export async function requireValues<T extends Record<string, string | undefined>>(
+  values: T,
+  questions: { [K in keyof T]?: { flag: string; message: string; default?: string } },
+): Promise<{ [K in keyof T]: string }> {
   const missing = (Object.keys(questions) as (keyof T)[]).filter((k) => !values[k])
   if (!missing.length) return values as { [K in keyof T]: string }
   if (!canPrompt()) {

@@ -54,7 +54,9 @@ export async function flow(o: FlowOptions): Promise<void> {
           const list = await guard(() => c.scenarios())
           const ending = await select({
             message: 'scenario',
-            choices: list.scenarios.filter((s) => /^ending \d{3}$/.test(s.match)).map((s) => ({ value: s.match.slice(7), name: `${s.match.slice(7)}  ${s.outcome}  ${s.description}` })),
+            choices: list.scenarios
+              .filter((s) => /^ending \d{3}$/.test(s.match))
+              .map((s) => ({ value: s.match.slice(7), name: `${s.match.slice(7)}  ${s.outcome}  ${s.description}` })),
           })
           msisdn = '60123456' + ending
         } else msisdn = kind
@@ -74,7 +76,9 @@ export async function flow(o: FlowOptions): Promise<void> {
 
 async function run(c: DcbClient, f: { msisdn: string; service: string; country: string; language?: string; otp?: string; deny?: boolean }): Promise<boolean> {
   step(1, `Init ${f.msisdn} ${f.service} ${f.country}`)
-  const init = await guard(() => c.init({ msisdn: f.msisdn, service_code: f.service, country_code: f.country, ...(f.language ? { language: f.language } : {}) }))
+  const init = await guard(() =>
+    c.init({ msisdn: f.msisdn, service_code: f.service, country_code: f.country, ...(f.language ? { language: f.language } : {}) }),
+  )
   if (!show(init.envelope, init.http)) return false
   const p = init.envelope.payload!
   let subscriptionId: string | undefined

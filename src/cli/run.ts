@@ -15,7 +15,10 @@ type Action = (typeof ACTIONS)[number]
 
 const Step = z
   .object({
-    as: z.string().regex(/^[A-Za-z_]\w*$/).optional(),
+    as: z
+      .string()
+      .regex(/^[A-Za-z_]\w*$/)
+      .optional(),
     api_key: z.string().optional(),
     note: z.string().optional(),
   })

@@ -7,12 +7,27 @@ import { FileStore } from '../store/file.js'
 import { StoreError } from '../store/types.js'
 import { CliError, EXIT } from './errors.js'
 
-export async function seed(o: { subscriptions: number; data: string; service: string; country: string; merchant: string; firstMsisdn: string; spread?: string }): Promise<void> {
+export async function seed(o: {
+  subscriptions: number
+  data: string
+  service: string
+  country: string
+  merchant: string
+  firstMsisdn: string
+  spread?: string
+}): Promise<void> {
   if (!/^\d{6,15}$/.test(o.firstMsisdn)) throw new CliError('--first-msisdn must be digits', EXIT.USAGE)
   const spread = o.spread === undefined ? undefined : parseDuration(o.spread)
-  if (spread === null || (spread && isZeroDuration(spread))) throw new CliError(`--spread "${o.spread}" is not a duration: use ISO-8601 (P1M, P7D) or a short form (30d)`, EXIT.USAGE)
+  if (spread === null || (spread && isZeroDuration(spread)))
+    throw new CliError(`--spread "${o.spread}" is not a duration: use ISO-8601 (P1M, P7D) or a short form (30d)`, EXIT.USAGE)
   const world = loadWorld().world
-  const options: SeedOptions = { merchant: o.merchant, service: o.service, country: o.country, firstMsisdn: o.firstMsisdn, spread: spread ? { over: spread, total: o.subscriptions } : undefined }
+  const options: SeedOptions = {
+    merchant: o.merchant,
+    service: o.service,
+    country: o.country,
+    firstMsisdn: o.firstMsisdn,
+    spread: spread ? { over: spread, total: o.subscriptions } : undefined,
+  }
   // Refuse what cannot be seeded before the data file is touched.
   try {
     checkSeed(new WorldIndex(world), options)
@@ -39,5 +54,7 @@ export async function seed(o: { subscriptions: number; data: string; service: st
   } finally {
     await store.close()
   }
-  process.stdout.write(`seeded ${o.subscriptions} subscriptions into ${store.path} in ${Math.round(performance.now() - started)} ms (${state.subs.size} in all)\n`)
+  process.stdout.write(
+    `seeded ${o.subscriptions} subscriptions into ${store.path} in ${Math.round(performance.now() - started)} ms (${state.subs.size} in all)\n`,
+  )
 }

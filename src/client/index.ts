@@ -71,7 +71,10 @@ export interface RawResponse {
   text: string
 }
 
-export async function httpRequest(url: string, opts: { method: string; headers?: Record<string, string>; body?: string; timeoutMs?: number }): Promise<RawResponse> {
+export async function httpRequest(
+  url: string,
+  opts: { method: string; headers?: Record<string, string>; body?: string; timeoutMs?: number },
+): Promise<RawResponse> {
   let u: URL
   try {
     u = new URL(url)
@@ -133,7 +136,8 @@ export class DcbClient {
     } catch {
       parsed = undefined
     }
-    if (!isEnvelope(parsed)) throw new TransportError(`${this.baseUrl}${path} answered HTTP ${res.status} without the API's envelope: ${res.text.slice(0, 120).replace(/\s+/g, ' ')}`)
+    if (!isEnvelope(parsed))
+      throw new TransportError(`${this.baseUrl}${path} answered HTTP ${res.status} without the API's envelope: ${res.text.slice(0, 120).replace(/\s+/g, ' ')}`)
     return { http: res.status, envelope: parsed as Envelope<P> }
   }
 
@@ -152,7 +156,12 @@ export class DcbClient {
     const headers: Record<string, string> = { accept: 'application/json' }
     if (body !== undefined) headers['content-type'] = 'application/json'
     if (this.opts.adminToken) headers.authorization = `Bearer ${this.opts.adminToken}`
-    const res = await httpRequest(`${this.baseUrl}/_sandbox${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), timeoutMs: timeoutMs ?? this.opts.timeoutMs })
+    const res = await httpRequest(`${this.baseUrl}/_sandbox${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      timeoutMs: timeoutMs ?? this.opts.timeoutMs,
+    })
     let parsed: any
     try {
       parsed = JSON.parse(res.text)
@@ -211,7 +220,12 @@ export class DcbClient {
   /** Approve or deny a consent page (a redirect_url or its id): answers where the browser would go. */
   async consent(urlOrId: string, action: 'approve' | 'deny'): Promise<{ status: number; location: string | null; query: Record<string, string> }> {
     const url = /^https?:\/\//.test(urlOrId) ? urlOrId : `${this.baseUrl}/consent/${encodeURIComponent(urlOrId)}`
-    const res = await httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `action=${action}`, timeoutMs: this.opts.timeoutMs })
+    const res = await httpRequest(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `action=${action}`,
+      timeoutMs: this.opts.timeoutMs,
+    })
     if (res.status === 404) throw new ControlApiError(404, 'CONSENT_NOT_FOUND', `no consent page at ${url}`)
     if (res.status !== 303 && res.status !== 200) throw new TransportError(`${url} answered HTTP ${res.status}: not a consent page`)
     const location = (res.headers.location as string | undefined) ?? null

@@ -154,13 +154,16 @@ export class Engine {
   clockView(): ClockView {
     const c = this.clock()
     const next = this.nextEventAt()
-    return { now: formatTimestamp(this.now()), frozen: c.frozen_at !== null, offset_ms: c.offset_ms, next_event_dt: next === null ? null : formatTimestamp(next) }
+    return {
+      now: formatTimestamp(this.now()),
+      frozen: c.frozen_at !== null,
+      offset_ms: c.offset_ms,
+      next_event_dt: next === null ? null : formatTimestamp(next),
+    }
   }
 
   private writeClockStart(tx: Tx, start: { at: number; frozen: boolean }): void {
-    const rec: ClockRecord = start.frozen
-      ? { offset_ms: 0, frozen_at: start.at }
-      : { offset_ms: start.at - this.realNow(), frozen_at: null }
+    const rec: ClockRecord = start.frozen ? { offset_ms: 0, frozen_at: start.at } : { offset_ms: start.at - this.realNow(), frozen_at: null }
     tx.put('meta', CLOCK, rec)
   }
 
@@ -174,7 +177,8 @@ export class Engine {
   /** Moves the clock forward by a duration and runs every event that falls due, in time order. */
   async advance(by: string): Promise<ClockMove<ClockView>> {
     const d = parseDuration(by)
-    if (!d || isZeroDuration(d)) throw new ControlError(400, 'BAD_DURATION', `"${by}" is not a duration: use ISO-8601 (P1M, PT6M, P1DT12H) or a short form (36h, 90m, 2d, 1w, 1mo)`)
+    if (!d || isZeroDuration(d))
+      throw new ControlError(400, 'BAD_DURATION', `"${by}" is not a duration: use ISO-8601 (P1M, PT6M, P1DT12H) or a short form (36h, 90m, 2d, 1w, 1mo)`)
     return this.moveClock((now) => addDuration(now, d))
   }
 
@@ -182,7 +186,8 @@ export class Engine {
   async setTime(to: string): Promise<ClockMove<ClockView>> {
     const t = parseTimestamp(to)
     if (Number.isNaN(t)) throw new ControlError(400, 'BAD_TIME', `"${to}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
-    if (t < this.now()) throw new ControlError(409, 'CLOCK_BACKWARDS', `the sandbox clock cannot move backwards (now ${formatTimestamp(this.now())}); use reset to start over`)
+    if (t < this.now())
+      throw new ControlError(409, 'CLOCK_BACKWARDS', `the sandbox clock cannot move backwards (now ${formatTimestamp(this.now())}); use reset to start over`)
     return this.moveClock(() => t)
   }
 
@@ -192,7 +197,8 @@ export class Engine {
         const log = new EventLog()
         const from = this.now()
         const to = target(from)
-        if (!(to <= LAST_TIME)) throw new ControlError(400, 'CLOCK_LIMIT', `the sandbox clock cannot go past ${formatTimestamp(LAST_TIME)}: timestamps have four-digit years`)
+        if (!(to <= LAST_TIME))
+          throw new ControlError(400, 'CLOCK_LIMIT', `the sandbox clock cannot go past ${formatTimestamp(LAST_TIME)}: timestamps have four-digit years`)
         this.runDue(tx, to, log)
         this.setClock(tx, from, to)
         return log
@@ -310,7 +316,13 @@ export class Engine {
     if (failed) return fail(failed, delayMs)
     if (this.activeSubscription(input.msisdn, merchant.id, service.code)) return fail('ALREADY_SUBSCRIBED', delayMs)
     const language = this.idx.language(input.language ?? undefined, service)
-    const payload = { verif_request_id: null as string | null, short_code: null as string | null, keyword: null as string | null, carrier_code: carrier.code, redirect_url: null as string | null }
+    const payload = {
+      verif_request_id: null as string | null,
+      short_code: null as string | null,
+      keyword: null as string | null,
+      carrier_code: carrier.code,
+      redirect_url: null as string | null,
+    }
     if (carrier.flow === 'psms') {
       payload.short_code = carrier.short_code ?? null
       payload.keyword = service.keyword ?? null
@@ -466,7 +478,15 @@ export class Engine {
     }
     const period = this.idx.period(service.period)
     const language = requestedLanguage ? this.idx.language(requestedLanguage, service) : (verif?.language ?? service.default_language)
-    const sub = this.newSubscription(now, period, price, { merchant, service: service.code, country, carrier: carrierCode, msisdn, language, flow: verif?.flow ?? direct!.flow })
+    const sub = this.newSubscription(now, period, price, {
+      merchant,
+      service: service.code,
+      country,
+      carrier: carrierCode,
+      msisdn,
+      language,
+      flow: verif?.flow ?? direct!.flow,
+    })
     const activation = this.ruleset.effect(tx, { step: 'activate', msisdn, country, carrier: carrierCode, service: service.code })
     if (activation?.cancel_after) sub.carrier_cancel_at = addDuration(now, this.idx.period(activation.cancel_after))
     tx.put('subs', sub.id, sub)
@@ -620,8 +640,22 @@ export class Engine {
   private chargeNotice(sub: SubscriptionRecord, plan: RenewalPlan, charge: Charge, no: number): SmsRecord {
     const ok = charge.outcome === 'SUCCESS'
     const price = charge.amount !== null ? `${charge.amount} ${charge.currency ?? ''}`.trim() : ''
-    const text = ok && price === plan.vars.price ? plan.renewalText : this.idx.text(ok ? 'renewal' : 'renewal_failed', sub.language, { ...plan.vars, price, code: ok ? '' : charge.outcome })
-    return { id: `${sub.id}.${no}`, n: 0, msisdn: sub.msisdn, direction: 'mt', from: plan.from, to: sub.msisdn, text, at: charge.at, kind: ok ? 'renewal' : 'renewal_failed', subscription_id: sub.id }
+    const text =
+      ok && price === plan.vars.price
+        ? plan.renewalText
+        : this.idx.text(ok ? 'renewal' : 'renewal_failed', sub.language, { ...plan.vars, price, code: ok ? '' : charge.outcome })
+    return {
+      id: `${sub.id}.${no}`,
+      n: 0,
+      msisdn: sub.msisdn,
+      direction: 'mt',
+      from: plan.from,
+      to: sub.msisdn,
+      text,
+      at: charge.at,
+      kind: ok ? 'renewal' : 'renewal_failed',
+      subscription_id: sub.id,
+    }
   }
 
   /** Tells the SMS listeners about a charge notice (nothing is stored: see chargeNotices). */
@@ -660,8 +694,17 @@ export class Engine {
     return this.run((tx, now) => {
       this.sendSms(tx, now, { msisdn, from: msisdn, to: short_code, direction: 'mo', kind: 'mo', text: input.text })
       if (carrier.short_code !== short_code) {
-        this.sendSms(tx, now, { msisdn, from: carrier.name ?? carrier.code, kind: 'help', text: `The number ${short_code} is not in service. Your message was not delivered.` })
-        return { action: 'ignored', reason: `${carrier.code} has no short code ${short_code}${carrier.short_code ? ` (its short code is ${carrier.short_code})` : ''}`, carrier_code: carrier.code }
+        this.sendSms(tx, now, {
+          msisdn,
+          from: carrier.name ?? carrier.code,
+          kind: 'help',
+          text: `The number ${short_code} is not in service. Your message was not delivered.`,
+        })
+        return {
+          action: 'ignored',
+          reason: `${carrier.code} has no short code ${short_code}${carrier.short_code ? ` (its short code is ${carrier.short_code})` : ''}`,
+          carrier_code: carrier.code,
+        }
       }
       const words = text.toUpperCase().split(/\s+/)
       const services = this.psmsServices(carrier)
@@ -674,7 +717,13 @@ export class Engine {
           if (only && s.service !== only.service.code) continue
           this.cancelSub(tx, now, s, 'mo_stop')
           const service = this.idx.service(s.merchant, s.service)
-          this.sendSms(tx, now, { msisdn, from: short_code, kind: 'stop', subscription_id: s.id, text: this.idx.text('stop', s.language, { service: service?.name ?? s.service }) })
+          this.sendSms(tx, now, {
+            msisdn,
+            from: short_code,
+            kind: 'stop',
+            subscription_id: s.id,
+            text: this.idx.text('stop', s.language, { service: service?.name ?? s.service }),
+          })
           canceled.push(s.id)
         }
         if (!canceled.length) {
@@ -751,7 +800,8 @@ export class Engine {
       if (!view) throw new ControlError(404, 'CONSENT_NOT_FOUND', `no consent request ${id}`)
       const { verif, service } = view
       const back = (query: Record<string, string>) => (service.return_url ? appendQuery(service.return_url, query) : null)
-      if (view.problem) return { location: back({ status: 'FAIL', message: 'PIN_EXPIRED', verif_request_id: id }), result: 'PIN_EXPIRED', subscription_id: null }
+      if (view.problem)
+        return { location: back({ status: 'FAIL', message: 'PIN_EXPIRED', verif_request_id: id }), result: 'PIN_EXPIRED', subscription_id: null }
       if (action === 'deny') {
         tx.put('verifs', verif.id, { ...verif, state: 'denied', result: 'FAILED_INIT_SUB' })
         return { location: back({ status: 'FAIL', message: 'FAILED_INIT_SUB', verif_request_id: id }), result: 'FAILED_INIT_SUB', subscription_id: null }
@@ -782,9 +832,7 @@ export class Engine {
   }
 
   listSubscriptions(filter: { msisdn?: string; merchant?: string; service?: string; status?: string; limit?: number }): Record<string, unknown>[] {
-    const source = filter.msisdn
-      ? [...(this.state.subsByMsisdn.get(filter.msisdn) ?? [])].map((id) => this.state.subs.get(id)!)
-      : [...this.state.subs.values()]
+    const source = filter.msisdn ? [...(this.state.subsByMsisdn.get(filter.msisdn) ?? [])].map((id) => this.state.subs.get(id)!) : [...this.state.subs.values()]
     const out: SubscriptionRecord[] = []
     for (const s of source) {
       if (filter.merchant && s.merchant !== filter.merchant) continue
@@ -822,14 +870,26 @@ export class Engine {
   private notifyCanceled(tx: Tx, now: number, sub: SubscriptionRecord): void {
     const service = this.idx.service(sub.merchant, sub.service)
     const carrier = this.idx.carriers.get(sub.carrier)
-    this.sendSms(tx, now, { msisdn: sub.msisdn, from: carrier?.short_code ?? carrier?.name ?? sub.carrier, kind: 'canceled', subscription_id: sub.id, text: this.idx.text('canceled', sub.language, { service: service?.name ?? sub.service }) })
+    this.sendSms(tx, now, {
+      msisdn: sub.msisdn,
+      from: carrier?.short_code ?? carrier?.name ?? sub.carrier,
+      kind: 'canceled',
+      subscription_id: sub.id,
+      text: this.idx.text('canceled', sub.language, { service: service?.name ?? sub.service }),
+    })
   }
 
   // ---------------------------------------------------------------- lifecycle events
 
   /** Sizes of what the engine keeps, for health and the benchmark. */
   sizes(): Record<string, number> {
-    return { subscriptions: this.state.subs.size, verifications: this.state.verifs.size, sms: this.state.sms.size, rules: this.state.rules.size, queue: this.queue.size }
+    return {
+      subscriptions: this.state.subs.size,
+      verifications: this.state.verifs.size,
+      sms: this.state.sms.size,
+      rules: this.state.rules.size,
+      queue: this.queue.size,
+    }
   }
 
   /** Runs every event due at or before `to`, each at its own time, in time order. */
@@ -894,7 +954,17 @@ export class Engine {
     const charges = [...sub.charges.slice(-(this.chargesPerSubscription - 1)), charge]
     if (!code) {
       const renewed: SubscriptionRecord = isRetry
-        ? { ...sub, status: 'ACTIVE', anchor_at: at, periods: 1, expiry_at: addDuration(at, period), retries: 0, next_retry_at: null, charges, charge_count: sub.charge_count + 1 }
+        ? {
+            ...sub,
+            status: 'ACTIVE',
+            anchor_at: at,
+            periods: 1,
+            expiry_at: addDuration(at, period),
+            retries: 0,
+            next_retry_at: null,
+            charges,
+            charge_count: sub.charge_count + 1,
+          }
         : { ...sub, periods: sub.periods + 1, expiry_at: addDuration(sub.anchor_at, period, sub.periods + 1), charges, charge_count: sub.charge_count + 1 }
       tx.put('subs', sub.id, renewed)
       this.notifyCharge(renewed, plan)
@@ -1010,10 +1080,18 @@ export interface SeedOptions {
  * renewals are already due, all of which a server would run at its start). `dcb seed` asks before it
  * touches the data file.
  */
-export function checkSeed(idx: WorldIndex, o: SeedOptions): { merchant: string; found: { service: Service; integration: Integration }; carrier: Carrier; period: Duration } {
+export function checkSeed(
+  idx: WorldIndex,
+  o: SeedOptions,
+): { merchant: string; found: { service: Service; integration: Integration }; carrier: Carrier; period: Duration } {
   const merchant = o.merchant ?? 'demo'
   const found = idx.integration(merchant, o.service ?? 'STREAMPLUS', o.country ?? 'my')
-  if (!found) throw new ControlError(400, 'MERCHANT_SERVICE_NOT_CONFIGURED', `no integration ${o.service ?? 'STREAMPLUS'}/${o.country ?? 'my'} for merchant ${merchant} in the sandbox world`)
+  if (!found)
+    throw new ControlError(
+      400,
+      'MERCHANT_SERVICE_NOT_CONFIGURED',
+      `no integration ${o.service ?? 'STREAMPLUS'}/${o.country ?? 'my'} for merchant ${merchant} in the sandbox world`,
+    )
   const first = o.firstMsisdn ?? '601200000000'
   const carrier = idx.carrierOf(first)
   if (!carrier) throw new ControlError(400, 'INVALID_MSISDN', `no sandbox carrier owns ${first}`)
@@ -1021,7 +1099,11 @@ export function checkSeed(idx: WorldIndex, o: SeedOptions): { merchant: string; 
   // Compared from one fixed time: a month is 28 to 31 days, so the same one for both.
   const t = Date.UTC(2026, 0, 1)
   if (o.spread && t - addDuration(t, { months: -o.spread.over.months, ms: -o.spread.over.ms }) > addDuration(t, period) - t)
-    throw new ControlError(400, 'BAD_SPREAD', `the spread is longer than the ${found.service.code} period (${found.service.period}): some renewals would be due at once`)
+    throw new ControlError(
+      400,
+      'BAD_SPREAD',
+      `the spread is longer than the ${found.service.code} period (${found.service.period}): some renewals would be due at once`,
+    )
   return { merchant, found, carrier, period }
 }
 

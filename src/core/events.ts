@@ -111,7 +111,9 @@ export class EventLog {
 
   /** A verification request's event (an OTP or a consent page expired). */
   verif(at: number, type: string, v: { id: string; msisdn: string; service: string }): void {
-    const json = encoder.encode(`{"at":"${formatTimestamp(at)}","type":${q(type)},"verif_request_id":${q(v.id)},"msisdn":${q(v.msisdn)},"service_code":${q(v.service)}}`)
+    const json = encoder.encode(
+      `{"at":"${formatTimestamp(at)}","type":${q(type)},"verif_request_id":${q(v.id)},"msisdn":${q(v.msisdn)},"service_code":${q(v.service)}}`,
+    )
     if (this.begin(json.length)) this.put(json)
   }
 

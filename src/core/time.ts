@@ -123,8 +123,7 @@ export function writeTimestamp(ms: number, buf: Uint8Array, i: number): number {
   return i + 26
 }
 
-const TIMESTAMP_RE =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}:?\d{2})?$/
+const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}:?\d{2})?$/
 
 /** Parses an ISO-8601 date or date-time; a time without a zone is UTC. Returns NaN when invalid. */
 export function parseTimestamp(text: string): number {
@@ -150,8 +149,7 @@ export interface Duration {
   ms: number
 }
 
-const ISO_DURATION_RE =
-  /^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/
+const ISO_DURATION_RE = /^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/
 const SHORT_DURATION_RE = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w|mo|y)$/
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
@@ -168,11 +166,7 @@ export function parseDuration(text: string): Duration | null {
     return {
       months: Number(y ?? 0) * 12 + Number(mo ?? 0),
       ms:
-        Number(w ?? 0) * UNIT_MS.w +
-        Number(d ?? 0) * UNIT_MS.d +
-        Number(h ?? 0) * UNIT_MS.h +
-        Number(mi ?? 0) * UNIT_MS.m +
-        Math.round(Number(s ?? 0) * 1000),
+        Number(w ?? 0) * UNIT_MS.w + Number(d ?? 0) * UNIT_MS.d + Number(h ?? 0) * UNIT_MS.h + Number(mi ?? 0) * UNIT_MS.m + Math.round(Number(s ?? 0) * 1000),
     }
   }
   const short = SHORT_DURATION_RE.exec(t.toLowerCase())

@@ -37,7 +37,14 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   const onError = opts.onError ?? ((err: unknown) => console.error('dcb: unexpected error:', err))
   const failurePayload = opts.failurePayload ?? 'auto'
   const trustProxy = opts.trustProxy ?? false
-  const merchant = createMerchantHandler({ engine: opts.engine, journal, trustProxy, failurePayload, baseUrl: opts.baseUrl ?? (() => 'http://127.0.0.1:7700'), onError })
+  const merchant = createMerchantHandler({
+    engine: opts.engine,
+    journal,
+    trustProxy,
+    failurePayload,
+    baseUrl: opts.baseUrl ?? (() => 'http://127.0.0.1:7700'),
+    onError,
+  })
   const control = createControlHandler({
     engine: opts.engine,
     journal,

@@ -49,7 +49,12 @@ export function createControlHandler(ctx: ControlContext) {
 
   const body = async (req: IncomingMessage): Promise<Record<string, unknown>> => {
     const r = await readBody(req)
-    if (!r.ok) throw new ControlError(r.reason === 'too_large' ? 413 : 400, 'BAD_REQUEST', r.reason === 'too_large' ? 'the body is larger than 64 KiB' : 'the body could not be read')
+    if (!r.ok)
+      throw new ControlError(
+        r.reason === 'too_large' ? 413 : 400,
+        'BAD_REQUEST',
+        r.reason === 'too_large' ? 'the body is larger than 64 KiB' : 'the body could not be read',
+      )
     if (!r.text.trim()) return {}
     const data = parseJson(r.text)
     if (!isPlainObject(data)) throw new ControlError(400, 'BAD_REQUEST', 'the body must be a JSON object')
@@ -68,7 +73,14 @@ export function createControlHandler(ctx: ControlContext) {
 
   route('GET', '/health', () => {
     const mem = process.memoryUsage()
-    return { ok: true, version: ctx.version, now: engine.clockView().now, store: ctx.storeInfo(), sizes: engine.sizes(), memory_mib: { rss: Math.round(mem.rss / 2 ** 20), heap_used: Math.round(mem.heapUsed / 2 ** 20) } }
+    return {
+      ok: true,
+      version: ctx.version,
+      now: engine.clockView().now,
+      store: ctx.storeInfo(),
+      sizes: engine.sizes(),
+      memory_mib: { rss: Math.round(mem.rss / 2 ** 20), heap_used: Math.round(mem.heapUsed / 2 ** 20) },
+    }
   })
   route('GET', '/sms', (_req, _p, q) => {
     const msisdn = msisdnParam(q)
@@ -77,7 +89,8 @@ export function createControlHandler(ctx: ControlContext) {
   route('GET', '/otp', async (req, _p, q) => {
     const msisdn = msisdnParam(q)
     const wait = q.has('wait') ? Number(q.get('wait')) : 0
-    if (!Number.isFinite(wait) || wait < 0 || wait > MAX_OTP_WAIT_S) throw new ControlError(400, 'BAD_REQUEST', `wait must be a number of seconds from 0 to ${MAX_OTP_WAIT_S}`)
+    if (!Number.isFinite(wait) || wait < 0 || wait > MAX_OTP_WAIT_S)
+      throw new ControlError(400, 'BAD_REQUEST', `wait must be a number of seconds from 0 to ${MAX_OTP_WAIT_S}`)
     const view = (m: SmsRecord) => ({ otp: m.otp, verif_request_id: m.verif_request_id, msisdn, sent_dt: formatTimestamp(m.at), text: m.text })
     const have = engine.latestOtp(msisdn)
     if (have || wait === 0) {
@@ -126,7 +139,8 @@ export function createControlHandler(ctx: ControlContext) {
   route('GET', '/requests', (_req, _p, q) => {
     const limit = Number(q.get('limit') ?? 100)
     const since = Number(q.get('since') ?? 0)
-    if (!Number.isInteger(limit) || limit < 1 || !Number.isInteger(since) || since < 0) throw new ControlError(400, 'BAD_REQUEST', 'limit and since must be whole numbers')
+    if (!Number.isInteger(limit) || limit < 1 || !Number.isInteger(since) || since < 0)
+      throw new ControlError(400, 'BAD_REQUEST', 'limit and since must be whole numbers')
     return { capacity: ctx.journal.capacity, requests: ctx.journal.list(limit, since) }
   })
   route('POST', '/reset', async () => {
@@ -158,7 +172,9 @@ export function createControlHandler(ctx: ControlContext) {
         throw new ControlError(
           403,
           'FORBIDDEN',
-          ctx.adminToken ? 'the control API needs Authorization: Bearer <admin token> from this address' : 'the control API is open from loopback only; start the server with --admin-token to open it to other addresses',
+          ctx.adminToken
+            ? 'the control API needs Authorization: Bearer <admin token> from this address'
+            : 'the control API is open from loopback only; start the server with --admin-token to open it to other addresses',
         )
       }
       const sub = path.slice('/_sandbox'.length) || '/'

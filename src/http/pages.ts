@@ -47,7 +47,11 @@ export async function consentPage(engine: Engine, req: IncomingMessage, res: Ser
   const period = describePeriod(engine.world.period(service.period))
   const details = `<dl><dt>Service</dt><dd>${h(service.name)}</dd><dt>Price</dt><dd>${h(price)} per ${h(period)}</dd><dt>Phone number</dt><dd>${h(verif.msisdn)}</dd><dt>Carrier</dt><dd>${h(carrier?.name ?? verif.carrier)}</dd></dl>`
   if (view.problem) {
-    return sendHtml(res, 410, page('Link not valid', `<div class="card"><h1>${h(view.problem)}</h1>${details}<p class="note">Start again from the merchant's site.</p></div>`))
+    return sendHtml(
+      res,
+      410,
+      page('Link not valid', `<div class="card"><h1>${h(view.problem)}</h1>${details}<p class="note">Start again from the merchant's site.</p></div>`),
+    )
   }
   const form = `<form method="post" action="/consent/${h(encodeURIComponent(verif.id))}"><button class="approve" name="action" value="approve">Approve</button><button name="action" value="deny">Deny</button></form>`
   const expires = formatTimestamp(verif.expires_at).slice(0, 19).replace('T', ' ')
@@ -64,7 +68,14 @@ export async function consentPage(engine: Engine, req: IncomingMessage, res: Ser
 /** The default `return_url` of the sandbox services: shows what the merchant would receive. */
 export function returnPage(res: ServerResponse, query: URLSearchParams): void {
   const rows = [...query].map(([k, v]) => `<dt>${h(k)}</dt><dd><code>${h(v)}</code></dd>`).join('')
-  sendHtml(res, 200, page('Back at the merchant', `<div class="card"><h1>Back at the merchant</h1><p>The carrier sent the subscriber back with:</p><dl>${rows}</dl><p class="note">Reconcile with POST /subscriptions/status.</p></div>`))
+  sendHtml(
+    res,
+    200,
+    page(
+      'Back at the merchant',
+      `<div class="card"><h1>Back at the merchant</h1><p>The carrier sent the subscriber back with:</p><dl>${rows}</dl><p class="note">Reconcile with POST /subscriptions/status.</p></div>`,
+    ),
+  )
 }
 
 export function frontPage(res: ServerResponse, version: string): void {

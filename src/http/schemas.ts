@@ -14,7 +14,10 @@ const language = z
 export const InitBody = z.object({
   msisdn: z.string().describe('Subscriber phone number, international format, digits only (e.g. 60123456789)'),
   service_code: z.string().min(1).describe('Service identifier provisioned for the merchant account'),
-  country_code: z.string().regex(/^[a-z]{2}$/, 'lower-case ISO-3166-1 alpha-2').describe('ISO-3166-1 alpha-2 country code, lower case'),
+  country_code: z
+    .string()
+    .regex(/^[a-z]{2}$/, 'lower-case ISO-3166-1 alpha-2')
+    .describe('ISO-3166-1 alpha-2 country code, lower case'),
   language,
 })
 

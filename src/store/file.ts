@@ -308,4 +308,3 @@ function fsyncDir(dir: string): void {
     /* some file systems cannot fsync a directory */
   }
 }
-

@@ -161,7 +161,10 @@ describe('sandbox commands', () => {
 describe('dcb logs --follow', () => {
   it('prints new requests as they come, until stopped', async () => {
     const { spawn } = await import('node:child_process')
-    const child = spawn(process.execPath, [BIN, 'logs', '--follow', '--limit', '1'], { env: { ...process.env, ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [BIN, 'logs', '--follow', '--limit', '1'], {
+      env: { ...process.env, ...env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let out = ''
     child.stdout.on('data', (d) => (out += d))
     try {
@@ -211,11 +214,7 @@ describe('dcb run', () => {
       writeFileSync(
         f,
         JSON.stringify({
-          steps: [
-            { init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' } },
-            { expect: { 'init.status': 'FAIL' } },
-            { reset: {} },
-          ],
+          steps: [{ init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' } }, { expect: { 'init.status': 'FAIL' } }, { reset: {} }],
         }),
       )
       const r = await run(['run', f])
@@ -236,29 +235,38 @@ describe('dcb run', () => {
 /** Runs dcb on a pseudo-terminal, answering each prompt (text to wait for, keys to type). */
 function onTerminal(args: string[], answers: [string, string][]): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    execFile('python3', [join(import.meta.dirname, 'pty_drive.py'), JSON.stringify(answers), '--', process.execPath, BIN, ...args], { env: { ...process.env, ...env, CI: '', NO_COLOR: '1' } }, (err, stdout) =>
-      resolve({ code: err ? ((err as any).code ?? 1) : 0, out: stdout }),
+    execFile(
+      'python3',
+      [join(import.meta.dirname, 'pty_drive.py'), JSON.stringify(answers), '--', process.execPath, BIN, ...args],
+      { env: { ...process.env, ...env, CI: '', NO_COLOR: '1' } },
+      (err, stdout) => resolve({ code: err ? ((err as any).code ?? 1) : 0, out: stdout }),
     )
   })
 }
 
 describe('prompts on a terminal', () => {
   it('asks for missing init options on a pseudo-terminal', async () => {
-    const r = await onTerminal(['init'], [
-      ['MSISDN', '60123456001\r'],
-      ['service code', 'STREAMPLUS\r'],
-      ['country code', 'my\r'],
-    ])
+    const r = await onTerminal(
+      ['init'],
+      [
+        ['MSISDN', '60123456001\r'],
+        ['service code', 'STREAMPLUS\r'],
+        ['country code', 'my\r'],
+      ],
+    )
     expect(r.out).toContain('✔ SUCCESS init')
     expect(r.code).toBe(0)
   })
 
   it('dcb flow asks for the service, the flow and the MSISDN, then runs it', async () => {
-    const r = await onTerminal(['flow'], [
-      ['service', '\r'],
-      ['which flow', '\r'],
-      ['MSISDN', '\r'],
-    ])
+    const r = await onTerminal(
+      ['flow'],
+      [
+        ['service', '\r'],
+        ['which flow', '\r'],
+        ['MSISDN', '\r'],
+      ],
+    )
     expect(r.out).toMatch(/1\. Init 60123456001 STREAMPLUS my/)
     expect(r.out).toMatch(/4\. Status[\s\S]*ACTIVE/)
     expect(r.code).toBe(0)

@@ -10,7 +10,10 @@ export interface Result {
 }
 
 /** Runs the real binary to completion (stdin closed, no TTY). */
-export function dcb(args: string[], opts: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number; input?: string } = {}): Promise<Result> {
+export function dcb(
+  args: string[],
+  opts: { env?: Record<string, string | undefined>; cwd?: string; timeoutMs?: number; input?: string } = {},
+): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: opts.cwd,

@@ -11,7 +11,9 @@ beforeEach(() => {
 afterEach(() => tmp.cleanup())
 
 const post = async (url: string, path: string, body: unknown) =>
-  (await fetch(url + path, { method: 'POST', headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<any>
+  (
+    await fetch(url + path, { method: 'POST', headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  ).json() as Promise<any>
 
 describe('dcb serve', () => {
   it('prints the URL and the demo key, serves, and shuts down cleanly on SIGTERM with nothing lost', async () => {

@@ -11,29 +11,48 @@ const text = (parts: Uint8Array[]) => Buffer.concat(parts).toString('utf8')
 describe('clock events as JSON', () => {
   it('writes what JSON.stringify would, for any ids, MSISDNs and service codes (escaping included)', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ id: fc.string(), msisdn: fc.string(), service: anyUtf16, at: fc.integer({ min: 0, max: 4e12 }), code: fc.option(fc.string(), { nil: undefined }) }), { maxLength: 600 }), (subs) => {
-        const log = new EventLog()
-        const want: unknown[] = []
-        for (const s of subs) {
-          const rec = { ...s, status: 'ACTIVE', expiry_at: s.at + 1000 }
-          log.sub(s.at, s.code ? 'renewal_failed' : 'renewed', rec, new EventSubject(rec), s.code)
-          const e: Record<string, unknown> = { at: formatTimestamp(s.at), type: s.code ? 'renewal_failed' : 'renewed', subscription_id: s.id, msisdn: s.msisdn, service_code: s.service, status: 'ACTIVE' }
-          if (s.code) e.code = s.code
-          e.expiry_dt = formatTimestamp(s.at + 1000)
-          want.push(e)
-        }
-        const move = new ClockMove({ now: 'x' }, log)
-        expect(move.eventCount).toBe(subs.length)
-        // The bytes sent over HTTP, the parsed objects and a plain JSON.stringify all agree.
-        expect(text(move.jsonParts())).toBe(JSON.stringify({ clock: { now: 'x' }, events: want }))
-        expect(move.events).toEqual(want)
-        expect(JSON.stringify(move)).toBe(JSON.stringify({ clock: { now: 'x' }, events: want }))
-      }),
+      fc.property(
+        fc.array(
+          fc.record({
+            id: fc.string(),
+            msisdn: fc.string(),
+            service: anyUtf16,
+            at: fc.integer({ min: 0, max: 4e12 }),
+            code: fc.option(fc.string(), { nil: undefined }),
+          }),
+          { maxLength: 600 },
+        ),
+        (subs) => {
+          const log = new EventLog()
+          const want: unknown[] = []
+          for (const s of subs) {
+            const rec = { ...s, status: 'ACTIVE', expiry_at: s.at + 1000 }
+            log.sub(s.at, s.code ? 'renewal_failed' : 'renewed', rec, new EventSubject(rec), s.code)
+            const e: Record<string, unknown> = {
+              at: formatTimestamp(s.at),
+              type: s.code ? 'renewal_failed' : 'renewed',
+              subscription_id: s.id,
+              msisdn: s.msisdn,
+              service_code: s.service,
+              status: 'ACTIVE',
+            }
+            if (s.code) e.code = s.code
+            e.expiry_dt = formatTimestamp(s.at + 1000)
+            want.push(e)
+          }
+          const move = new ClockMove({ now: 'x' }, log)
+          expect(move.eventCount).toBe(subs.length)
+          // The bytes sent over HTTP, the parsed objects and a plain JSON.stringify all agree.
+          expect(text(move.jsonParts())).toBe(JSON.stringify({ clock: { now: 'x' }, events: want }))
+          expect(move.events).toEqual(want)
+          expect(JSON.stringify(move)).toBe(JSON.stringify({ clock: { now: 'x' }, events: want }))
+        },
+      ),
       { numRuns: 200 },
     )
   })
 
-  it('one subscription\'s events of different kinds in a row (its common middle is not reused for others)', () => {
+  it("one subscription's events of different kinds in a row (its common middle is not reused for others)", () => {
     const log = new EventLog()
     const subject = new EventSubject({ id: 'S', msisdn: '601', service: 'X' })
     log.sub(0, 'renewed', { status: 'ACTIVE', expiry_at: 1 }, subject)
@@ -68,6 +87,8 @@ describe('clock events as JSON', () => {
     expect(new ClockMove({}, log).events).toEqual([])
     expect(text(new ClockMove({}, log).jsonParts())).toBe('{"clock":{},"events":[]}')
     log.verif(0, 'otp_expired', { id: 'v"1', msisdn: '601', service: 'S' })
-    expect(new ClockMove({}, log).events).toEqual([{ at: '1970-01-01T00:00:00.000000', type: 'otp_expired', verif_request_id: 'v"1', msisdn: '601', service_code: 'S' }])
+    expect(new ClockMove({}, log).events).toEqual([
+      { at: '1970-01-01T00:00:00.000000', type: 'otp_expired', verif_request_id: 'v"1', msisdn: '601', service_code: 'S' },
+    ])
   })
 })

@@ -20,7 +20,15 @@ describe('renewals on the sandbox clock', () => {
     const id = await c.subscribe('60123456001')
     expect((await status(id)).expiry_dt).toBe('2026-02-28T09:00:00.000000')
     const a = await advance('P1M')
-    expect(a.events).toEqual([expect.objectContaining({ type: 'renewed', subscription_id: id, at: '2026-02-28T09:00:00.000000', expiry_dt: '2026-03-31T09:00:00.000000', status: 'ACTIVE' })])
+    expect(a.events).toEqual([
+      expect.objectContaining({
+        type: 'renewed',
+        subscription_id: id,
+        at: '2026-02-28T09:00:00.000000',
+        expiry_dt: '2026-03-31T09:00:00.000000',
+        status: 'ACTIVE',
+      }),
+    ])
     await c.control('/clock/set', { to: '2026-04-30T09:00:00' })
     const s = await status(id)
     expect(s).toMatchObject({ status: 'ACTIVE', subscribed_dt: '2026-01-31T09:00:00.000000', expiry_dt: '2026-05-31T09:00:00.000000' })
@@ -263,12 +271,27 @@ describe('charge notices in the handset inbox', () => {
     await advance('P1M')
     // A message as 0.1.0 stored it, beside the charge it reports.
     const at = Date.parse('2026-02-28T09:00:00Z')
-    c.sandbox.engine.state.apply({ c: 'sms', id: 'legacy-1', v: { id: 'legacy-1', n: 999, msisdn: '60123456001', direction: 'mt', from: 'x', to: '60123456001', text: 'old', at, kind: 'renewal', subscription_id: id } })
+    c.sandbox.engine.state.apply({
+      c: 'sms',
+      id: 'legacy-1',
+      v: {
+        id: 'legacy-1',
+        n: 999,
+        msisdn: '60123456001',
+        direction: 'mt',
+        from: 'x',
+        to: '60123456001',
+        text: 'old',
+        at,
+        kind: 'renewal',
+        subscription_id: id,
+      },
+    })
     const m = await sms('60123456001')
     expect(m.filter((x: any) => x.kind === 'renewal').map((x: any) => x.id)).toEqual([`${id}.2`])
   })
 
-  it('a long advance does not push other handsets\' messages out of the SMS cap', async () => {
+  it("a long advance does not push other handsets' messages out of the SMS cap", async () => {
     const s = await startClient({ clock: '2026-01-31T09:00:00', maxSms: 6 })
     try {
       for (const n of ['60123456001', '60123456002']) await s.subscribe(n)
@@ -295,7 +318,12 @@ describe('charge notices in the handset inbox', () => {
       expect(heard).toHaveLength(12)
       expect(heard[0]).toBe(`renewal@${Date.parse('2026-02-28T09:00:00Z')}`)
       const m = (await s.control('/sms?msisdn=60123456001')).body.messages
-      expect(m.map((x: any) => x.at)).toEqual(['2027-01-31T09:00:00.000000', '2026-12-31T09:00:00.000000', '2026-11-30T09:00:00.000000', '2026-10-31T09:00:00.000000'])
+      expect(m.map((x: any) => x.at)).toEqual([
+        '2027-01-31T09:00:00.000000',
+        '2026-12-31T09:00:00.000000',
+        '2026-11-30T09:00:00.000000',
+        '2026-10-31T09:00:00.000000',
+      ])
     } finally {
       await s.close()
     }

@@ -55,9 +55,15 @@ describe('time', () => {
 
   it('adds months by arithmetic exactly as through Date (any day, month count, leap year)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 253402300799999 }), fc.integer({ min: 1, max: 120 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 86_400_000 }), (anchor, months, n, ms) => {
-        expect(addDuration(anchor, { months, ms }, n)).toBe(addMonthsByDate(anchor, months * n) + ms * n)
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 253402300799999 }),
+        fc.integer({ min: 1, max: 120 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 0, max: 86_400_000 }),
+        (anchor, months, n, ms) => {
+          expect(addDuration(anchor, { months, ms }, n)).toBe(addMonthsByDate(anchor, months * n) + ms * n)
+        },
+      ),
       { numRuns: 20000 },
     )
     // Month ends and leap days, where clamping decides.

@@ -47,7 +47,12 @@ describe('control API', () => {
     expect((await c.control('/subscriptions?msisdn=60123456001')).body.subscriptions.map((s: any) => s.subscription_id)).toEqual([a])
     expect((await c.control('/subscriptions?status=canceled')).body.subscriptions).toEqual([])
     const one = await c.control(`/subscriptions/${a}`)
-    expect(one.body).toMatchObject({ subscription_id: a, merchant: 'demo', carrier_code: 'sbx-my-otp', charges: [{ kind: 'first', outcome: 'SUCCESS', amount: '9.90', currency: 'MYR' }] })
+    expect(one.body).toMatchObject({
+      subscription_id: a,
+      merchant: 'demo',
+      carrier_code: 'sbx-my-otp',
+      charges: [{ kind: 'first', outcome: 'SUCCESS', amount: '9.90', currency: 'MYR' }],
+    })
     expect((await c.control('/subscriptions/nope')).status).toBe(404)
   })
 
@@ -76,7 +81,13 @@ describe('control API', () => {
     const r = await c.control('/requests')
     expect(r.body.capacity).toBe(5)
     expect(r.body.requests).toHaveLength(5)
-    expect(r.body.requests[0]).toMatchObject({ path: '/subscriptions/status', merchant: 'demo', http_status: 404, message: 'SUBSCRIPTION_NOT_FOUND', request: { subscription_id: 'id-6' } })
+    expect(r.body.requests[0]).toMatchObject({
+      path: '/subscriptions/status',
+      merchant: 'demo',
+      http_status: 404,
+      message: 'SUBSCRIPTION_NOT_FOUND',
+      request: { subscription_id: 'id-6' },
+    })
     const since = r.body.requests[1].id
     expect((await c.control(`/requests?since=${since}`)).body.requests).toHaveLength(1)
   })
@@ -103,7 +114,9 @@ describe('control API', () => {
     const initSchema = doc.paths['/subscriptions/init'].post.requestBody.content['application/json'].schema
     expect(initSchema.required).toEqual(['msisdn', 'service_code', 'country_code'])
     expect(initSchema.properties.country_code.pattern).toBe('^[a-z]{2}$')
-    expect(Object.keys(doc.paths['/subscriptions/status'].post.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404', '405', '413', '500']))
+    expect(Object.keys(doc.paths['/subscriptions/status'].post.responses)).toEqual(
+      expect.arrayContaining(['200', '400', '401', '403', '404', '405', '413', '500']),
+    )
   })
 })
 
@@ -113,8 +126,7 @@ describe('control API access', () => {
     p = await startClient({ trustProxy: true, adminToken: 's3cret' })
   })
   afterAll(() => p.close())
-  const from = (ip: string, auth?: string) =>
-    p.control('/health', undefined, { headers: { 'x-forwarded-for': ip, ...(auth ? { authorization: auth } : {}) } })
+  const from = (ip: string, auth?: string) => p.control('/health', undefined, { headers: { 'x-forwarded-for': ip, ...(auth ? { authorization: auth } : {}) } })
 
   it('is open from loopback', async () => {
     expect((await from('127.0.0.1')).status).toBe(200)
@@ -147,7 +159,10 @@ describe('bounded memory', () => {
     const s = await startClient({ maxSms: 5, maxVerifications: 3, smsPerMsisdn: 2 })
     try {
       const ids: string[] = []
-      for (let i = 1; i <= 4; i++) ids.push((await s.api('/subscriptions/init', { msisdn: `6012345600${i}`, service_code: 'STREAMPLUS', country_code: 'my' })).body.payload.verif_request_id)
+      for (let i = 1; i <= 4; i++)
+        ids.push(
+          (await s.api('/subscriptions/init', { msisdn: `6012345600${i}`, service_code: 'STREAMPLUS', country_code: 'my' })).body.payload.verif_request_id,
+        )
       for (let i = 0; i < 3; i++) await s.api('/subscriptions/init', { msisdn: '60123456009', service_code: 'STREAMPLUS', country_code: 'my' })
       expect(s.sandbox.engine.state.verifs.size).toBe(3)
       expect(s.sandbox.engine.state.sms.size).toBe(5)

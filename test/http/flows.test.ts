@@ -119,7 +119,11 @@ describe('redirect flow', () => {
   it('Verify with a consent id answers INVALID_PIN (not an OTP flow)', async () => {
     const r = await init('359881234005', 'bg')
     const id = r.body.payload.redirect_url.split('/').pop()
-    expect((await c.api('/subscriptions/verify', { verif_request_id: id, otp: '0000' })).body).toEqual({ status: 'FAIL', message: 'INVALID_PIN', status_code: 200 })
+    expect((await c.api('/subscriptions/verify', { verif_request_id: id, otp: '0000' })).body).toEqual({
+      status: 'FAIL',
+      message: 'INVALID_PIN',
+      status_code: 200,
+    })
   })
 
   it('unknown consent pages and bad forms are clear errors', async () => {

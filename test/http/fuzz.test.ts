@@ -10,20 +10,29 @@ afterAll(() => c.close())
 
 const ascii = fc.string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./ :;=+'.split('')), maxLength: 40 })
 const msisdn = fc.oneof(fc.stringMatching(/^(6012|6013|6019|603|447700|447701|35987|35988)\d{4,8}$/), fc.string({ maxLength: 20 }), fc.integer())
-const fieldValue = fc.oneof(fc.string({ maxLength: 30 }), fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.dictionary(ascii, fc.integer(), { maxKeys: 2 }))
+const fieldValue = fc.oneof(
+  fc.string({ maxLength: 30 }),
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.integer(), { maxLength: 3 }),
+  fc.dictionary(ascii, fc.integer(), { maxKeys: 2 }),
+)
 const body = fc.oneof(
-  fc.record(
-    {
-      msisdn,
-      service_code: fc.oneof(fc.constantFrom('STREAMPLUS', 'GAMECLUB', 'QUICKTEST', 'NEWSDAILY', ''), fieldValue),
-      country_code: fc.oneof(fc.constantFrom('my', 'gb', 'bg', 'GB', 'us', ''), fieldValue),
-      language: fc.oneof(fc.constantFrom('en', 'ms-MY', 'e', 'zz', 'x-'), fieldValue),
-      verif_request_id: fc.oneof(fc.uuid(), fieldValue),
-      otp: fc.oneof(fc.stringMatching(/^\d{4}$/), fieldValue),
-      subscription_id: fc.oneof(fc.uuid(), fieldValue),
-    },
-    { requiredKeys: [] },
-  ).map((o) => JSON.stringify(o)),
+  fc
+    .record(
+      {
+        msisdn,
+        service_code: fc.oneof(fc.constantFrom('STREAMPLUS', 'GAMECLUB', 'QUICKTEST', 'NEWSDAILY', ''), fieldValue),
+        country_code: fc.oneof(fc.constantFrom('my', 'gb', 'bg', 'GB', 'us', ''), fieldValue),
+        language: fc.oneof(fc.constantFrom('en', 'ms-MY', 'e', 'zz', 'x-'), fieldValue),
+        verif_request_id: fc.oneof(fc.uuid(), fieldValue),
+        otp: fc.oneof(fc.stringMatching(/^\d{4}$/), fieldValue),
+        subscription_id: fc.oneof(fc.uuid(), fieldValue),
+      },
+      { requiredKeys: [] },
+    )
+    .map((o) => JSON.stringify(o)),
   fc.json().map(String),
   fc.string({ maxLength: 200 }),
   fc.constant(''),
@@ -31,15 +40,23 @@ const body = fc.oneof(
 
 const request = fc.record({
   method: fc.constantFrom('POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'),
-  path: fc.oneof(fc.constantFrom('/subscriptions/init', '/subscriptions/verify', '/subscriptions/status'), ascii.map((s) => {
-    // Random paths, but not the sandbox's own pages (front page, consent pages, control API, OpenAPI).
-    const raw = '/' + s.replace(/[^A-Za-z0-9/_.-]/g, '')
-    // As the client will send it (fetch resolves dot segments: "/." is "/").
-    const p = new URL('http://x' + raw).pathname
-    return p === '/' || /^\/(_sandbox|consent|openapi\.json)/.test(p) ? `/subscriptions${p}` : p
-  })),
-  key: fc.option(fc.oneof(fc.constantFrom('sandbox-demo-key', 'sandbox-other-key', 'sandbox-inactive-key', 'sandbox-offsite-key', 'sandbox-demo-key-2'), ascii), { nil: undefined }),
-  contentType: fc.option(fc.oneof(fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'APPLICATION/JSON'), ascii), { nil: undefined }),
+  path: fc.oneof(
+    fc.constantFrom('/subscriptions/init', '/subscriptions/verify', '/subscriptions/status'),
+    ascii.map((s) => {
+      // Random paths, but not the sandbox's own pages (front page, consent pages, control API, OpenAPI).
+      const raw = '/' + s.replace(/[^A-Za-z0-9/_.-]/g, '')
+      // As the client will send it (fetch resolves dot segments: "/." is "/").
+      const p = new URL('http://x' + raw).pathname
+      return p === '/' || /^\/(_sandbox|consent|openapi\.json)/.test(p) ? `/subscriptions${p}` : p
+    }),
+  ),
+  key: fc.option(
+    fc.oneof(fc.constantFrom('sandbox-demo-key', 'sandbox-other-key', 'sandbox-inactive-key', 'sandbox-offsite-key', 'sandbox-demo-key-2'), ascii),
+    { nil: undefined },
+  ),
+  contentType: fc.option(fc.oneof(fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'APPLICATION/JSON'), ascii), {
+    nil: undefined,
+  }),
   body,
 })
 

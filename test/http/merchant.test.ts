@@ -70,7 +70,11 @@ describe('authentication (401) and allowlist (403)', () => {
   it('ignores X-Forwarded-For unless --trust-proxy', async () => {
     const r = await init('60123456001', {}, undefined)
     expect(r.status).toBe(200)
-    const spoof = await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }, { key: 'sandbox-offsite-key', headers: { 'x-forwarded-for': '203.0.113.7' } })
+    const spoof = await c.api(
+      '/subscriptions/init',
+      { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' },
+      { key: 'sandbox-offsite-key', headers: { 'x-forwarded-for': '203.0.113.7' } },
+    )
     expectFail(spoof, 403, 'UNAUTHORIZED', 'null')
   })
 })
@@ -124,7 +128,11 @@ describe('400 BAD_REQUEST and 413', () => {
     for (const ct of ['text/plain', 'application/x-www-form-urlencoded', 'application/jsonp']) {
       expectFail(await c.api('/subscriptions/init', undefined, { raw: body, headers: { 'content-type': ct } }), 400, 'BAD_REQUEST', 'null')
     }
-    const res = await fetch(`${c.url}/subscriptions/init`, { method: 'POST', headers: { 'api-key': 'sandbox-demo-key' }, body: new Uint8Array(Buffer.from(body)) })
+    const res = await fetch(`${c.url}/subscriptions/init`, {
+      method: 'POST',
+      headers: { 'api-key': 'sandbox-demo-key' },
+      body: new Uint8Array(Buffer.from(body)),
+    })
     expect(res.status).toBe(400)
     const ok = await c.api('/subscriptions/init', undefined, { raw: body, headers: { 'content-type': 'application/json; charset=utf-8' } })
     expect(ok.body.status).toBe('SUCCESS')
@@ -173,11 +181,20 @@ describe('400 BAD_REQUEST and 413', () => {
     const url = new URL(c.url)
     let sent = 0
     const result = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({ host: url.hostname, port: url.port, path: '/subscriptions/init', method: 'POST', headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-        let body = ''
-        res.on('data', (d) => (body += d))
-        res.on('end', () => resolve({ status: res.statusCode!, body }))
-      })
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: '/subscriptions/init',
+          method: 'POST',
+          headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+        },
+        (res) => {
+          let body = ''
+          res.on('data', (d) => (body += d))
+          res.on('end', () => resolve({ status: res.statusCode!, body }))
+        },
+      )
       req.on('error', reject)
       const chunk = 'x'.repeat(16 * 1024)
       let answered = false
@@ -201,14 +218,39 @@ describe('400 BAD_REQUEST and 413', () => {
 
 describe('403 MERCHANT_SERVICE_NOT_CONFIGURED', () => {
   it('for a service without that country, an unknown service and another merchant’s service', async () => {
-    expectFail(await c.api('/subscriptions/init', { msisdn: '359871234001', service_code: 'GAMECLUB', country_code: 'bg' }), 403, 'MERCHANT_SERVICE_NOT_CONFIGURED', 'null')
-    expectFail(await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'NOPE', country_code: 'my' }), 403, 'MERCHANT_SERVICE_NOT_CONFIGURED', 'null')
-    expectFail(await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'NEWSDAILY', country_code: 'my' }), 403, 'MERCHANT_SERVICE_NOT_CONFIGURED', 'null')
-    expectFail(await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'us' }), 403, 'MERCHANT_SERVICE_NOT_CONFIGURED', 'null')
+    expectFail(
+      await c.api('/subscriptions/init', { msisdn: '359871234001', service_code: 'GAMECLUB', country_code: 'bg' }),
+      403,
+      'MERCHANT_SERVICE_NOT_CONFIGURED',
+      'null',
+    )
+    expectFail(
+      await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'NOPE', country_code: 'my' }),
+      403,
+      'MERCHANT_SERVICE_NOT_CONFIGURED',
+      'null',
+    )
+    expectFail(
+      await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'NEWSDAILY', country_code: 'my' }),
+      403,
+      'MERCHANT_SERVICE_NOT_CONFIGURED',
+      'null',
+    )
+    expectFail(
+      await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'us' }),
+      403,
+      'MERCHANT_SERVICE_NOT_CONFIGURED',
+      'null',
+    )
   })
 
   it('checks the integration before the MSISDN', async () => {
-    expectFail(await c.api('/subscriptions/init', { msisdn: 'garbage', service_code: 'GAMECLUB', country_code: 'bg' }), 403, 'MERCHANT_SERVICE_NOT_CONFIGURED', 'null')
+    expectFail(
+      await c.api('/subscriptions/init', { msisdn: 'garbage', service_code: 'GAMECLUB', country_code: 'bg' }),
+      403,
+      'MERCHANT_SERVICE_NOT_CONFIGURED',
+      'null',
+    )
   })
 })
 
@@ -269,7 +311,18 @@ describe('magic endings at Init and Verify', () => {
     expectFail(await init('60123456150'), 500, 'ERROR', 'null')
   })
 
-  const CHARGE = ['INSUFFICIENT_FUNDS', 'BLACKLISTED', 'BARRED', 'NOT_ELIGIBLE', 'INVALID_USER', 'ALREADY_SUBSCRIBED', 'SPENDING_LIMIT_REACHED', 'TRX_COUNT_REACHED', 'TRX_LIMIT_EXCEEDED', 'ERROR']
+  const CHARGE = [
+    'INSUFFICIENT_FUNDS',
+    'BLACKLISTED',
+    'BARRED',
+    'NOT_ELIGIBLE',
+    'INVALID_USER',
+    'ALREADY_SUBSCRIBED',
+    'SPENDING_LIMIT_REACHED',
+    'TRX_COUNT_REACHED',
+    'TRX_LIMIT_EXCEEDED',
+    'ERROR',
+  ]
   it.each(CHARGE.map((code, i) => [String(201 + i), code]))('ending %s: the first charge fails %s after a right OTP', async (ending, code) => {
     const msisdn = `60123456${ending}`
     const r = await init(msisdn)
@@ -393,9 +446,27 @@ describe('Status', () => {
     await c.control('/clock/set', { to: '2031-01-31T10:15:30.123' })
     const id = await c.subscribe('60123456001')
     const r = await c.api('/subscriptions/status', { subscription_id: id })
-    expect(Object.keys(r.body.payload)).toEqual(['subscription_id', 'status', 'msisdn', 'service_code', 'service_name', 'subscribed_dt', 'expiry_dt', 'canceled_dt', 'content_link'])
+    expect(Object.keys(r.body.payload)).toEqual([
+      'subscription_id',
+      'status',
+      'msisdn',
+      'service_code',
+      'service_name',
+      'subscribed_dt',
+      'expiry_dt',
+      'canceled_dt',
+      'content_link',
+    ])
     const p = r.body.payload
-    expect(p).toMatchObject({ subscription_id: id, status: 'ACTIVE', msisdn: '60123456001', service_code: 'STREAMPLUS', service_name: 'Stream Plus', canceled_dt: null, content_link: 'https://content.sandbox.example/streamplus' })
+    expect(p).toMatchObject({
+      subscription_id: id,
+      status: 'ACTIVE',
+      msisdn: '60123456001',
+      service_code: 'STREAMPLUS',
+      service_name: 'Stream Plus',
+      canceled_dt: null,
+      content_link: 'https://content.sandbox.example/streamplus',
+    })
     expect(p.subscribed_dt).toMatch(TIMESTAMP)
     expect(p.subscribed_dt.startsWith('2031-01-31T10:15:')).toBe(true)
     expect(p.expiry_dt).toBe(p.subscribed_dt.replace('2031-01-31', '2031-02-28'))
@@ -423,7 +494,8 @@ describe('403 MERCHANT_SERVICE_NOT_CONFIGURED on Verify and Status', () => {
       const data = join(t.dir, 'sandbox.json')
       const a = await startClient({ data })
       const id = await a.subscribe('60123456001')
-      const pending = (await a.api('/subscriptions/init', { msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' })).body.payload.verif_request_id
+      const pending = (await a.api('/subscriptions/init', { msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' })).body.payload
+        .verif_request_id
       const otp = (await a.control('/otp?msisdn=60123456002')).body.otp
       await a.close()
       const b = await startClient({ data, fixtures: ['test/fixtures/streamplus-gb-only.json'] })

@@ -12,10 +12,18 @@ afterEach(() => tmp.cleanup())
 const H = { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }
 
 async function flow(url: string, msisdn: string): Promise<string | undefined> {
-  const init = await (await fetch(`${url}/subscriptions/init`, { method: 'POST', headers: H, body: JSON.stringify({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' }) })).json()
+  const init = await (
+    await fetch(`${url}/subscriptions/init`, { method: 'POST', headers: H, body: JSON.stringify({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' }) })
+  ).json()
   if (init.status !== 'SUCCESS') return undefined
   const otp = await (await fetch(`${url}/_sandbox/otp?msisdn=${msisdn}`)).json()
-  const v = await (await fetch(`${url}/subscriptions/verify`, { method: 'POST', headers: H, body: JSON.stringify({ verif_request_id: init.payload.verif_request_id, otp: otp.otp }) })).json()
+  const v = await (
+    await fetch(`${url}/subscriptions/verify`, {
+      method: 'POST',
+      headers: H,
+      body: JSON.stringify({ verif_request_id: init.payload.verif_request_id, otp: otp.otp }),
+    })
+  ).json()
   return v.status === 'SUCCESS' ? v.payload.subscription_id : undefined
 }
 

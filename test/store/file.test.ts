@@ -177,9 +177,26 @@ describe('server restart durability', () => {
 describe('charge history in the journal', () => {
   const charge = (at: number, kind: Charge['kind'] = 'renewal'): Charge => ({ at, kind, outcome: 'SUCCESS', amount: '9.90', currency: 'MYR' })
   const sub = (charges: Charge[], charge_count: number): SubscriptionRecord => ({
-    id: 'sub-1', merchant: 'demo', service: 'STREAMPLUS', country: 'my', carrier: 'c', msisdn: '60123456001', language: 'en', flow: 'otp', status: 'ACTIVE',
-    subscribed_at: 0, anchor_at: 0, periods: charge_count, expiry_at: charge_count * 1000, canceled_at: null, cancel_reason: null, retries: 0, next_retry_at: null,
-    carrier_cancel_at: null, charges, charge_count,
+    id: 'sub-1',
+    merchant: 'demo',
+    service: 'STREAMPLUS',
+    country: 'my',
+    carrier: 'c',
+    msisdn: '60123456001',
+    language: 'en',
+    flow: 'otp',
+    status: 'ACTIVE',
+    subscribed_at: 0,
+    anchor_at: 0,
+    periods: charge_count,
+    expiry_at: charge_count * 1000,
+    canceled_at: null,
+    cancel_reason: null,
+    retries: 0,
+    next_retry_at: null,
+    carrier_cancel_at: null,
+    charges,
+    charge_count,
   })
 
   it('journals only the charges a change adds, and a replay rebuilds the whole history', async () => {
@@ -188,7 +205,10 @@ describe('charge history in the journal', () => {
     const st1 = new State()
     await s1.open(st1)
     let tx = new Tx(st1)
-    const first = sub(Array.from({ length: 30 }, (_, i) => charge(i * 1000, i ? 'renewal' : 'first')), 40)
+    const first = sub(
+      Array.from({ length: 30 }, (_, i) => charge(i * 1000, i ? 'renewal' : 'first')),
+      40,
+    )
     tx.put('subs', first.id, first)
     expect(tx.changes[0]).not.toHaveProperty('add') // a new record: whole
     await s1.append(tx.changes)

@@ -36,7 +36,13 @@ async function open(path: string): Promise<{ store: FileStore; state: State; eng
   const state = new State()
   await store.open(state)
   // A short charge history, so that cutting it to its last few is played too.
-  const engine = new Engine({ world, state, persist: (ch) => store.append(ch), clockStart: { at: Date.parse('2026-01-31T09:00:00Z'), frozen: true }, chargesPerSubscription: 4 })
+  const engine = new Engine({
+    world,
+    state,
+    persist: (ch) => store.append(ch),
+    clockStart: { at: Date.parse('2026-01-31T09:00:00Z'), frozen: true },
+    chargesPerSubscription: 4,
+  })
   return { store, state, engine }
 }
 
