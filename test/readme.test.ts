@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { describeRule, scenarioTable } from '../src/core/scenarios.js'
-import { loadWorld } from '../src/fixtures/load.js'
+import { loadWorld } from '../src/world/load.js'
 
 describe('README', () => {
   it('shows the magic-number table generated from the default world', () => {

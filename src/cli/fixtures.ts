@@ -1,4 +1,4 @@
-import { FixtureError, loadWorld, worldJsonSchema } from '../fixtures/load.js'
+import { FixtureError, loadWorld, worldJsonSchema } from '../world/load.js'
 import { CliError, EXIT } from './errors.js'
 
 export function validate(paths: string[]): void {

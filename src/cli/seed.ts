@@ -2,7 +2,7 @@ import { checkSeed, ControlError, Engine, type SeedOptions } from '../core/engin
 import { State } from '../core/state.js'
 import { parseDuration, isZeroDuration } from '../core/time.js'
 import { WorldIndex } from '../core/world.js'
-import { loadWorld } from '../fixtures/load.js'
+import { loadWorld } from '../world/load.js'
 import { FileStore } from '../store/file.js'
 import { StoreError } from '../store/types.js'
 import { CliError, EXIT } from './errors.js'

@@ -1,5 +1,5 @@
 import chalk from 'chalk'
-import { FixtureError } from '../fixtures/load.js'
+import { FixtureError } from '../world/load.js'
 import { ServeError, startSandbox } from '../server.js'
 import { StoreError } from '../store/types.js'
 import { CliError, EXIT } from './errors.js'

@@ -5,8 +5,8 @@
  * the in-memory state inside one transaction, then waits until its changes are durable.
  */
 import { randomUUID } from 'node:crypto'
-import type { RuleEffect } from '../fixtures/schema.js'
-import { RuleSchema } from '../fixtures/schema.js'
+import type { RuleEffect } from './world-schema.js'
+import { RuleSchema } from './world-schema.js'
 import { ClockMove, EventLog, EventSubject } from './events.js'
 import { EventQueue, subEventAt } from './queue.js'
 import { fail, ok, type CarrierCode, type Outcome, type OutcomeCode } from './outcomes.js'

@@ -2,7 +2,7 @@
  * Carrier rules: data that says what a fake carrier does at a step for some MSISDNs.
  * Fixture rules come from the world; runtime rules are added through the control API and come first.
  */
-import type { Rule, RuleEffect, Step } from '../fixtures/schema.js'
+import type { Rule, RuleEffect, Step } from './world-schema.js'
 
 export interface RuleContext {
   step: Step

@@ -3,7 +3,7 @@
  * control API (these first, newest first), indexed by step. Answers what a step does in a context,
  * counting occurrences (`nth`) and uses (`times`) inside the caller's transaction.
  */
-import { RuleSchema, type Rule, type RuleEffect, type Step } from '../fixtures/schema.js'
+import { RuleSchema, type Rule, type RuleEffect, type Step } from './world-schema.js'
 import { compileRule, effectDelay, effectIsEmpty, ruleMatches, type CompiledRule, type RuleContext } from './rules.js'
 import type { RuntimeRuleRecord, State, Tx } from './state.js'
 

@@ -2,7 +2,7 @@
  * The magic numbers and rules of the loaded world, described for people (`dcb scenarios`, the
  * control API, the README table). Generated from the data, so documentation cannot drift.
  */
-import type { Rule } from '../fixtures/schema.js'
+import type { Rule } from './world-schema.js'
 import type { Engine } from './engine.js'
 
 export interface Scenario {

@@ -2,7 +2,7 @@
  * A loaded world, indexed for the operations: API keys, services by merchant, the numbering plan.
  */
 import { createHash } from 'node:crypto'
-import type { Carrier, Country, Integration, Merchant, MessageKind, Rule, Service, World } from '../fixtures/schema.js'
+import type { Carrier, Country, Integration, Merchant, MessageKind, Rule, Service, World } from './world-schema.js'
 import type { CarrierCode } from './outcomes.js'
 import { parseDuration, type Duration } from './time.js'
 

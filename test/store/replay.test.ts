@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ControlError, Engine } from '../../src/core/engine.js'
 import { State } from '../../src/core/state.js'
-import { loadWorld } from '../../src/fixtures/load.js'
+import { loadWorld } from '../../src/world/load.js'
 import { FileStore } from '../../src/store/file.js'
 import { tempDir } from '../helpers.js'
 
