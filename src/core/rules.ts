@@ -2,6 +2,7 @@
  * Carrier rules: data that says what a fake carrier does at a step for some MSISDNs.
  * Fixture rules come from the world; runtime rules are added through the control API and come first.
  */
+import type { CarrierCode, OutcomeCode } from './outcomes.js'
 import type { Rule, RuleEffect, Step } from './world-schema.js'
 
 export interface RuleContext {
@@ -68,4 +69,16 @@ export function effectDelay(effect: RuleEffect, match: RegExpExecArray | true): 
 /** Whether an effect changes anything (a rule like "everything succeeds" does not). */
 export function effectIsEmpty(effect: RuleEffect): boolean {
   return Object.values(effect).every((v) => v === undefined)
+}
+
+/** What an effect answers a merchant call with: its carrier code, SERVER_ERROR for `http: 500`, or nothing. */
+export function effectFailure(effect: RuleEffect | undefined): OutcomeCode | undefined {
+  if (!effect) return undefined
+  if (effect.http === 500) return 'SERVER_ERROR'
+  return effect.error
+}
+
+/** How an effect fails a charge: its carrier code, ERROR for an `http` effect, or nothing (the charge succeeds). */
+export function chargeFailure(effect: RuleEffect | undefined): CarrierCode | undefined {
+  return effect?.error ?? (effect?.http ? 'ERROR' : undefined)
 }

@@ -247,9 +247,21 @@ export class Tx {
   private readonly created = new WeakSet<object>()
   constructor(readonly state: State) {}
 
-  /** Whether `v` was put by this transaction (so it can be changed in place before the commit). */
-  owns(v: object): boolean {
-    return this.created.has(v)
+  /**
+   * Renews in place a subscription record this transaction put itself (nothing outside it has seen
+   * that record): one more period paid until `expiryAt`, the charge added, the history kept to its
+   * last `keep`. No put: the transaction holds this very record and commits it as it ends. Answers
+   * false, changing nothing, for any other record (the caller puts a renewed copy). A long advance
+   * renews a subscription once per period: this spares a copy of the record and its history each time.
+   */
+  renewOwned(sub: SubscriptionRecord, charge: Charge, expiryAt: number, keep: number): boolean {
+    if (!this.created.has(sub)) return false
+    if (sub.charges.length >= keep) sub.charges.shift()
+    sub.charges.push(charge)
+    sub.periods += 1
+    sub.expiry_at = expiryAt
+    sub.charge_count += 1
+    return true
   }
 
   /** SMS messages are only ever added or dropped, never changed: their changes are kept as they come. */

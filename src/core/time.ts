@@ -217,3 +217,18 @@ export function addMonthsByDate(anchor: number, months: number): number {
 export function durationMs(d: Duration): number {
   return d.ms + d.months * 30 * UNIT_MS.d
 }
+
+/** A period in words for SMS texts and pages: "month", "year", "2 weeks", "90 seconds". */
+export function describePeriod(d: Duration): string {
+  if (d.months === 12 && !d.ms) return 'year'
+  if (d.months === 1 && !d.ms) return 'month'
+  if (d.months) return `${d.months} months`
+  const units: [number, string][] = [
+    [604_800_000, 'week'],
+    [86_400_000, 'day'],
+    [3_600_000, 'hour'],
+    [60_000, 'minute'],
+  ]
+  for (const [ms, name] of units) if (d.ms % ms === 0) return d.ms === ms ? name : `${d.ms / ms} ${name}s`
+  return `${d.ms / 1000} seconds`
+}

@@ -1,0 +1,119 @@
+/**
+ * The sandbox clock: real time plus an offset, or frozen at a time. It lives in the state (so it
+ * survives restarts) and only ever moves forward; a move runs the events that fall due on the way.
+ */
+import type { EngineContext } from './context.js'
+import { ControlError } from './control-error.js'
+import { ClockMove, EventLog } from './events.js'
+import type { ClockRecord, State, Tx } from './state.js'
+import { addDuration, formatTimestamp, isZeroDuration, LAST_TIME, parseDuration, parseTimestamp } from './time.js'
+
+const CLOCK = 'clock'
+
+export interface ClockView {
+  now: string
+  frozen: boolean
+  offset_ms: number
+  next_event_dt: string | null
+}
+
+/** Where the clock starts (when the state has none yet, and on reset). */
+export interface ClockStart {
+  at: number
+  frozen: boolean
+}
+
+export class Clock {
+  constructor(
+    private readonly state: State,
+    private readonly realNow: () => number,
+  ) {}
+
+  private record(): ClockRecord {
+    return (this.state.meta.get(CLOCK) as ClockRecord | undefined) ?? { offset_ms: 0, frozen_at: null }
+  }
+
+  /** Whether the state holds a clock (a new store has none). */
+  get started(): boolean {
+    return this.state.meta.has(CLOCK)
+  }
+
+  /** The sandbox time now, in epoch ms. */
+  now(): number {
+    const c = this.record()
+    return c.frozen_at ?? this.realNow() + c.offset_ms
+  }
+
+  view(nextEventAt: number | null): ClockView {
+    const c = this.record()
+    return {
+      now: formatTimestamp(this.now()),
+      frozen: c.frozen_at !== null,
+      offset_ms: c.offset_ms,
+      next_event_dt: nextEventAt === null ? null : formatTimestamp(nextEventAt),
+    }
+  }
+
+  start(tx: Tx, start: ClockStart): void {
+    const rec: ClockRecord = start.frozen ? { offset_ms: 0, frozen_at: start.at } : { offset_ms: start.at - this.realNow(), frozen_at: null }
+    tx.put('meta', CLOCK, rec)
+  }
+
+  /** Moves the clock from `from` (the sandbox time read at the start) to `to`, exactly. */
+  set(tx: Tx, from: number, to: number): void {
+    const c = this.record()
+    const rec: ClockRecord = c.frozen_at !== null ? { ...c, frozen_at: to } : { ...c, offset_ms: c.offset_ms + (to - from) }
+    tx.put('meta', CLOCK, rec)
+  }
+
+  /** Where `advance(by)` goes from a time; a ControlError for what is not a duration. */
+  static byDuration(by: string): (now: number) => number {
+    const d = parseDuration(by)
+    if (!d || isZeroDuration(d))
+      throw new ControlError(400, 'BAD_DURATION', `"${by}" is not a duration: use ISO-8601 (P1M, PT6M, P1DT12H) or a short form (36h, 90m, 2d, 1w, 1mo)`)
+    return (now) => addDuration(now, d)
+  }
+
+  /** Where `setTime(to)` goes; a ControlError for what is not a time, or one before `now`. */
+  static toTime(to: string, now: number): (now: number) => number {
+    const t = parseTimestamp(to)
+    if (Number.isNaN(t)) throw new ControlError(400, 'BAD_TIME', `"${to}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
+    if (t < now)
+      throw new ControlError(409, 'CLOCK_BACKWARDS', `the sandbox clock cannot move backwards (now ${formatTimestamp(now)}); use reset to start over`)
+    return () => t
+  }
+
+  /** A ControlError when a move would go where timestamps cannot say (past the year 9999). */
+  static checkLimit(to: number): void {
+    if (!(to <= LAST_TIME))
+      throw new ControlError(400, 'CLOCK_LIMIT', `the sandbox clock cannot go past ${formatTimestamp(LAST_TIME)}: timestamps have four-digit years`)
+  }
+}
+
+/** Moves the clock to `target(now)`, running every event that falls due on the way, in time order, recorded. */
+export async function moveClock(ctx: EngineContext, target: (now: number) => number): Promise<ClockMove<ClockView>> {
+  const log = await ctx.write((tx, from) => {
+    const log = new EventLog()
+    const to = target(from)
+    Clock.checkLimit(to)
+    ctx.runDue(tx, to, log)
+    ctx.clock.set(tx, from, to)
+    return log
+  }, false)
+  return new ClockMove(ctx.clock.view(ctx.queue.nextAt()), log)
+}
+
+/**
+ * Runs the events due by now (the server's timer, and at its start: the events that fell due while
+ * it was down); answers how many ran (counted, not listed: nobody reads a catch-up's events).
+ */
+export async function catchUp(ctx: EngineContext): Promise<number> {
+  const next = ctx.queue.nextAt()
+  if (next === null || next > ctx.clock.now()) return 0
+  const log = await ctx.write((tx, now) => {
+    const log = new EventLog(0)
+    ctx.runDue(tx, now, log)
+    return log
+  }, false)
+  return log.omitted
+}

@@ -1,0 +1,131 @@
+/**
+ * What every part of the engine shares: the state, the world, the rules in force, the event queue,
+ * the clock, the injected sources (ids, randomness) and limits; and the one transaction path every
+ * operation takes.
+ */
+import { randomUUID } from 'node:crypto'
+import { Clock, type ClockStart } from './clock.js'
+import type { EventLog } from './events.js'
+import { EventQueue } from './queue.js'
+import type { RenewalPlan } from './renewal-plan.js'
+import { RuleSet } from './ruleset.js'
+import { State, Tx, type Change } from './state.js'
+import { WorldIndex, type World } from './world.js'
+
+export interface EngineOptions {
+  world: World
+  state?: State
+  /** Persists a transaction's changes; resolves when they are durable. */
+  persist?: (changes: Change[]) => Promise<void>
+  /** Real time in epoch ms (tests inject a fake). */
+  realNow?: () => number
+  /** A number in [0, 1), for OTPs. */
+  random?: () => number
+  newId?: () => string
+  /** Start the sandbox clock at this time, frozen or running, when the state has no clock yet (and on reset). */
+  clockStart?: ClockStart
+  /** How many SMS messages to keep per MSISDN (oldest are dropped). */
+  smsPerMsisdn?: number
+  /** How many SMS messages to keep in all (oldest are dropped). */
+  maxSms?: number
+  /** How many verification requests (OTP and consent) to keep; the oldest are dropped (a dropped id answers INVALID_PIN). */
+  maxVerifications?: number
+  /** How many charges each subscription's history keeps (oldest are dropped; `charge_count` counts all). */
+  chargesPerSubscription?: number
+}
+
+export interface Limits {
+  smsPerMsisdn: number
+  maxSms: number
+  maxVerifications: number
+  chargesPerSubscription: number
+}
+
+/**
+ * A transaction's answer, available at once. `durable` resolves when its changes survive a crash;
+ * it is null when nothing changed (a read answers without waiting).
+ */
+export interface Committed<T> {
+  result: T
+  durable: Promise<void> | null
+}
+
+/** Runs every event due at or before `to` (recorded in `log`, if any). */
+export type RunDue = (tx: Tx, to: number, log: EventLog | null) => void
+
+export class EngineContext {
+  readonly state: State
+  readonly world: WorldIndex
+  readonly ruleset: RuleSet
+  /** When each record next needs the clock; entries carry a subscription's renewal plan once made. */
+  readonly queue: EventQueue<RenewalPlan>
+  readonly clock: Clock
+  readonly limits: Limits
+  readonly newId: () => string
+  readonly random: () => number
+  readonly clockStart: ClockStart | undefined
+  private readonly persist: (changes: Change[]) => Promise<void>
+  private due: RunDue = () => {}
+
+  constructor(opts: EngineOptions) {
+    this.state = opts.state ?? new State()
+    this.persist = opts.persist ?? (async () => {})
+    this.clock = new Clock(this.state, opts.realNow ?? Date.now)
+    this.random = opts.random ?? Math.random
+    this.newId = opts.newId ?? randomUUID
+    this.limits = {
+      smsPerMsisdn: opts.smsPerMsisdn ?? 50,
+      chargesPerSubscription: Math.max(1, opts.chargesPerSubscription ?? 100),
+      maxSms: Math.max(1, opts.maxSms ?? 50_000),
+      maxVerifications: Math.max(1, opts.maxVerifications ?? 50_000),
+    }
+    this.clockStart = opts.clockStart
+    this.world = new WorldIndex(opts.world)
+    this.ruleset = new RuleSet(this.state, this.world.world.rules)
+    this.queue = new EventQueue(this.state)
+  }
+
+  /** Sets what runs the due events (the renewals module; set once, by the engine). */
+  runDueWith(due: RunDue): void {
+    this.due = due
+  }
+
+  /** Runs the events due by `to`, in time order. */
+  runDue(tx: Tx, to: number, log: EventLog | null): void {
+    this.due(tx, to, log)
+  }
+
+  /**
+   * The one transaction path. Runs `fn` in one transaction, at once, with the sandbox time read as
+   * it starts; first the events due by then run (every operation sees the world as of now), unless
+   * `catchUp` is false (a clock move runs them itself, to record them). What was applied before an
+   * error is persisted all the same: memory and disk never differ.
+   */
+  transaction<T>(fn: (tx: Tx, now: number) => T, catchUp = true): Committed<T> {
+    const tx = new Tx(this.state)
+    let result: T
+    try {
+      const now = this.clock.now()
+      if (catchUp) this.due(tx, now, null)
+      result = fn(tx, now)
+    } catch (e) {
+      if (tx.size) void this.persist(tx.changes).catch(() => {})
+      throw e
+    }
+    return { result, durable: tx.size ? this.persist(tx.changes) : null }
+  }
+
+  /** `transaction`, answered once its changes are durable (the control operations). */
+  async write<T>(fn: (tx: Tx, now: number) => T, catchUp = true): Promise<T> {
+    const done = this.transaction(fn, catchUp)
+    if (done.durable) await done.durable
+    return done.result
+  }
+
+  /** A number of random digits (an OTP). */
+  randomDigits(n: number): string {
+    let s = ''
+    for (let i = 0; i < n; i++) s += Math.floor(this.random() * 10).toString()
+    return s
+  }
+}

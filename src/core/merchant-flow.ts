@@ -1,0 +1,141 @@
+/**
+ * The merchant API's operations: Init (checks, then an OTP by SMS, a consent link or the PSMS
+ * keyword to send), Verify (the OTP, then the activation) and Status (the cached payload).
+ */
+import type { EngineContext } from './context.js'
+import type { Inbox } from './inbox.js'
+import { fail, ok, type Outcome } from './outcomes.js'
+import { effectFailure, type RuleContext } from './rules.js'
+import type { Tx, VerificationRecord } from './state.js'
+import type { Subscriptions } from './subscriptions.js'
+import { addDuration } from './time.js'
+import type { SubscriptionViews } from './views.js'
+import type { Merchant } from './world.js'
+
+export interface InitInput {
+  msisdn: string
+  service_code: string
+  country_code: string
+  language?: string | null
+}
+export interface VerifyInput {
+  verif_request_id: string
+  otp: string
+  language?: string | null
+}
+export interface StatusInput {
+  subscription_id: string
+}
+
+export class MerchantFlow {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly inbox: Inbox,
+    private readonly subscriptions: Subscriptions,
+    private readonly views: SubscriptionViews,
+  ) {}
+
+  init(tx: Tx, now: number, merchant: Merchant, input: InitInput, baseUrl: string): Outcome {
+    const { world, ruleset, state } = this.ctx
+    const found = world.integration(merchant.id, input.service_code, input.country_code)
+    if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
+    const { service, integration } = found
+    const lookup = world.lookup(input.country_code, input.msisdn)
+    if (!lookup.ok) return fail(lookup.code)
+    const carrier = lookup.carrier
+    const base: Omit<RuleContext, 'step'> = { msisdn: input.msisdn, country: input.country_code, carrier: carrier.code, service: service.code }
+    const delayMs = ruleset.delay(tx, base)
+    if (!world.carrierProvisioned(integration, carrier)) return fail('CARRIER_NOT_SUPPORTED', delayMs)
+    const failed = effectFailure(ruleset.effect(tx, { ...base, step: 'init' }))
+    if (failed) return fail(failed, delayMs)
+    if (this.subscriptions.active(input.msisdn, merchant.id, service.code)) return fail('ALREADY_SUBSCRIBED', delayMs)
+    const language = world.language(input.language ?? undefined, service)
+    const payload = {
+      verif_request_id: null as string | null,
+      short_code: null as string | null,
+      keyword: null as string | null,
+      carrier_code: carrier.code,
+      redirect_url: null as string | null,
+    }
+    if (carrier.flow === 'psms') {
+      payload.short_code = carrier.short_code ?? null
+      payload.keyword = service.keyword ?? null
+      return ok(payload, delayMs)
+    }
+    const otpEffect = carrier.flow === 'otp' ? ruleset.effect(tx, { ...base, step: 'otp' }) : undefined
+    const ttl = world.period(carrier.flow === 'otp' ? carrier.otp.ttl : carrier.consent_ttl)
+    const verif: VerificationRecord = {
+      id: this.ctx.newId(),
+      merchant: merchant.id,
+      service: service.code,
+      country: input.country_code,
+      carrier: carrier.code,
+      msisdn: input.msisdn,
+      language,
+      flow: carrier.flow,
+      otp: carrier.flow === 'otp' ? (otpEffect?.otp ?? this.ctx.randomDigits(carrier.otp.length)) : null,
+      created_at: now,
+      expires_at: addDuration(now, ttl),
+      attempts: 0,
+      state: 'pending',
+      subscription_id: null,
+      result: null,
+    }
+    tx.put('verifs', verif.id, verif)
+    this.ctx.queue.schedule('verif', verif.id, verif.expires_at)
+    // Bounded memory: the oldest verification requests go first (Map order is creation order).
+    while (state.verifs.size > this.ctx.limits.maxVerifications) tx.del('verifs', state.oldest('verifs')!)
+    if (carrier.flow === 'otp') {
+      payload.verif_request_id = verif.id
+      const minutes = Math.round(ttl.ms / 60_000) + ttl.months * 43_200
+      this.inbox.send(tx, now, {
+        msisdn: input.msisdn,
+        from: service.name,
+        kind: 'otp',
+        text: world.text('otp', language, { service: service.name, otp: verif.otp!, ttl_minutes: minutes }),
+        verif_request_id: verif.id,
+        otp: verif.otp!,
+      })
+    } else {
+      payload.redirect_url = `${baseUrl}/consent/${verif.id}`
+    }
+    return ok(payload, delayMs)
+  }
+
+  verify(tx: Tx, now: number, merchant: Merchant, input: VerifyInput): Outcome {
+    const { world, ruleset } = this.ctx
+    const verif = this.ctx.state.verifs.get(input.verif_request_id)
+    if (!verif || verif.merchant !== merchant.id || verif.flow !== 'otp') return fail('INVALID_PIN')
+    const found = world.integration(merchant.id, verif.service, verif.country)
+    if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
+    const base = { msisdn: verif.msisdn, country: verif.country, carrier: verif.carrier, service: verif.service }
+    const delayMs = ruleset.delay(tx, base)
+    const refused = effectFailure(ruleset.effect(tx, { ...base, step: 'verify' }))
+    if (refused) return fail(refused, delayMs)
+    const carrier = world.carriers.get(verif.carrier)
+    const maxAttempts = carrier?.otp.max_attempts ?? 3
+    if (verif.state === 'used' || verif.state === 'denied') return fail('PIN_EXPIRED', delayMs)
+    if (verif.attempts >= maxAttempts) {
+      tx.put('verifs', verif.id, { ...verif, attempts: verif.attempts + 1 })
+      return fail('MAX_PIN_RETRIES', delayMs)
+    }
+    if (verif.state === 'expired' || now >= verif.expires_at) return fail('PIN_EXPIRED', delayMs)
+    if (input.otp !== verif.otp) {
+      tx.put('verifs', verif.id, { ...verif, attempts: verif.attempts + 1 })
+      return fail('INVALID_PIN', delayMs)
+    }
+    const result = this.subscriptions.activate(tx, now, verif, found, input.language ?? undefined)
+    return typeof result === 'string' ? fail(result, delayMs) : ok({ subscription_id: result.id }, delayMs)
+  }
+
+  status(tx: Tx, merchant: Merchant, input: StatusInput): Outcome {
+    const { world, ruleset } = this.ctx
+    const sub = this.ctx.state.subs.get(input.subscription_id)
+    if (!sub || sub.merchant !== merchant.id) return fail('SUBSCRIPTION_NOT_FOUND')
+    const found = world.integration(merchant.id, sub.service, sub.country)
+    if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
+    const delayMs = ruleset.delay(tx, { msisdn: sub.msisdn, country: sub.country, carrier: sub.carrier, service: sub.service })
+    const cached = this.views.status(sub, found.service)
+    return { code: 'SUCCESS', payload: cached.payload, payloadJson: cached.json, delayMs }
+  }
+}

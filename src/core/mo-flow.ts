@@ -1,0 +1,137 @@
+/**
+ * Mobile-originated SMS (the PSMS flow): a handset texts a short code a service's keyword (and is
+ * subscribed), STOP (and its PSMS subscriptions there end), or anything else (and gets help).
+ */
+import { ControlError } from './control-error.js'
+import type { EngineContext } from './context.js'
+import type { Inbox } from './inbox.js'
+import type { CarrierCode } from './outcomes.js'
+import { effectFailure } from './rules.js'
+import type { Tx } from './state.js'
+import type { Subscriptions } from './subscriptions.js'
+import type { Carrier, Integration, Service } from './world.js'
+
+export interface MoInput {
+  msisdn: string
+  short_code: string
+  text: string
+}
+
+/** What an MO message did, by `action`. */
+export type MoResult =
+  /** Sent to a short code the handset's carrier does not have. */
+  | { action: 'ignored'; reason: string; carrier_code: string }
+  /** STOP: the PSMS subscriptions it ended (none: `message` says so). */
+  | { action: 'stop'; canceled: string[]; subscription_id: string }
+  | { action: 'stop'; canceled: []; message: string }
+  | { action: 'unknown_keyword'; keywords: string[]; message: string }
+  /** A rule refused the MO, or the handset has the service already. */
+  | { action: 'rejected'; code: string }
+  | { action: 'charge_failed'; code: CarrierCode }
+  | { action: 'subscribed'; subscription_id: string; service_code: string; merchant: string }
+
+type PsmsService = { service: Service & { keyword: string }; integration: Integration }
+
+export class MoFlow {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly inbox: Inbox,
+    private readonly subscriptions: Subscriptions,
+  ) {}
+
+  /** The carrier of the MSISDN; a ControlError when the sandbox has none (checked before the transaction). */
+  carrier(msisdn: string): Carrier {
+    const carrier = this.ctx.world.carrierOf(msisdn)
+    if (!carrier) throw new ControlError(400, 'INVALID_MSISDN', `no sandbox carrier owns ${msisdn}`)
+    return carrier
+  }
+
+  receive(tx: Tx, now: number, carrier: Carrier, input: MoInput): MoResult {
+    const { msisdn, short_code } = input
+    const text = input.text.trim()
+    this.inbox.send(tx, now, { msisdn, from: msisdn, to: short_code, direction: 'mo', kind: 'mo', text: input.text })
+    if (carrier.short_code !== short_code) {
+      this.inbox.send(tx, now, {
+        msisdn,
+        from: carrier.name ?? carrier.code,
+        kind: 'help',
+        text: `The number ${short_code} is not in service. Your message was not delivered.`,
+      })
+      return {
+        action: 'ignored',
+        reason: `${carrier.code} has no short code ${short_code}${carrier.short_code ? ` (its short code is ${carrier.short_code})` : ''}`,
+        carrier_code: carrier.code,
+      }
+    }
+    const words = text.toUpperCase().split(/\s+/)
+    const services = this.psmsServices(carrier)
+    if (words[0] === 'STOP')
+      return this.stop(tx, now, carrier, input, words[1] ? services.find((s) => s.service.keyword.toUpperCase() === words[1]) : undefined)
+    const match = services.find((s) => s.service.keyword.toUpperCase() === words[0])
+    if (!match) {
+      const first = services[0]?.service
+      const service = first?.name ?? 'a service'
+      this.inbox.send(tx, now, {
+        msisdn,
+        from: short_code,
+        kind: 'help',
+        text: this.ctx.world.text('psms_help', first?.default_language ?? 'en', { text, keyword: first?.keyword ?? '', short_code, service }),
+      })
+      return { action: 'unknown_keyword', keywords: services.map((s) => s.service.keyword), message: `"${text}" is not a keyword on ${short_code}` }
+    }
+    const country = carrier.country
+    const refused = effectFailure(this.ctx.ruleset.effect(tx, { step: 'mo', msisdn, country, carrier: carrier.code, service: match.service.code }))
+    if (refused && refused !== 'SERVER_ERROR') {
+      this.failureSms(tx, now, msisdn, short_code, match.service, refused)
+      return { action: 'rejected', code: refused }
+    }
+    const result = this.subscriptions.activate(tx, now, null, match, undefined, { msisdn, country, carrier, merchant: match.service.merchant, flow: 'psms' })
+    if (typeof result === 'string') {
+      this.failureSms(tx, now, msisdn, short_code, match.service, result)
+      return result === 'ALREADY_SUBSCRIBED' ? { action: 'rejected', code: result } : { action: 'charge_failed', code: result }
+    }
+    return { action: 'subscribed', subscription_id: result.id, service_code: match.service.code, merchant: match.service.merchant }
+  }
+
+  /** STOP [keyword]: ends the handset's PSMS subscriptions on this carrier (only the keyword's, if one is given). */
+  private stop(tx: Tx, now: number, carrier: Carrier, input: MoInput, only: PsmsService | undefined): MoResult {
+    const { msisdn, short_code } = input
+    const { state, world } = this.ctx
+    const canceled: string[] = []
+    for (const id of state.subsByMsisdn.get(msisdn) ?? []) {
+      const s = state.subs.get(id)!
+      if (s.carrier !== carrier.code || s.status === 'CANCELED' || s.flow !== 'psms') continue
+      if (only && s.service !== only.service.code) continue
+      this.subscriptions.end(tx, now, s, 'mo_stop')
+      const service = world.service(s.merchant, s.service)
+      this.inbox.send(tx, now, {
+        msisdn,
+        from: short_code,
+        kind: 'stop',
+        subscription_id: s.id,
+        text: world.text('stop', s.language, { service: service?.name ?? s.service }),
+      })
+      canceled.push(s.id)
+    }
+    if (!canceled.length) {
+      this.inbox.send(tx, now, { msisdn, from: short_code, kind: 'help', text: `You have no active subscription on ${short_code}.` })
+      return { action: 'stop', canceled: [], message: `no PSMS subscription of ${msisdn} on ${short_code} to cancel` }
+    }
+    return { action: 'stop', canceled, subscription_id: canceled[0]! }
+  }
+
+  private failureSms(tx: Tx, now: number, msisdn: string, from: string, service: Service, code: string): void {
+    this.inbox.send(tx, now, { msisdn, from, kind: 'failure', text: `${service.name}: your request could not be completed (${code}).` })
+  }
+
+  /** Services that can be bought by PSMS on this carrier. */
+  private psmsServices(carrier: Carrier): PsmsService[] {
+    const out: PsmsService[] = []
+    for (const service of this.ctx.world.world.services) {
+      const integration = service.integrations.find((i) => i.country === carrier.country)
+      if (integration && service.keyword && this.ctx.world.carrierProvisioned(integration, carrier))
+        out.push({ service: service as Service & { keyword: string }, integration })
+    }
+    return out
+  }
+}

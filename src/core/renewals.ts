@@ -1,0 +1,109 @@
+/**
+ * The lifecycle events the clock runs, in time order: renewals, the carrier's retries of a failed
+ * renewal, carrier cancellations (a rule's `cancel_after`), and OTP / consent expiries.
+ */
+import type { EngineContext } from './context.js'
+import type { EventLog } from './events.js'
+import type { Inbox } from './inbox.js'
+import { subEventAt } from './queue.js'
+import { renewalPlan, type RenewalPlan } from './renewal-plan.js'
+import { chargeFailure } from './rules.js'
+import type { Charge, SubscriptionRecord, Tx } from './state.js'
+import type { Subscriptions } from './subscriptions.js'
+import { addDuration } from './time.js'
+
+export class Renewals {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly subscriptions: Subscriptions,
+    private readonly inbox: Inbox,
+  ) {}
+
+  /** Runs every event due at or before `to`, each at its own time, in time order. */
+  runDue(tx: Tx, to: number, log: EventLog | null): void {
+    const { queue, state, ruleset } = this.ctx
+    for (;;) {
+      const top = queue.peek()
+      if (!top || top.at > to) return
+      if (!queue.live(top)) {
+        queue.pop()
+        continue
+      }
+      if (top.kind === 'verif') {
+        queue.pop()
+        const v = state.verifs.get(top.id)!
+        tx.put('verifs', v.id, { ...v, state: 'expired' })
+        log?.verif(top.at, v.flow === 'otp' ? 'otp_expired' : 'consent_expired', v)
+        continue
+      }
+      const sub = state.subs.get(top.id)!
+      // The plan rides on the entry (valid while the rules stay as they are).
+      const plan = top.plan?.rules === ruleset.version ? top.plan : (top.plan = renewalPlan(this.ctx.world, ruleset, sub))
+      const next = subEventAt(this.subEvent(tx, sub, top.at, log, plan))
+      if (queue.peek() !== top) {
+        // Something was queued meanwhile (nothing does today): the entry stays behind, stale.
+        queue.schedule('sub', sub.id, next)
+      } else if (next === null) {
+        queue.pop()
+      } else {
+        // The same entry, moved to the subscription's next event (no allocation, one sift per renewal).
+        queue.moveTop(top, next)
+      }
+    }
+  }
+
+  /** Runs a subscription's due event (carrier cancellation, renewal or retry); answers the record after it. */
+  private subEvent(tx: Tx, sub: SubscriptionRecord, at: number, log: EventLog | null, plan: RenewalPlan): SubscriptionRecord {
+    if (sub.status === 'ACTIVE' && sub.carrier_cancel_at !== null && sub.carrier_cancel_at <= sub.expiry_at && at === sub.carrier_cancel_at) {
+      const done = this.subscriptions.cancelByCarrier(tx, at, sub)
+      log?.sub(at, 'carrier_canceled', done, plan.subject)
+      return done
+    }
+    const { period, price } = plan
+    const keep = this.ctx.limits.chargesPerSubscription
+    const isRetry = sub.status === 'EXPIRED'
+    const kind = isRetry ? 'retry' : 'renewal'
+    const code = chargeFailure(this.ctx.ruleset.firstEffect(tx, kind, sub.id, isRetry ? plan.retryRules : plan.renewalRules))
+    const charge: Charge = { at, kind, outcome: code ?? 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null }
+    if (!code && !isRetry) {
+      const expiry = addDuration(sub.anchor_at, period, sub.periods + 1)
+      // A record this transaction made already (an earlier renewal of a long advance) renews in place.
+      const renewed = tx.renewOwned(sub, charge, expiry, keep) ? sub : tx.put('subs', sub.id, renewedCopy(sub, charge, expiry, keep))
+      this.inbox.chargeMade(renewed, plan)
+      log?.sub(at, 'renewed', renewed, plan.subject)
+      return renewed
+    }
+    const charges = [...sub.charges.slice(-(keep - 1)), charge]
+    if (!code) {
+      const renewed: SubscriptionRecord = {
+        ...sub,
+        status: 'ACTIVE',
+        anchor_at: at,
+        periods: 1,
+        expiry_at: addDuration(at, period),
+        retries: 0,
+        next_retry_at: null,
+        charges,
+        charge_count: sub.charge_count + 1,
+      }
+      tx.put('subs', sub.id, renewed)
+      this.inbox.chargeMade(renewed, plan)
+      log?.sub(at, 'retry_succeeded', renewed, plan.subject)
+      return renewed
+    }
+    const retry = plan.carrier?.retry ?? { every: 'P1D', max: 0 }
+    const retries = isRetry ? sub.retries + 1 : 0
+    const nextRetry = retries < retry.max ? addDuration(at, this.ctx.world.period(retry.every)) : null
+    const failed: SubscriptionRecord = { ...sub, status: 'EXPIRED', retries, next_retry_at: nextRetry, charges, charge_count: sub.charge_count + 1 }
+    tx.put('subs', sub.id, failed)
+    this.inbox.chargeMade(failed, plan)
+    log?.sub(at, isRetry ? 'retry_failed' : 'renewal_failed', failed, plan.subject, code)
+    return failed
+  }
+}
+
+/** A subscription renewed for one more period (a new record: the old one may have been seen). */
+function renewedCopy(sub: SubscriptionRecord, charge: Charge, expiry: number, keep: number): SubscriptionRecord {
+  const charges = [...sub.charges.slice(-(keep - 1)), charge]
+  return { ...sub, periods: sub.periods + 1, expiry_at: expiry, charges, charge_count: sub.charge_count + 1 }
+}

@@ -1,0 +1,158 @@
+/**
+ * Making and ending subscriptions: the first charge and activation shared by the three flows (OTP,
+ * consent, PSMS) with the welcome SMS, and cancellation (by the carrier, by a STOP message) with its
+ * notice.
+ */
+import { ControlError } from './control-error.js'
+import type { EngineContext } from './context.js'
+import type { Inbox } from './inbox.js'
+import type { CarrierCode } from './outcomes.js'
+import { chargeFailure } from './rules.js'
+import type { SubscriptionRecord, Tx, VerificationRecord } from './state.js'
+import { addDuration, describePeriod, formatTimestamp, type Duration } from './time.js'
+import type { Carrier, Integration, Service } from './world.js'
+
+export type Price = { amount: string; currency: string } | null
+
+/** Who a subscription is for, when no verification request says it (a PSMS keyword). */
+export interface DirectActivation {
+  msisdn: string
+  country: string
+  carrier: Carrier
+  merchant: string
+  flow: 'psms'
+}
+
+/** A new ACTIVE subscription, first charge made at `now`, one period paid. */
+export function newSubscription(
+  id: string,
+  now: number,
+  period: Duration,
+  price: Price,
+  who: Pick<SubscriptionRecord, 'merchant' | 'service' | 'country' | 'carrier' | 'msisdn' | 'language' | 'flow'>,
+): SubscriptionRecord {
+  return {
+    id,
+    ...who,
+    status: 'ACTIVE',
+    subscribed_at: now,
+    anchor_at: now,
+    periods: 1,
+    expiry_at: addDuration(now, period),
+    canceled_at: null,
+    cancel_reason: null,
+    retries: 0,
+    next_retry_at: null,
+    carrier_cancel_at: null,
+    charges: [{ at: now, kind: 'first', outcome: 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null }],
+    charge_count: 1,
+  }
+}
+
+export class Subscriptions {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly inbox: Inbox,
+  ) {}
+
+  /** The ACTIVE subscription of an MSISDN to a merchant's service, if any. */
+  active(msisdn: string, merchant: string, service: string): SubscriptionRecord | undefined {
+    const { state } = this.ctx
+    for (const id of state.subsByMsisdn.get(msisdn) ?? []) {
+      const s = state.subs.get(id)
+      if (s && s.status === 'ACTIVE' && s.merchant === merchant && s.service === service) return s
+    }
+    return undefined
+  }
+
+  /**
+   * The first charge and the activation, shared by the three flows. Marks the verification (if any)
+   * used either way. Answers the subscription, or the carrier code that refused it.
+   */
+  activate(
+    tx: Tx,
+    now: number,
+    verif: VerificationRecord | null,
+    found: { service: Service; integration: Integration },
+    requestedLanguage: string | undefined,
+    direct?: DirectActivation,
+  ): SubscriptionRecord | CarrierCode {
+    const { world, ruleset } = this.ctx
+    const { service, integration } = found
+    const msisdn = verif?.msisdn ?? direct!.msisdn
+    const country = verif?.country ?? direct!.country
+    const carrierCode = verif?.carrier ?? direct!.carrier.code
+    const merchant = verif?.merchant ?? direct!.merchant
+    const settle = (result: string, subscriptionId: string | null) => {
+      if (verif) tx.put('verifs', verif.id, { ...verif, attempts: verif.attempts + 1, state: 'used', result, subscription_id: subscriptionId })
+    }
+    if (this.active(msisdn, merchant, service.code)) {
+      settle('ALREADY_SUBSCRIBED', null)
+      return 'ALREADY_SUBSCRIBED'
+    }
+    const failed = chargeFailure(ruleset.effect(tx, { step: 'charge', msisdn, country, carrier: carrierCode, service: service.code }))
+    if (failed) {
+      settle(failed, null)
+      return failed
+    }
+    const price = integration.price ?? null
+    const period = world.period(service.period)
+    const language = requestedLanguage ? world.language(requestedLanguage, service) : (verif?.language ?? service.default_language)
+    const sub = newSubscription(this.ctx.newId(), now, period, price, {
+      merchant,
+      service: service.code,
+      country,
+      carrier: carrierCode,
+      msisdn,
+      language,
+      flow: verif?.flow ?? direct!.flow,
+    })
+    const activation = ruleset.effect(tx, { step: 'activate', msisdn, country, carrier: carrierCode, service: service.code })
+    if (activation?.cancel_after) sub.carrier_cancel_at = addDuration(now, world.period(activation.cancel_after))
+    tx.put('subs', sub.id, sub)
+    this.ctx.queue.scheduleSub(sub)
+    settle('SUCCESS', sub.id)
+    const carrier = world.carriers.get(carrierCode)
+    this.inbox.send(tx, now, {
+      msisdn,
+      from: carrier?.short_code ?? service.name,
+      kind: 'welcome',
+      subscription_id: sub.id,
+      text: world.text('welcome', language, {
+        service: service.name,
+        price: price ? `${price.amount} ${price.currency}` : 'the agreed price',
+        period: describePeriod(period),
+        stop_hint: carrier?.flow === 'psms' && carrier.short_code ? world.text('stop_hint', language, { short_code: carrier.short_code }) : '',
+      }),
+    })
+    return sub
+  }
+
+  /** Ends a subscription (no message: see `notifyCanceled`); answers the record after. */
+  end(tx: Tx, now: number, sub: SubscriptionRecord, reason: string): SubscriptionRecord {
+    return tx.put('subs', sub.id, { ...sub, status: 'CANCELED', canceled_at: now, cancel_reason: reason, next_retry_at: null, carrier_cancel_at: null })
+  }
+
+  /** The carrier cancels a subscription (the control API, or a rule's `cancel_after` falling due) and tells the handset. */
+  cancelByCarrier(tx: Tx, now: number, sub: SubscriptionRecord): SubscriptionRecord {
+    const done = this.end(tx, now, sub, 'carrier')
+    const service = this.ctx.world.service(done.merchant, done.service)
+    const carrier = this.ctx.world.carriers.get(done.carrier)
+    this.inbox.send(tx, now, {
+      msisdn: done.msisdn,
+      from: carrier?.short_code ?? carrier?.name ?? done.carrier,
+      kind: 'canceled',
+      subscription_id: done.id,
+      text: this.ctx.world.text('canceled', done.language, { service: service?.name ?? done.service }),
+    })
+    return done
+  }
+
+  /** A ControlError when the subscription cannot be canceled (unknown, or canceled already). */
+  cancelable(id: string): SubscriptionRecord {
+    const sub = this.ctx.state.subs.get(id)
+    if (!sub) throw new ControlError(404, 'SUBSCRIPTION_NOT_FOUND', `no subscription ${id}`)
+    if (sub.status === 'CANCELED') throw new ControlError(409, 'ALREADY_CANCELED', `subscription ${id} was canceled at ${formatTimestamp(sub.canceled_at!)}`)
+    return sub
+  }
+}
