@@ -94,13 +94,13 @@ export class Engine {
   }
 
   /** Moves the clock forward by a duration and runs every event that falls due, in time order. */
-  advance(by: string): Promise<ClockMove<ClockView>> {
+  async advance(by: string): Promise<ClockMove<ClockView>> {
     const target = Clock.byDuration(by)
     return moveClock(this.ctx, target)
   }
 
   /** Sets the clock to a time (forward only) and runs every event that falls due. */
-  setTime(to: string): Promise<ClockMove<ClockView>> {
+  async setTime(to: string): Promise<ClockMove<ClockView>> {
     const target = Clock.toTime(to, this.now())
     return moveClock(this.ctx, target)
   }

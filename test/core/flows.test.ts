@@ -1,0 +1,126 @@
+/** The flows at engine level (no HTTP): OTP and consent expiries, consent answers, MO messages (PSMS), seeding. */
+import { describe, expect, it } from 'vitest'
+import type { MoResult } from '../../src/core/engine.js'
+import { engineAt } from './harness.js'
+
+const T = (s: string) => `${s}.000000`
+
+describe('OTP expiry', () => {
+  it('an OTP lives its TTL (5 minutes): then an event says it expired and Verify answers PIN_EXPIRED', async () => {
+    const { engine } = engineAt('2026-01-31T09:00:00')
+    const demo = engine.authenticate('sandbox-demo-key')!
+    const init = await engine.init(demo, { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }, { baseUrl: '' })
+    const id = init.payload!.verif_request_id as string
+    const otp = engine.latestOtp('60123456001')!.otp!
+    expect(engine.clockView().next_event_dt).toBe(T('2026-01-31T09:05:00'))
+    expect((await engine.advance('PT4M')).eventCount).toBe(0)
+    const move = await engine.advance('PT1M')
+    expect(move.events).toEqual([
+      { at: T('2026-01-31T09:05:00'), type: 'otp_expired', verif_request_id: id, msisdn: '60123456001', service_code: 'STREAMPLUS' },
+    ])
+    expect((await engine.verify(demo, { verif_request_id: id, otp })).code).toBe('PIN_EXPIRED')
+    expect(engine.listSubscriptions({ msisdn: '60123456001' })).toEqual([])
+  })
+
+  it('a wrong OTP counts an attempt; past the carrier maximum (3) even the right one is refused', async () => {
+    const { engine } = engineAt('2026-01-31T09:00:00')
+    const demo = engine.authenticate('sandbox-demo-key')!
+    const init = await engine.init(demo, { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }, { baseUrl: '' })
+    const id = init.payload!.verif_request_id as string
+    const otp = engine.latestOtp('60123456001')!.otp!
+    const wrong = otp === '0000' ? '1111' : '0000'
+    for (let i = 0; i < 3; i++) expect((await engine.verify(demo, { verif_request_id: id, otp: wrong })).code).toBe('INVALID_PIN')
+    expect((await engine.verify(demo, { verif_request_id: id, otp })).code).toBe('MAX_PIN_RETRIES')
+  })
+})
+
+describe('consent (redirect flow)', () => {
+  const init = async (h: ReturnType<typeof engineAt>) => {
+    const demo = h.engine.authenticate('sandbox-demo-key')!
+    const r = await h.engine.init(demo, { msisdn: '359881234001', service_code: 'STREAMPLUS', country_code: 'bg' }, { baseUrl: 'http://sandbox.test' })
+    expect(r.code).toBe('SUCCESS')
+    const url = r.payload!.redirect_url as string
+    expect(url).toMatch(/^http:\/\/sandbox\.test\/consent\/[\w-]+$/)
+    return url.slice(url.lastIndexOf('/') + 1)
+  }
+
+  it('approve: activates, answers the return URL with the subscription, and the link is spent', async () => {
+    const h = engineAt('2026-01-31T09:00:00')
+    const id = await init(h)
+    expect(h.engine.consentView(id)).toMatchObject({ problem: null, service: { code: 'STREAMPLUS' }, verif: { id, state: 'pending' } })
+    const done = await h.engine.consent(id, 'approve')
+    expect(done).toEqual({
+      location: `/_sandbox/return?status=SUCCESS&subscription_id=${done.subscription_id}`,
+      result: 'SUCCESS',
+      subscription_id: expect.any(String),
+    })
+    expect(h.engine.subscription(done.subscription_id!)).toMatchObject({ status: 'ACTIVE', flow: 'redirect', country_code: 'bg' })
+    expect(h.engine.consentView(id)!.problem).toBe('This link was already used.')
+    expect((await h.engine.consent(id, 'approve')).result).toBe('PIN_EXPIRED')
+  })
+
+  it('deny: FAILED_INIT_SUB, no subscription', async () => {
+    const h = engineAt('2026-01-31T09:00:00')
+    const id = await init(h)
+    expect(await h.engine.consent(id, 'deny')).toEqual({
+      location: `/_sandbox/return?status=FAIL&message=FAILED_INIT_SUB&verif_request_id=${id}`,
+      result: 'FAILED_INIT_SUB',
+      subscription_id: null,
+    })
+    expect(h.engine.sizes().subscriptions).toBe(0)
+  })
+
+  it('a consent link expires after its TTL (5 minutes): an event, then PIN_EXPIRED; an unknown link is refused by name', async () => {
+    const h = engineAt('2026-01-31T09:00:00')
+    const id = await init(h)
+    const move = await h.engine.advance('PT5M')
+    expect(move.events).toEqual([expect.objectContaining({ type: 'consent_expired', verif_request_id: id, at: T('2026-01-31T09:05:00') })])
+    expect(h.engine.consentView(id)!.problem).toBe('This link has expired.')
+    expect((await h.engine.consent(id, 'approve')).result).toBe('PIN_EXPIRED')
+    await expect(h.engine.consent('nope', 'approve')).rejects.toMatchObject({ status: 404, code: 'CONSENT_NOT_FOUND' })
+  })
+})
+
+describe('MO messages (PSMS)', () => {
+  const msisdn = '60131234001'
+
+  it('a keyword subscribes, STOP cancels, anything else gets help: each answer typed by its action', async () => {
+    const { engine } = engineAt('2026-01-31T09:00:00')
+    const sub = await engine.mo({ msisdn, short_code: '32123', text: ' stream ' })
+    expect(sub).toEqual({ action: 'subscribed', subscription_id: expect.any(String), service_code: 'STREAMPLUS', merchant: 'demo' })
+    const id = (sub as Extract<MoResult, { action: 'subscribed' }>).subscription_id
+    expect(engine.subscription(id)).toMatchObject({ flow: 'psms', status: 'ACTIVE' })
+    expect(await engine.mo({ msisdn, short_code: '32123', text: 'STREAM' })).toEqual({ action: 'rejected', code: 'ALREADY_SUBSCRIBED' })
+    expect(await engine.mo({ msisdn, short_code: '32123', text: 'hello' })).toEqual({
+      action: 'unknown_keyword',
+      keywords: ['STREAM', 'GAME', 'QUICK', 'NEWS'],
+      message: '"hello" is not a keyword on 32123',
+    })
+    expect(await engine.mo({ msisdn, short_code: '99999', text: 'STOP' })).toMatchObject({ action: 'ignored', carrier_code: 'sbx-my-psms' })
+    expect(await engine.mo({ msisdn, short_code: '32123', text: 'STOP' })).toEqual({ action: 'stop', canceled: [id], subscription_id: id })
+    expect(engine.subscription(id)).toMatchObject({ status: 'CANCELED', cancel_reason: 'mo_stop' })
+    expect(await engine.mo({ msisdn, short_code: '32123', text: 'STOP' })).toEqual({
+      action: 'stop',
+      canceled: [],
+      message: `no PSMS subscription of ${msisdn} on 32123 to cancel`,
+    })
+    expect(() => engine.mo({ msisdn: '999', short_code: '32123', text: 'STOP' })).toThrow(expect.objectContaining({ code: 'INVALID_MSISDN' }))
+  })
+
+  it('a failing first charge (ending 201) answers charge_failed with the carrier code', async () => {
+    const { engine } = engineAt('2026-01-31T09:00:00')
+    expect(await engine.mo({ msisdn: '60131234201', short_code: '32123', text: 'STREAM' })).toEqual({ action: 'charge_failed', code: 'INSUFFICIENT_FUNDS' })
+  })
+})
+
+describe('seeding', () => {
+  it('makes ACTIVE subscriptions in the always-succeeds range that renew like any other', async () => {
+    const { engine } = engineAt('2026-01-31T09:00:00')
+    const ids = await engine.seed(150)
+    expect(ids).toHaveLength(150)
+    const msisdns = engine.listSubscriptions({ limit: 5000 }).map((s) => s.msisdn)
+    expect(msisdns.every((m) => Number(m.slice(-3)) < 100)).toBe(true)
+    expect((await engine.advance('P1M')).eventCount).toBe(150)
+    expect(() => engine.seed(1, { service: 'NOPE' })).toThrow(expect.objectContaining({ code: 'MERCHANT_SERVICE_NOT_CONFIGURED' }))
+  })
+})
