@@ -3,7 +3,7 @@
  * survives restarts) and only ever moves forward; a move runs the events that fall due on the way.
  */
 import type { EngineContext } from './context.js'
-import { ControlError } from './control-error.js'
+import { ControlError } from './errors.js'
 import { ClockMove, EventLog } from './events.js'
 import type { ClockRecord, State, Tx } from './state.js'
 import { addDuration, formatTimestamp, isZeroDuration, LAST_TIME, parseDuration, parseTimestamp } from './time.js'

@@ -2,7 +2,7 @@
  * The consent (redirect) flow: the page a handset's owner opens from the Init answer, and their
  * approval (the activation) or denial, answered as where to send the browser back to.
  */
-import { ControlError } from './control-error.js'
+import { ControlError } from './errors.js'
 import type { EngineContext } from './context.js'
 import type { CarrierCode } from './outcomes.js'
 import type { Tx, VerificationRecord } from './state.js'

@@ -4,6 +4,7 @@
  * events: as bytes they cost the garbage collector nothing and go out over HTTP as they are; code
  * that wants objects gets them parsed once, on first use.
  */
+import { ENCODED_JSON, JOURNAL_VIEW, type EncodedJson, type JournalViewable } from './encoded.js'
 import { formatTimestamp, writeTimestamp } from './time.js'
 
 /** Something that happened on the sandbox clock (renewals, retries, cancellations, expiries). */
@@ -158,8 +159,11 @@ export class EventLog {
   }
 }
 
-/** The answer of a clock move: the clock after it and what happened, in time order. */
-export class ClockMove<C> {
+/**
+ * The answer of a clock move: the clock after it and what happened, in time order. Reads as the
+ * control API's JSON (`clock`, `events`, `events_omitted`); the HTTP layer writes its bytes as they are.
+ */
+export class ClockMove<C> implements EncodedJson, JournalViewable {
   constructor(
     readonly clock: C,
     private readonly log: EventLog,
@@ -168,6 +172,11 @@ export class ClockMove<C> {
   /** The events, as objects (parsed on first use). */
   get events(): SandboxEvent[] {
     return this.log.list()
+  }
+
+  /** Events past the size limit: counted, not listed (absent when none were left out). */
+  get events_omitted(): number | undefined {
+    return this.log.omitted || undefined
   }
 
   /** How many events happened (listed or not). */
@@ -188,6 +197,14 @@ export class ClockMove<C> {
   summary(limit = 100): { clock: C; event_count: number; events?: SandboxEvent[]; events_kept?: false } {
     const n = this.eventCount
     return n <= limit ? { clock: this.clock, event_count: n, events: this.events } : { clock: this.clock, event_count: n, events_kept: false }
+  }
+
+  [ENCODED_JSON](): Uint8Array[] {
+    return this.jsonParts()
+  }
+
+  [JOURNAL_VIEW](): ReturnType<ClockMove<C>['summary']> {
+    return this.summary()
   }
 
   toJSON(): { clock: C; events: SandboxEvent[]; events_omitted?: number } {

@@ -2,7 +2,7 @@
  * Mobile-originated SMS (the PSMS flow): a handset texts a short code a service's keyword (and is
  * subscribed), STOP (and its PSMS subscriptions there end), or anything else (and gets help).
  */
-import { ControlError } from './control-error.js'
+import { ControlError } from './errors.js'
 import type { EngineContext } from './context.js'
 import type { Inbox } from './inbox.js'
 import type { CarrierCode } from './outcomes.js'

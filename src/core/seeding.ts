@@ -2,7 +2,7 @@
  * Seeding: many ACTIVE subscriptions at once, with no SMS and no flow, to build large stores fast
  * for benchmarks and load tests (`dcb seed`).
  */
-import { ControlError } from './control-error.js'
+import { ControlError } from './errors.js'
 import type { EngineContext } from './context.js'
 import { newSubscription } from './subscriptions.js'
 import { addDuration, type Duration } from './time.js'

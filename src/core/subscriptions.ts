@@ -3,7 +3,7 @@
  * consent, PSMS) with the welcome SMS, and cancellation (by the carrier, by a STOP message) with its
  * notice.
  */
-import { ControlError } from './control-error.js'
+import { ControlError } from './errors.js'
 import type { EngineContext } from './context.js'
 import type { Inbox } from './inbox.js'
 import type { CarrierCode } from './outcomes.js'

@@ -2,7 +2,7 @@
  * Read views of subscriptions: the merchant Status payload (cached with its JSON per record: records
  * are immutable, so neither goes stale) and the control API's fuller view and lists.
  */
-import { ControlError } from './control-error.js'
+import { ControlError } from './errors.js'
 import type { EngineContext } from './context.js'
 import type { Charge, SubscriptionRecord, SubscriptionStatus } from './state.js'
 import { formatTimestamp } from './time.js'

@@ -2,10 +2,12 @@
  * The h3 app: merchant routes, the control API under /_sandbox, consent pages, OpenAPI.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { createApp, eventHandler, toNodeListener, type App } from 'h3'
+import { createApp, eventHandler, toNodeListener, type App, type H3Event } from 'h3'
+import { DEFAULT_BASE_URL } from '../contract/defaults.js'
+import type { ControlOperations } from '../contract/operations.js'
+import { createControlOperations } from '../control/operations.js'
 import type { Engine } from '../core/engine.js'
 import { fail, type FailurePayloadMode } from '../core/outcomes.js'
-import { scenarioList } from '../core/scenarios.js'
 import { createControlHandler } from './control.js'
 import { RequestJournal } from './journal.js'
 import { createMerchantHandler, MERCHANT_PATHS } from './merchant.js'
@@ -29,6 +31,8 @@ export interface SandboxAppOptions {
 export interface SandboxApp {
   app: App
   journal: RequestJournal
+  /** The control operations of this app's engine and journal (what /_sandbox calls). */
+  operations: ControlOperations
   listener: (req: IncomingMessage, res: ServerResponse) => void
 }
 
@@ -42,19 +46,11 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     journal,
     trustProxy,
     failurePayload,
-    baseUrl: opts.baseUrl ?? (() => 'http://127.0.0.1:7700'),
+    baseUrl: opts.baseUrl ?? (() => DEFAULT_BASE_URL),
     onError,
   })
-  const control = createControlHandler({
-    engine: opts.engine,
-    journal,
-    trustProxy,
-    adminToken: opts.adminToken,
-    version: opts.version,
-    storeInfo: opts.storeInfo ?? (() => ({})),
-    scenarios: () => scenarioList(opts.engine),
-    onError,
-  })
+  const operations = createControlOperations({ engine: opts.engine, journal, version: opts.version, storeInfo: opts.storeInfo })
+  const control = createControlHandler({ engine: opts.engine, journal, operations, trustProxy, adminToken: opts.adminToken, onError })
   let openapi: string | undefined
 
   /** After an unexpected error: the envelope if nothing was sent yet, else cut the response. */
@@ -64,13 +60,14 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     else if (!res.writableEnded) res.destroy()
   }
 
-  const dispatch = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const dispatch = async (event: H3Event): Promise<void> => {
+    const { req, res } = event.node
     const { path, query } = splitUrl(req.url)
     const op = MERCHANT_PATHS[path]
     if (op) return merchant(req, res, op, path)
     if (path === '/_sandbox' || path.startsWith('/_sandbox/')) {
       if (path === '/_sandbox/return') return returnPage(res, new URLSearchParams(query))
-      return control(req, res, path, new URLSearchParams(query))
+      return control(event, path)
     }
     if (path.startsWith('/consent/')) return consentPage(opts.engine, req, res, safeDecode(path.slice('/consent/'.length)))
     if (path === '/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -85,8 +82,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   const app = createApp({ onError: (err, event) => crashed(event.node.res, err) })
   app.use(
     eventHandler(async (event) => {
-      const { req, res } = event.node
-      await dispatch(req, res).catch((err) => crashed(res, err))
+      await dispatch(event).catch((err) => crashed(event.node.res, err))
     }),
   )
   // The h3 app serves every path. The listener sends the three merchant paths (the hot path)
@@ -98,7 +94,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     if (!op) return void h3listener(req, res)
     merchant(req, res, op, path).catch((err) => crashed(res, err))
   }
-  return { app, journal, listener }
+  return { app, journal, operations, listener }
 }
 
 function splitUrl(url = '/'): { path: string; query: string } {

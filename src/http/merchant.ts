@@ -13,7 +13,7 @@ import { isJsonContentType, isPlainObject, parseJson, readBodyThen } from './bod
 import { Allowlist, clientIp } from './ip.js'
 import type { RequestJournal } from './journal.js'
 import { sendEnvelope } from './respond.js'
-import { InitBody, StatusBody, VerifyBody } from './schemas.js'
+import { InitBody, StatusBody, VerifyBody } from '../contract/merchant.js'
 
 export type Operation = 'init' | 'verify' | 'status'
 

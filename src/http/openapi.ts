@@ -1,7 +1,7 @@
 /** The merchant API as OpenAPI 3.1, generated from the zod schemas that validate requests. */
 import { z } from 'zod'
 import { OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
-import { InitBody, InitPayload, StatusBody, StatusPayload, VerifyBody, VerifyPayload } from './schemas.js'
+import { InitBody, InitPayload, StatusBody, StatusPayload, VerifyBody, VerifyPayload } from '../contract/merchant.js'
 
 const ERRORS: Record<string, OutcomeCode[]> = {
   init: ['BAD_REQUEST', 'UNAUTHORIZED', 'IP_NOT_ALLOWED', 'MERCHANT_SERVICE_NOT_CONFIGURED', 'PAYLOAD_TOO_LARGE', 'METHOD_NOT_ALLOWED', 'SERVER_ERROR'],

@@ -1,8 +1,13 @@
 import type { ServerResponse } from 'node:http'
+import { ENCODED_JSON, hasEncodedJson } from '../core/encoded.js'
 import { envelope, type FailurePayloadMode, type Outcome } from '../core/outcomes.js'
 
+/**
+ * The one JSON writer: a value that carries its own encoding (`ENCODED_JSON`, e.g. a clock move's
+ * megabytes of events) is written as it is; anything else goes through JSON.stringify.
+ */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
-  sendText(res, status, JSON.stringify(body), headers)
+  sendText(res, status, hasEncodedJson(body) ? body[ENCODED_JSON]() : JSON.stringify(body), headers)
 }
 
 function sendText(res: ServerResponse, status: number, body: string | Uint8Array[], headers?: Record<string, string>): void {
@@ -18,11 +23,6 @@ function sendText(res: ServerResponse, status: number, body: string | Uint8Array
   if (typeof body === 'string') return void res.end(body)
   for (const p of body) res.write(p)
   res.end()
-}
-
-/** JSON already encoded, in parts (a clock move's events): written as they are. */
-export function sendJsonParts(res: ServerResponse, status: number, parts: Uint8Array[]): void {
-  sendText(res, status, parts)
 }
 
 const SUCCESS_HEAD = '{"status":"SUCCESS","message":"","status_code":200,"payload":'

@@ -1,6 +1,8 @@
 /**
- * The request bodies of the merchant API (spec sections 2.2, 2.4, 2.6) as zod schemas: they validate
- * requests and produce the OpenAPI document, so the two cannot drift. Extra fields are ignored.
+ * The merchant API's wire contract (spec sections 2.2, 2.4, 2.6): request bodies and answer payloads
+ * as zod schemas. They validate requests and produce the OpenAPI document, so the two cannot drift;
+ * the client and the CLI use the types derived from them (`import type`: no zod at run time there).
+ * Extra fields are ignored.
  */
 import { z } from 'zod'
 
@@ -54,4 +56,9 @@ export const StatusPayload = z.object({
   content_link: nullableString('URL to service content'),
 })
 
-export type InitBodyT = z.infer<typeof InitBody>
+export type InitBody = z.infer<typeof InitBody>
+export type VerifyBody = z.infer<typeof VerifyBody>
+export type StatusBody = z.infer<typeof StatusBody>
+export type InitPayload = z.infer<typeof InitPayload>
+export type VerifyPayload = z.infer<typeof VerifyPayload>
+export type StatusPayload = z.infer<typeof StatusPayload>

@@ -1,0 +1,195 @@
+/**
+ * The control API's wire contract (`/_sandbox`, SANDBOX.md section 4): every query and body as a zod
+ * schema that validates it (a bad one answers 400 naming the field and what was expected), every
+ * answer as a zod schema that documents it in `/openapi.json`, and the types of both derived here
+ * once. The server and the in-process operations import this module; the client and the CLI import
+ * its types only (`import type`), so they never load zod for it.
+ */
+import { z } from 'zod'
+import { MAX_OTP_WAIT_S } from './defaults.js'
+import { StatusPayload } from './merchant.js'
+
+const text = (what: string) => z.string({ error: `expected ${what}` }).min(1, { error: `expected ${what}` })
+const timestamp = z.string().describe('UTC, YYYY-MM-DDTHH:MM:SS.ffffff')
+const msisdn = text('an MSISDN (digits, calling code first)').describe('MSISDN, digits, calling code first')
+const wholeNumber = (what: string, min: number) =>
+  z.coerce
+    .number({ error: `expected ${what}` })
+    .int({ error: `expected ${what}` })
+    .min(min, { error: `expected ${what}` })
+
+// ---------------------------------------------------------------- requests
+
+export const MsisdnQuery = z.object({ msisdn })
+export const OtpQuery = z.object({
+  msisdn,
+  wait: z.coerce
+    .number({ error: `expected a number of seconds from 0 to ${MAX_OTP_WAIT_S}` })
+    .min(0, { error: `expected a number of seconds from 0 to ${MAX_OTP_WAIT_S}` })
+    .max(MAX_OTP_WAIT_S, { error: `expected a number of seconds from 0 to ${MAX_OTP_WAIT_S}` })
+    .optional()
+    .describe('wait up to this many seconds for an OTP to arrive'),
+})
+export const MoBody = z.object({
+  msisdn,
+  short_code: text('a short code, e.g. 32123').describe('the short code the handset texts'),
+  text: text('the text of the message, e.g. a keyword or STOP').describe('the message: a PSMS keyword, STOP, or anything else'),
+})
+export const SubscriptionFilter = z.object({
+  msisdn: z.string().optional(),
+  merchant: z.string().optional().describe('merchant id'),
+  service: z.string().optional().describe('service code'),
+  status: z.string().optional().describe('ACTIVE, CANCELED or EXPIRED (any case)'),
+  limit: wholeNumber('a positive whole number', 1).optional().describe('at most this many (default 1000), newest first'),
+})
+export const AdvanceBody = z.object({
+  by: text('a duration such as P1M or 36h').describe('ISO-8601 duration (P1M, PT6M) or short form (36h, 90m, 2d, 1w, 1mo)'),
+})
+export const SetTimeBody = z.object({ to: text('a time such as 2026-01-31T00:00:00').describe('ISO-8601 time, later than now') })
+export const RequestsQuery = z.object({
+  limit: wholeNumber('a positive whole number', 1).optional().describe('at most this many (default 100), newest first'),
+  since: wholeNumber('a whole number from 0', 0).optional().describe('only entries with an id above this one (default 0)'),
+})
+/** A runtime rule as written in a fixture file's `rules`; `id` is made up when absent. The engine checks it (BAD_RULE). */
+export const RuleBody = z.looseObject({}).describe('a carrier rule as in a fixture file (see `dcb fixtures schema`); id optional')
+
+// ---------------------------------------------------------------- answers
+
+export const ControlErrorAnswer = z.object({ error: z.string().describe('the code (see the table of control errors)'), message: z.string() })
+
+export const ClockView = z.object({
+  now: timestamp,
+  frozen: z.boolean(),
+  offset_ms: z.number(),
+  next_event_dt: timestamp.nullable().describe('when the next renewal, retry or expiry falls due'),
+})
+export const SandboxEvent = z.object({
+  at: timestamp,
+  type: z.string().describe('renewed, renewal_failed, retried, expired, carrier_canceled, otp_expired, ...'),
+  subscription_id: z.string().optional(),
+  verif_request_id: z.string().optional(),
+  msisdn: z.string().optional(),
+  service_code: z.string().optional(),
+  status: z.string().optional(),
+  code: z.string().optional(),
+  expiry_dt: timestamp.nullable().optional(),
+})
+export const ClockMoveAnswer = z.object({
+  clock: ClockView,
+  events: z.array(SandboxEvent).describe('what happened, in time order'),
+  events_omitted: z.number().int().optional().describe('events that ran but are not listed (the answer lists the first 64 MiB)'),
+})
+export const SmsMessage = z.object({
+  id: z.string(),
+  msisdn: z.string(),
+  direction: z.enum(['mt', 'mo']).describe('mt: to the handset (inbox); mo: from it (outbox)'),
+  from: z.string(),
+  to: z.string(),
+  text: z.string(),
+  at: timestamp,
+  kind: z.string().describe('otp, welcome, renewal, mo, stop, help, failure, canceled, ...'),
+  verif_request_id: z.string().optional(),
+  otp: z.string().optional(),
+  subscription_id: z.string().optional(),
+})
+export const SmsAnswer = z.object({ msisdn: z.string(), messages: z.array(SmsMessage).describe('newest first') })
+export const OtpAnswer = z.object({ otp: z.string(), verif_request_id: z.string(), msisdn: z.string(), sent_dt: timestamp, text: z.string() })
+export const MoAnswer = z.object({
+  action: z.enum(['subscribed', 'stop', 'ignored', 'unknown_keyword', 'rejected', 'charge_failed']),
+  subscription_id: z.string().optional(),
+  service_code: z.string().optional(),
+  merchant: z.string().optional(),
+  code: z.string().optional().describe('the failure, for rejected and charge_failed'),
+  canceled: z.array(z.string()).optional().describe('STOP: the subscriptions canceled'),
+  keywords: z.array(z.string().nullable()).optional(),
+  reason: z.string().optional(),
+  carrier_code: z.string().optional(),
+  message: z.string().optional(),
+})
+export const ChargeView = z.object({
+  at: timestamp,
+  kind: z.enum(['first', 'renewal', 'retry']),
+  outcome: z.string(),
+  amount: z.string().nullable(),
+  currency: z.string().nullable(),
+})
+export const SubscriptionView = StatusPayload.extend({
+  merchant: z.string(),
+  country_code: z.string(),
+  carrier_code: z.string(),
+  flow: z.string(),
+  language: z.string(),
+  cancel_reason: z.string().nullable(),
+  next_retry_dt: timestamp.nullable(),
+  carrier_cancel_dt: timestamp.nullable(),
+  charge_count: z.number().int(),
+  charges: z.array(ChargeView).describe('the latest charges, oldest first'),
+})
+export const SubscriptionsAnswer = z.object({ subscriptions: z.array(SubscriptionView) })
+export const RuntimeRule = z.object({ id: z.string(), created_at: z.number().describe('epoch ms'), rule: z.unknown(), used: z.number().int() })
+export const RulesAnswer = z.object({ fixture: z.array(z.unknown()).describe('the rules of the loaded world'), runtime: z.array(RuntimeRule) })
+export const DeletedAnswer = z.object({ deleted: z.number().int() })
+export const JournalEntry = z.object({
+  id: z.number().int(),
+  time: z.string().describe('real time, ISO-8601'),
+  sandbox_time: timestamp,
+  method: z.string(),
+  path: z.string(),
+  ip: z.string().nullable(),
+  merchant: z.string().nullable(),
+  http_status: z.number().int(),
+  message: z.string(),
+  duration_ms: z.number(),
+  request: z.unknown(),
+  response: z.unknown(),
+})
+export const RequestsAnswer = z.object({ capacity: z.number().int(), requests: z.array(JournalEntry).describe('newest first') })
+export const ResetAnswer = z.object({ ok: z.literal(true), clock: ClockView })
+export const HealthAnswer = z.object({
+  ok: z.literal(true),
+  version: z.string(),
+  now: timestamp,
+  store: z.record(z.string(), z.unknown()),
+  sizes: z.object({
+    subscriptions: z.number().int(),
+    verifications: z.number().int(),
+    sms: z.number().int(),
+    rules: z.number().int(),
+    queue: z.number().int().describe('clock events waiting'),
+  }),
+  memory_mib: z.object({ rss: z.number(), heap_used: z.number() }),
+})
+export const Scenario = z.object({
+  id: z.string(),
+  source: z.string().describe('fixture or runtime'),
+  match: z.string(),
+  step: z.string(),
+  outcome: z.string(),
+  description: z.string(),
+})
+export const ScenariosAnswer = z.object({ scenarios: z.array(Scenario) })
+
+// ---------------------------------------------------------------- types
+
+export type MoBody = z.infer<typeof MoBody>
+export type SubscriptionFilter = z.infer<typeof SubscriptionFilter>
+export type RequestsQuery = z.infer<typeof RequestsQuery>
+export type ControlErrorAnswer = z.infer<typeof ControlErrorAnswer>
+export type ClockView = z.infer<typeof ClockView>
+export type SandboxEvent = z.infer<typeof SandboxEvent>
+export type ClockMoveAnswer = z.infer<typeof ClockMoveAnswer>
+export type SmsMessage = z.infer<typeof SmsMessage>
+export type SmsAnswer = z.infer<typeof SmsAnswer>
+export type OtpAnswer = z.infer<typeof OtpAnswer>
+export type MoAnswer = z.infer<typeof MoAnswer>
+export type SubscriptionView = z.infer<typeof SubscriptionView>
+export type SubscriptionsAnswer = z.infer<typeof SubscriptionsAnswer>
+export type RuntimeRule = z.infer<typeof RuntimeRule>
+export type RulesAnswer = z.infer<typeof RulesAnswer>
+export type DeletedAnswer = z.infer<typeof DeletedAnswer>
+export type JournalEntry = z.infer<typeof JournalEntry>
+export type RequestsAnswer = z.infer<typeof RequestsAnswer>
+export type ResetAnswer = z.infer<typeof ResetAnswer>
+export type HealthAnswer = z.infer<typeof HealthAnswer>
+export type Scenario = z.infer<typeof Scenario>
+export type ScenariosAnswer = z.infer<typeof ScenariosAnswer>

@@ -1,0 +1,16 @@
+/**
+ * The defaults of the sandbox, written once: where `dcb serve` listens and keeps its data, the key
+ * the default world gives the demo merchant, where the client commands look for the server.
+ * Plain constants (no imports): the CLI loads this at start-up.
+ */
+export const DEFAULT_PORT = 7700
+export const DEFAULT_HOST = '127.0.0.1'
+export const DEFAULT_BASE_URL = `http://${DEFAULT_HOST}:${DEFAULT_PORT}`
+/** The demo merchant's API key in the default world (`fixtures/world.json`). */
+export const DEMO_API_KEY = 'sandbox-demo-key'
+/** The data file of `dcb serve` and `dcb seed` (snapshot + journal beside it), relative to the working directory. */
+export const DEFAULT_DATA_FILE = '.dcb/sandbox.json'
+/** The default world, relative to the package root. */
+export const DEFAULT_WORLD_FILE = 'fixtures/world.json'
+/** The longest `GET /_sandbox/otp?wait=` in seconds. */
+export const MAX_OTP_WAIT_S = 120

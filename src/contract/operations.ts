@@ -1,0 +1,75 @@
+/**
+ * The control operations as typed functions (SANDBOX.md section 5): what the control API does, each
+ * answering the control API's JSON. One interface, three implementations' worth of callers: the
+ * in-process operations (`src/control/operations.ts`: the HTTP handlers and the library call them),
+ * the HTTP client (`src/client/`: the CLI calls it). A refused call throws `SandboxError` (code, status).
+ * Types only: importing this file loads nothing.
+ */
+import type {
+  ClockMoveAnswer,
+  ClockView,
+  DeletedAnswer,
+  HealthAnswer,
+  MoAnswer,
+  MoBody,
+  OtpAnswer,
+  RequestsAnswer,
+  RequestsQuery,
+  ResetAnswer,
+  RulesAnswer,
+  RuntimeRule,
+  ScenariosAnswer,
+  SmsAnswer,
+  SubscriptionFilter,
+  SubscriptionsAnswer,
+  SubscriptionView,
+} from './control.js'
+
+export interface OtpOptions {
+  /** Wait up to this many seconds (0 to 120) for an OTP to arrive. */
+  wait?: number
+  /** Stop waiting (answers NO_OTP) when this aborts: the HTTP client hung up. */
+  signal?: AbortSignal
+}
+
+/** The runtime carrier rules: `GET|POST|DELETE /_sandbox/rules`, `DELETE /_sandbox/rules/{id}`. */
+export interface RuleOperations {
+  /** Adds a rule (a fixture file's rule; `id` made up when absent); answers it as stored. */
+  add(rule: Record<string, unknown>): Promise<RuntimeRule>
+  /** Removes one runtime rule (RULE_NOT_FOUND when there is none). */
+  remove(id: string): Promise<DeletedAnswer>
+  /** The rules of the loaded world and the runtime rules. */
+  list(): Promise<RulesAnswer>
+  /** Removes every runtime rule; answers how many. */
+  clear(): Promise<DeletedAnswer>
+}
+
+export interface ControlOperations {
+  /** `GET /_sandbox/health` */
+  health(): Promise<HealthAnswer>
+  /** `GET /_sandbox/scenarios`: the magic numbers and rules of the loaded world and the runtime rules. */
+  scenarios(): Promise<ScenariosAnswer>
+  /** `GET /_sandbox/otp?msisdn=&wait=`: the latest OTP sent to the MSISDN (NO_OTP when none). */
+  otp(msisdn: string, opts?: OtpOptions): Promise<OtpAnswer>
+  /** `GET /_sandbox/sms?msisdn=`: the handset's inbox and outbox, newest first. */
+  sms(msisdn: string): Promise<SmsAnswer>
+  /** `POST /_sandbox/mo`: a mobile-originated SMS (PSMS keyword, STOP). */
+  mo(message: MoBody): Promise<MoAnswer>
+  /** `GET /_sandbox/subscriptions?msisdn=&merchant=&service=&status=&limit=`: any merchant's, newest first. */
+  subscriptions(filter?: SubscriptionFilter): Promise<SubscriptionsAnswer>
+  /** `GET /_sandbox/subscriptions/{id}`: one subscription with its charges. */
+  subscription(id: string): Promise<SubscriptionView>
+  /** `POST /_sandbox/subscriptions/{id}/cancel`: carrier-side cancellation. */
+  cancel(id: string): Promise<SubscriptionView>
+  /** `GET /_sandbox/clock` */
+  now(): Promise<ClockView>
+  /** `POST /_sandbox/clock/advance {by}`: runs every event that falls due, in time order. */
+  advance(by: string): Promise<ClockMoveAnswer>
+  /** `POST /_sandbox/clock/set {to}`: forward only (CLOCK_BACKWARDS). */
+  setTime(to: string): Promise<ClockMoveAnswer>
+  rules: RuleOperations
+  /** `GET /_sandbox/requests?limit=&since=`: the request journal, newest first. */
+  requests(opts?: RequestsQuery): Promise<RequestsAnswer>
+  /** `POST /_sandbox/reset`: back to the loaded world (and an empty journal). */
+  reset(): Promise<ResetAnswer>
+}

@@ -1,0 +1,155 @@
+/**
+ * The control operations in-process, over one engine and its request journal: what `/_sandbox`
+ * does, as typed functions. The HTTP handlers call them (parse, call, send); the library exports
+ * them as they are. Made per (engine, journal) pair, so a session can get its own set.
+ * Arguments are checked with the wire contract's schemas: a library caller gets the same
+ * `SandboxError` (BAD_REQUEST naming the field) as an HTTP caller.
+ */
+import type { z } from 'zod'
+import type { Engine } from '../core/engine.js'
+import { SandboxError } from '../core/errors.js'
+import { scenarioList } from '../core/scenarios.js'
+import type { SmsRecord } from '../core/state.js'
+import { formatTimestamp } from '../core/time.js'
+import {
+  AdvanceBody,
+  MoBody,
+  MsisdnQuery,
+  OtpQuery,
+  RequestsQuery,
+  SetTimeBody,
+  SubscriptionFilter,
+  type MoAnswer,
+  type OtpAnswer,
+  type SmsMessage,
+  type SubscriptionView,
+} from '../contract/control.js'
+import type { ControlOperations } from '../contract/operations.js'
+import type { RequestJournal } from '../http/journal.js'
+
+export interface OperationsContext {
+  engine: Engine
+  journal: RequestJournal
+  version: string
+  /** What `health` says of the store (file, sizes). */
+  storeInfo?: () => Record<string, unknown>
+}
+
+/** The value as the schema reads it, or BAD_REQUEST naming the first field that does not fit. */
+export function check<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const r = schema.safeParse(value)
+  if (r.success) return r.data
+  const issue = r.error.issues[0]!
+  if (!issue.path.length && issue.code === 'invalid_type') throw new SandboxError('BAD_REQUEST', 'the body must be a JSON object')
+  throw new SandboxError('BAD_REQUEST', `${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`)
+}
+
+export function smsView(m: SmsRecord): SmsMessage {
+  const { n: _n, at, ...rest } = m
+  return { ...rest, at: formatTimestamp(at) }
+}
+
+export function createControlOperations(ctx: OperationsContext): ControlOperations {
+  const { engine, journal } = ctx
+  const otpView = (m: SmsRecord, msisdn: string): OtpAnswer => ({
+    otp: m.otp!,
+    verif_request_id: m.verif_request_id!,
+    msisdn,
+    sent_dt: formatTimestamp(m.at),
+    text: m.text,
+  })
+
+  /** The next OTP sent to `msisdn` within `waitS` seconds, or undefined (also when `signal` aborts). */
+  const nextOtp = (msisdn: string, waitS: number, signal?: AbortSignal) =>
+    new Promise<SmsRecord | undefined>((resolve) => {
+      if (signal?.aborted) return resolve(undefined)
+      const timer = setTimeout(() => finish(undefined), waitS * 1000)
+      const off = engine.onSms((m) => {
+        if (m.msisdn === msisdn && m.kind === 'otp') finish(m)
+      })
+      const onAbort = () => finish(undefined)
+      signal?.addEventListener('abort', onAbort, { once: true })
+      function finish(m: SmsRecord | undefined) {
+        clearTimeout(timer)
+        off()
+        signal?.removeEventListener('abort', onAbort)
+        resolve(m)
+      }
+    })
+
+  return {
+    async health() {
+      const mem = process.memoryUsage()
+      return {
+        ok: true,
+        version: ctx.version,
+        now: engine.clockView().now,
+        store: ctx.storeInfo?.() ?? {},
+        sizes: engine.sizes(),
+        memory_mib: { rss: Math.round(mem.rss / 2 ** 20), heap_used: Math.round(mem.heapUsed / 2 ** 20) },
+      }
+    },
+    async scenarios() {
+      return scenarioList(engine)
+    },
+    async otp(msisdn, opts = {}) {
+      const { wait = 0 } = check(OtpQuery, { msisdn, wait: opts.wait })
+      const have = engine.latestOtp(msisdn)
+      if (have) return otpView(have, msisdn)
+      if (wait === 0) throw new SandboxError('NO_OTP', `no OTP has been sent to ${msisdn}`)
+      const got = await nextOtp(msisdn, wait, opts.signal)
+      if (!got) throw new SandboxError('NO_OTP', `no OTP was sent to ${msisdn} within ${wait} s`)
+      return otpView(got, msisdn)
+    },
+    async sms(msisdn) {
+      check(MsisdnQuery, { msisdn })
+      return { msisdn, messages: engine.smsFor(msisdn).map(smsView) }
+    },
+    async mo(message) {
+      return (await engine.mo(check(MoBody, message))) as MoAnswer
+    },
+    async subscriptions(filter = {}) {
+      const f = check(SubscriptionFilter, filter)
+      return { subscriptions: engine.listSubscriptions(f) as SubscriptionView[] }
+    },
+    async subscription(id) {
+      return engine.subscription(id) as SubscriptionView
+    },
+    async cancel(id) {
+      return (await engine.cancel(id)) as SubscriptionView
+    },
+    async now() {
+      return engine.clockView()
+    },
+    async advance(by) {
+      return engine.advance(check(AdvanceBody, { by }).by)
+    },
+    async setTime(to) {
+      return engine.setTime(check(SetTimeBody, { to }).to)
+    },
+    rules: {
+      async add(rule) {
+        return engine.addRule(rule)
+      },
+      async remove(id) {
+        await engine.deleteRule(id)
+        return { deleted: 1 }
+      },
+      async list() {
+        return engine.rules()
+      },
+      async clear() {
+        return { deleted: await engine.deleteAllRules() }
+      },
+    },
+    async requests(opts = {}) {
+      const { limit = 100, since = 0 } = check(RequestsQuery, opts)
+      return { capacity: journal.capacity, requests: journal.list(limit, since) }
+    },
+    async reset() {
+      await engine.reset()
+      journal.clear()
+      return { ok: true, clock: engine.clockView() }
+    },
+  }
+}

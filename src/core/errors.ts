@@ -1,0 +1,66 @@
+/**
+ * The errors of the sandbox's own surface (control API, library, CLI client): one table of codes
+ * with their HTTP status, and the error class that carries one. The merchant API's outcomes are
+ * elsewhere (`outcomes.ts`): they answer in the envelope, these answer `{ "error", "message" }`.
+ */
+
+/** Every control error code, its HTTP status and what it means (the OpenAPI document lists them). */
+export const CONTROL_ERRORS = {
+  BAD_REQUEST: { status: 400, describe: 'a query parameter or body field is missing or malformed (the message names it)' },
+  BAD_DURATION: { status: 400, describe: 'not a duration: ISO-8601 (P1M, PT6M, P1DT12H) or a short form (36h, 90m, 2d, 1w, 1mo)' },
+  BAD_TIME: { status: 400, describe: 'not a time: ISO-8601, e.g. 2026-01-31T00:00:00' },
+  CLOCK_LIMIT: { status: 400, describe: 'the clock cannot go past 9999-12-31T23:59:59.999999' },
+  BAD_RULE: { status: 400, describe: 'the rule does not fit the rule schema (the message names the field)' },
+  INVALID_MSISDN: { status: 400, describe: 'no sandbox carrier owns the MSISDN' },
+  MERCHANT_SERVICE_NOT_CONFIGURED: { status: 400, describe: 'dcb seed: the world has no such merchant integration' },
+  BAD_SPREAD: { status: 400, describe: 'dcb seed: the spread is longer than the service period' },
+  FORBIDDEN: { status: 403, describe: 'the control API is open from loopback, or with the admin token' },
+  NOT_FOUND: { status: 404, describe: 'no such control call' },
+  NO_OTP: { status: 404, describe: 'no OTP was sent to the MSISDN (within the wait)' },
+  SUBSCRIPTION_NOT_FOUND: { status: 404, describe: 'no subscription with this id' },
+  RULE_NOT_FOUND: { status: 404, describe: 'no runtime rule with this id' },
+  CONSENT_NOT_FOUND: { status: 404, describe: 'no consent request with this id' },
+  METHOD_NOT_ALLOWED: { status: 405, describe: 'the call exists with another method (the message names it)' },
+  CLOCK_BACKWARDS: { status: 409, describe: 'the sandbox clock cannot move backwards (reset starts over)' },
+  RULE_EXISTS: { status: 409, describe: 'a runtime rule with this id exists already' },
+  ALREADY_CANCELED: { status: 409, describe: 'the subscription is canceled already' },
+  PAYLOAD_TOO_LARGE: { status: 413, describe: 'the body is larger than 64 KiB' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, describe: 'a POST needs Content-Type: application/json' },
+  SESSION_LIMIT: { status: 429, describe: 'the server holds --max-sessions sessions already' },
+  ERROR: { status: 500, describe: 'unexpected server error (see the server log)' },
+} as const satisfies Record<string, { status: number; describe: string }>
+
+export type ControlErrorCode = keyof typeof CONTROL_ERRORS
+
+/** The HTTP status of a control error code (500 for a code the table does not know). */
+export function statusOf(code: string): number {
+  return (CONTROL_ERRORS as Record<string, { status: number } | undefined>)[code]?.status ?? 500
+}
+
+/**
+ * A refused control operation: `code` and `status` as the control API answers them. Thrown by the
+ * in-process operations and by the HTTP client alike.
+ */
+export class SandboxError extends Error {
+  readonly status: number
+  constructor(
+    readonly code: ControlErrorCode | (string & {}),
+    message: string,
+    /** Defaults to the table's status for `code`; given only for an answer read off the wire. */
+    status?: number,
+  ) {
+    super(message)
+    this.name = 'SandboxError'
+    this.status = status ?? statusOf(code)
+  }
+}
+
+/**
+ * The engine's historical form, `new ControlError(status, code, message)`: the same error. The
+ * status must equal the table's (a test checks every use); new code writes `new SandboxError(code, message)`.
+ */
+export class ControlError extends SandboxError {
+  constructor(status: number, code: ControlErrorCode, message: string) {
+    super(code, message, status)
+  }
+}
