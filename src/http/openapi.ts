@@ -1,7 +1,13 @@
-/** The merchant API as OpenAPI 3.1, generated from the zod schemas that validate requests. */
+/**
+ * The merchant API and the control API as OpenAPI 3.1, generated from the zod schemas that validate
+ * requests (and from the control route table), so the document cannot drift from the server.
+ */
 import { z } from 'zod'
+import { ControlErrorAnswer } from '../contract/control.js'
+import { CONTROL_ERRORS, type ControlErrorCode } from '../core/errors.js'
 import { OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
 import { InitBody, InitPayload, StatusBody, StatusPayload, VerifyBody, VerifyPayload } from '../contract/merchant.js'
+import { CONTROL_ROUTES, type ControlRoute } from './control-routes.js'
 
 const ERRORS: Record<string, OutcomeCode[]> = {
   init: ['BAD_REQUEST', 'UNAUTHORIZED', 'IP_NOT_ALLOWED', 'MERCHANT_SERVICE_NOT_CONFIGURED', 'PAYLOAD_TOO_LARGE', 'METHOD_NOT_ALLOWED', 'SERVER_ERROR'],
@@ -19,6 +25,66 @@ const ERRORS: Record<string, OutcomeCode[]> = {
 }
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' })
+/** A schema inside the document (no `$schema` of its own). */
+const inner = (schema: z.ZodType, io: 'input' | 'output' = 'input') => {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' })
+  return rest
+}
+
+/** Every control call can answer these besides its own errors. */
+const PIPELINE_ERRORS: ControlErrorCode[] = ['FORBIDDEN', 'METHOD_NOT_ALLOWED', 'ERROR']
+
+function controlOperation(r: ControlRoute): Record<string, unknown> {
+  const errorSchema = inner(ControlErrorAnswer)
+  const byStatus = new Map<number, ControlErrorCode[]>()
+  for (const code of [...new Set([...r.errors, ...PIPELINE_ERRORS])]) {
+    const status = CONTROL_ERRORS[code].status
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code])
+  }
+  const responses: Record<string, unknown> = {
+    '200': { description: 'OK', content: { 'application/json': { schema: inner(r.answer, 'output') } } },
+  }
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b))
+    responses[String(status)] = {
+      description: codes.map((c) => `${c}: ${CONTROL_ERRORS[c].describe}`).join('; '),
+      content: {
+        'application/json': {
+          schema: { ...errorSchema, properties: { ...(errorSchema.properties as object), error: { type: 'string', enum: codes } } },
+        },
+      },
+    }
+  const parameters: Record<string, unknown>[] = []
+  for (const [, name] of r.path.matchAll(/:(\w+)/g)) parameters.push({ name, in: 'path', required: true, schema: { type: 'string' } })
+  if (r.query)
+    for (const [name, field] of Object.entries(r.query.shape)) {
+      const schema = inner(field as z.ZodType)
+      parameters.push({
+        name,
+        in: 'query',
+        required: !(field as z.ZodType).safeParse(undefined).success,
+        ...(schema.description ? { description: schema.description } : {}),
+        schema,
+      })
+    }
+  return {
+    operationId: r.operationId,
+    summary: r.summary,
+    tags: ['control'],
+    security: [{}, { adminToken: [] }],
+    ...(parameters.length ? { parameters } : {}),
+    ...(r.body ? { requestBody: { required: false, content: { 'application/json': { schema: inner(r.body) } } } } : {}),
+    responses,
+  }
+}
+
+function controlPaths(): Record<string, Record<string, unknown>> {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const r of CONTROL_ROUTES) {
+    const path = `/_sandbox${r.path.replace(/:(\w+)/g, '{$1}')}`
+    ;(paths[path] ??= {})[r.method.toLowerCase()] = controlOperation(r)
+  }
+  return paths
+}
 
 export function openApiDocument(version: string): Record<string, unknown> {
   const envelope = (payload: unknown) => ({
@@ -51,6 +117,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
       post: {
         operationId: name,
         summary,
+        tags: ['merchant'],
         security: [{ apiKey: [] }],
         requestBody: { required: true, content: { 'application/json': { schema: json(body) } } },
         responses,
@@ -59,13 +126,28 @@ export function openApiDocument(version: string): Record<string, unknown> {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Subscription Service API (dcb sandbox)', version },
+    info: {
+      title: 'Subscription Service API (dcb sandbox)',
+      version,
+      description: 'The merchant API, and the sandbox control API under /_sandbox (open from loopback; from other addresses with the admin token).',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
     servers: [{ url: '/' }],
-    components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'API-KEY' } } },
+    tags: [
+      { name: 'merchant', description: 'The merchant API (API-KEY header)' },
+      { name: 'control', description: 'The sandbox control API: handsets, clock, subscriptions, rules, journal' },
+    ],
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'API-KEY' },
+        adminToken: { type: 'http', scheme: 'bearer', description: 'the --admin-token of dcb serve; not needed from loopback' },
+      },
+    },
     paths: {
       '/subscriptions/init': op('init', 'Start a subscription flow for an MSISDN', InitBody, InitPayload),
       '/subscriptions/verify': op('verify', 'Submit the OTP; activates the subscription and attempts the first charge', VerifyBody, VerifyPayload),
       '/subscriptions/status': op('status', 'Read the state of one subscription of the calling merchant', StatusBody, StatusPayload),
+      ...controlPaths(),
     },
   }
 }

@@ -1,0 +1,51 @@
+import { execFile } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { CONTROL_ROUTES } from '../../src/http/control-routes.js'
+import { tempDir, useSandbox } from '../helpers.js'
+
+const c = useSandbox()
+const REDOCLY = join(process.cwd(), 'node_modules', '@redocly', 'cli', 'bin', 'cli.js')
+
+describe('/openapi.json', () => {
+  it('documents every control call beside the merchant API', async () => {
+    const doc = await (await fetch(`${c.url}/openapi.json`)).json()
+    for (const r of CONTROL_ROUTES) {
+      const op = doc.paths[`/_sandbox${r.path.replace(/:(\w+)/g, '{$1}')}`]?.[r.method.toLowerCase()]
+      expect(op, `${r.method} ${r.path}`).toMatchObject({ operationId: r.operationId, responses: { '200': expect.anything(), '403': expect.anything() } })
+    }
+    const advance = doc.paths['/_sandbox/clock/advance'].post
+    expect(advance.requestBody.content['application/json'].schema.required).toEqual(['by'])
+    expect(advance.responses['400'].content['application/json'].schema.properties.error.enum).toEqual(['BAD_REQUEST', 'BAD_DURATION', 'CLOCK_LIMIT'])
+    expect(doc.paths['/_sandbox/otp'].get.parameters.map((p: any) => [p.name, p.required])).toEqual([
+      ['msisdn', true],
+      ['wait', false],
+    ])
+  })
+
+  it('passes the redocly linter with no errors', async () => {
+    const t = tempDir()
+    try {
+      const file = join(t.dir, 'openapi.json')
+      writeFileSync(file, await (await fetch(`${c.url}/openapi.json`)).text())
+      const out = await new Promise<string>((resolve) =>
+        execFile(
+          process.execPath,
+          [REDOCLY, 'lint', file, '--format=json'],
+          { env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' }, timeout: 60_000 },
+          (_err, stdout) => resolve(stdout),
+        ),
+      )
+      const report = JSON.parse(out) as {
+        totals: { errors: number }
+        problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[]
+      }
+      const errors = report.problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`)
+      expect(errors).toEqual([])
+      expect(report.totals.errors).toBe(0)
+    } finally {
+      t.cleanup()
+    }
+  }, 60_000)
+})
