@@ -3,6 +3,7 @@
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { DEFAULT_DATA_FILE, DEFAULT_HOST, DEFAULT_PORT } from './contract/defaults.js'
 import { Engine } from './core/engine.js'
 import type { FailurePayloadMode } from './core/outcomes.js'
 import { State } from './core/state.js'
@@ -70,7 +71,7 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
     if (Number.isNaN(at)) throw new ServeError(`--clock "${opts.clock}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
     clockStart = { at, frozen: !opts.clockRunning }
   }
-  const store: Store = opts.inMemory ? new MemoryStore() : new FileStore(opts.data ?? '.dcb/sandbox.json', { compactBytes: opts.compactBytes })
+  const store: Store = opts.inMemory ? new MemoryStore() : new FileStore(opts.data ?? DEFAULT_DATA_FILE, { compactBytes: opts.compactBytes })
   const state = new State()
   await store.open(state)
   const engine = new Engine({
@@ -84,8 +85,8 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
     maxVerifications: opts.maxVerifications,
     realNow: opts.realNow,
   })
-  const host = opts.host ?? '127.0.0.1'
-  const port = opts.port ?? 7700
+  const host = opts.host ?? DEFAULT_HOST
+  const port = opts.port ?? DEFAULT_PORT
   let url = ''
   const app = createSandboxApp({
     engine,

@@ -42,7 +42,7 @@ export async function status(id: string | undefined, o: Opts): Promise<void> {
 export async function otp(msisdn: string, o: Opts): Promise<void> {
   const wait = o.wait === undefined ? 0 : Number(o.wait)
   if (!Number.isFinite(wait) || wait < 0 || wait > 120) throw new CliError('--wait must be a number of seconds from 0 to 120', EXIT.USAGE)
-  const r = await guard(() => clientFrom(o).otp(msisdn, wait))
+  const r = await guard(() => clientFrom(o).otp(msisdn, { wait }))
   if (o.json) printJson(r)
   else out(r.otp)
 }
@@ -58,7 +58,7 @@ export async function sms(msisdn: string, o: Opts): Promise<void> {
 }
 
 export async function mo(msisdn: string, shortCode: string, text: string[], o: Opts): Promise<void> {
-  const r = await guard(() => clientFrom(o).mo(msisdn, shortCode, text.join(' ')))
+  const r = await guard(() => clientFrom(o).mo({ msisdn, short_code: shortCode, text: text.join(' ') }))
   if (r.action === 'charge_failed' || r.action === 'rejected') process.exitCode = EXIT.FAIL
   if (o.json) return printJson(r)
   const ok = r.action === 'subscribed' || r.action === 'stop'
@@ -90,12 +90,12 @@ export async function clock(args: string[], o: Opts): Promise<void> {
   const c = clientFrom(o)
   const [verb, arg] = args
   if (!verb) {
-    const r = await guard(() => c.clock())
+    const r = await guard(() => c.now())
     if (o.json) return printJson(r)
     return out(`${r.now}${r.frozen ? ' (frozen)' : ''}${r.next_event_dt ? chalk.dim(`  next event ${r.next_event_dt}`) : ''}`)
   }
   if ((verb !== 'advance' && verb !== 'set') || !arg || args.length > 2) throw new CliError('usage: dcb clock [advance DURATION | set TIME]', EXIT.USAGE)
-  const r = await guard(() => (verb === 'advance' ? c.advance(arg) : c.setClock(arg)))
+  const r = await guard(() => (verb === 'advance' ? c.advance(arg) : c.setTime(arg)))
   if (o.json) return printJson(r)
   out(`${r.clock.now}  ${chalk.dim(`${r.events.length + (r.events_omitted ?? 0)} event(s)`)}`)
   for (const e of r.events)
@@ -126,13 +126,13 @@ export async function logs(o: Opts): Promise<void> {
       `${chalk.dim(e.time)} ${e.method} ${e.path} ${(ok ? chalk.green : chalk.red)(`${e.http_status} ${e.message || 'SUCCESS'}`)} ${chalk.dim(`${e.merchant ?? ''} ${e.duration_ms} ms`)}`,
     )
   }
-  const first = await guard(() => c.requests(0, Number(o.limit ?? 20)))
+  const first = await guard(() => c.requests({ since: 0, limit: Number(o.limit ?? 20) }))
   let last = first.requests[0]?.id ?? 0
   for (const e of [...first.requests].reverse()) print(e)
   if (!o.follow) return
   for (;;) {
     await new Promise((r) => setTimeout(r, 500))
-    const next = await guard(() => c.requests(last, 1000))
+    const next = await guard(() => c.requests({ since: last, limit: 1000 }))
     for (const e of [...next.requests].reverse()) print(e)
     if (next.requests.length) last = next.requests[0]!.id
   }
@@ -149,7 +149,7 @@ export async function scenarios(o: Opts): Promise<void> {
   if (o.json) return printJson(r)
   if (o.markdown) {
     const { scenarioTable } = await import('../core/scenarios.js')
-    return out(scenarioTable(r.scenarios as never))
+    return out(scenarioTable(r.scenarios))
   }
   for (const s of r.scenarios)
     out(

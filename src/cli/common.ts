@@ -3,12 +3,10 @@
  * Kept light: no server, zod, msw or prompt code is loaded here (prompts load only on a terminal).
  */
 import chalk from 'chalk'
-import { ControlApiError, DcbClient, TransportError, type ApiResult, type Envelope } from '../client/index.js'
+import { DcbClient, SandboxError, TransportError, type ApiResult, type Envelope } from '../client/index.js'
+import { DEFAULT_BASE_URL, DEMO_API_KEY } from '../contract/defaults.js'
 import { OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
 import { CliError, EXIT } from './errors.js'
-
-export const DEFAULT_BASE_URL = 'http://127.0.0.1:7700'
-export const DEFAULT_API_KEY = 'sandbox-demo-key'
 
 export interface ClientCliOptions {
   baseUrl?: string
@@ -21,7 +19,7 @@ export interface ClientCliOptions {
 /** Options first, then DCB_BASE_URL / DCB_API_KEY, then the local sandbox and the demo key. */
 export function clientFrom(opts: ClientCliOptions): DcbClient {
   const baseUrl = opts.baseUrl ?? process.env.DCB_BASE_URL ?? DEFAULT_BASE_URL
-  const apiKey = opts.apiKey ?? process.env.DCB_API_KEY ?? DEFAULT_API_KEY
+  const apiKey = opts.apiKey ?? process.env.DCB_API_KEY ?? DEMO_API_KEY
   try {
     const u = new URL(baseUrl)
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error()
@@ -42,7 +40,7 @@ export async function guard<T>(fn: () => Promise<T>): Promise<T> {
     return await fn()
   } catch (e) {
     if (e instanceof TransportError) throw new CliError(e.message, EXIT.UNREACHABLE)
-    if (e instanceof ControlApiError) throw new CliError(`${e.code}: ${e.message}`, EXIT.FAIL)
+    if (e instanceof SandboxError) throw new CliError(`${e.code}: ${e.message}`, EXIT.FAIL)
     throw e
   }
 }

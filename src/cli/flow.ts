@@ -84,7 +84,7 @@ async function run(c: DcbClient, f: { msisdn: string; service: string; country: 
   let subscriptionId: string | undefined
   if (p.verif_request_id) {
     step(2, 'read the OTP from the handset inbox')
-    const otp = f.otp ?? (await guard(() => c.otp(f.msisdn, 5))).otp
+    const otp = f.otp ?? (await guard(() => c.otp(f.msisdn, { wait: 5 }))).otp
     out(`  ${chalk.dim('otp'.padEnd(17))} ${otp}`)
     step(3, 'Verify')
     const v = await guard(() => c.verify({ verif_request_id: p.verif_request_id!, otp }))
@@ -92,7 +92,7 @@ async function run(c: DcbClient, f: { msisdn: string; service: string; country: 
     subscriptionId = v.envelope.payload!.subscription_id
   } else if (p.short_code) {
     step(2, `the subscriber texts ${p.keyword} to ${p.short_code} (MO)`)
-    const m = await guard(() => c.mo(f.msisdn, p.short_code!, p.keyword ?? ''))
+    const m = await guard(() => c.mo({ msisdn: f.msisdn, short_code: p.short_code!, text: p.keyword ?? '' }))
     printFields(m)
     if (m.action !== 'subscribed') return false
     subscriptionId = m.subscription_id

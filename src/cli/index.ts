@@ -3,6 +3,7 @@
  * client commands never load the server.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
+import { DEFAULT_BASE_URL, DEFAULT_DATA_FILE, DEFAULT_HOST, DEFAULT_PORT, DEMO_API_KEY } from '../contract/defaults.js'
 import { CliError, EXIT } from './errors.js'
 import { version } from '../version.js'
 
@@ -25,9 +26,9 @@ const collect = (v: string, prev: string[] = []) => [...prev, v]
 program
   .command('serve')
   .description('run the sandbox server (merchant API, control API under /_sandbox, consent pages)')
-  .option('-p, --port <port>', 'port to listen on', int('--port', 0, 65535), 7700)
-  .option('--host <host>', 'address to listen on', '127.0.0.1')
-  .option('--data <file>', 'data file (snapshot + journal beside it)', '.dcb/sandbox.json')
+  .option('-p, --port <port>', 'port to listen on', int('--port', 0, 65535), DEFAULT_PORT)
+  .option('--host <host>', 'address to listen on', DEFAULT_HOST)
+  .option('--data <file>', 'data file (snapshot + journal beside it)', DEFAULT_DATA_FILE)
   .option('--in-memory', 'keep nothing on disk')
   .option('--fixtures <path>', 'fixture file or folder layered on the default world (repeatable)', collect)
   .option('--trust-proxy', 'believe X-Forwarded-For for the source IP (only behind your own proxy)')
@@ -50,7 +51,7 @@ program
   .command('seed')
   .description('add many ACTIVE subscriptions to a data file at once (for load tests and benchmarks; no server may hold the file)')
   .requiredOption('--subscriptions <n>', 'how many', int('--subscriptions', 1, 10_000_000))
-  .option('--data <file>', 'data file', '.dcb/sandbox.json')
+  .option('--data <file>', 'data file', DEFAULT_DATA_FILE)
   .option('--service <code>', 'service code', 'STREAMPLUS')
   .option('--country <cc>', 'country code', 'my')
   .option('--merchant <id>', 'merchant id', 'demo')
@@ -63,8 +64,8 @@ function clientCommand(name: string, description: string): Command {
   return program
     .command(name)
     .description(description)
-    .option('--base-url <url>', `server base URL (env DCB_BASE_URL, default ${'http://127.0.0.1:7700'})`)
-    .option('--api-key <key>', 'merchant API key (env DCB_API_KEY, default sandbox-demo-key)')
+    .option('--base-url <url>', `server base URL (env DCB_BASE_URL, default ${DEFAULT_BASE_URL})`)
+    .option('--api-key <key>', `merchant API key (env DCB_API_KEY, default ${DEMO_API_KEY})`)
     .option('--admin-token <token>', 'control API token for a non-loopback server (env DCB_ADMIN_TOKEN)')
     .option('--timeout <seconds>', 'give up after this many seconds', int('--timeout', 1, 3600))
     .option('--json', 'print the raw JSON answer')

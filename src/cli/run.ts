@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import chalk from 'chalk'
 import { z } from 'zod'
 import type { DcbClient } from '../client/index.js'
+import type { InitBody, StatusBody, VerifyBody } from '../contract/index.js'
 import { clientFrom, guard, out, type ClientCliOptions } from './common.js'
 import { CliError, EXIT } from './errors.js'
 
@@ -73,19 +74,20 @@ const str = (o: Record<string, unknown>, k: string, where: string): string => {
 async function perform(c: DcbClient, action: Action, arg: unknown, where: string): Promise<unknown> {
   const a = (arg ?? {}) as Record<string, unknown>
   const envelope = (r: { http: number; envelope: object }) => ({ http: r.http, ...r.envelope })
+  // Merchant bodies go to the server as written (a run file may send a bad one on purpose): the server judges them.
   switch (action) {
     case 'init':
-      return envelope(await c.init(a as never))
+      return envelope(await c.init(a as InitBody))
     case 'verify':
-      return envelope(await c.verify(a as never))
+      return envelope(await c.verify(a as VerifyBody))
     case 'status':
-      return envelope(await c.status(typeof arg === 'string' ? { subscription_id: arg } : (a as never)))
+      return envelope(await c.status(typeof arg === 'string' ? { subscription_id: arg } : (a as StatusBody)))
     case 'otp':
-      return c.otp(typeof arg === 'string' ? arg : str(a, 'msisdn', where), typeof a.wait === 'number' ? a.wait : 5)
+      return c.otp(typeof arg === 'string' ? arg : str(a, 'msisdn', where), { wait: typeof a.wait === 'number' ? a.wait : 5 })
     case 'sms':
       return c.sms(typeof arg === 'string' ? arg : str(a, 'msisdn', where))
     case 'mo':
-      return c.mo(str(a, 'msisdn', where), str(a, 'short_code', where), str(a, 'text', where))
+      return c.mo({ msisdn: str(a, 'msisdn', where), short_code: str(a, 'short_code', where), text: str(a, 'text', where) })
     case 'consent': {
       const act = a.action ?? 'approve'
       if (act !== 'approve' && act !== 'deny') throw new CliError(`${where}: consent action must be approve or deny`, EXIT.USAGE)
@@ -97,7 +99,7 @@ async function perform(c: DcbClient, action: Action, arg: unknown, where: string
       return c.subscription(typeof arg === 'string' ? arg : str(a, 'subscription_id', where))
     case 'clock':
       if (typeof a.advance === 'string') return c.advance(a.advance)
-      if (typeof a.set === 'string') return c.setClock(a.set)
+      if (typeof a.set === 'string') return c.setTime(a.set)
       throw new CliError(`${where}: clock needs {"advance": "P1M"} or {"set": "2026-01-31T00:00:00"}`, EXIT.USAGE)
     case 'reset':
       return c.reset()

@@ -1,4 +1,5 @@
 import chalk from 'chalk'
+import { DEMO_API_KEY } from '../contract/defaults.js'
 import { FixtureError } from '../world/load.js'
 import { ServeError, startSandbox } from '../server.js'
 import { StoreError } from '../store/types.js'
@@ -56,8 +57,8 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     process.stdout.write(
       [
         `${chalk.green('dcb sandbox')} listening on ${chalk.bold(url)}`,
-        `  API key:  sandbox-demo-key   (header API-KEY)`,
-        `  try:      curl -s ${url}/subscriptions/init -H 'API-KEY: sandbox-demo-key' -H 'Content-Type: application/json' -d '{"msisdn":"60123456001","service_code":"STREAMPLUS","country_code":"my"}'`,
+        `  API key:  ${DEMO_API_KEY}   (header API-KEY)`,
+        `  try:      curl -s ${url}/subscriptions/init -H 'API-KEY: ${DEMO_API_KEY}' -H 'Content-Type: application/json' -d '{"msisdn":"60123456001","service_code":"STREAMPLUS","country_code":"my"}'`,
         `  data:     ${where}`,
         `  clock:    ${engine.clockView().now}${engine.clockView().frozen ? ' (frozen)' : ''}`,
         `  control:  ${url}/_sandbox/health`,

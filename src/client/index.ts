@@ -1,36 +1,46 @@
 /**
  * A small typed client of the merchant API and of the sandbox control API, shared by the CLI and the
- * library. Uses node:http(s) directly (lighter to load than fetch for short-lived CLI calls).
+ * library: the control operations (`ControlOperations`) over HTTP, with the signatures of the
+ * in-process ones. Types come from the wire contract (types only: no zod is loaded). Uses
+ * node:http(s) directly (lighter to load than fetch for short-lived CLI calls).
  */
 import type { IncomingHttpHeaders } from 'node:http'
+import type {
+  ClockMoveAnswer,
+  ClockView,
+  DeletedAnswer,
+  HealthAnswer,
+  InitBody,
+  InitPayload,
+  MoAnswer,
+  MoBody,
+  OtpAnswer,
+  RequestsAnswer,
+  RequestsQuery,
+  ResetAnswer,
+  RulesAnswer,
+  RuntimeRule,
+  ScenariosAnswer,
+  SmsAnswer,
+  StatusBody,
+  StatusPayload,
+  SubscriptionFilter,
+  SubscriptionsAnswer,
+  SubscriptionView,
+  VerifyBody,
+  VerifyPayload,
+} from '../contract/index.js'
+import type { ControlOperations, OtpOptions, RuleOperations } from '../contract/operations.js'
+import { SandboxError } from '../core/errors.js'
+
+export type { InitPayload, VerifyPayload, StatusPayload, ClockMoveAnswer }
+export { SandboxError }
 
 export interface Envelope<P = Record<string, unknown>> {
   status: 'SUCCESS' | 'FAIL'
   message: string
   status_code: number
   payload?: P | null
-}
-
-export interface InitPayload {
-  verif_request_id: string | null
-  short_code: string | null
-  keyword: string | null
-  carrier_code: string | null
-  redirect_url: string | null
-}
-export interface VerifyPayload {
-  subscription_id: string
-}
-export interface StatusPayload {
-  subscription_id: string
-  status: string
-  msisdn: string
-  service_code: string
-  service_name: string
-  subscribed_dt: string | null
-  expiry_dt: string | null
-  canceled_dt: string | null
-  content_link: string | null
 }
 
 export interface ApiResult<P> {
@@ -46,17 +56,8 @@ export class TransportError extends Error {
   }
 }
 
-/** The control API answered an error (`{ error, message }`). */
-export class ControlApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message)
-    this.name = 'ControlApiError'
-  }
-}
+/** The control API answered an error (`{ error, message }`): the same error the in-process operations throw. */
+export const ControlApiError = SandboxError
 
 export interface ClientOptions {
   baseUrl: string
@@ -110,14 +111,7 @@ function isEnvelope(v: unknown): v is Envelope {
   return (e.status === 'SUCCESS' || e.status === 'FAIL') && typeof e.message === 'string' && typeof e.status_code === 'number'
 }
 
-/** A clock move's answer: the clock after it and the events that ran (`events_omitted`: not listed, past 64 MiB). */
-export interface ClockMoveAnswer {
-  clock: { now: string }
-  events: Record<string, any>[]
-  events_omitted?: number
-}
-
-export class DcbClient {
+export class DcbClient implements ControlOperations {
   readonly baseUrl: string
   constructor(readonly opts: ClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '')
@@ -141,18 +135,18 @@ export class DcbClient {
     return { http: res.status, envelope: parsed as Envelope<P> }
   }
 
-  init(body: { msisdn: string; service_code: string; country_code: string; language?: string }): Promise<ApiResult<InitPayload>> {
+  init(body: InitBody): Promise<ApiResult<InitPayload>> {
     return this.call('/subscriptions/init', body)
   }
-  verify(body: { verif_request_id: string; otp: string; language?: string }): Promise<ApiResult<VerifyPayload>> {
+  verify(body: VerifyBody): Promise<ApiResult<VerifyPayload>> {
     return this.call('/subscriptions/verify', body)
   }
-  status(body: { subscription_id: string }): Promise<ApiResult<StatusPayload>> {
+  status(body: StatusBody): Promise<ApiResult<StatusPayload>> {
     return this.call('/subscriptions/status', body)
   }
 
   /** A control API call under /_sandbox. */
-  async control<T = any>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, timeoutMs?: number): Promise<T> {
+  async control<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, timeoutMs?: number): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' }
     if (body !== undefined) headers['content-type'] = 'application/json'
     if (this.opts.adminToken) headers.authorization = `Bearer ${this.opts.adminToken}`
@@ -169,52 +163,60 @@ export class DcbClient {
       throw new TransportError(`${this.baseUrl}/_sandbox${path} answered HTTP ${res.status}, not JSON: is this a dcb sandbox?`)
     }
     if (res.status >= 400) {
-      if (parsed && typeof parsed.error === 'string') throw new ControlApiError(res.status, parsed.error, parsed.message ?? parsed.error)
+      if (parsed && typeof parsed.error === 'string') throw new SandboxError(parsed.error, parsed.message ?? parsed.error, res.status)
       throw new TransportError(`${this.baseUrl}/_sandbox${path} answered HTTP ${res.status}: is this a dcb sandbox?`)
     }
     return parsed as T
   }
 
-  otp(msisdn: string, waitS = 0) {
-    const q = new URLSearchParams({ msisdn, ...(waitS ? { wait: String(waitS) } : {}) })
-    return this.control<{ otp: string; verif_request_id: string; text: string }>('GET', `/otp?${q}`, undefined, (waitS + 30) * 1000)
+  // ---------------------------------------------------------------- control operations
+
+  otp(msisdn: string, opts: OtpOptions = {}): Promise<OtpAnswer> {
+    const wait = opts.wait ?? 0
+    const q = new URLSearchParams({ msisdn, ...(wait ? { wait: String(wait) } : {}) })
+    return this.control('GET', `/otp?${q}`, undefined, (wait + 30) * 1000)
   }
-  sms(msisdn: string) {
-    return this.control<{ msisdn: string; messages: Record<string, any>[] }>('GET', `/sms?${new URLSearchParams({ msisdn })}`)
+  sms(msisdn: string): Promise<SmsAnswer> {
+    return this.control('GET', `/sms?${new URLSearchParams({ msisdn })}`)
   }
-  mo(msisdn: string, short_code: string, text: string) {
-    return this.control<Record<string, any>>('POST', '/mo', { msisdn, short_code, text })
+  mo(message: MoBody): Promise<MoAnswer> {
+    return this.control('POST', '/mo', message)
   }
-  cancel(id: string) {
-    return this.control<Record<string, any>>('POST', `/subscriptions/${encodeURIComponent(id)}/cancel`, {})
+  cancel(id: string): Promise<SubscriptionView> {
+    return this.control('POST', `/subscriptions/${encodeURIComponent(id)}/cancel`, {})
   }
-  subscription(id: string) {
-    return this.control<Record<string, any>>('GET', `/subscriptions/${encodeURIComponent(id)}`)
+  subscription(id: string): Promise<SubscriptionView> {
+    return this.control('GET', `/subscriptions/${encodeURIComponent(id)}`)
   }
-  subscriptions(filter: Record<string, string | undefined> = {}) {
-    const q = new URLSearchParams(Object.entries(filter).filter(([, v]) => v !== undefined) as [string, string][])
-    return this.control<{ subscriptions: Record<string, any>[] }>('GET', `/subscriptions${q.size ? `?${q}` : ''}`)
+  subscriptions(filter: SubscriptionFilter = {}): Promise<SubscriptionsAnswer> {
+    return this.control('GET', `/subscriptions${queryOf(filter)}`)
   }
-  clock() {
-    return this.control<{ now: string; frozen: boolean; offset_ms: number; next_event_dt: string | null }>('GET', '/clock')
+  now(): Promise<ClockView> {
+    return this.control('GET', '/clock')
   }
-  advance(by: string) {
-    return this.control<ClockMoveAnswer>('POST', '/clock/advance', { by })
+  advance(by: string): Promise<ClockMoveAnswer> {
+    return this.control('POST', '/clock/advance', { by })
   }
-  setClock(to: string) {
-    return this.control<ClockMoveAnswer>('POST', '/clock/set', { to })
+  setTime(to: string): Promise<ClockMoveAnswer> {
+    return this.control('POST', '/clock/set', { to })
   }
-  requests(since = 0, limit = 100) {
-    return this.control<{ requests: Record<string, any>[] }>('GET', `/requests?since=${since}&limit=${limit}`)
+  readonly rules: RuleOperations = {
+    add: (rule: Record<string, unknown>): Promise<RuntimeRule> => this.control('POST', '/rules', rule),
+    remove: (id: string): Promise<DeletedAnswer> => this.control('DELETE', `/rules/${encodeURIComponent(id)}`),
+    list: (): Promise<RulesAnswer> => this.control('GET', '/rules'),
+    clear: (): Promise<DeletedAnswer> => this.control('DELETE', '/rules'),
   }
-  reset() {
-    return this.control<{ ok: true }>('POST', '/reset', {})
+  requests(opts: RequestsQuery = {}): Promise<RequestsAnswer> {
+    return this.control('GET', `/requests${queryOf(opts)}`)
   }
-  scenarios() {
-    return this.control<{ scenarios: { id: string; source: string; match: string; step: string; outcome: string; description: string }[] }>('GET', '/scenarios')
+  reset(): Promise<ResetAnswer> {
+    return this.control('POST', '/reset', {})
   }
-  health() {
-    return this.control<{ ok: boolean; version: string }>('GET', '/health')
+  scenarios(): Promise<ScenariosAnswer> {
+    return this.control('GET', '/scenarios')
+  }
+  health(): Promise<HealthAnswer> {
+    return this.control('GET', '/health')
   }
 
   /** Approve or deny a consent page (a redirect_url or its id): answers where the browser would go. */
@@ -226,10 +228,17 @@ export class DcbClient {
       body: `action=${action}`,
       timeoutMs: this.opts.timeoutMs,
     })
-    if (res.status === 404) throw new ControlApiError(404, 'CONSENT_NOT_FOUND', `no consent page at ${url}`)
+    if (res.status === 404) throw new SandboxError('CONSENT_NOT_FOUND', `no consent page at ${url}`)
     if (res.status !== 303 && res.status !== 200) throw new TransportError(`${url} answered HTTP ${res.status}: not a consent page`)
     const location = (res.headers.location as string | undefined) ?? null
     const query = location ? Object.fromEntries(new URL(location, url).searchParams) : {}
     return { status: res.status, location, query }
   }
+}
+
+/** `?k=v&…` of the defined values ('' when none). */
+function queryOf(values: Record<string, string | number | undefined>): string {
+  const q = new URLSearchParams()
+  for (const [k, v] of Object.entries(values)) if (v !== undefined) q.set(k, String(v))
+  return q.size ? `?${q}` : ''
 }

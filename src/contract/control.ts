@@ -161,7 +161,7 @@ export const HealthAnswer = z.object({
 })
 export const Scenario = z.object({
   id: z.string(),
-  source: z.string().describe('fixture or runtime'),
+  source: z.enum(['fixture', 'runtime']),
   match: z.string(),
   step: z.string(),
   outcome: z.string(),

@@ -5,7 +5,6 @@
  * engine, and Status) leaves in the same tick as the request's last byte.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { z } from 'zod'
 import type { Engine } from '../core/engine.js'
 import { fail, type FailurePayloadMode, type Outcome } from '../core/outcomes.js'
 import type { Merchant } from '../core/world.js'
@@ -22,8 +21,6 @@ export const MERCHANT_PATHS: Record<string, Operation> = {
   '/subscriptions/verify': 'verify',
   '/subscriptions/status': 'status',
 }
-
-const SCHEMAS: Record<Operation, z.ZodType> = { init: InitBody, verify: VerifyBody, status: StatusBody }
 
 export interface MerchantContext {
   engine: Engine
@@ -97,10 +94,9 @@ export function createMerchantHandler(ctx: MerchantContext) {
         }
         request = parseJson(body.text)
         if (!isPlainObject(request)) return answer(fail('BAD_REQUEST'))
-        const parsed = SCHEMAS[op].safeParse(request)
-        if (!parsed.success) return answer(fail('BAD_REQUEST'))
-        const input = parsed.data as never
-        const { result, durable } = ctx.engine.perform(m, op === 'init' ? { op, input, baseUrl: baseUrlOf(req, ctx) } : { op, input })
+        const call = parseCall(op, request, req, ctx)
+        if (!call) return answer(fail('BAD_REQUEST'))
+        const { result, durable } = ctx.engine.perform(m, call)
         if (!durable) return answer(result)
         durable.then(() => answer(result), crash)
       } catch (err) {
@@ -108,6 +104,20 @@ export function createMerchantHandler(ctx: MerchantContext) {
       }
     })
   }
+}
+
+/** The engine call of a request body that fits its operation's schema; undefined when it does not. */
+function parseCall(op: Operation, body: unknown, req: IncomingMessage, ctx: MerchantContext): Parameters<Engine['perform']>[1] | undefined {
+  if (op === 'init') {
+    const r = InitBody.safeParse(body)
+    return r.success ? { op, input: r.data, baseUrl: baseUrlOf(req, ctx) } : undefined
+  }
+  if (op === 'verify') {
+    const r = VerifyBody.safeParse(body)
+    return r.success ? { op, input: r.data } : undefined
+  }
+  const r = StatusBody.safeParse(body)
+  return r.success ? { op, input: r.data } : undefined
 }
 
 /** The server's own origin as the client sees it (for consent links). */

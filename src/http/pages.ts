@@ -3,6 +3,7 @@
  * no JavaScript), the default return page, and the front page.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { DEMO_API_KEY } from '../contract/defaults.js'
 import { ControlError, describePeriod, type Engine } from '../core/engine.js'
 import { formatTimestamp } from '../core/time.js'
 import { readBody } from './body.js'
@@ -84,7 +85,7 @@ export function frontPage(res: ServerResponse, version: string): void {
     200,
     page(
       'dcb sandbox',
-      `<h1>dcb sandbox ${h(version)}</h1><p>The merchant API is at <code>POST /subscriptions/init</code>, <code>/verify</code> and <code>/status</code> with the header <code>API-KEY: sandbox-demo-key</code>.</p><p>Control API: <a href="/_sandbox/health">/_sandbox/health</a>, <a href="/_sandbox/scenarios">/_sandbox/scenarios</a>, <a href="/_sandbox/subscriptions">/_sandbox/subscriptions</a>, <a href="/_sandbox/requests">/_sandbox/requests</a>, <a href="/_sandbox/clock">/_sandbox/clock</a>. OpenAPI: <a href="/openapi.json">/openapi.json</a>.</p>`,
+      `<h1>dcb sandbox ${h(version)}</h1><p>The merchant API is at <code>POST /subscriptions/init</code>, <code>/verify</code> and <code>/status</code> with the header <code>API-KEY: ${h(DEMO_API_KEY)}</code>.</p><p>Control API: <a href="/_sandbox/health">/_sandbox/health</a>, <a href="/_sandbox/scenarios">/_sandbox/scenarios</a>, <a href="/_sandbox/subscriptions">/_sandbox/subscriptions</a>, <a href="/_sandbox/requests">/_sandbox/requests</a>, <a href="/_sandbox/clock">/_sandbox/clock</a>. OpenAPI: <a href="/openapi.json">/openapi.json</a>.</p>`,
     ),
   )
 }
