@@ -1,5 +1,11 @@
 /** dcb-sandbox as a library: the engine, the server and the fixtures, for scripts and tests. */
 export { Engine, ControlError } from './core/engine.js'
+export { SandboxError, CONTROL_ERRORS, type ControlErrorCode } from './core/errors.js'
+export { createControlOperations, type OperationsContext } from './control/operations.js'
+export type { ControlOperations, RuleOperations, OtpOptions } from './contract/operations.js'
+export type * from './contract/control.js'
+export * from './contract/defaults.js'
+export { RequestJournal } from './http/journal.js'
 export type { SandboxEvent, InitInput, VerifyInput, StatusInput } from './core/engine.js'
 export { OUTCOMES, CARRIER_CODES, envelope } from './core/outcomes.js'
 export { State } from './core/state.js'

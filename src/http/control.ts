@@ -85,7 +85,7 @@ export function createControlHandler(ctx: ControlContext) {
     router.use(
       `/_sandbox${path}`,
       eventHandler((event) => {
-        throw new SandboxError('METHOD_NOT_ALLOWED', `${event.method} is not allowed on /_sandbox${path}; use ${methods.join(' or ')}`)
+        throw new SandboxError('METHOD_NOT_ALLOWED', `${event.method} is not allowed on ${event.context.controlPath as string}; use ${methods.join(' or ')}`)
       }),
     )
 

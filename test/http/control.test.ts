@@ -108,6 +108,37 @@ describe('control API', () => {
     expect(bad.status).toBe(400)
   })
 
+  it('a bad query or body is 400 BAD_REQUEST naming the field and what was expected', async () => {
+    expect((await c.control('/clock/advance', {})).body).toEqual({ error: 'BAD_REQUEST', message: 'by: expected a duration such as P1M or 36h' })
+    expect((await c.control('/clock/set', { to: 5 })).body).toEqual({ error: 'BAD_REQUEST', message: 'to: expected a time such as 2026-01-31T00:00:00' })
+    expect((await c.control('/otp?msisdn=60123456001&wait=abc')).body).toEqual({
+      error: 'BAD_REQUEST',
+      message: 'wait: expected a number of seconds from 0 to 120',
+    })
+    expect((await c.control('/sms')).body).toEqual({ error: 'BAD_REQUEST', message: 'msisdn: expected an MSISDN (digits, calling code first)' })
+    expect((await c.control('/mo', { msisdn: '60133456001', short_code: '32123' })).body).toEqual({
+      error: 'BAD_REQUEST',
+      message: 'text: expected the text of the message, e.g. a keyword or STOP',
+    })
+    expect((await c.control('/requests?limit=0')).body).toEqual({ error: 'BAD_REQUEST', message: 'limit: expected a positive whole number' })
+    expect((await c.control('/subscriptions?limit=x')).status).toBe(400)
+    const notJson = await fetch(`${c.url}/_sandbox/mo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' })
+    expect(await notJson.json()).toEqual({ error: 'BAD_REQUEST', message: 'the body is not valid JSON' })
+    const array = await fetch(`${c.url}/_sandbox/clock/advance`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1]' })
+    expect(await array.json()).toEqual({ error: 'BAD_REQUEST', message: 'the body must be a JSON object' })
+  })
+
+  it('405 names the methods a call takes; HEAD answers for GET', async () => {
+    expect((await c.control('/rules/x', undefined, { method: 'GET' })).body).toEqual({
+      error: 'METHOD_NOT_ALLOWED',
+      message: 'GET is not allowed on /_sandbox/rules/x; use DELETE',
+    })
+    expect((await c.control('/rules', undefined, { method: 'PUT' })).body.message).toBe('PUT is not allowed on /_sandbox/rules; use GET or POST or DELETE')
+    const head = await fetch(`${c.url}/_sandbox/health`, { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(head.headers.get('content-type')).toMatch(/application\/json/)
+  })
+
   it('serves the OpenAPI document generated from the request schemas', async () => {
     const doc = await (await fetch(`${c.url}/openapi.json`)).json()
     expect(doc.openapi).toBe('3.1.0')
