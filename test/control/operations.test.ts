@@ -7,7 +7,7 @@ import { createControlOperations } from '../../src/control/operations.js'
 import { Engine } from '../../src/core/engine.js'
 import { CONTROL_ERRORS, SandboxError, statusOf } from '../../src/core/errors.js'
 import { parseTimestamp } from '../../src/core/time.js'
-import { loadWorld } from '../../src/fixtures/load.js'
+import { loadWorld } from '../../src/world/load.js'
 import { RequestJournal } from '../../src/http/journal.js'
 import { useSandbox } from '../helpers.js'
 
