@@ -9,6 +9,7 @@ import type { Engine } from '../core/engine.js'
 import { fail, type FailurePayloadMode, type Outcome } from '../core/outcomes.js'
 import type { Merchant } from '../core/world.js'
 import { isJsonContentType, isPlainObject, parseJson, readBodyThen } from './body.js'
+import { inProcessCall } from './inprocess.js'
 import { Allowlist, clientIp } from './ip.js'
 import type { RequestJournal } from './journal.js'
 import { sendEnvelope } from './respond.js'
@@ -122,6 +123,8 @@ function parseCall(op: Operation, body: unknown, req: IncomingMessage, ctx: Merc
 
 /** The server's own origin as the client sees it (for consent links). */
 function baseUrlOf(req: IncomingMessage, ctx: MerchantContext): string {
+  const inProcess = inProcessCall(req)
+  if (inProcess) return inProcess.publicBase
   const host = req.headers.host
   if (host && /^[A-Za-z0-9.\-:[\]]+$/.test(host)) {
     const proto = ctx.trustProxy && req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http'

@@ -1,0 +1,241 @@
+/**
+ * `createSandbox`: the sandbox in-process for a merchant's own test suite. The same engine and the
+ * same HTTP pipeline as `dcb serve`, in memory, with no socket: `fetch` runs the server's request
+ * listener on an in-memory request, and the control operations are the control API's calls.
+ */
+import { Engine } from '../core/engine.js'
+import type { FailurePayloadMode } from '../core/outcomes.js'
+import { State } from '../core/state.js'
+import { parseTimestamp } from '../core/time.js'
+import { loadWorld } from '../fixtures/load.js'
+import type { World } from '../fixtures/schema.js'
+import { createSandboxApp } from '../http/app.js'
+import { rawRequest, runListener, toResponse, type RawRequest, type RawResponse } from '../http/inprocess.js'
+import { normalizeIp } from '../http/ip.js'
+import { version } from '../version.js'
+import { SandboxError } from './errors.js'
+import type {
+  ClockMoveResult,
+  ClockView,
+  Inbox,
+  MoInput,
+  MoResult,
+  OtpMessage,
+  RequestLog,
+  ResetResult,
+  RuleList,
+  RuntimeRule,
+  Subscription,
+  SubscriptionFilter,
+} from './types.js'
+
+export interface SandboxOptions {
+  /** A world object (validated like a fixture file) instead of the default world. */
+  world?: World
+  /** Fixture files (or folders) layered on the default world, as `dcb serve --fixtures`. */
+  fixtures?: string | string[]
+  /** Freeze the sandbox clock at this time (ISO-8601), as `dcb serve --clock`; without it the clock runs from real time. */
+  clock?: string
+  /** The address requests count as coming from (default `127.0.0.1`): merchant allowlists and the control API see it. */
+  clientIp?: string
+  /** As `dcb serve --failure-payload`. */
+  failurePayload?: FailurePayloadMode
+  /** How many merchant calls the request journal keeps (default 1000). */
+  journalSize?: number
+}
+
+/** How `fetch` reaches the sandbox: a path prefix to strip and where the sandbox is reached from. */
+export interface RouteOptions {
+  /** The base URL the requests are addressed to (origin and optional path prefix). */
+  baseUrl?: string
+}
+
+/** The control operations and `fetch`, bound to one session (or the default one). */
+export interface SandboxSession {
+  /** The session's name (`default` for the default session). */
+  readonly name: string
+  /** The whole HTTP surface (merchant API, `/_sandbox`, consent pages, console), as `dcb serve` answers it. */
+  fetch(input: Request | string | URL, init?: RequestInit): Promise<Response>
+  /** The latest OTP sent to `msisdn`; `wait` seconds to wait for one (control API `GET /_sandbox/otp`). */
+  otp(msisdn: string, opts?: { wait?: number }): Promise<OtpMessage>
+  /** The handset's inbox and outbox, newest first. */
+  sms(msisdn: string): Promise<Inbox>
+  /** A mobile-originated SMS (PSMS keyword, STOP). */
+  mo(input: MoInput): Promise<MoResult>
+  subscriptions(filter?: SubscriptionFilter): Promise<{ subscriptions: Subscription[] }>
+  subscription(id: string): Promise<Subscription>
+  /** Carrier-side cancellation. */
+  cancel(id: string): Promise<Subscription>
+  /** The sandbox clock. */
+  now(): Promise<ClockView>
+  /** Moves the clock forward (`P1M`, `36h`) and runs every event that falls due. */
+  advance(by: string): Promise<ClockMoveResult>
+  /** Sets the clock (forward only) and runs every event that falls due. */
+  setTime(to: string): Promise<ClockMoveResult>
+  readonly rules: {
+    add(rule: Record<string, unknown>): Promise<RuntimeRule>
+    remove(id: string): Promise<{ deleted: number }>
+    list(): Promise<RuleList>
+  }
+  /** The request journal, newest first. */
+  requests(opts?: { limit?: number; since?: number }): Promise<RequestLog>
+  /** Back to the loaded world: no subscriptions, messages, runtime rules; the clock as at the start. */
+  reset(): Promise<ResetResult>
+}
+
+export interface Sandbox extends SandboxSession {
+  /** The same operations bound to the session `name` (header `X-DCB-Session`). */
+  session(name: string): SandboxSession
+  /** Ends the sandbox: later calls throw `SandboxError` `SANDBOX_CLOSED`. */
+  close(): Promise<void>
+}
+
+/** The internals the msw handlers need (not part of the public API). */
+export const ROUTE = Symbol.for('dcb.sandbox.route')
+export interface Route {
+  /** A path prefix the requests carry (msw base URLs), stripped before the sandbox sees the path. */
+  prefix: string
+  /** Where the sandbox is reached from, for links it makes (consent pages). */
+  publicBase: string
+  session?: string
+}
+export interface RoutedSandbox {
+  [ROUTE](request: Request, route: Route): Promise<Response>
+}
+
+let defaultWorld: World | undefined
+
+function worldOf(opts: SandboxOptions): World {
+  if (opts.world) return opts.world
+  const fixtures = typeof opts.fixtures === 'string' ? [opts.fixtures] : (opts.fixtures ?? [])
+  if (fixtures.length) return loadWorld(fixtures).world
+  // The default world is read and validated once per process: a fresh sandbox costs no file read.
+  return (defaultWorld ??= loadWorld([]).world)
+}
+
+export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
+  let clockStart: { at: number; frozen: boolean } | undefined
+  if (opts.clock !== undefined) {
+    const at = parseTimestamp(opts.clock)
+    if (Number.isNaN(at)) throw new SandboxError(400, 'BAD_TIME', `clock "${opts.clock}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
+    clockStart = { at, frozen: true }
+  }
+  const clientIp = normalizeIp(opts.clientIp ?? '127.0.0.1')
+  if (!clientIp) throw new SandboxError(400, 'BAD_REQUEST', `clientIp "${opts.clientIp}" is not an IPv4 or IPv6 address`)
+  const world = worldOf(opts)
+  const engine = new Engine({ world, state: new State(), clockStart })
+  const app = createSandboxApp({
+    engine,
+    version: version(),
+    failurePayload: opts.failurePayload,
+    journalSize: opts.journalSize,
+    storeInfo: () => ({ kind: 'memory' }),
+    baseUrl: () => 'http://localhost',
+    onError: (err) => console.error('dcb-sandbox: unexpected error:', err),
+  })
+  let closed = false
+
+  /** One request through the server's listener; `url` is as the client addressed it. */
+  const send = (url: URL, request: RawRequest, r: Route, from = clientIp): Promise<RawResponse> => {
+    if (closed) return Promise.reject(new SandboxError(410, 'SANDBOX_CLOSED', 'this sandbox was closed'))
+    let path = url.pathname
+    if (r.prefix) path = path === r.prefix ? '/' : path.slice(r.prefix.length)
+    const headers = request.headers
+    headers.host ??= url.host
+    if (r.session !== undefined) headers['x-dcb-session'] ??= r.session
+    // As a fetch client over a socket would send it.
+    if (request.body && headers['content-length'] === undefined) headers['content-length'] = String(request.body.byteLength)
+    return runListener(app.listener, request, { clientIp: from, url: path + url.search, publicBase: r.publicBase })
+  }
+  const route = async (request: Request, r: Route): Promise<Response> => toResponse(await send(new URL(request.url), await rawRequest(request), r))
+
+  const bind = (session: string | undefined): SandboxSession => {
+    const fetchIn = async (input: Request | string | URL, init?: RequestInit): Promise<Response> => {
+      // The common call, fetch(url, { method, headers, body: string }), skips building a Request.
+      const body = init?.body
+      if (!(input instanceof Request) && (body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array)) {
+        const url = new URL(input)
+        const method = (init?.method ?? 'GET').toUpperCase()
+        const raw = { method, headers: headerRecord(init?.headers), body: body == null ? null : typeof body === 'string' ? Buffer.from(body) : body }
+        return toResponse(await send(url, raw, { prefix: '', publicBase: url.origin, session }))
+      }
+      const request = input instanceof Request && init === undefined ? input : new Request(input, init)
+      return route(request, { prefix: '', publicBase: new URL(request.url).origin, session })
+    }
+    const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+      const headers: Record<string, string> = {}
+      if (method !== 'GET' && method !== 'DELETE') headers['content-type'] = 'application/json'
+      const raw = await send(
+        new URL(`http://localhost/_sandbox${path}`),
+        { method, headers, body: method === 'GET' || method === 'DELETE' ? null : Buffer.from(JSON.stringify(body ?? {})) },
+        { prefix: '', publicBase: 'http://localhost', session },
+        // The library's own control calls come from the test itself, whatever `clientIp` requests use.
+        '127.0.0.1',
+      )
+      const text = raw.body instanceof Uint8Array ? Buffer.from(raw.body.buffer, raw.body.byteOffset, raw.body.byteLength).toString('utf8') : ''
+      let data: unknown
+      try {
+        data = JSON.parse(text)
+      } catch {
+        throw new SandboxError(raw.status, 'ERROR', `the control API answered ${raw.status} with no JSON`)
+      }
+      if (raw.status !== 200) {
+        const e = data as { error?: string; message?: string }
+        throw new SandboxError(raw.status, e.error ?? 'ERROR', e.message ?? `the control API answered ${raw.status}`)
+      }
+      return data as T
+    }
+    const q = (params: Record<string, string | number | undefined>): string => {
+      const s = new URLSearchParams()
+      for (const [k, v] of Object.entries(params)) if (v !== undefined) s.set(k, String(v))
+      const text = s.toString()
+      return text ? `?${text}` : ''
+    }
+    const seg = encodeURIComponent
+    return {
+      name: session ?? 'default',
+      fetch: fetchIn,
+      otp: (msisdn, o = {}) => call('GET', `/otp${q({ msisdn, wait: o.wait })}`),
+      sms: (msisdn) => call('GET', `/sms${q({ msisdn })}`),
+      mo: (input) => call('POST', '/mo', input),
+      subscriptions: (f = {}) =>
+        call('GET', `/subscriptions${q({ msisdn: f.msisdn, merchant: f.merchant, service: f.service, status: f.status, limit: f.limit })}`),
+      subscription: (id) => call('GET', `/subscriptions/${seg(id)}`),
+      cancel: (id) => call('POST', `/subscriptions/${seg(id)}/cancel`),
+      now: () => call('GET', '/clock'),
+      advance: (by) => call('POST', '/clock/advance', { by }),
+      setTime: (to) => call('POST', '/clock/set', { to }),
+      rules: {
+        add: (rule) => call('POST', '/rules', rule),
+        remove: (id) => call('DELETE', `/rules/${seg(id)}`),
+        list: () => call('GET', '/rules'),
+      },
+      requests: (o = {}) => call('GET', `/requests${q({ limit: o.limit, since: o.since })}`),
+      reset: () => call('POST', '/reset'),
+    }
+  }
+
+  const sandbox: Sandbox & RoutedSandbox = {
+    ...bind(undefined),
+    session: (name) => bind(name),
+    close: async () => {
+      closed = true
+    },
+    [ROUTE]: route,
+  }
+  return sandbox
+}
+
+/** Request headers as the Node pipeline reads them: lower-case names, repeated ones joined. */
+function headerRecord(init: HeadersInit | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  if (!init) return out
+  const add = (name: string, value: string) => {
+    const k = name.toLowerCase()
+    out[k] = out[k] === undefined ? String(value) : `${out[k]}, ${value}`
+  }
+  if (init instanceof Headers) init.forEach((v, k) => add(k, v))
+  else if (Array.isArray(init)) for (const [k, v] of init) add(k!, v!)
+  else for (const k in init) add(k, (init as Record<string, string>)[k]!)
+  return out
+}
