@@ -1,13 +1,14 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: { cli: 'src/cli/index.ts', index: 'src/index.ts' },
+  entry: { cli: 'src/cli/index.ts', index: 'src/index.ts', msw: 'src/msw.ts' },
   format: ['esm'],
   target: 'node20',
   platform: 'node',
   splitting: true,
   clean: true,
   sourcemap: false,
+  // Type declarations come from tsc (tsconfig.build.json: faster than a bundled .d.ts).
   dts: false,
   // Dependencies stay in node_modules, loaded per subcommand.
   skipNodeModulesBundle: true,

@@ -1,0 +1,38 @@
+/**
+ * `dcb-sandbox/msw`: msw request handlers that answer every request under a base URL through an
+ * in-process sandbox (the same pipeline as `sandbox.fetch`). msw (>= 2) is a peer dependency that
+ * only this entry loads.
+ */
+import { http, type HttpHandler } from 'msw'
+import { ROUTE, type RoutedSandbox, type Sandbox } from './library/sandbox.js'
+
+export interface SandboxHandlersOptions {
+  /** Where the merchant code sends its requests, e.g. `https://api.carrier.test` or `https://gw.test/dcb/v1` (a path prefix is stripped). */
+  baseUrl: string
+  /** Answer from this session (as the header `X-DCB-Session`; a request's own header wins). */
+  session?: string
+}
+
+/** Handlers for msw's `setupServer(...)`: every method and path under `baseUrl`; anything else is left to other handlers. */
+export function sandboxHandlers(sandbox: Sandbox, opts: SandboxHandlersOptions): HttpHandler[] {
+  const routed = sandbox as Sandbox & Partial<RoutedSandbox>
+  const route = routed[ROUTE]
+  if (typeof route !== 'function') throw new TypeError('sandboxHandlers: pass the sandbox made by createSandbox()')
+  let base: URL
+  try {
+    base = new URL(opts.baseUrl)
+  } catch {
+    throw new TypeError(`sandboxHandlers: baseUrl "${opts.baseUrl}" is not an absolute URL`)
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new TypeError(`sandboxHandlers: baseUrl "${opts.baseUrl}" must be http(s)`)
+  const prefix = base.pathname.replace(/\/+$/, '')
+  const publicBase = base.origin + prefix
+  // A RegExp is matched against the whole URL by every msw 2.x: the base, then the end or a separator.
+  const under = new RegExp(`^${escapeRegExp(publicBase)}(?:[/?#]|$)`)
+  const info = { prefix, publicBase, session: opts.session }
+  return [http.all(under, ({ request }) => route.call(routed, request, info))]
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
+}
