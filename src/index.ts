@@ -20,21 +20,3 @@ export { FileStore } from './store/file.js'
 export { scenarioList, scenarioTable, describeRule } from './core/scenarios.js'
 export { createSandbox } from './library/sandbox.js'
 export type { Sandbox, SandboxSession, SandboxOptions } from './library/sandbox.js'
-export { SandboxError } from './library/errors.js'
-export type {
-  ClockMoveResult,
-  ClockView,
-  Inbox,
-  JournalEntry,
-  MoInput,
-  MoResult,
-  OtpMessage,
-  RequestLog,
-  ResetResult,
-  RuleList,
-  RuntimeRule,
-  SessionInfo,
-  SmsMessage,
-  Subscription,
-  SubscriptionFilter,
-} from './library/types.js'

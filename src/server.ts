@@ -11,6 +11,8 @@ import { parseTimestamp } from './core/time.js'
 import { loadWorld } from './world/load.js'
 import type { World } from './core/world-schema.js'
 import { createSandboxApp, type SandboxApp } from './http/app.js'
+import { RequestJournal } from './http/journal.js'
+import { SessionRegistry } from './sessions.js'
 import { FileStore } from './store/file.js'
 import { MemoryStore } from './store/memory.js'
 import type { Store } from './store/types.js'
@@ -33,6 +35,8 @@ export interface ServeOptions {
   clock?: string
   clockRunning?: boolean
   journalSize?: number
+  /** The most sessions (X-DCB-Session) beside the default one; a new one past it is 429 SESSION_LIMIT. */
+  maxSessions?: number
   smsPerMsisdn?: number
   chargesPerSubscription?: number
   maxSms?: number
@@ -74,16 +78,24 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
   const store: Store = opts.inMemory ? new MemoryStore() : new FileStore(opts.data ?? DEFAULT_DATA_FILE, { compactBytes: opts.compactBytes })
   const state = new State()
   await store.open(state)
-  const engine = new Engine({
-    world,
-    state,
-    persist: (changes) => store.append(changes),
+  const engineOptions = {
     clockStart,
     smsPerMsisdn: opts.smsPerMsisdn,
     chargesPerSubscription: opts.chargesPerSubscription,
     maxSms: opts.maxSms,
     maxVerifications: opts.maxVerifications,
     realNow: opts.realNow,
+  }
+  const engine = new Engine({ world, state, persist: (changes) => store.append(changes), ...engineOptions })
+  const sessions = new SessionRegistry({
+    defaultEngine: engine,
+    defaultJournal: new RequestJournal(opts.journalSize ?? 1000),
+    defaultStore: store,
+    engineOptions: { world: engine.world, ...engineOptions },
+    folder: store instanceof FileStore ? SessionRegistry.folderFor(store.path) : undefined,
+    journalSize: opts.journalSize,
+    maxSessions: opts.maxSessions,
+    compactBytes: opts.compactBytes,
   })
   const host = opts.host ?? DEFAULT_HOST
   const port = opts.port ?? DEFAULT_PORT
@@ -95,14 +107,16 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
     adminToken: opts.adminToken,
     failurePayload: opts.failurePayload,
     journalSize: opts.journalSize,
+    sessions,
     storeInfo: () => store.info(),
     baseUrl: () => url,
     onError: opts.onError,
   })
   const server = createServer({ keepAliveTimeout: 5000 }, app.listener)
   try {
-    // Events that fell due while the server was down run now, in order, once.
+    // Events that fell due while the server was down run now, in order, once (in every session).
     await engine.catchUp()
+    await sessions.openStored()
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
       server.listen({ port, host, exclusive: true }, () => {
@@ -111,6 +125,7 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
       })
     })
   } catch (e) {
+    await sessions.close().catch(() => {})
     await store.close().catch(() => {})
     const code = (e as NodeJS.ErrnoException).code
     if (code === 'EADDRINUSE') throw new ServeError(`port ${port} on ${host} is already in use; stop what runs there or pick another --port`)
@@ -128,6 +143,7 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
     ticking = true
     engine
       .catchUp()
+      .then(() => sessions.catchUp())
       .catch((err) => (opts.onError ?? console.error)(err))
       .finally(() => (ticking = false))
   }, opts.tickMs ?? 1000)
@@ -143,6 +159,7 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
         // Requests in flight get a moment to finish; then the rest is cut.
         setTimeout(() => server.closeAllConnections(), 3000).unref()
       })
+      await sessions.close()
       await store.close()
     })())
 

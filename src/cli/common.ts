@@ -14,6 +14,7 @@ export interface ClientCliOptions {
   adminToken?: string
   json?: boolean
   timeout?: number
+  session?: string
 }
 
 /** Options first, then DCB_BASE_URL / DCB_API_KEY, then the local sandbox and the demo key. */
@@ -26,9 +27,14 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
   } catch {
     throw new CliError(`--base-url "${baseUrl}" is not an http(s) URL`, EXIT.USAGE)
   }
+  const session = opts.session ?? (process.env.DCB_SESSION || undefined)
+  // The server's rule for names (SANDBOX.md section 6), checked here to fail before any call.
+  if (session !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(session))
+    throw new CliError(`--session "${session}" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -`, EXIT.USAGE)
   return new DcbClient({
     baseUrl,
     apiKey,
+    session,
     adminToken: opts.adminToken ?? process.env.DCB_ADMIN_TOKEN,
     timeoutMs: opts.timeout ? opts.timeout * 1000 : undefined,
   })

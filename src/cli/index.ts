@@ -41,6 +41,7 @@ program
       .default('auto'),
   )
   .option('--journal-size <n>', 'how many requests the request journal keeps', int('--journal-size', 1, 1_000_000), 1000)
+  .option('--max-sessions <n>', 'the most sessions (X-DCB-Session) beside the default one; more is 429 SESSION_LIMIT', int('--max-sessions', 0, 1_000_000))
   .option('--sms-per-msisdn <n>', 'how many SMS messages each handset keeps', int('--sms-per-msisdn', 1, 100_000), 50)
   .option('--max-sms <n>', 'how many SMS messages the sandbox keeps in all', int('--max-sms', 1, 100_000_000), 50_000)
   .option('--max-verifications <n>', 'how many verification requests the sandbox keeps', int('--max-verifications', 1, 100_000_000), 50_000)
@@ -68,6 +69,7 @@ function clientCommand(name: string, description: string): Command {
     .option('--api-key <key>', `merchant API key (env DCB_API_KEY, default ${DEMO_API_KEY})`)
     .option('--admin-token <token>', 'control API token for a non-loopback server (env DCB_ADMIN_TOKEN)')
     .option('--timeout <seconds>', 'give up after this many seconds', int('--timeout', 1, 3600))
+    .option('--session <name>', 'work in this sandbox session (header X-DCB-Session; env DCB_SESSION)')
     .option('--json', 'print the raw JSON answer')
 }
 const client = () => import('./client.js')

@@ -17,6 +17,7 @@ interface ServeCliOptions {
   clockRunning?: boolean
   failurePayload: 'auto' | 'null' | 'absent'
   journalSize: number
+  maxSessions?: number
   smsPerMsisdn: number
   maxSms: number
   maxVerifications: number
@@ -38,6 +39,7 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
       clockRunning: opts.clockRunning,
       failurePayload: opts.failurePayload,
       journalSize: opts.journalSize,
+      maxSessions: opts.maxSessions,
       smsPerMsisdn: opts.smsPerMsisdn,
       maxSms: opts.maxSms,
       maxVerifications: opts.maxVerifications,

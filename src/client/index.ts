@@ -64,6 +64,8 @@ export interface ClientOptions {
   apiKey: string
   adminToken?: string
   timeoutMs?: number
+  /** The sandbox session every call works in (header X-DCB-Session). */
+  session?: string
 }
 
 export interface RawResponse {
@@ -113,14 +115,17 @@ function isEnvelope(v: unknown): v is Envelope {
 
 export class DcbClient implements ControlOperations {
   readonly baseUrl: string
+  /** `X-DCB-Session` on every call, when a session is given. */
+  private readonly sessionHeader: Record<string, string>
   constructor(readonly opts: ClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '')
+    this.sessionHeader = opts.session ? { 'x-dcb-session': opts.session } : {}
   }
 
   private async call<P>(path: string, body: Record<string, unknown>): Promise<ApiResult<P>> {
     const res = await httpRequest(this.baseUrl + path, {
       method: 'POST',
-      headers: { 'api-key': this.opts.apiKey, 'content-type': 'application/json', accept: 'application/json' },
+      headers: { 'api-key': this.opts.apiKey, 'content-type': 'application/json', accept: 'application/json', ...this.sessionHeader },
       body: JSON.stringify(body),
       timeoutMs: this.opts.timeoutMs,
     })
@@ -147,7 +152,7 @@ export class DcbClient implements ControlOperations {
 
   /** A control API call under /_sandbox. */
   async control<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, timeoutMs?: number): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' }
+    const headers: Record<string, string> = { accept: 'application/json', ...this.sessionHeader }
     if (body !== undefined) headers['content-type'] = 'application/json'
     if (this.opts.adminToken) headers.authorization = `Bearer ${this.opts.adminToken}`
     const res = await httpRequest(`${this.baseUrl}/_sandbox${path}`, {
@@ -224,7 +229,7 @@ export class DcbClient implements ControlOperations {
     const url = /^https?:\/\//.test(urlOrId) ? urlOrId : `${this.baseUrl}/consent/${encodeURIComponent(urlOrId)}`
     const res = await httpRequest(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...this.sessionHeader },
       body: `action=${action}`,
       timeoutMs: this.opts.timeoutMs,
     })

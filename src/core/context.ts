@@ -13,7 +13,8 @@ import { State, Tx, type Change } from './state.js'
 import { WorldIndex, type World } from './world.js'
 
 export interface EngineOptions {
-  world: World
+  /** The world, or the index of one already made (sessions share their world's). */
+  world: World | WorldIndex
   state?: State
   /** Persists a transaction's changes; resolves when they are durable. */
   persist?: (changes: Change[]) => Promise<void>
@@ -80,7 +81,7 @@ export class EngineContext {
       maxVerifications: Math.max(1, opts.maxVerifications ?? 50_000),
     }
     this.clockStart = opts.clockStart
-    this.world = new WorldIndex(opts.world)
+    this.world = opts.world instanceof WorldIndex ? opts.world : new WorldIndex(opts.world)
     this.ruleset = new RuleSet(this.state, this.world.world.rules)
     this.queue = new EventQueue(this.state)
   }

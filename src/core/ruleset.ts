@@ -9,6 +9,9 @@ import type { RuntimeRuleRecord, State, Tx } from './state.js'
 
 const NO_RULES: readonly CompiledRule[] = Object.freeze([])
 
+/** A world's rules compiled once, whatever the number of engines (sessions) over it. */
+const compiledWorlds = new WeakMap<Rule[], CompiledRule[]>()
+
 export class RuleSet {
   private readonly fixture: CompiledRule[]
   private runtime: CompiledRule[] = []
@@ -23,7 +26,9 @@ export class RuleSet {
     private readonly state: State,
     worldRules: Rule[],
   ) {
-    this.fixture = worldRules.map((r) => compileRule(r))
+    let compiled = compiledWorlds.get(worldRules)
+    if (!compiled) compiledWorlds.set(worldRules, (compiled = worldRules.map((r) => compileRule(r))))
+    this.fixture = compiled
     this.reload()
   }
 

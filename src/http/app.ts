@@ -8,12 +8,14 @@ import type { ControlOperations } from '../contract/operations.js'
 import { createControlOperations } from '../control/operations.js'
 import type { Engine } from '../core/engine.js'
 import { fail, type FailurePayloadMode } from '../core/outcomes.js'
-import { createControlHandler } from './control.js'
+import { checkControlAccess, createControlHandler } from './control.js'
 import { RequestJournal } from './journal.js'
-import { createMerchantHandler, MERCHANT_PATHS } from './merchant.js'
+import { createMerchantHandler, MERCHANT_PATHS, type Operation } from './merchant.js'
 import { openApiDocument } from './openapi.js'
 import { consentPage, frontPage, returnPage } from './pages.js'
-import { safeDecode, sendEnvelope } from './respond.js'
+import { safeDecode, sendEnvelope, sendJson } from './respond.js'
+import { SessionError, SessionRegistry, type Session } from '../sessions.js'
+import { sessionRoutes } from './sessions.js'
 
 export interface SandboxAppOptions {
   engine: Engine
@@ -26,31 +28,87 @@ export interface SandboxAppOptions {
   baseUrl?: () => string
   /** Where unexpected errors are reported (never on the wire). */
   onError?: (err: unknown) => void
+  /**
+   * The sessions (header X-DCB-Session); their default session is `engine`'s. Without it, sessions
+   * are kept in memory over the same world.
+   */
+  sessions?: SessionRegistry
+}
+
+interface SessionHandlers {
+  merchant: ReturnType<typeof createMerchantHandler>
+  control: ReturnType<typeof createControlHandler>
+  operations: ControlOperations
 }
 
 export interface SandboxApp {
   app: App
+  /** The default session's request journal. */
   journal: RequestJournal
+  sessions: SessionRegistry
+  /** The control operations of a session (made on its first use). */
+  operationsOf(session: Session): ControlOperations
   /** The control operations of this app's engine and journal (what /_sandbox calls). */
   operations: ControlOperations
   listener: (req: IncomingMessage, res: ServerResponse) => void
 }
 
 export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
-  const journal = new RequestJournal(opts.journalSize ?? 1000)
+  const sessions =
+    opts.sessions ??
+    new SessionRegistry({
+      defaultEngine: opts.engine,
+      defaultJournal: new RequestJournal(opts.journalSize ?? 1000),
+      engineOptions: { world: opts.engine.world },
+      journalSize: opts.journalSize,
+    })
+  const journal = sessions.default.journal
   const onError = opts.onError ?? ((err: unknown) => console.error('dcb: unexpected error:', err))
   const failurePayload = opts.failurePayload ?? 'auto'
   const trustProxy = opts.trustProxy ?? false
-  const merchant = createMerchantHandler({
-    engine: opts.engine,
-    journal,
-    trustProxy,
-    failurePayload,
-    baseUrl: opts.baseUrl ?? (() => DEFAULT_BASE_URL),
-    onError,
-  })
-  const operations = createControlOperations({ engine: opts.engine, journal, version: opts.version, storeInfo: opts.storeInfo })
-  const control = createControlHandler({ engine: opts.engine, journal, operations, trustProxy, adminToken: opts.adminToken, onError })
+  const baseUrl = opts.baseUrl ?? (() => DEFAULT_BASE_URL)
+  const handlersOf = (session: Session): SessionHandlers => {
+    if (session.handlers) return session.handlers as SessionHandlers
+    const { engine, journal } = session
+    const operations = createControlOperations({ engine, journal, version: opts.version, storeInfo: opts.storeInfo })
+    const handlers: SessionHandlers = {
+      merchant: createMerchantHandler({ engine, journal, trustProxy, failurePayload, baseUrl, onError }),
+      control: createControlHandler({ engine, journal, operations, trustProxy, adminToken: opts.adminToken, onError }),
+      operations,
+    }
+    session.handlers = handlers
+    return handlers
+  }
+  const { merchant, control, operations } = handlersOf(sessions.default)
+  const sessionControl = sessionRoutes(sessions, (req) => checkControlAccess(req, { trustProxy, adminToken: opts.adminToken }))
+
+  /**
+   * The session a request names (X-DCB-Session), made on first use; or, when the name is bad or
+   * the cap is reached, the refusal written (an envelope on the merchant API, error JSON elsewhere).
+   */
+  const sessionOf = async (req: IncomingMessage, res: ServerResponse, envelopeErrors: boolean): Promise<Session | undefined> => {
+    const name = req.headers['x-dcb-session']
+    if (name === undefined) return sessions.default
+    try {
+      const got = sessions.get(Array.isArray(name) ? name.join(', ') : name)
+      return got instanceof Promise ? await got : got
+    } catch (e) {
+      if (!(e instanceof SessionError)) throw e
+      if (envelopeErrors) sendEnvelope(res, fail(e.code), failurePayload)
+      else sendJson(res, e.status, { error: e.code, message: e.message })
+      return undefined
+    }
+  }
+  /** A merchant call in a named session (the default session's calls skip this). */
+  const merchantIn = async (req: IncomingMessage, res: ServerResponse, op: Operation, path: string): Promise<void> => {
+    const session = await sessionOf(req, res, true)
+    if (session) await handlersOf(session).merchant(req, res, op, path)
+  }
+  /** A consent link carries no header (a browser follows it): its id finds the session. */
+  const consentSession = (id: string): Session => {
+    for (const s of sessions.all()) if (s.engine.consentView(id)) return s
+    return sessions.default
+  }
   let openapi: string | undefined
 
   /** After an unexpected error: the envelope if nothing was sent yet, else cut the response. */
@@ -64,12 +122,22 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     const { req, res } = event.node
     const { path, query } = splitUrl(req.url)
     const op = MERCHANT_PATHS[path]
-    if (op) return merchant(req, res, op, path)
+    if (op) return req.headers['x-dcb-session'] === undefined ? merchant(req, res, op, path) : merchantIn(req, res, op, path)
     if (path === '/_sandbox' || path.startsWith('/_sandbox/')) {
       if (path === '/_sandbox/return') return returnPage(res, new URLSearchParams(query))
-      return control(event, path)
+      if (await sessionControl(req, res, path)) return
+      if (req.headers['x-dcb-session'] === undefined) return control(event, path)
+      const session = await sessionOf(req, res, false)
+      if (session) return handlersOf(session).control(event, path)
+      return
     }
-    if (path.startsWith('/consent/')) return consentPage(opts.engine, req, res, safeDecode(path.slice('/consent/'.length)))
+    if (path.startsWith('/consent/')) {
+      const id = safeDecode(path.slice('/consent/'.length))
+      if (req.headers['x-dcb-session'] === undefined) return consentPage(consentSession(id).engine, req, res, id)
+      const session = await sessionOf(req, res, false)
+      if (session) return consentPage(session.engine, req, res, id)
+      return
+    }
     if (path === '/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
       openapi ??= JSON.stringify(openApiDocument(opts.version))
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openapi) })
@@ -92,9 +160,10 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     const { path } = splitUrl(req.url)
     const op = MERCHANT_PATHS[path]
     if (!op) return void h3listener(req, res)
-    merchant(req, res, op, path).catch((err) => crashed(res, err))
+    const done = req.headers['x-dcb-session'] === undefined ? merchant(req, res, op, path) : merchantIn(req, res, op, path)
+    done.catch((err) => crashed(res, err))
   }
-  return { app, journal, operations, listener }
+  return { app, journal, operations, sessions, operationsOf: (s) => handlersOf(s).operations, listener }
 }
 
 function splitUrl(url = '/'): { path: string; query: string } {

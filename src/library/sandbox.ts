@@ -7,27 +7,16 @@ import { Engine } from '../core/engine.js'
 import type { FailurePayloadMode } from '../core/outcomes.js'
 import { State } from '../core/state.js'
 import { parseTimestamp } from '../core/time.js'
-import { loadWorld } from '../fixtures/load.js'
-import type { World } from '../fixtures/schema.js'
+import { loadWorld } from '../world/load.js'
+import type { World } from '../core/world-schema.js'
 import { createSandboxApp } from '../http/app.js'
 import { rawRequest, runListener, toResponse, type RawRequest, type RawResponse } from '../http/inprocess.js'
 import { normalizeIp } from '../http/ip.js'
+import { RequestJournal } from '../http/journal.js'
+import { isSessionName, SessionRegistry } from '../sessions.js'
 import { version } from '../version.js'
-import { SandboxError } from './errors.js'
-import type {
-  ClockMoveResult,
-  ClockView,
-  Inbox,
-  MoInput,
-  MoResult,
-  OtpMessage,
-  RequestLog,
-  ResetResult,
-  RuleList,
-  RuntimeRule,
-  Subscription,
-  SubscriptionFilter,
-} from './types.js'
+import { SandboxError } from '../core/errors.js'
+import type { ControlOperations } from '../contract/operations.js'
 
 export interface SandboxOptions {
   /** A world object (validated like a fixture file) instead of the default world. */
@@ -42,6 +31,8 @@ export interface SandboxOptions {
   failurePayload?: FailurePayloadMode
   /** How many merchant calls the request journal keeps (default 1000). */
   journalSize?: number
+  /** The most sessions beside the default one (`session(name)`); past it a new one is 429 SESSION_LIMIT. */
+  maxSessions?: number
 }
 
 /** How `fetch` reaches the sandbox: a path prefix to strip and where the sandbox is reached from. */
@@ -50,37 +41,12 @@ export interface RouteOptions {
   baseUrl?: string
 }
 
-/** The control operations and `fetch`, bound to one session (or the default one). */
-export interface SandboxSession {
+/** The control operations (the control API's calls, typed) and `fetch`, bound to one session (or the default one). */
+export interface SandboxSession extends ControlOperations {
   /** The session's name (`default` for the default session). */
   readonly name: string
   /** The whole HTTP surface (merchant API, `/_sandbox`, consent pages, console), as `dcb serve` answers it. */
   fetch(input: Request | string | URL, init?: RequestInit): Promise<Response>
-  /** The latest OTP sent to `msisdn`; `wait` seconds to wait for one (control API `GET /_sandbox/otp`). */
-  otp(msisdn: string, opts?: { wait?: number }): Promise<OtpMessage>
-  /** The handset's inbox and outbox, newest first. */
-  sms(msisdn: string): Promise<Inbox>
-  /** A mobile-originated SMS (PSMS keyword, STOP). */
-  mo(input: MoInput): Promise<MoResult>
-  subscriptions(filter?: SubscriptionFilter): Promise<{ subscriptions: Subscription[] }>
-  subscription(id: string): Promise<Subscription>
-  /** Carrier-side cancellation. */
-  cancel(id: string): Promise<Subscription>
-  /** The sandbox clock. */
-  now(): Promise<ClockView>
-  /** Moves the clock forward (`P1M`, `36h`) and runs every event that falls due. */
-  advance(by: string): Promise<ClockMoveResult>
-  /** Sets the clock (forward only) and runs every event that falls due. */
-  setTime(to: string): Promise<ClockMoveResult>
-  readonly rules: {
-    add(rule: Record<string, unknown>): Promise<RuntimeRule>
-    remove(id: string): Promise<{ deleted: number }>
-    list(): Promise<RuleList>
-  }
-  /** The request journal, newest first. */
-  requests(opts?: { limit?: number; since?: number }): Promise<RequestLog>
-  /** Back to the loaded world: no subscriptions, messages, runtime rules; the clock as at the start. */
-  reset(): Promise<ResetResult>
 }
 
 export interface Sandbox extends SandboxSession {
@@ -117,15 +83,23 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   let clockStart: { at: number; frozen: boolean } | undefined
   if (opts.clock !== undefined) {
     const at = parseTimestamp(opts.clock)
-    if (Number.isNaN(at)) throw new SandboxError(400, 'BAD_TIME', `clock "${opts.clock}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
+    if (Number.isNaN(at)) throw new SandboxError('BAD_TIME', `clock "${opts.clock}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
     clockStart = { at, frozen: true }
   }
   const clientIp = normalizeIp(opts.clientIp ?? '127.0.0.1')
-  if (!clientIp) throw new SandboxError(400, 'BAD_REQUEST', `clientIp "${opts.clientIp}" is not an IPv4 or IPv6 address`)
+  if (!clientIp) throw new SandboxError('BAD_REQUEST', `clientIp "${opts.clientIp}" is not an IPv4 or IPv6 address`)
   const world = worldOf(opts)
   const engine = new Engine({ world, state: new State(), clockStart })
+  const sessions = new SessionRegistry({
+    defaultEngine: engine,
+    defaultJournal: new RequestJournal(opts.journalSize ?? 1000),
+    engineOptions: { world: engine.world, clockStart },
+    journalSize: opts.journalSize,
+    maxSessions: opts.maxSessions,
+  })
   const app = createSandboxApp({
     engine,
+    sessions,
     version: version(),
     failurePayload: opts.failurePayload,
     journalSize: opts.journalSize,
@@ -137,7 +111,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
 
   /** One request through the server's listener; `url` is as the client addressed it. */
   const send = (url: URL, request: RawRequest, r: Route, from = clientIp): Promise<RawResponse> => {
-    if (closed) return Promise.reject(new SandboxError(410, 'SANDBOX_CLOSED', 'this sandbox was closed'))
+    if (closed) return Promise.reject(new SandboxError('SANDBOX_CLOSED', 'this sandbox was closed'))
     let path = url.pathname
     if (r.prefix) path = path === r.prefix ? '/' : path.slice(r.prefix.length)
     const headers = request.headers
@@ -177,11 +151,11 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
       try {
         data = JSON.parse(text)
       } catch {
-        throw new SandboxError(raw.status, 'ERROR', `the control API answered ${raw.status} with no JSON`)
+        throw new SandboxError('ERROR', `the control API answered ${raw.status} with no JSON`, raw.status)
       }
       if (raw.status !== 200) {
         const e = data as { error?: string; message?: string }
-        throw new SandboxError(raw.status, e.error ?? 'ERROR', e.message ?? `the control API answered ${raw.status}`)
+        throw new SandboxError(e.error ?? 'ERROR', e.message ?? `the control API answered ${raw.status}`, raw.status)
       }
       return data as T
     }
@@ -209,7 +183,10 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
         add: (rule) => call('POST', '/rules', rule),
         remove: (id) => call('DELETE', `/rules/${seg(id)}`),
         list: () => call('GET', '/rules'),
+        clear: () => call('DELETE', '/rules'),
       },
+      health: () => call('GET', '/health'),
+      scenarios: () => call('GET', '/scenarios'),
       requests: (o = {}) => call('GET', `/requests${q({ limit: o.limit, since: o.since })}`),
       reset: () => call('POST', '/reset'),
     }
@@ -217,7 +194,10 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
 
   const sandbox: Sandbox & RoutedSandbox = {
     ...bind(undefined),
-    session: (name) => bind(name),
+    session: (name) => {
+      if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `"${name}" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -`)
+      return bind(name)
+    },
     close: async () => {
       closed = true
     },

@@ -88,6 +88,23 @@ describe('dcb-sandbox/msw: sandboxHandlers', () => {
     expect(await (await fetch(`${otherUrl}/subscriptions/init`, { method: 'POST' })).text()).toBe('not the sandbox')
   })
 
+  it('answers from the session given (a request may name another with its own header)', async () => {
+    server.use(...sandboxHandlers(sandbox, { baseUrl: 'https://scoped.test', session: 'w1' }))
+    try {
+      await fetch('https://scoped.test/subscriptions/init', {
+        method: 'POST',
+        headers: H,
+        body: JSON.stringify({ msisdn: '60123456011', service_code: 'STREAMPLUS', country_code: 'my' }),
+      })
+      expect((await sandbox.session('w1').otp('60123456011')).otp).toMatch(/^\d{4}$/)
+      await expect(sandbox.otp('60123456011')).rejects.toMatchObject({ code: 'NO_OTP' })
+      const other = await fetch('https://scoped.test/_sandbox/clock', { headers: { 'x-dcb-session': 'w2' } })
+      expect(other.status).toBe(200)
+    } finally {
+      server.resetHandlers(...sandboxHandlers(sandbox, { baseUrl: BASE }))
+    }
+  })
+
   it('refuses a base URL that is not an absolute http(s) URL', () => {
     expect(() => sandboxHandlers(sandbox, { baseUrl: '/api' })).toThrow(/not an absolute URL/)
     expect(() => sandboxHandlers(sandbox, { baseUrl: 'ftp://x.test' })).toThrow(/http\(s\)/)

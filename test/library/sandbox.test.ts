@@ -117,6 +117,25 @@ describe('createSandbox: the engine in-process, no socket', () => {
     expect(Buffer.from(bytes).toString()).toContain('NOT_FOUND')
   })
 
+  it('session(name) gives the same functions bound to an isolated session; a bad name throws', async () => {
+    const sandbox = await createSandbox({ clock: '2026-01-31T00:00:00', maxSessions: 1 })
+    const a = sandbox.session('worker-1')
+    expect(a.name).toBe('worker-1')
+    await init(a, '60123456011')
+    const { otp, verif_request_id } = await a.otp('60123456011')
+    await expect(sandbox.otp('60123456011')).rejects.toMatchObject({ code: 'NO_OTP' })
+    await a.fetch('http://localhost/subscriptions/verify', { method: 'POST', headers: H, body: JSON.stringify({ verif_request_id, otp }) })
+    expect((await a.subscriptions()).subscriptions).toHaveLength(1)
+    expect((await sandbox.subscriptions()).subscriptions).toHaveLength(0)
+    await a.advance('P1D')
+    expect((await a.now()).now).toBe('2026-02-01T00:00:00.000000')
+    expect((await sandbox.now()).now).toBe('2026-01-31T00:00:00.000000')
+    await a.reset()
+    expect((await a.subscriptions()).subscriptions).toHaveLength(0)
+    expect(() => sandbox.session('a b')).toThrow(SandboxError)
+    await expect(sandbox.session('worker-2').now()).rejects.toMatchObject({ code: 'SESSION_LIMIT', status: 429 })
+  })
+
   it('is closed by close(): later calls throw SANDBOX_CLOSED', async () => {
     const sandbox = await createSandbox()
     await sandbox.close()

@@ -1,0 +1,43 @@
+/**
+ * The session calls of the control API: `GET /_sandbox/sessions` (every session with its counts,
+ * the default one first) and `DELETE /_sandbox/sessions/NAME`. They act on the server, not on one
+ * session, so they answer the same whatever X-DCB-Session says.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { SandboxError } from '../core/errors.js'
+import { formatTimestamp } from '../core/time.js'
+import { SessionError, type SessionRegistry } from '../sessions.js'
+import { safeDecode, sendJson } from './respond.js'
+
+/** Answers whether it served the request (`false`: not a session call). */
+export function sessionRoutes(sessions: SessionRegistry, checkAccess: (req: IncomingMessage) => void) {
+  return async function serve(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+    if (path !== '/_sandbox/sessions' && !path.startsWith('/_sandbox/sessions/')) return false
+    try {
+      checkAccess(req)
+      const name = path === '/_sandbox/sessions' ? undefined : safeDecode(path.slice('/_sandbox/sessions/'.length))
+      if (name === undefined) {
+        if (req.method !== 'GET' && req.method !== 'HEAD') throw new SandboxError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use GET`)
+        sendJson(res, 200, {
+          sessions: sessions.all().map((s) => ({
+            name: s.name,
+            subscriptions: s.engine.state.subs.size,
+            messages: s.engine.state.sms.size,
+            requests: s.journal.size,
+            now: formatTimestamp(s.engine.now()),
+          })),
+        })
+        return true
+      }
+      if (req.method !== 'DELETE') throw new SandboxError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use DELETE`)
+      if (name === sessions.default.name) throw new SandboxError('BAD_REQUEST', 'the default session cannot be deleted; reset it with POST /_sandbox/reset')
+      if (!(await sessions.drop(name))) throw new SandboxError('SESSION_NOT_FOUND', `no session ${name}`)
+      sendJson(res, 200, { deleted: name })
+    } catch (e) {
+      if (e instanceof SessionError) sendJson(res, e.status, { error: e.code, message: e.message })
+      else if (e instanceof SandboxError) sendJson(res, e.status, { error: e.code, message: e.message })
+      else throw e
+    }
+    return true
+  }
+}

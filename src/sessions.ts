@@ -1,0 +1,174 @@
+/**
+ * Sessions (SANDBOX.md section 6): named, isolated sandboxes on one server. Each session has its
+ * own engine, state, store and request journal; all share the loaded world (its index and compiled
+ * rules). The default session is the server's own engine and data file, untouched by this module;
+ * the others are made on first use and stored beside it, one data file each, so they survive
+ * restarts and crashes exactly as the default one does.
+ */
+import { mkdirSync, readdirSync, rmSync } from 'node:fs'
+import { basename, join } from 'node:path'
+import type { Engine, EngineOptions } from './core/engine.js'
+import { Engine as EngineClass } from './core/engine.js'
+import { State } from './core/state.js'
+import { RequestJournal } from './http/journal.js'
+import { FileStore } from './store/file.js'
+import { MemoryStore } from './store/memory.js'
+import type { Store } from './store/types.js'
+
+export const DEFAULT_SESSION = 'default'
+const NAME = /^[A-Za-z0-9._-]{1,64}$/
+
+export function isSessionName(name: string): boolean {
+  return NAME.test(name)
+}
+
+/** A session refused: a bad name (400) or the cap reached (429). */
+export class SessionError extends Error {
+  constructor(
+    readonly status: 400 | 429,
+    readonly code: 'BAD_REQUEST' | 'SESSION_LIMIT',
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export interface Session {
+  name: string
+  engine: Engine
+  journal: RequestJournal
+  store: Store
+  /** Handlers made for this session on its first request (by the HTTP layer). */
+  handlers?: unknown
+}
+
+export interface SessionRegistryOptions {
+  /** The default session's engine and journal (the server's own). */
+  defaultEngine: Engine
+  defaultJournal: RequestJournal
+  defaultStore?: Store
+  /** How a session's engine is made (world and limits as the default one; not state or persist). */
+  engineOptions: Omit<EngineOptions, 'state' | 'persist'>
+  /** Where sessions are stored: a folder of data files, or nothing for memory. */
+  folder?: string
+  journalSize?: number
+  /** The most sessions beside the default one (default: no cap). */
+  maxSessions?: number
+  compactBytes?: number
+}
+
+export class SessionRegistry {
+  readonly default: Session
+  private readonly sessions = new Map<string, Session>()
+  private readonly opening = new Map<string, Promise<Session>>()
+  private readonly opts: SessionRegistryOptions
+
+  constructor(opts: SessionRegistryOptions) {
+    this.opts = opts
+    this.default = { name: DEFAULT_SESSION, engine: opts.defaultEngine, journal: opts.defaultJournal, store: opts.defaultStore ?? new MemoryStore() }
+  }
+
+  /** Folder of the session data files beside a data file: `sandbox.json` -> `sandbox.json.sessions/`. */
+  static folderFor(dataFile: string): string {
+    return `${dataFile}.sessions`
+  }
+
+  get size(): number {
+    return this.sessions.size
+  }
+
+  /** Every session, the default one first. */
+  all(): Session[] {
+    return [this.default, ...this.sessions.values()]
+  }
+
+  /** The session `name` if it is open (no side effect). */
+  peek(name: string): Session | undefined {
+    return name === DEFAULT_SESSION ? this.default : this.sessions.get(name)
+  }
+
+  /** The session `name`, made on first use; a bad name or a full registry is a SessionError. */
+  get(name: string): Session | Promise<Session> {
+    const have = this.peek(name)
+    if (have) return have
+    if (!isSessionName(name)) throw new SessionError(400, 'BAD_REQUEST', `X-DCB-Session must be 1-64 characters of A-Z a-z 0-9 . _ -`)
+    const pending = this.opening.get(name)
+    if (pending) return pending
+    const max = this.opts.maxSessions
+    if (max !== undefined && this.sessions.size + this.opening.size >= max)
+      throw new SessionError(
+        429,
+        'SESSION_LIMIT',
+        `the server holds its limit of ${max} sessions (--max-sessions); delete one with DELETE /_sandbox/sessions/NAME`,
+      )
+    const p = this.open(name).finally(() => this.opening.delete(name))
+    this.opening.set(name, p)
+    return p
+  }
+
+  private async open(name: string): Promise<Session> {
+    const folder = this.opts.folder
+    let store: Store
+    if (folder) {
+      mkdirSync(folder, { recursive: true })
+      store = new FileStore(join(folder, `${name}.json`), { compactBytes: this.opts.compactBytes })
+    } else store = new MemoryStore()
+    const state = new State()
+    await store.open(state)
+    const engine = new EngineClass({ ...this.opts.engineOptions, state, persist: (changes) => store.append(changes) })
+    const session: Session = { name, engine, journal: new RequestJournal(this.opts.journalSize ?? 1000), store }
+    this.sessions.set(name, session)
+    // Events that fell due while it was stored run now, as for the default session at start.
+    await engine.catchUp()
+    return session
+  }
+
+  /** Opens every session stored in the folder (at start-up). */
+  async openStored(): Promise<void> {
+    const folder = this.opts.folder
+    if (!folder) return
+    let files: string[]
+    try {
+      files = readdirSync(folder)
+    } catch {
+      return
+    }
+    const names = new Set<string>()
+    for (const f of files) {
+      const m = /^(.+)\.json(?:\.journal\.\d+)?$/.exec(f)
+      if (m && isSessionName(m[1]!)) names.add(m[1]!)
+    }
+    for (const name of [...names].sort()) {
+      const s = await this.open(name)
+      void s
+    }
+  }
+
+  /** Drops a session: its state and its data files. Answers whether it existed. */
+  async drop(name: string): Promise<boolean> {
+    if (!isSessionName(name)) throw new SessionError(400, 'BAD_REQUEST', `"${name}" is not a session name`)
+    const pending = this.opening.get(name)
+    if (pending) await pending.catch(() => {})
+    const s = this.sessions.get(name)
+    if (!s) return false
+    this.sessions.delete(name)
+    await s.store.close()
+    if (s.store instanceof FileStore) {
+      const base = basename(s.store.path)
+      const dir = this.opts.folder!
+      for (const f of readdirSync(dir)) if (f === base || f.startsWith(`${base}.`)) rmSync(join(dir, f), { force: true })
+    }
+    return true
+  }
+
+  /** Runs what fell due in every session (the server's timer). */
+  async catchUp(): Promise<void> {
+    for (const s of this.sessions.values()) await s.engine.catchUp()
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.sessions.values()]
+    this.sessions.clear()
+    await Promise.all(all.map((s) => s.store.close()))
+  }
+}

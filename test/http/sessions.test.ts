@@ -1,0 +1,174 @@
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { startClient, tempDir, type Client } from '../helpers.js'
+import { dcb, serve } from '../cli/run.js'
+
+const H = { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }
+const S = (name: string) => ({ 'x-dcb-session': name })
+
+/** Init + OTP + verify in a session; answers the verify envelope. */
+async function subscribe(url: string, msisdn: string, session?: string): Promise<any> {
+  const h = session ? { ...H, ...S(session) } : H
+  const init = await (
+    await fetch(`${url}/subscriptions/init`, { method: 'POST', headers: h, body: JSON.stringify({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' }) })
+  ).json()
+  if (init.status !== 'SUCCESS') return init
+  const otp = await (await fetch(`${url}/_sandbox/otp?msisdn=${msisdn}`, { headers: session ? S(session) : {} })).json()
+  return (
+    await fetch(`${url}/subscriptions/verify`, {
+      method: 'POST',
+      headers: h,
+      body: JSON.stringify({ verif_request_id: init.payload.verif_request_id, otp: otp.otp }),
+    })
+  ).json()
+}
+
+describe('sessions (X-DCB-Session)', () => {
+  let c: Client
+  beforeEach(async () => {
+    c = await startClient({ clock: '2026-01-31T00:00:00', maxSessions: 3 })
+  })
+  afterEach(() => c.close())
+
+  it('isolate subscriptions, inboxes, clock, runtime rules and journal; the world is shared', async () => {
+    expect((await subscribe(c.url, '60123456011', 'a')).status).toBe('SUCCESS')
+    // The same MSISDN in another session and in the default one: no ALREADY_SUBSCRIBED.
+    expect((await subscribe(c.url, '60123456011', 'b')).status).toBe('SUCCESS')
+    expect((await c.control('/subscriptions?msisdn=60123456011')).body.subscriptions).toEqual([])
+    expect((await c.control('/otp?msisdn=60123456011')).status).toBe(404)
+    expect((await c.control('/subscriptions', undefined, { headers: S('a') })).body.subscriptions).toHaveLength(1)
+
+    const moved = await c.control('/clock/advance', { by: 'P1M' }, { headers: S('a') })
+    expect(moved.body.events.map((e: any) => e.type)).toEqual(['renewed'])
+    expect((await c.control('/clock', undefined, { headers: S('a') })).body.now).toBe('2026-02-28T00:00:00.000000')
+    expect((await c.control('/clock', undefined, { headers: S('b') })).body.now).toBe('2026-01-31T00:00:00.000000')
+    expect((await c.control('/clock')).body.now).toBe('2026-01-31T00:00:00.000000')
+
+    await c.control('/rules', { id: 'only-b', match: { msisdn: '60123456012' }, step: 'init', effect: { error: 'BARRED' } }, { headers: S('b') })
+    expect((await subscribe(c.url, '60123456012', 'b')).message).toBe('BARRED')
+    expect((await subscribe(c.url, '60123456012', 'a')).status).toBe('SUCCESS')
+    // Fixture rules (magic endings) hold in every session.
+    expect((await subscribe(c.url, '60123456106', 'a')).message).toBe('BLACKLISTED')
+
+    const paths = async (h: Record<string, string>) =>
+      (await c.control('/requests', undefined, { headers: h })).body.requests.filter((r: any) => r.merchant).map((r: any) => r.path)
+    expect(await paths({})).toEqual([])
+    expect(await paths(S('b'))).toEqual(['/subscriptions/init', '/subscriptions/verify', '/subscriptions/init'])
+  })
+
+  it('list with counts (default included) and drop sessions; reset resets only the session named', async () => {
+    await subscribe(c.url, '60123456011', 'a')
+    await subscribe(c.url, '60123456011')
+    const list = (await c.control('/sessions')).body
+    expect(list).toEqual({
+      sessions: [
+        { name: 'default', subscriptions: 1, messages: expect.any(Number), requests: 2, now: '2026-01-31T00:00:00.000000' },
+        { name: 'a', subscriptions: 1, messages: expect.any(Number), requests: 2, now: '2026-01-31T00:00:00.000000' },
+      ],
+    })
+    expect(list.sessions[1].messages).toBeGreaterThan(0)
+
+    expect((await c.control('/reset', {}, { headers: S('a') })).status).toBe(200)
+    expect((await c.control('/subscriptions', undefined, { headers: S('a') })).body.subscriptions).toEqual([])
+    expect((await c.control('/subscriptions')).body.subscriptions).toHaveLength(1)
+
+    expect((await c.control('/sessions/a', undefined, { method: 'DELETE' })).body).toEqual({ deleted: 'a' })
+    expect((await c.control('/sessions')).body.sessions.map((s: any) => s.name)).toEqual(['default'])
+    expect(await c.control('/sessions/a', undefined, { method: 'DELETE' })).toMatchObject({ status: 404, body: { error: 'SESSION_NOT_FOUND' } })
+    expect(await c.control('/sessions/default', undefined, { method: 'DELETE' })).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST' } })
+  })
+
+  it('a bad name is 400: the BAD_REQUEST envelope on the merchant API, the error JSON on the control API', async () => {
+    for (const bad of ['', 'a b', 'x'.repeat(65), 'ü', 'a/b']) {
+      const r = await c.api('/subscriptions/status', { subscription_id: 'x' }, { headers: S(bad) })
+      expect([bad, r.status, r.text]).toEqual([bad, 400, '{"status":"FAIL","message":"BAD_REQUEST","status_code":400,"payload":null}'])
+      const ctl = await c.control('/clock', undefined, { headers: S(bad) })
+      expect([bad, ctl.status, ctl.body.error]).toEqual([bad, 400, 'BAD_REQUEST'])
+    }
+    expect((await c.api('/subscriptions/status', { subscription_id: 'x' }, { headers: S('A.b_c-9'.padEnd(64, 'z')) })).status).toBe(404)
+  })
+
+  it('--max-sessions refuses a new session with 429 SESSION_LIMIT (never evicts; the default is not counted)', async () => {
+    for (const n of ['s1', 's2', 's3']) expect((await c.control('/clock', undefined, { headers: S(n) })).status).toBe(200)
+    const r = await c.api('/subscriptions/status', { subscription_id: 'x' }, { headers: S('s4') })
+    expect([r.status, r.text]).toEqual([429, '{"status":"FAIL","message":"SESSION_LIMIT","status_code":429,"payload":null}'])
+    const ctl = await c.control('/clock', undefined, { headers: S('s4') })
+    expect(ctl.status).toBe(429)
+    expect(ctl.body).toMatchObject({ error: 'SESSION_LIMIT', message: expect.stringContaining('--max-sessions') })
+    expect((await c.control('/clock', undefined, { headers: S('s1') })).status).toBe(200)
+    expect((await c.control('/clock')).status).toBe(200)
+    await c.control('/sessions/s2', undefined, { method: 'DELETE' })
+    expect((await c.control('/clock', undefined, { headers: S('s4') })).status).toBe(200)
+  })
+
+  it('a consent link made in a session works without the header (a browser follows it)', async () => {
+    const init = await c.api('/subscriptions/init', { msisdn: '359881234011', service_code: 'STREAMPLUS', country_code: 'bg' }, { headers: S('a') })
+    const res = await fetch(init.body.payload.redirect_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'action=approve',
+      redirect: 'manual',
+    })
+    expect(res.status).toBe(303)
+    expect((await c.control('/subscriptions', undefined, { headers: S('a') })).body.subscriptions).toHaveLength(1)
+    expect((await c.control('/subscriptions')).body.subscriptions).toEqual([])
+  })
+})
+
+describe('sessions on disk', () => {
+  let tmp: ReturnType<typeof tempDir>
+  beforeEach(() => {
+    tmp = tempDir()
+  })
+  afterEach(() => tmp.cleanup())
+
+  it('survive SIGKILL of a real server like the default session (and a dropped one stays dropped)', async () => {
+    const data = join(tmp.dir, 'sandbox.json')
+    let s = await serve(['--data', data, '--clock', '2026-01-31T00:00:00'])
+    const ids: Record<string, string> = {}
+    try {
+      for (const name of ['alpha', 'beta', 'gone']) ids[name] = (await subscribe(s.url, '60123456011', name)).payload.subscription_id
+      ids.default = (await subscribe(s.url, '60123456011')).payload.subscription_id
+      await fetch(`${s.url}/_sandbox/clock/advance`, { method: 'POST', headers: { 'content-type': 'application/json', ...S('beta') }, body: '{"by":"P1M"}' })
+      expect((await fetch(`${s.url}/_sandbox/sessions/gone`, { method: 'DELETE' })).status).toBe(200)
+    } finally {
+      await s.stop('SIGKILL')
+    }
+    s = await serve(['--data', data])
+    try {
+      const list = await (await fetch(`${s.url}/_sandbox/sessions`)).json()
+      expect(list.sessions.map((x: any) => [x.name, x.subscriptions, x.now])).toEqual([
+        ['default', 1, '2026-01-31T00:00:00.000000'],
+        ['alpha', 1, '2026-01-31T00:00:00.000000'],
+        ['beta', 1, '2026-02-28T00:00:00.000000'],
+      ])
+      for (const name of ['alpha', 'beta', 'default']) {
+        const got = await (await fetch(`${s.url}/_sandbox/subscriptions/${ids[name]}`, { headers: name === 'default' ? {} : S(name) })).json()
+        expect([name, got.subscription_id]).toEqual([name, ids[name]])
+      }
+      expect((await (await fetch(`${s.url}/_sandbox/subscriptions/${ids.beta}`, { headers: S('beta') })).json()).charge_count).toBe(2)
+    } finally {
+      await s.stop()
+    }
+  }, 60_000)
+
+  it('--session and DCB_SESSION pick the session of every client command; a bad one is a usage error', async () => {
+    const s = await serve(['--in-memory'])
+    try {
+      const env = { DCB_BASE_URL: s.url }
+      const init = await dcb(['init', '--msisdn', '60123456011', '--service', 'STREAMPLUS', '--country', 'my', '--session', 'cli', '--json'], { env })
+      expect(JSON.parse(init.stdout).status).toBe('SUCCESS')
+      expect((await dcb(['otp', '60123456011'], { env, timeoutMs: 20_000 })).code).not.toBe(0)
+      const otp = await dcb(['otp', '60123456011'], { env: { ...env, DCB_SESSION: 'cli' } })
+      expect([otp.code, otp.stdout.trim()]).toEqual([0, expect.stringMatching(/^\d{4}$/)])
+      const clock = await dcb(['clock', 'advance', 'P1D', '--session', 'cli', '--json'], { env })
+      expect(clock.code).toBe(0)
+      const sessions = await (await fetch(`${s.url}/_sandbox/sessions`)).json()
+      expect(sessions.sessions.map((x: any) => x.name)).toEqual(['default', 'cli'])
+      const bad = await dcb(['status', 'x', '--session', 'no way'], { env })
+      expect([bad.code, bad.stderr.trim()]).toEqual([2, 'dcb: --session "no way" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -'])
+    } finally {
+      await s.stop()
+    }
+  }, 60_000)
+})
