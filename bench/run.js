@@ -205,6 +205,44 @@ async function writeLatency() {
   }
 }
 
+async function sessionWrites() {
+  const N = 1000
+  log(`write latency with ${N} live sessions (Init, each request in one of them)`)
+  const data = join(tmp, 'sessions.json')
+  const dcb = await start(['serve', '--port', '0', '--data', data])
+  for (let k = 0; k < N; k++) {
+    await new Promise((resolve, reject) =>
+      http.get(`${dcb.url}/_sandbox/clock`, { agent, headers: { 'x-dcb-session': `s${k}` } }, (res) => res.resume().on('end', resolve)).on('error', reject),
+    )
+  }
+  let i = 0
+  const r = await cannon({
+    url: `${dcb.url}/subscriptions/init`,
+    connections: 10,
+    requests: [
+      {
+        setupRequest: (req) => {
+          const k = i++
+          return {
+            ...req,
+            headers: { ...req.headers, 'x-dcb-session': `s${k % N}` },
+            body: JSON.stringify({ msisdn: msisdnOf(Math.floor(k / N) % 50000), service_code: 'GAMECLUB', country_code: 'my' }),
+          }
+        },
+      },
+    ],
+  })
+  await dcb.stop()
+  results.figures.session_writes = { sessions: N, p99_ms: r.latency.p99, p50_ms: r.latency.p50, req_s: Math.round(r.requests.average), non2xx: r.non2xx }
+  log(results.figures.session_writes)
+}
+
+async function library() {
+  log('dcb-sandbox in-process: createSandbox, reset, OTP flows via sandbox.fetch and msw, memory per session')
+  const { libraryFigures } = await import('./library.js')
+  results.figures.library = await libraryFigures(ROOT, SECONDS, log)
+}
+
 async function startup() {
   log('serve: time to ready, idle RSS; dcb status: process wall time')
   const ready = []
@@ -351,6 +389,19 @@ function markdown() {
       rows.push(
         `| write (Init) p99 with ${Number(n).toLocaleString('en')} stored subscriptions | ${w.p99_ms} ms (p50 ${w.p50_ms} ms, ${w.req_s} req/s) | flat, < 20 ms |`,
       )
+  if (f.session_writes)
+    rows.push(
+      `| write (Init) p99 with ${f.session_writes.sessions.toLocaleString('en')} live sessions (each request in one of them, file store) | ${f.session_writes.p99_ms} ms (p50 ${f.session_writes.p50_ms} ms, ${f.session_writes.req_s} req/s) | flat |`,
+    )
+  if (f.library) {
+    const l = f.library
+    rows.push(`| createSandbox() median (default world) | ${l.create_ms} ms | < 10 ms |`)
+    rows.push(`| reset() median (3 subscriptions) | ${l.reset_ms} ms | < 1 ms |`)
+    rows.push(
+      `| OTP flows (Init, sandbox.otp, Verify) in-process, via sandbox.fetch / via msw + global fetch | ${l.fetch_flows_s} / ${l.msw_flows_s} flows/s | >= 5,000/s |`,
+    )
+    rows.push(`| memory per empty session (1,000 sessions, heap after GC) | ${l.session_kb} KB | < 50 KB |`)
+  }
   if (f.serve) rows.push(`| dcb serve: time to ready / idle RSS | ${f.serve.ready_ms} ms / ${f.serve.idle_rss_mib} MiB | |`)
   if (f.cli) rows.push(`| dcb status / dcb --help: process wall time | ${f.cli.status_wall_ms} ms / ${f.cli.help_wall_ms} ms | |`)
   if (f.advance)
@@ -377,7 +428,16 @@ if (only[0] === 'report') {
   rmSync(tmp, { recursive: true, force: true })
   process.exit(0)
 }
-const stages = { status: statusThroughput, flows: otpFlows, writes: writeLatency, startup, advance: advanceYear, memory: memoryOverMillion }
+const stages = {
+  status: statusThroughput,
+  flows: otpFlows,
+  writes: writeLatency,
+  sessions: sessionWrites,
+  library,
+  startup,
+  advance: advanceYear,
+  memory: memoryOverMillion,
+}
 try {
   for (const name of only) if (!(name in stages)) throw new Error(`unknown stage "${name}" (stages: ${Object.keys(stages).join(', ')})`)
   if (only.length) {
