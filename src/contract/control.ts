@@ -49,6 +49,11 @@ export const SetTimeBody = z.object({ to: text('a time such as 2026-01-31T00:00:
 export const RequestsQuery = z.object({
   limit: wholeNumber('a positive whole number', 1).optional().describe('at most this many (default 100), newest first'),
   since: wholeNumber('a whole number from 0', 0).optional().describe('only entries with an id above this one (default 0)'),
+  msisdn: z.string().optional().describe('only entries about this MSISDN'),
+})
+export const ResetBody = z.object({
+  clock: text('a time such as 2026-01-31T00:00:00').optional().describe('start over at this sandbox time (earlier than now too)'),
+  frozen: z.boolean({ error: 'expected true or false' }).optional().describe('with clock: freeze it there (default: frozen or running as it is)'),
 })
 /** A runtime rule as written in a fixture file's `rules`; `id` is made up when absent. The engine checks it (BAD_RULE). */
 export const RuleBody = z.looseObject({}).describe('a carrier rule as in a fixture file (see `dcb fixtures schema`); id optional')
@@ -137,8 +142,11 @@ export const JournalEntry = z.object({
   path: z.string(),
   ip: z.string().nullable(),
   merchant: z.string().nullable(),
+  msisdn: z.string().nullable().describe('the MSISDN the request concerns, when its merchant may see it'),
   http_status: z.number().int(),
   message: z.string(),
+  reason: z.string().nullable().describe('why it failed (the X-DCB-Reason text); null on success'),
+  client_closed: z.literal(true).optional().describe('the client went away before the answer (it was done all the same)'),
   duration_ms: z.number(),
   request: z.unknown(),
   response: z.unknown(),
@@ -174,6 +182,7 @@ export const ScenariosAnswer = z.object({ scenarios: z.array(Scenario) })
 export type MoBody = z.infer<typeof MoBody>
 export type SubscriptionFilter = z.infer<typeof SubscriptionFilter>
 export type RequestsQuery = z.infer<typeof RequestsQuery>
+export type ResetBody = z.infer<typeof ResetBody>
 export type ControlErrorAnswer = z.infer<typeof ControlErrorAnswer>
 export type ClockView = z.infer<typeof ClockView>
 export type SandboxEvent = z.infer<typeof SandboxEvent>

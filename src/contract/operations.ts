@@ -15,6 +15,7 @@ import type {
   OtpAnswer,
   RequestsAnswer,
   RequestsQuery,
+  ResetBody,
   ResetAnswer,
   RulesAnswer,
   RuntimeRule,
@@ -68,8 +69,8 @@ export interface ControlOperations {
   /** `POST /_sandbox/clock/set {to}`: forward only (CLOCK_BACKWARDS). */
   setTime(to: string): Promise<ClockMoveAnswer>
   rules: RuleOperations
-  /** `GET /_sandbox/requests?limit=&since=`: the request journal, newest first. */
+  /** `GET /_sandbox/requests?limit=&since=&msisdn=`: the request journal, newest first. */
   requests(opts?: RequestsQuery): Promise<RequestsAnswer>
-  /** `POST /_sandbox/reset`: back to the loaded world (and an empty journal). */
-  reset(): Promise<ResetAnswer>
+  /** `POST /_sandbox/reset {clock?, frozen?}`: back to the loaded world (and an empty journal), at `clock` when given. */
+  reset(opts?: ResetBody): Promise<ResetAnswer>
 }

@@ -10,13 +10,14 @@ import type { Engine } from '../core/engine.js'
 import { SandboxError } from '../core/errors.js'
 import { scenarioList } from '../core/scenarios.js'
 import type { SmsRecord } from '../core/state.js'
-import { formatTimestamp } from '../core/time.js'
+import { formatTimestamp, parseTimestamp } from '../core/time.js'
 import {
   AdvanceBody,
   MoBody,
   MsisdnQuery,
   OtpQuery,
   RequestsQuery,
+  ResetBody,
   SetTimeBody,
   SubscriptionFilter,
   type MoAnswer,
@@ -143,11 +144,18 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
       },
     },
     async requests(opts = {}) {
-      const { limit = 100, since = 0 } = check(RequestsQuery, opts)
-      return { capacity: journal.capacity, requests: journal.list(limit, since) }
+      const { limit = 100, since = 0, msisdn } = check(RequestsQuery, opts)
+      return { capacity: journal.capacity, requests: journal.list(limit, since, msisdn) }
     },
-    async reset() {
-      await engine.reset()
+    async reset(opts = {}) {
+      const { clock, frozen } = check(ResetBody, opts)
+      let start: { at: number; frozen?: boolean } | undefined
+      if (clock !== undefined) {
+        const at = parseTimestamp(clock)
+        if (Number.isNaN(at)) throw new SandboxError('BAD_TIME', `clock: "${clock}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
+        start = { at, frozen }
+      }
+      await engine.reset(start)
       journal.clear()
       return { ok: true, clock: engine.clockView() }
     },

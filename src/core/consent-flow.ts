@@ -22,6 +22,8 @@ export interface ConsentResult {
   location: string | null
   result: 'SUCCESS' | 'PIN_EXPIRED' | 'FAILED_INIT_SUB' | CarrierCode
   subscription_id: string | null
+  /** Why it failed (as a merchant API failure's X-DCB-Reason), on failures only. */
+  reason?: string
 }
 
 export type ConsentAction = 'approve' | 'deny'
@@ -49,13 +51,30 @@ export class ConsentFlow {
     if (!view) throw new ControlError(404, 'CONSENT_NOT_FOUND', `no consent request ${id}`)
     const { verif, service } = view
     const back = (query: Record<string, string>) => (service.return_url ? appendQuery(service.return_url, query) : null)
-    if (view.problem) return { location: back({ status: 'FAIL', message: 'PIN_EXPIRED', verif_request_id: id }), result: 'PIN_EXPIRED', subscription_id: null }
+    if (view.problem)
+      return {
+        location: back({ status: 'FAIL', message: 'PIN_EXPIRED', verif_request_id: id }),
+        result: 'PIN_EXPIRED',
+        subscription_id: null,
+        reason: view.problem.startsWith('This link was') ? `consent request ${id} was used already` : `consent request ${id} expired`,
+      }
     if (action === 'deny') {
       tx.put('verifs', verif.id, { ...verif, state: 'denied', result: 'FAILED_INIT_SUB' })
-      return { location: back({ status: 'FAIL', message: 'FAILED_INIT_SUB', verif_request_id: id }), result: 'FAILED_INIT_SUB', subscription_id: null }
+      return {
+        location: back({ status: 'FAIL', message: 'FAILED_INIT_SUB', verif_request_id: id }),
+        result: 'FAILED_INIT_SUB',
+        subscription_id: null,
+        reason: `the subscriber denied consent`,
+      }
     }
     const result = this.subscriptions.activate(tx, now, verif, view, undefined)
-    if (typeof result === 'string') return { location: back({ status: 'FAIL', message: result, verif_request_id: id }), result, subscription_id: null }
+    if ('refused' in result)
+      return {
+        location: back({ status: 'FAIL', message: result.refused, verif_request_id: id }),
+        result: result.refused,
+        subscription_id: null,
+        reason: result.reason,
+      }
     return { location: back({ status: 'SUCCESS', subscription_id: result.id }), result: 'SUCCESS', subscription_id: result.id }
   }
 }

@@ -257,12 +257,14 @@ export class Engine {
     return seed(this.ctx, count, o)
   }
 
-  /** Back to the loaded fixtures: no subscriptions, messages, runtime rules; the clock as at start. */
-  reset(): Promise<void> {
+  /** Back to the loaded fixtures: no subscriptions, messages, runtime rules; the clock as at start (or at `start`, earlier than now too). */
+  reset(start?: { at: number; frozen?: boolean }): Promise<void> {
     const { clock, clockStart, queue, ruleset } = this.ctx
+    // A reset at a given time keeps the clock frozen or running as it is, unless told.
+    const from = start ? { at: start.at, frozen: start.frozen ?? this.clockView().frozen } : clockStart
     return this.ctx.write((tx) => {
       tx.reset()
-      if (clockStart) clock.start(tx, clockStart)
+      if (from) clock.start(tx, from)
       queue.rebuild()
       ruleset.reload()
     }, false)

@@ -4,13 +4,15 @@
  */
 import type { EngineContext } from './context.js'
 import type { Inbox } from './inbox.js'
+import { psmsLanguageKey } from './mo-flow.js'
 import { fail, ok, type Outcome } from './outcomes.js'
-import { effectFailure, type RuleContext } from './rules.js'
+import { decisionFailure, type RuleContext } from './rules.js'
 import type { Tx, VerificationRecord } from './state.js'
 import type { Subscriptions } from './subscriptions.js'
-import { addDuration } from './time.js'
+import { addDuration, formatTimestamp } from './time.js'
 import type { SubscriptionViews } from './views.js'
-import type { Merchant } from './world.js'
+import { integrationReason, quote } from './why.js'
+import type { Merchant, WorldIndex } from './world.js'
 
 export interface InitInput {
   msisdn: string
@@ -38,17 +40,25 @@ export class MerchantFlow {
   init(tx: Tx, now: number, merchant: Merchant, input: InitInput, baseUrl: string): Outcome {
     const { world, ruleset, state } = this.ctx
     const found = world.integration(merchant.id, input.service_code, input.country_code)
-    if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
+    if (!found) return notConfigured(world, merchant, input.service_code, input.country_code)
     const { service, integration } = found
     const lookup = world.lookup(input.country_code, input.msisdn)
-    if (!lookup.ok) return fail(lookup.code)
+    if (!lookup.ok) return fail(lookup.code, undefined, lookup.reason)
     const carrier = lookup.carrier
     const base: Omit<RuleContext, 'step'> = { msisdn: input.msisdn, country: input.country_code, carrier: carrier.code, service: service.code }
     const delayMs = ruleset.delay(tx, base)
-    if (!world.carrierProvisioned(integration, carrier)) return fail('CARRIER_NOT_SUPPORTED', delayMs)
-    const failed = effectFailure(ruleset.effect(tx, { ...base, step: 'init' }))
-    if (failed) return fail(failed, delayMs)
-    if (this.subscriptions.active(input.msisdn, merchant.id, service.code)) return fail('ALREADY_SUBSCRIBED', delayMs)
+    if (!world.carrierProvisioned(integration, carrier))
+      return fail(
+        'CARRIER_NOT_SUPPORTED',
+        delayMs,
+        carrier.provisioned
+          ? `service ${service.code} in ${input.country_code} is not billed through carrier ${carrier.code}`
+          : `carrier ${carrier.code} is not provisioned`,
+      )
+    const failed = decisionFailure(ruleset.decide(tx, { ...base, step: 'init' }), 'Init')
+    if (failed) return fail(failed.code, delayMs, failed.reason)
+    const active = this.subscriptions.active(input.msisdn, merchant.id, service.code)
+    if (active) return fail('ALREADY_SUBSCRIBED', delayMs, `msisdn ${input.msisdn} has ACTIVE subscription ${active.id} to ${service.code}`)
     const language = world.language(input.language ?? undefined, service)
     const payload = {
       verif_request_id: null as string | null,
@@ -58,6 +68,10 @@ export class MerchantFlow {
       redirect_url: null as string | null,
     }
     if (carrier.flow === 'psms') {
+      // The welcome SMS of the MO that follows speaks the language this Init asked for.
+      const key = psmsLanguageKey(merchant.id, service.code, input.msisdn)
+      if (language !== service.default_language) tx.put('meta', key, language)
+      else if (state.meta.has(key)) tx.del('meta', key)
       payload.short_code = carrier.short_code ?? null
       payload.keyword = service.keyword ?? null
       return ok(payload, delayMs)
@@ -105,37 +119,60 @@ export class MerchantFlow {
   verify(tx: Tx, now: number, merchant: Merchant, input: VerifyInput): Outcome {
     const { world, ruleset } = this.ctx
     const verif = this.ctx.state.verifs.get(input.verif_request_id)
-    if (!verif || verif.merchant !== merchant.id || verif.flow !== 'otp') return fail('INVALID_PIN')
+    // Another merchant's request reads as an unknown one (nothing leaks).
+    if (!verif || verif.merchant !== merchant.id) return fail('INVALID_PIN', undefined, `verif_request_id ${quote(input.verif_request_id)} is unknown`)
+    const msisdn = verif.msisdn
+    if (verif.flow !== 'otp')
+      return withMsisdn(
+        fail('INVALID_PIN', undefined, `verif_request_id ${quote(verif.id)} is a redirect consent request: it is approved on its page, not by Verify`),
+        msisdn,
+      )
     const found = world.integration(merchant.id, verif.service, verif.country)
-    if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
-    const base = { msisdn: verif.msisdn, country: verif.country, carrier: verif.carrier, service: verif.service }
+    if (!found) return withMsisdn(notConfigured(world, merchant, verif.service, verif.country), msisdn)
+    const base = { msisdn, country: verif.country, carrier: verif.carrier, service: verif.service }
     const delayMs = ruleset.delay(tx, base)
-    const refused = effectFailure(ruleset.effect(tx, { ...base, step: 'verify' }))
-    if (refused) return fail(refused, delayMs)
+    const refused = decisionFailure(ruleset.decide(tx, { ...base, step: 'verify' }), 'Verify')
+    if (refused) return withMsisdn(fail(refused.code, delayMs, refused.reason), msisdn)
     const carrier = world.carriers.get(verif.carrier)
     const maxAttempts = carrier?.otp.max_attempts ?? 3
-    if (verif.state === 'used' || verif.state === 'denied') return fail('PIN_EXPIRED', delayMs)
+    if (verif.state === 'used' || verif.state === 'denied')
+      return withMsisdn(fail('PIN_EXPIRED', delayMs, `verification request ${verif.id} was used already (${verif.result ?? verif.state})`), msisdn)
     if (verif.attempts >= maxAttempts) {
       tx.put('verifs', verif.id, { ...verif, attempts: verif.attempts + 1 })
-      return fail('MAX_PIN_RETRIES', delayMs)
+      return withMsisdn(fail('MAX_PIN_RETRIES', delayMs, `${maxAttempts} wrong OTPs were given already (at most ${maxAttempts} attempts)`), msisdn)
     }
-    if (verif.state === 'expired' || now >= verif.expires_at) return fail('PIN_EXPIRED', delayMs)
+    if (verif.state === 'expired' || now >= verif.expires_at)
+      return withMsisdn(fail('PIN_EXPIRED', delayMs, `the OTP expired at ${formatTimestamp(verif.expires_at)} (sandbox time)`), msisdn)
     if (input.otp !== verif.otp) {
       tx.put('verifs', verif.id, { ...verif, attempts: verif.attempts + 1 })
-      return fail('INVALID_PIN', delayMs)
+      return withMsisdn(
+        fail('INVALID_PIN', delayMs, `otp ${quote(input.otp)} is not the OTP sent to ${msisdn} (wrong attempt ${verif.attempts + 1} of ${maxAttempts})`),
+        msisdn,
+      )
     }
     const result = this.subscriptions.activate(tx, now, verif, found, input.language ?? undefined)
-    return typeof result === 'string' ? fail(result, delayMs) : ok({ subscription_id: result.id }, delayMs)
+    const out = 'refused' in result ? fail(result.refused, delayMs, result.reason) : ok({ subscription_id: result.id }, delayMs)
+    return withMsisdn(out, msisdn)
   }
 
   status(tx: Tx, merchant: Merchant, input: StatusInput): Outcome {
     const { world, ruleset } = this.ctx
     const sub = this.ctx.state.subs.get(input.subscription_id)
-    if (!sub || sub.merchant !== merchant.id) return fail('SUBSCRIPTION_NOT_FOUND')
+    // Another merchant's subscription reads as an unknown one.
+    if (!sub || sub.merchant !== merchant.id) return fail('SUBSCRIPTION_NOT_FOUND', undefined, `subscription_id ${quote(input.subscription_id)} is unknown`)
     const found = world.integration(merchant.id, sub.service, sub.country)
-    if (!found) return fail('MERCHANT_SERVICE_NOT_CONFIGURED')
+    if (!found) return withMsisdn(notConfigured(world, merchant, sub.service, sub.country), sub.msisdn)
     const delayMs = ruleset.delay(tx, { msisdn: sub.msisdn, country: sub.country, carrier: sub.carrier, service: sub.service })
     const cached = this.views.status(sub, found.service)
-    return { code: 'SUCCESS', payload: cached.payload, payloadJson: cached.json, delayMs }
+    return { code: 'SUCCESS', payload: cached.payload, payloadJson: cached.json, delayMs, msisdn: sub.msisdn }
   }
+}
+
+function notConfigured(world: WorldIndex, merchant: Merchant, service: string, country: string): Outcome {
+  return fail('MERCHANT_SERVICE_NOT_CONFIGURED', undefined, integrationReason(!!world.service(merchant.id, service), merchant.id, service, country))
+}
+
+function withMsisdn(o: Outcome, msisdn: string): Outcome {
+  o.msisdn = msisdn
+  return o
 }

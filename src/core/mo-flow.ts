@@ -6,7 +6,7 @@ import { ControlError } from './errors.js'
 import type { EngineContext } from './context.js'
 import type { Inbox } from './inbox.js'
 import type { CarrierCode } from './outcomes.js'
-import { effectFailure } from './rules.js'
+import { decisionFailure } from './rules.js'
 import type { Tx } from './state.js'
 import type { Subscriptions } from './subscriptions.js'
 import type { Carrier, Integration, Service } from './world.js'
@@ -26,8 +26,8 @@ export type MoResult =
   | { action: 'stop'; canceled: []; message: string }
   | { action: 'unknown_keyword'; keywords: string[]; message: string }
   /** A rule refused the MO, or the handset has the service already. */
-  | { action: 'rejected'; code: string }
-  | { action: 'charge_failed'; code: CarrierCode }
+  | { action: 'rejected'; code: string; reason: string }
+  | { action: 'charge_failed'; code: CarrierCode; reason: string }
   | { action: 'subscribed'; subscription_id: string; service_code: string; merchant: string }
 
 type PsmsService = { service: Service & { keyword: string }; integration: Integration }
@@ -80,15 +80,17 @@ export class MoFlow {
       return { action: 'unknown_keyword', keywords: services.map((s) => s.service.keyword), message: `"${text}" is not a keyword on ${short_code}` }
     }
     const country = carrier.country
-    const refused = effectFailure(this.ctx.ruleset.effect(tx, { step: 'mo', msisdn, country, carrier: carrier.code, service: match.service.code }))
-    if (refused && refused !== 'SERVER_ERROR') {
-      this.failureSms(tx, now, msisdn, short_code, match.service, refused)
-      return { action: 'rejected', code: refused }
+    const refused = decisionFailure(this.ctx.ruleset.decide(tx, { step: 'mo', msisdn, country, carrier: carrier.code, service: match.service.code }), 'MO')
+    if (refused && refused.code !== 'SERVER_ERROR') {
+      this.failureSms(tx, now, msisdn, short_code, match.service, refused.code)
+      return { action: 'rejected', code: refused.code, reason: refused.reason }
     }
-    const result = this.subscriptions.activate(tx, now, null, match, undefined, { msisdn, country, carrier, merchant: match.service.merchant, flow: 'psms' })
-    if (typeof result === 'string') {
-      this.failureSms(tx, now, msisdn, short_code, match.service, result)
-      return result === 'ALREADY_SUBSCRIBED' ? { action: 'rejected', code: result } : { action: 'charge_failed', code: result }
+    const language = this.initLanguage(msisdn, match.service)
+    const result = this.subscriptions.activate(tx, now, null, match, language, { msisdn, country, carrier, merchant: match.service.merchant, flow: 'psms' })
+    if ('refused' in result) {
+      this.failureSms(tx, now, msisdn, short_code, match.service, result.refused)
+      const { refused: code, reason } = result
+      return code === 'ALREADY_SUBSCRIBED' ? { action: 'rejected', code, reason } : { action: 'charge_failed', code, reason }
     }
     return { action: 'subscribed', subscription_id: result.id, service_code: match.service.code, merchant: match.service.merchant }
   }
@@ -120,6 +122,11 @@ export class MoFlow {
     return { action: 'stop', canceled, subscription_id: canceled[0]! }
   }
 
+  /** The language of the latest PSMS Init for this MSISDN and service, if it asked for one (see `psmsLanguageKey`). */
+  private initLanguage(msisdn: string, service: Service): string | undefined {
+    return this.ctx.state.meta.get(psmsLanguageKey(service.merchant, service.code, msisdn)) as string | undefined
+  }
+
   private failureSms(tx: Tx, now: number, msisdn: string, from: string, service: Service, code: string): void {
     this.inbox.send(tx, now, { msisdn, from, kind: 'failure', text: `${service.name}: your request could not be completed (${code}).` })
   }
@@ -134,4 +141,12 @@ export class MoFlow {
     }
     return out
   }
+}
+
+/**
+ * Where a PSMS Init keeps the language it asked for, so the welcome SMS of the MO that follows uses
+ * it. Kept only while it differs from the service's default language (most keep nothing).
+ */
+export function psmsLanguageKey(merchant: string, service: string, msisdn: string): string {
+  return `psms-language:${merchant}:${service}:${msisdn}`
 }

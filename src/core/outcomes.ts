@@ -105,10 +105,14 @@ export interface Outcome {
   delayMs?: number
   /** The payload already serialised (cached for immutable records), so the hot path skips JSON.stringify. */
   payloadJson?: string
+  /** Why it failed, in words (the X-DCB-Reason header; see why.ts). Set on failures only. */
+  reason?: string
+  /** The MSISDN the call concerns, when the calling merchant may see it (for the journal). */
+  msisdn?: string
 }
 
 export const ok = (payload: Record<string, unknown>, delayMs?: number): Outcome => ({ code: 'SUCCESS', payload, delayMs })
-export const fail = (code: OutcomeCode, delayMs?: number): Outcome => ({ code, delayMs })
+export const fail = (code: OutcomeCode, delayMs?: number, reason?: string): Outcome => ({ code, delayMs, reason })
 
 /** How the payload of failures is written: as the table says, or forced for parser tests. */
 export type FailurePayloadMode = 'auto' | 'null' | 'absent'

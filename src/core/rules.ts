@@ -3,6 +3,8 @@
  * Fixture rules come from the world; runtime rules are added through the control API and come first.
  */
 import type { CarrierCode, OutcomeCode } from './outcomes.js'
+import type { RuleDecision } from './ruleset.js'
+import { ruleReason } from './why.js'
 import type { Rule, RuleEffect, Step } from './world-schema.js'
 
 export interface RuleContext {
@@ -81,4 +83,18 @@ export function effectFailure(effect: RuleEffect | undefined): OutcomeCode | und
 /** How an effect fails a charge: its carrier code, ERROR for an `http` effect, or nothing (the charge succeeds). */
 export function chargeFailure(effect: RuleEffect | undefined): CarrierCode | undefined {
   return effect?.error ?? (effect?.http ? 'ERROR' : undefined)
+}
+
+/** A merchant call refused by a rule: the code (as `effectFailure`) and the reason naming the rule. */
+export function decisionFailure(d: RuleDecision | undefined, what: string): { code: OutcomeCode; reason: string } | undefined {
+  const code = effectFailure(d?.effect)
+  if (!code) return undefined
+  return { code, reason: ruleReason(d!.rule, `${what} ${code === 'SERVER_ERROR' ? 'HTTP 500 ERROR' : code}`) }
+}
+
+/** A charge failed by a rule: the carrier code (as `chargeFailure`) and the reason naming the rule. */
+export function chargeDecision(d: RuleDecision | undefined, what: string): { code: CarrierCode; reason: string } | undefined {
+  const code = chargeFailure(d?.effect)
+  if (!code) return undefined
+  return { code, reason: ruleReason(d!.rule, `${what} ${code}${d!.effect.http ? ` (effect http ${d!.effect.http})` : ''}`) }
 }

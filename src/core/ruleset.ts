@@ -7,6 +7,12 @@ import { RuleSchema, type Rule, type RuleEffect, type Step } from './world-schem
 import { compileRule, effectDelay, effectIsEmpty, ruleMatches, type CompiledRule, type RuleContext } from './rules.js'
 import type { RuntimeRuleRecord, State, Tx } from './state.js'
 
+/** What decided a step: the effect and the rule it came from. */
+export interface RuleDecision {
+  effect: RuleEffect
+  rule: Rule
+}
+
 const NO_RULES: readonly CompiledRule[] = Object.freeze([])
 
 /** A world's rules compiled once, whatever the number of engines (sessions) over it. */
@@ -63,11 +69,20 @@ export class RuleSet {
    * the occurrence for `nth` and the use for `times`. Rules with an empty effect stop the search.
    */
   effect(tx: Tx, ctx: RuleContext): RuleEffect | undefined {
-    return this.firstEffect(tx, ctx.step, ctx.msisdn, this.matching(ctx))
+    return this.firstDecision(tx, ctx.step, ctx.msisdn, this.matching(ctx))?.effect
+  }
+
+  /** As `effect`, with the rule that decided (its id names it in a failure's reason). */
+  decide(tx: Tx, ctx: RuleContext): RuleDecision | undefined {
+    return this.firstDecision(tx, ctx.step, ctx.msisdn, this.matching(ctx))
   }
 
   /** `effect` over the candidate rules found already; occurrences are counted under `counterKey`. */
   firstEffect(tx: Tx, step: Step, counterKey: string, rules: readonly CompiledRule[]): RuleEffect | undefined {
+    return this.firstDecision(tx, step, counterKey, rules)?.effect
+  }
+
+  private firstDecision(tx: Tx, step: Step, counterKey: string, rules: readonly CompiledRule[]): RuleDecision | undefined {
     if (!rules.length) return undefined
     // Occurrences are counted only where a rule with `nth` could match (a year of renewals of
     // ordinary numbers writes no counters).
@@ -80,7 +95,7 @@ export class RuleSet {
     for (const c of rules) {
       if (c.rule.nth !== undefined && c.rule.nth !== nth) continue
       if (!this.use(tx, c)) continue
-      return c.rule.effect
+      return { effect: c.rule.effect, rule: c.rule }
     }
     return undefined
   }

@@ -7,10 +7,16 @@ import { ControlError } from './errors.js'
 import type { EngineContext } from './context.js'
 import type { Inbox } from './inbox.js'
 import type { CarrierCode } from './outcomes.js'
-import { chargeFailure } from './rules.js'
+import { chargeDecision } from './rules.js'
 import type { SubscriptionRecord, Tx, VerificationRecord } from './state.js'
 import { addDuration, describePeriod, formatTimestamp, type Duration } from './time.js'
 import type { Carrier, Integration, Service } from './world.js'
+
+/** A first charge that did not happen: the carrier code and why (the rule, or the active subscription). */
+export interface Refused {
+  refused: CarrierCode
+  reason: string
+}
 
 export type Price = { amount: string; currency: string } | null
 
@@ -76,7 +82,7 @@ export class Subscriptions {
     found: { service: Service; integration: Integration },
     requestedLanguage: string | undefined,
     direct?: DirectActivation,
-  ): SubscriptionRecord | CarrierCode {
+  ): SubscriptionRecord | Refused {
     const { world, ruleset } = this.ctx
     const { service, integration } = found
     const msisdn = verif?.msisdn ?? direct!.msisdn
@@ -86,14 +92,15 @@ export class Subscriptions {
     const settle = (result: string, subscriptionId: string | null) => {
       if (verif) tx.put('verifs', verif.id, { ...verif, attempts: verif.attempts + 1, state: 'used', result, subscription_id: subscriptionId })
     }
-    if (this.active(msisdn, merchant, service.code)) {
+    const active = this.active(msisdn, merchant, service.code)
+    if (active) {
       settle('ALREADY_SUBSCRIBED', null)
-      return 'ALREADY_SUBSCRIBED'
+      return { refused: 'ALREADY_SUBSCRIBED', reason: `msisdn ${msisdn} has ACTIVE subscription ${active.id} to ${service.code}` }
     }
-    const failed = chargeFailure(ruleset.effect(tx, { step: 'charge', msisdn, country, carrier: carrierCode, service: service.code }))
+    const failed = chargeDecision(ruleset.decide(tx, { step: 'charge', msisdn, country, carrier: carrierCode, service: service.code }), 'first charge')
     if (failed) {
-      settle(failed, null)
-      return failed
+      settle(failed.code, null)
+      return { refused: failed.code, reason: failed.reason }
     }
     const price = integration.price ?? null
     const period = world.period(service.period)
@@ -121,7 +128,7 @@ export class Subscriptions {
       text: world.text('welcome', language, {
         service: service.name,
         price: price ? `${price.amount} ${price.currency}` : 'the agreed price',
-        period: describePeriod(period),
+        period: describePeriod(period, language),
         stop_hint: carrier?.flow === 'psms' && carrier.short_code ? world.text('stop_hint', language, { short_code: carrier.short_code }) : '',
       }),
     })

@@ -218,17 +218,49 @@ export function durationMs(d: Duration): number {
   return d.ms + d.months * 30 * UNIT_MS.d
 }
 
-/** A period in words for SMS texts and pages: "month", "year", "2 weeks", "90 seconds". */
-export function describePeriod(d: Duration): string {
-  if (d.months === 12 && !d.ms) return 'year'
-  if (d.months === 1 && !d.ms) return 'month'
-  if (d.months) return `${d.months} months`
-  const units: [number, string][] = [
+/** Period words per language: [singular, plural] of each unit (SMS texts are wholly in one language). */
+const PERIOD_WORDS: Record<string, Record<'year' | 'month' | 'week' | 'day' | 'hour' | 'minute' | 'second', [string, string]>> = {
+  en: {
+    year: ['year', 'years'],
+    month: ['month', 'months'],
+    week: ['week', 'weeks'],
+    day: ['day', 'days'],
+    hour: ['hour', 'hours'],
+    minute: ['minute', 'minutes'],
+    second: ['second', 'seconds'],
+  },
+  ms: {
+    year: ['tahun', 'tahun'],
+    month: ['bulan', 'bulan'],
+    week: ['minggu', 'minggu'],
+    day: ['hari', 'hari'],
+    hour: ['jam', 'jam'],
+    minute: ['minit', 'minit'],
+    second: ['saat', 'saat'],
+  },
+  bg: {
+    year: ['година', 'години'],
+    month: ['месец', 'месеца'],
+    week: ['седмица', 'седмици'],
+    day: ['ден', 'дни'],
+    hour: ['час', 'часа'],
+    minute: ['минута', 'минути'],
+    second: ['секунда', 'секунди'],
+  },
+}
+
+/** A period in words for SMS texts and pages: "month", "year", "2 weeks", "90 seconds" (in `language`: en, ms, bg; else English). */
+export function describePeriod(d: Duration, language = 'en'): string {
+  const w = PERIOD_WORDS[language] ?? PERIOD_WORDS.en!
+  const say = (n: number, unit: keyof typeof w) => (n === 1 ? w[unit][0] : `${n} ${w[unit][1]}`)
+  if (d.months === 12 && !d.ms) return say(1, 'year')
+  if (d.months) return say(d.months, 'month')
+  const units: [number, 'week' | 'day' | 'hour' | 'minute'][] = [
     [604_800_000, 'week'],
     [86_400_000, 'day'],
     [3_600_000, 'hour'],
     [60_000, 'minute'],
   ]
-  for (const [ms, name] of units) if (d.ms % ms === 0) return d.ms === ms ? name : `${d.ms / ms} ${name}s`
-  return `${d.ms / 1000} seconds`
+  for (const [ms, name] of units) if (d.ms % ms === 0) return say(d.ms / ms, name)
+  return `${d.ms / 1000} ${w.second[1]}`
 }

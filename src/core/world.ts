@@ -5,10 +5,13 @@ import { createHash } from 'node:crypto'
 import type { Carrier, Country, Integration, Merchant, MessageKind, Rule, Service, World } from './world-schema.js'
 import type { CarrierCode } from './outcomes.js'
 import { parseDuration, type Duration } from './time.js'
+import { quote } from './why.js'
 
 export type { Carrier, Country, Integration, Merchant, Rule, Service, World }
 
-export type Lookup = { ok: true; carrier: Carrier } | { ok: false; code: CarrierCode }
+export type Lookup = { ok: true; carrier: Carrier } | { ok: false; code: CarrierCode; reason: string }
+
+const lengths = (l: number[]) => (l.length > 1 ? `${l.slice(0, -1).join(', ')} or ${l[l.length - 1]}` : String(l[0]))
 
 export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex')
@@ -67,11 +70,16 @@ export class WorldIndex {
   /** The numbering-plan lookup: validity, landlines, the carrier that owns the prefix. */
   lookup(country: string, msisdn: string): Lookup {
     const c = this.countries.get(country)
-    if (!c || !/^\d+$/.test(msisdn) || !msisdn.startsWith(c.calling_code)) return { ok: false, code: 'INVALID_MSISDN' }
+    const no = (code: CarrierCode, why: string): Lookup => ({ ok: false, code, reason: `msisdn ${quote(msisdn)} ${why}` })
+    if (!c) return no('INVALID_MSISDN', `cannot be looked up: the sandbox has no numbering plan for ${quote(country)}`)
+    if (!/^\d+$/.test(msisdn)) return no('INVALID_MSISDN', 'must be digits only, calling code first (no + or 00)')
+    if (!msisdn.startsWith(c.calling_code)) return no('INVALID_MSISDN', `does not start with the calling code ${c.calling_code} of ${country}`)
     const landline = c.landlines.find((l) => msisdn.startsWith(l.prefix))
     if (landline) {
-      const lengths = landline.lengths ?? c.lengths
-      return { ok: false, code: lengths.includes(msisdn.length) ? 'INVALID_MSISDN_LANDLINE' : 'INVALID_MSISDN' }
+      const ls = landline.lengths ?? c.lengths
+      return ls.includes(msisdn.length)
+        ? no('INVALID_MSISDN_LANDLINE', `is a landline number (prefix ${landline.prefix})`)
+        : no('INVALID_MSISDN', `has ${msisdn.length} digits; ${country} landlines (prefix ${landline.prefix}) have ${lengths(ls)}`)
     }
     let best: Carrier | undefined
     let bestLen = 0
@@ -81,8 +89,9 @@ export class WorldIndex {
           best = carrier
           bestLen = p.length
         }
-    if (!best) return { ok: false, code: 'INVALID_MSISDN' }
-    if (!(best.lengths ?? c.lengths).includes(msisdn.length)) return { ok: false, code: 'INVALID_MSISDN' }
+    if (!best) return no('INVALID_MSISDN', `has no carrier in ${country}: no sandbox carrier there has a prefix of it`)
+    const ls = best.lengths ?? c.lengths
+    if (!ls.includes(msisdn.length)) return no('INVALID_MSISDN', `has ${msisdn.length} digits; ${best.code} numbers have ${lengths(ls)}`)
     return { ok: true, carrier: best }
   }
 

@@ -13,6 +13,7 @@ import { RequestJournal } from './journal.js'
 import { createMerchantHandler, MERCHANT_PATHS, type Operation } from './merchant.js'
 import { openApiDocument } from './openapi.js'
 import { consentPage, frontPage, returnPage } from './pages.js'
+import { headerReason, notFoundReason } from './reason.js'
 import { safeDecode, sendEnvelope, sendJson } from './respond.js'
 import { SessionError, SessionRegistry, type Session } from '../sessions.js'
 import { sessionRoutes } from './sessions.js'
@@ -24,6 +25,8 @@ export interface SandboxAppOptions {
   adminToken?: string
   failurePayload?: FailurePayloadMode
   journalSize?: number
+  /** Whether failures of the merchant API carry the X-DCB-Reason header (default true; `dcb serve --no-reasons`). */
+  reasons?: boolean
   storeInfo?: () => Record<string, unknown>
   baseUrl?: () => string
   /** Where unexpected errors are reported (never on the wire). */
@@ -66,13 +69,15 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   const onError = opts.onError ?? ((err: unknown) => console.error('dcb: unexpected error:', err))
   const failurePayload = opts.failurePayload ?? 'auto'
   const trustProxy = opts.trustProxy ?? false
+  const reasons = opts.reasons ?? true
+  const why = (reason: string) => (reasons ? { 'x-dcb-reason': headerReason(reason) } : undefined)
   const baseUrl = opts.baseUrl ?? (() => DEFAULT_BASE_URL)
   const handlersOf = (session: Session): SessionHandlers => {
     if (session.handlers) return session.handlers as SessionHandlers
     const { engine, journal } = session
     const operations = createControlOperations({ engine, journal, version: opts.version, storeInfo: opts.storeInfo })
     const handlers: SessionHandlers = {
-      merchant: createMerchantHandler({ engine, journal, trustProxy, failurePayload, baseUrl, onError }),
+      merchant: createMerchantHandler({ engine, journal, trustProxy, failurePayload, reasons, baseUrl, onError }),
       control: createControlHandler({ engine, journal, operations, trustProxy, adminToken: opts.adminToken, onError }),
       operations,
     }
@@ -94,7 +99,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       return got instanceof Promise ? await got : got
     } catch (e) {
       if (!(e instanceof SessionError)) throw e
-      if (envelopeErrors) sendEnvelope(res, fail(e.code), failurePayload)
+      if (envelopeErrors) sendEnvelope(res, fail(e.code), failurePayload, why(e.message))
       else sendJson(res, e.status, { error: e.code, message: e.message })
       return undefined
     }
@@ -114,7 +119,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   /** After an unexpected error: the envelope if nothing was sent yet, else cut the response. */
   const crashed = (res: ServerResponse, err: unknown) => {
     onError(err)
-    if (!res.headersSent && !res.destroyed) sendEnvelope(res, fail('SERVER_ERROR'), failurePayload)
+    if (!res.headersSent && !res.destroyed) sendEnvelope(res, fail('SERVER_ERROR'), failurePayload, why('unexpected server error (see the server log)'))
     else if (!res.writableEnded) res.destroy()
   }
 
@@ -133,9 +138,8 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     }
     if (path.startsWith('/consent/')) {
       const id = safeDecode(path.slice('/consent/'.length))
-      if (req.headers['x-dcb-session'] === undefined) return consentPage(consentSession(id).engine, req, res, id)
-      const session = await sessionOf(req, res, false)
-      if (session) return consentPage(session.engine, req, res, id)
+      const session = req.headers['x-dcb-session'] === undefined ? consentSession(id) : await sessionOf(req, res, false)
+      if (session) return consentPage(session.engine, req, res, id, session.journal, trustProxy, reasons)
       return
     }
     if (path === '/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -144,7 +148,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       return void res.end(openapi)
     }
     if (path === '/' && (req.method === 'GET' || req.method === 'HEAD')) return frontPage(res, opts.version)
-    sendEnvelope(res, fail('NOT_FOUND'), failurePayload)
+    sendEnvelope(res, fail('NOT_FOUND'), failurePayload, why(notFoundReason(req.method, path)))
   }
 
   const app = createApp({ onError: (err, event) => crashed(event.node.res, err) })

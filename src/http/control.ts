@@ -12,7 +12,7 @@ import { journalView } from '../core/encoded.js'
 import { SandboxError } from '../core/errors.js'
 import type { ControlOperations } from '../contract/operations.js'
 import { check } from '../control/operations.js'
-import { parseJson, readBody } from './body.js'
+import { isPlainObject, parseJson, readBody } from './body.js'
 import { CONTROL_ROUTES, type ControlRoute } from './control-routes.js'
 import { clientIp, isLoopback } from './ip.js'
 import type { RequestJournal } from './journal.js'
@@ -99,10 +99,13 @@ export function createControlHandler(ctx: ControlContext) {
     const onClose = () => aborted.abort()
     req.socket.once('close', onClose)
     let result: unknown
+    let body: unknown = null
     try {
+      const query = r.query ? check(r.query, q >= 0 ? queryObject(event.path.slice(q + 1)) : {}) : {}
+      if (r.body) body = check(r.body, await jsonBody(req))
       result = await r.call(ctx.operations, {
-        query: r.query ? check(r.query, q >= 0 ? queryObject(event.path.slice(q + 1)) : {}) : {},
-        body: r.body ? check(r.body, await jsonBody(req)) : {},
+        query,
+        body: body ?? {},
         params,
         signal: aborted.signal,
       })
@@ -119,10 +122,12 @@ export function createControlHandler(ctx: ControlContext) {
         path: event.context.controlPath as string,
         ip: clientIp(req, ctx.trustProxy) ?? null,
         merchant: null,
+        msisdn: msisdnOf(r.path, body, result),
         http_status: 200,
-        message: '',
+        message: failedMo(result)?.code ?? '',
+        reason: failedMo(result)?.reason ?? null,
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
-        request: null,
+        request: body,
         response: journalView(result),
       })
     }
@@ -144,4 +149,18 @@ export function createControlHandler(ctx: ControlContext) {
       sendJson(res, 500, { error: 'ERROR', message: 'unexpected server error (see the server log)' })
     }
   }
+}
+
+/** The MSISDN a control call concerns: an MO's, a canceled subscription's, a rule's match; else null. */
+function msisdnOf(route: string, body: unknown, result: unknown): string | null {
+  if (route === '/mo' && isPlainObject(body) && typeof body.msisdn === 'string') return body.msisdn
+  if (route.endsWith('/cancel') && isPlainObject(result) && typeof result.msisdn === 'string') return result.msisdn
+  if (route === '/rules' && isPlainObject(body) && isPlainObject(body.match) && typeof body.match.msisdn === 'string') return body.match.msisdn
+  return null
+}
+
+/** An MO that did not subscribe as asked: its code and reason (the journal's message and reason). */
+function failedMo(result: unknown): { code: string; reason: string } | undefined {
+  if (!isPlainObject(result) || (result.action !== 'rejected' && result.action !== 'charge_failed')) return undefined
+  return { code: String(result.code), reason: String(result.reason ?? '') }
 }

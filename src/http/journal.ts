@@ -9,17 +9,26 @@ export interface JournalEntry {
   path: string
   ip: string | null
   merchant: string | null
+  /** The MSISDN the request concerns, when its merchant may see it; null when none. */
+  msisdn: string | null
   http_status: number
   message: string
+  /** Why it failed (the X-DCB-Reason text); null on success. */
+  reason: string | null
+  /** The client went away before the answer (it was done all the same). */
+  client_closed?: true
   duration_ms: number
   request: unknown
   response: unknown
 }
 
 /** As recorded on the hot path: times as numbers, formatted only when read. */
-export interface JournalRecord extends Omit<JournalEntry, 'id' | 'time' | 'sandbox_time'> {
+export interface JournalRecord extends Omit<JournalEntry, 'id' | 'time' | 'sandbox_time' | 'msisdn' | 'reason'> {
   time: number
   sandbox_time: number
+  /** Null when absent (every entry read has both). */
+  msisdn?: string | null
+  reason?: string | null
 }
 
 type Stored = JournalRecord & { id: number }
@@ -38,12 +47,19 @@ export class RequestJournal {
     this.ring[entry.id % this.ring.length] = entry
   }
 
-  /** Newest first; only entries with id > `since`. */
-  list(limit = 100, since = 0): JournalEntry[] {
+  /** Newest first; only entries with id > `since` (and about `msisdn`, when given). */
+  list(limit = 100, since = 0, msisdn?: string): JournalEntry[] {
     const out: JournalEntry[] = []
     for (let id = this.next - 1; id > since && id >= this.next - this.ring.length && out.length < limit; id--) {
       const e = this.ring[id % this.ring.length]
-      if (e && e.id === id) out.push({ ...e, time: new Date(e.time).toISOString(), sandbox_time: formatTimestamp(e.sandbox_time) })
+      if (!e || e.id !== id || (msisdn !== undefined && e.msisdn !== msisdn)) continue
+      out.push({
+        ...e,
+        msisdn: e.msisdn ?? null,
+        reason: e.reason ?? null,
+        time: new Date(e.time).toISOString(),
+        sandbox_time: formatTimestamp(e.sandbox_time),
+      })
     }
     return out
   }

@@ -5,13 +5,29 @@
  * engine, and Status) leaves in the same tick as the request's last byte.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { z } from 'zod'
 import type { Engine } from '../core/engine.js'
-import { fail, type FailurePayloadMode, type Outcome } from '../core/outcomes.js'
+import { envelope, fail, type FailurePayloadMode, type Outcome } from '../core/outcomes.js'
 import type { Merchant } from '../core/world.js'
 import { isJsonContentType, isPlainObject, parseJson, readBodyThen } from './body.js'
 import { inProcessCall } from './inprocess.js'
 import { Allowlist, clientIp } from './ip.js'
 import type { RequestJournal } from './journal.js'
+import {
+  abortedReason,
+  headerReason,
+  contentTypeReason,
+  inactiveReason,
+  ipReason,
+  jsonReason,
+  methodReason,
+  noKeyReason,
+  notObjectReason,
+  schemaReason,
+  tooLargeReason,
+  unknownKeyReason,
+} from './reason.js'
+import { BODY_LIMIT } from './body.js'
 import { sendEnvelope } from './respond.js'
 import { InitBody, StatusBody, VerifyBody } from '../contract/merchant.js'
 
@@ -28,6 +44,8 @@ export interface MerchantContext {
   journal: RequestJournal
   trustProxy: boolean
   failurePayload: FailurePayloadMode
+  /** Whether failures carry the X-DCB-Reason header (`dcb serve --no-reasons`: not). */
+  reasons: boolean
   /** Where consent pages are served, when the Host header cannot say. */
   baseUrl: () => string
   onError: (err: unknown) => void
@@ -48,55 +66,85 @@ export function createMerchantHandler(ctx: MerchantContext) {
 
   function serve(req: IncomingMessage, res: ServerResponse, op: Operation, path: string, done: () => void): void {
     const started = performance.now()
+    const sandboxAt = ctx.engine.now()
     const ip = clientIp(req, ctx.trustProxy) ?? null
     let merchant: Merchant | undefined
     let request: unknown = null
     let closeAfter = false
 
-    const answer = (outcome: Outcome) => {
-      if (outcome.delayMs) {
-        setTimeout(() => answer({ ...outcome, delayMs: undefined }), outcome.delayMs)
-        return
-      }
-      if (res.destroyed || res.headersSent) return done()
-      const response = sendEnvelope(res, outcome, ctx.failurePayload, closeAfter ? { connection: 'close' } : undefined)
+    const record = (outcome: Outcome, response: Record<string, unknown>, clientClosed: boolean) => {
+      const msisdn = outcome.msisdn ?? (op === 'init' && isPlainObject(request) && typeof request.msisdn === 'string' ? request.msisdn : null)
       ctx.journal.add({
         time: Date.now(),
-        sandbox_time: ctx.engine.now(),
+        sandbox_time: sandboxAt,
         method: req.method ?? '',
         path,
         ip,
         merchant: merchant?.id ?? null,
+        msisdn,
         http_status: response.status_code as number,
         message: response.message as string,
+        reason: outcome.code === 'SUCCESS' ? null : (outcome.reason ?? null),
+        ...(clientClosed ? { client_closed: true } : {}),
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
         request,
         response,
       })
+    }
+    const answer = (outcome: Outcome) => {
+      if (outcome.delayMs) return hold(outcome, outcome.delayMs)
+      if (res.destroyed || res.headersSent) {
+        // The client went away before its answer: journaled all the same, as what it would have got.
+        if (res.destroyed && !res.headersSent) record(outcome, envelope(outcome, ctx.failurePayload).body, true)
+        return done()
+      }
+      const headers: Record<string, string> | undefined =
+        outcome.code !== 'SUCCESS' && ctx.reasons && outcome.reason ? { 'x-dcb-reason': headerReason(outcome.reason) } : undefined
+      const response = sendEnvelope(res, outcome, ctx.failurePayload, closeAfter ? { ...headers, connection: 'close' } : headers)
+      record(outcome, response, false)
       done()
+    }
+    /** A delayed answer (5NN endings, delay rules): a client that leaves meanwhile is journaled at once. */
+    const hold = (outcome: Outcome, ms: number) => {
+      const later = { ...outcome, delayMs: undefined }
+      const onClose = () => {
+        clearTimeout(timer)
+        if (!res.headersSent) record(later, envelope(later, ctx.failurePayload).body, true)
+        done()
+      }
+      const timer = setTimeout(() => {
+        res.off('close', onClose)
+        answer(later)
+      }, ms)
+      res.once('close', onClose)
     }
     const crash = (err: unknown) => {
       ctx.onError(err)
-      answer(fail('SERVER_ERROR'))
+      answer(fail('SERVER_ERROR', undefined, 'unexpected server error (see the server log)'))
     }
 
-    if (req.method !== 'POST') return answer(fail('METHOD_NOT_ALLOWED'))
-    const key = req.headers['api-key']
-    merchant = ctx.engine.authenticate(Array.isArray(key) ? key[0] : key)
-    if (!merchant) return answer(fail('UNAUTHORIZED'))
-    if (!allowlist(merchant).allows(ip ?? undefined)) return answer(fail('IP_NOT_ALLOWED'))
-    if (!isJsonContentType(req.headers['content-type'])) return answer(fail('BAD_REQUEST'))
+    if (req.method !== 'POST') return answer(fail('METHOD_NOT_ALLOWED', undefined, methodReason(req.method, path)))
+    const header = req.headers['api-key']
+    const key = Array.isArray(header) ? header[0] : header
+    merchant = ctx.engine.authenticate(key)
+    if (!merchant) return answer(fail('UNAUTHORIZED', undefined, unauthorizedReason(key)))
+    if (!allowlist(merchant).allows(ip ?? undefined)) return answer(fail('IP_NOT_ALLOWED', undefined, ipReason(ip, merchant.id)))
+    const contentType = req.headers['content-type']
+    if (!isJsonContentType(contentType)) return answer(fail('BAD_REQUEST', undefined, contentTypeReason(contentType)))
     const m = merchant
     readBodyThen(req, (body) => {
       try {
         if (!body.ok) {
           closeAfter = true
-          return answer(fail(body.reason === 'too_large' ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST'))
+          return body.reason === 'too_large'
+            ? answer(fail('PAYLOAD_TOO_LARGE', undefined, tooLargeReason(BODY_LIMIT)))
+            : answer(fail('BAD_REQUEST', undefined, abortedReason()))
         }
         request = parseJson(body.text)
-        if (!isPlainObject(request)) return answer(fail('BAD_REQUEST'))
+        if (request === undefined) return answer(fail('BAD_REQUEST', undefined, jsonReason(body.text)))
+        if (!isPlainObject(request)) return answer(fail('BAD_REQUEST', undefined, notObjectReason(request)))
         const call = parseCall(op, request, req, ctx)
-        if (!call) return answer(fail('BAD_REQUEST'))
+        if ('error' in call) return answer(fail('BAD_REQUEST', undefined, schemaReason(call.error, request, FIELDS[op])))
         const { result, durable } = ctx.engine.perform(m, call)
         if (!durable) return answer(result)
         durable.then(() => answer(result), crash)
@@ -105,20 +153,33 @@ export function createMerchantHandler(ctx: MerchantContext) {
       }
     })
   }
+
+  function unauthorizedReason(key: string | undefined): string {
+    if (!key) return noKeyReason()
+    const known = ctx.engine.world.merchantByKey(key)
+    return known ? inactiveReason(known.id) : unknownKeyReason()
+  }
 }
 
-/** The engine call of a request body that fits its operation's schema; undefined when it does not. */
-function parseCall(op: Operation, body: unknown, req: IncomingMessage, ctx: MerchantContext): Parameters<Engine['perform']>[1] | undefined {
+/** The fields of each body (a key outside them that looks like one is named in a reason). */
+const FIELDS: Record<Operation, string[]> = {
+  init: ['msisdn', 'service_code', 'country_code', 'language'],
+  verify: ['verif_request_id', 'otp', 'language'],
+  status: ['subscription_id'],
+}
+
+/** The engine call of a request body that fits its operation's schema, or the schema's error. */
+function parseCall(op: Operation, body: unknown, req: IncomingMessage, ctx: MerchantContext): Parameters<Engine['perform']>[1] | { error: z.ZodError } {
   if (op === 'init') {
     const r = InitBody.safeParse(body)
-    return r.success ? { op, input: r.data, baseUrl: baseUrlOf(req, ctx) } : undefined
+    return r.success ? { op, input: r.data, baseUrl: baseUrlOf(req, ctx) } : { error: r.error }
   }
   if (op === 'verify') {
     const r = VerifyBody.safeParse(body)
-    return r.success ? { op, input: r.data } : undefined
+    return r.success ? { op, input: r.data } : { error: r.error }
   }
   const r = StatusBody.safeParse(body)
-  return r.success ? { op, input: r.data } : undefined
+  return r.success ? { op, input: r.data } : { error: r.error }
 }
 
 /** The server's own origin as the client sees it (for consent links). */

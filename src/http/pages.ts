@@ -7,6 +7,8 @@ import { DEMO_API_KEY } from '../contract/defaults.js'
 import { ControlError, describePeriod, type Engine } from '../core/engine.js'
 import { formatTimestamp } from '../core/time.js'
 import { readBody } from './body.js'
+import { clientIp } from './ip.js'
+import type { RequestJournal } from './journal.js'
 import { escapeHtml as h, redirect, sendHtml } from './respond.js'
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#222}
@@ -18,7 +20,14 @@ function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${h(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`
 }
 
-export async function consentPage(engine: Engine, req: IncomingMessage, res: ServerResponse, id: string): Promise<void> {
+export async function consentPage(
+  engine: Engine,
+  req: IncomingMessage,
+  res: ServerResponse,
+  id: string,
+  journal?: RequestJournal,
+  trustProxy = false,
+): Promise<void> {
   if (req.method === 'POST') {
     const body = await readBody(req)
     const form = new URLSearchParams(body.ok ? body.text : '')
@@ -27,7 +36,26 @@ export async function consentPage(engine: Engine, req: IncomingMessage, res: Ser
       return sendHtml(res, 400, page('Bad request', `<h1>Bad request</h1><p>The form must send <code>action=approve</code> or <code>action=deny</code>.</p>`))
     }
     try {
+      const started = performance.now()
+      const sandboxAt = engine.now()
+      const verif = engine.consentView(id)?.verif ?? engine.state.verifs.get(id)
       const out = await engine.consent(id, action)
+      // Approvals and denials are journaled: a redirect that failed shows there, with why.
+      journal?.add({
+        time: Date.now(),
+        sandbox_time: sandboxAt,
+        method: 'POST',
+        path: `/consent/${id}`,
+        ip: clientIp(req, trustProxy) ?? null,
+        merchant: verif?.merchant ?? null,
+        msisdn: verif?.msisdn ?? null,
+        http_status: out.location ? 303 : 200,
+        message: out.result === 'SUCCESS' ? '' : out.result,
+        reason: out.reason ?? null,
+        duration_ms: Math.round((performance.now() - started) * 10) / 10,
+        request: { action },
+        response: { location: out.location, result: out.result, subscription_id: out.subscription_id },
+      })
       if (out.location) return redirect(res, out.location)
       const text = out.result === 'SUCCESS' ? `Subscribed: <code>${h(out.subscription_id!)}</code>` : `Not subscribed: <code>${h(out.result)}</code>`
       return sendHtml(res, 200, page('Done', `<div class="card"><h1>Done</h1><p>${text}</p></div>`))

@@ -65,6 +65,7 @@ describe('consent (redirect flow)', () => {
     expect(await h.engine.consent(id, 'deny')).toEqual({
       location: `/_sandbox/return?status=FAIL&message=FAILED_INIT_SUB&verif_request_id=${id}`,
       result: 'FAILED_INIT_SUB',
+      reason: 'the subscriber denied consent',
       subscription_id: null,
     })
     expect(h.engine.sizes().subscriptions).toBe(0)
@@ -90,7 +91,11 @@ describe('MO messages (PSMS)', () => {
     expect(sub).toEqual({ action: 'subscribed', subscription_id: expect.any(String), service_code: 'STREAMPLUS', merchant: 'demo' })
     const id = (sub as Extract<MoResult, { action: 'subscribed' }>).subscription_id
     expect(engine.subscription(id)).toMatchObject({ flow: 'psms', status: 'ACTIVE' })
-    expect(await engine.mo({ msisdn, short_code: '32123', text: 'STREAM' })).toEqual({ action: 'rejected', code: 'ALREADY_SUBSCRIBED' })
+    expect(await engine.mo({ msisdn, short_code: '32123', text: 'STREAM' })).toEqual({
+      action: 'rejected',
+      code: 'ALREADY_SUBSCRIBED',
+      reason: `msisdn ${msisdn} has ACTIVE subscription ${id} to STREAMPLUS`,
+    })
     expect(await engine.mo({ msisdn, short_code: '32123', text: 'hello' })).toEqual({
       action: 'unknown_keyword',
       keywords: ['STREAM', 'GAME', 'QUICK', 'NEWS'],
@@ -109,7 +114,11 @@ describe('MO messages (PSMS)', () => {
 
   it('a failing first charge (ending 201) answers charge_failed with the carrier code', async () => {
     const { engine } = engineAt('2026-01-31T09:00:00')
-    expect(await engine.mo({ msisdn: '60131234201', short_code: '32123', text: 'STREAM' })).toEqual({ action: 'charge_failed', code: 'INSUFFICIENT_FUNDS' })
+    expect(await engine.mo({ msisdn: '60131234201', short_code: '32123', text: 'STREAM' })).toEqual({
+      action: 'charge_failed',
+      code: 'INSUFFICIENT_FUNDS',
+      reason: 'rule charge-201 (ending 201): first charge INSUFFICIENT_FUNDS',
+    })
   })
 })
 

@@ -1,0 +1,29 @@
+/**
+ * Why a failure was answered, in words (SANDBOX.md section 9): the text of the `X-DCB-Reason` header
+ * and of the journal's `reason`. Built only when an answer fails, never on the success path.
+ * Input it echoes is JSON-escaped and ASCII-only, so a reason is always one printable line.
+ */
+import { describeMatch } from './scenarios.js'
+import type { Rule } from './world-schema.js'
+
+/** A value as JSON, every character outside printable ASCII escaped, cut to `max` characters. */
+export function quote(v: unknown, max = 48): string {
+  let s: string
+  try {
+    s = JSON.stringify(v) ?? String(v)
+  } catch {
+    s = String(v)
+  }
+  s = s.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return s.length > max ? `${s.slice(0, max - 3)}...` : s
+}
+
+/** The rule that decided a step: `rule charge-201 (ending 201): first charge INSUFFICIENT_FUNDS`. */
+export function ruleReason(rule: Rule, what: string): string {
+  return `rule ${rule.id} (${describeMatch(rule)}): ${what}`
+}
+
+/** Why a merchant has no integration of a service in a country (the same text whether or not another merchant has it). */
+export function integrationReason(hasService: boolean, merchant: string, service: string, country: string): string {
+  return hasService ? `service ${service} has no integration in ${country}` : `merchant ${merchant} has no service ${quote(service)}`
+}
