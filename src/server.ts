@@ -4,6 +4,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { DEFAULT_DATA_FILE, DEFAULT_HOST, DEFAULT_PORT } from './contract/defaults.js'
+import { CLOCK } from './core/clock.js'
 import { Engine } from './core/engine.js'
 import type { FailurePayloadMode } from './core/outcomes.js'
 import { State } from './core/state.js'
@@ -37,6 +38,8 @@ export interface ServeOptions {
   journalSize?: number
   /** The most sessions (X-DCB-Session) beside the default one; a new one past it is 429 SESSION_LIMIT. */
   maxSessions?: number
+  /** Whether merchant API failures carry the X-DCB-Reason header (default true). */
+  reasons?: boolean
   smsPerMsisdn?: number
   chargesPerSubscription?: number
   maxSms?: number
@@ -58,6 +61,8 @@ export interface RunningSandbox {
   app: SandboxApp
   server: Server
   close(): Promise<void>
+  /** `clock` was given but the data file keeps its own clock (it was not applied). */
+  clockKept: boolean
 }
 
 export class ServeError extends Error {
@@ -78,6 +83,8 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
   const store: Store = opts.inMemory ? new MemoryStore() : new FileStore(opts.data ?? DEFAULT_DATA_FILE, { compactBytes: opts.compactBytes })
   const state = new State()
   await store.open(state)
+  // A data file keeps its own clock: `clock` applies to a new one only (and to reset).
+  const clockKept = clockStart !== undefined && state.meta.has(CLOCK)
   const engineOptions = {
     clockStart,
     smsPerMsisdn: opts.smsPerMsisdn,
@@ -108,6 +115,7 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
     failurePayload: opts.failurePayload,
     journalSize: opts.journalSize,
     sessions,
+    reasons: opts.reasons,
     storeInfo: () => store.info(),
     baseUrl: () => url,
     onError: opts.onError,
@@ -163,5 +171,5 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
       await store.close()
     })())
 
-  return { url, port: addr.port, host, engine, store, app, server, close }
+  return { url, port: addr.port, host, engine, store, app, server, close, clockKept }
 }

@@ -77,6 +77,7 @@ export async function consent(url: string, action: string, o: Opts): Promise<voi
   if (o.json) return printJson(r)
   out(`${failed ? chalk.red('✘') : chalk.green('✔')} ${action}: ${r.location ? `303 → ${r.location}` : `HTTP ${r.status}`}`)
   printFields(r.query)
+  if (r.reason) out(`  ${chalk.dim('why'.padEnd(17))} ${r.reason}`)
 }
 
 export async function cancel(id: string, o: Opts): Promise<void> {
@@ -122,26 +123,30 @@ export async function logs(o: Opts): Promise<void> {
   const print = (e: Record<string, any>) => {
     if (o.json) return out(JSON.stringify(e))
     const ok = e.http_status < 300 && !e.message
+    const status = (ok ? chalk.green : chalk.red)(`${e.http_status} ${e.message || 'SUCCESS'}`)
+    const who = [e.merchant, e.msisdn].filter(Boolean).join(' ')
     out(
-      `${chalk.dim(e.time)} ${e.method} ${e.path} ${(ok ? chalk.green : chalk.red)(`${e.http_status} ${e.message || 'SUCCESS'}`)} ${chalk.dim(`${e.merchant ?? ''} ${e.duration_ms} ms`)}`,
+      `${chalk.dim(e.sandbox_time)} ${e.method} ${e.path} ${status}${e.client_closed ? chalk.yellow(' (client gone)') : ''} ${chalk.dim(`${who} ${e.duration_ms} ms`)}${e.reason ? `\n    ${chalk.dim('why:')} ${e.reason}` : ''}`,
     )
   }
-  const first = await guard(() => c.requests({ since: 0, limit: Number(o.limit ?? 20) }))
+  const limit = o.all ? 1_000_000 : Number(o.limit ?? 20)
+  if (!Number.isInteger(limit) || limit < 1) throw new CliError('--limit must be a whole number of 1 or more', EXIT.USAGE)
+  const first = await guard(() => c.requests({ since: 0, limit, ...(o.msisdn ? { msisdn: o.msisdn } : {}) }))
   let last = first.requests[0]?.id ?? 0
   for (const e of [...first.requests].reverse()) print(e)
   if (!o.follow) return
   for (;;) {
     await new Promise((r) => setTimeout(r, 500))
-    const next = await guard(() => c.requests({ since: last, limit: 1000 }))
+    const next = await guard(() => c.requests({ since: last, limit: 1000, ...(o.msisdn ? { msisdn: o.msisdn } : {}) }))
     for (const e of [...next.requests].reverse()) print(e)
     if (next.requests.length) last = next.requests[0]!.id
   }
 }
 
 export async function reset(o: Opts): Promise<void> {
-  const r = await guard(() => clientFrom(o).reset())
+  const r = await guard(() => clientFrom(o).reset(o.clock ? { clock: String(o.clock) } : {}))
   if (o.json) return printJson(r)
-  out(`${chalk.green('✔')} back to the loaded fixtures`)
+  out(`${chalk.green('✔')} back to the loaded fixtures${o.clock ? ` at ${o.clock}` : ''}`)
 }
 
 export async function scenarios(o: Opts): Promise<void> {

@@ -77,7 +77,7 @@ export function reportEnvelope(op: string, r: ApiResult<unknown>, json: boolean 
     const spec =
       (OUTCOMES as Record<string, { describe: string }>)[e.message] ?? Object.values(OUTCOMES).find((o) => o.message === e.message && o.http === r.http)
     out(
-      `${chalk.red('✘ FAIL')} ${op}: ${chalk.bold(e.message || '(no message)')} (HTTP ${r.http})${spec ? chalk.dim(` ${describeFor(e.message as OutcomeCode, r.http, spec.describe)}`) : ''}`,
+      `${chalk.red('✘ FAIL')} ${op}: ${chalk.bold(e.message || '(no message)')} (HTTP ${r.http})${r.reason ? `: ${r.reason}` : spec ? chalk.dim(` ${describeFor(e.message as OutcomeCode, r.http, spec.describe)}`) : ''}`,
     )
   }
   if (e.status !== 'SUCCESS') process.exitCode = EXIT.FAIL

@@ -79,7 +79,7 @@ async function run(c: DcbClient, f: { msisdn: string; service: string; country: 
   const init = await guard(() =>
     c.init({ msisdn: f.msisdn, service_code: f.service, country_code: f.country, ...(f.language ? { language: f.language } : {}) }),
   )
-  if (!show(init.envelope, init.http)) return false
+  if (!show(init.envelope, init.http, init.reason)) return false
   const p = init.envelope.payload!
   let subscriptionId: string | undefined
   if (p.verif_request_id) {
@@ -88,19 +88,19 @@ async function run(c: DcbClient, f: { msisdn: string; service: string; country: 
     out(`  ${chalk.dim('otp'.padEnd(17))} ${otp}`)
     step(3, 'Verify')
     const v = await guard(() => c.verify({ verif_request_id: p.verif_request_id!, otp }))
-    if (!show(v.envelope, v.http)) return false
+    if (!show(v.envelope, v.http, v.reason)) return false
     subscriptionId = v.envelope.payload!.subscription_id
   } else if (p.short_code) {
     step(2, `the subscriber texts ${p.keyword} to ${p.short_code} (MO)`)
     const m = await guard(() => c.mo({ msisdn: f.msisdn, short_code: p.short_code!, text: p.keyword ?? '' }))
     printFields(m)
-    if (m.action !== 'subscribed') return false
+    if (m.action !== 'subscribed') return failed(m.code ?? m.action, 'MO', m.reason)
     subscriptionId = m.subscription_id
   } else if (p.redirect_url) {
     step(2, `the subscriber ${f.deny ? 'denies' : 'approves'} on the consent page`)
     const r = await guard(() => c.consent(p.redirect_url!, f.deny ? 'deny' : 'approve'))
     out(`  ${chalk.dim('redirect'.padEnd(17))} ${r.location}`)
-    if (r.query.status === 'FAIL' || !r.query.subscription_id) return false
+    if (r.query.status === 'FAIL' || !r.query.subscription_id) return failed(r.query.message ?? 'no subscription_id', `redirect, HTTP ${r.status}`, r.reason)
     subscriptionId = r.query.subscription_id
   } else {
     out(chalk.red('  Init answered no verif_request_id, short_code or redirect_url'))
@@ -108,15 +108,21 @@ async function run(c: DcbClient, f: { msisdn: string; service: string; country: 
   }
   step(4, 'Status')
   const s = await guard(() => c.status({ subscription_id: subscriptionId! }))
-  return show(s.envelope, s.http)
+  return show(s.envelope, s.http, s.reason)
 }
 
-function show(e: { status: string; message: string; payload?: unknown }, http: number): boolean {
+function show(e: { status: string; message: string; payload?: unknown }, http: number, reason?: string): boolean {
   if (e.status === 'SUCCESS') {
     out(`  ${chalk.green('✔ SUCCESS')}`)
     if (e.payload && typeof e.payload === 'object') printFields(e.payload as Record<string, unknown>)
     return true
   }
-  out(`  ${chalk.red('✘ FAIL')} ${chalk.bold(e.message)} (HTTP ${http})`)
+  out(`  ${chalk.red('✘ FAIL')} ${chalk.bold(e.message)} (HTTP ${http})${reason ? `: ${reason}` : ''}`)
+  return false
+}
+
+/** The failure line of a flow that ended outside the merchant API (an MO, the consent page). */
+function failed(code: string, where: string, reason?: string): false {
+  out(`  ${chalk.red('✘ FAIL')} ${chalk.bold(code)} (${where})${reason ? `: ${reason}` : ''}`)
   return false
 }

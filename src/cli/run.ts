@@ -124,6 +124,7 @@ export async function runFile(file: string, o: ClientCliOptions): Promise<void> 
   const doc = parsed.data
   const base = { ...o, baseUrl: o.baseUrl ?? doc.base_url, apiKey: o.apiKey ?? doc.api_key }
   const results: Results = {}
+  let expectations = 0
   if (doc.description) out(chalk.bold(doc.description))
   for (const [i, s] of doc.steps.entries()) {
     const action = Object.keys(s).find((k) => (ACTIONS as readonly string[]).includes(k)) as Action
@@ -137,6 +138,7 @@ export async function runFile(file: string, o: ClientCliOptions): Promise<void> 
         const pass = JSON.stringify(got) === JSON.stringify(want)
         out(`${pass ? chalk.green('  ✔') : chalk.red('  ✘')} expect ${path} = ${JSON.stringify(want)}${pass ? '' : chalk.red(`, got ${JSON.stringify(got)}`)}`)
         if (!pass) throw new CliError(`expectation failed at step ${i + 1}: ${path} is ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`, EXIT.FAIL)
+        expectations++
       }
       continue
     }
@@ -146,5 +148,5 @@ export async function runFile(file: string, o: ClientCliOptions): Promise<void> 
     results[name] = result
     out(`${chalk.cyan('←')} ${JSON.stringify(result)}`)
   }
-  out(chalk.green(`✔ ${doc.steps.length} steps passed`))
+  out(chalk.green(`✔ ${doc.steps.length} steps, ${expectations} expectation${expectations === 1 ? '' : 's'} passed`))
 }

@@ -22,6 +22,7 @@ interface ServeCliOptions {
   maxSms: number
   maxVerifications: number
   quiet?: boolean
+  reasons: boolean
 }
 
 export async function serve(opts: ServeCliOptions): Promise<void> {
@@ -43,6 +44,7 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
       smsPerMsisdn: opts.smsPerMsisdn,
       maxSms: opts.maxSms,
       maxVerifications: opts.maxVerifications,
+      reasons: opts.reasons,
     })
   } catch (e) {
     if (e instanceof FixtureError) {
@@ -53,7 +55,15 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     throw e
   }
   const { url, engine, store } = sandbox
-  if (!opts.quiet) {
+  if (sandbox.clockKept) {
+    const now = engine.clockView().now
+    process.stderr.write(
+      `dcb: ${opts.data} keeps its own clock (now ${now}); --clock ${opts.clock} was not applied. To start over at that time: dcb reset --clock ${opts.clock}\n`,
+    )
+  }
+  // --quiet: one line, the URL (so --port 0 can be used from scripts).
+  if (opts.quiet) process.stdout.write(`${url}\n`)
+  else {
     const info = store.info()
     const where = store.kind === 'file' ? `${info.path} (${engine.state.subs.size} subscriptions)` : 'in memory (nothing is kept)'
     process.stdout.write(

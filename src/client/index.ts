@@ -18,6 +18,7 @@ import type {
   RequestsAnswer,
   RequestsQuery,
   ResetAnswer,
+  ResetBody,
   RulesAnswer,
   RuntimeRule,
   ScenariosAnswer,
@@ -46,6 +47,8 @@ export interface Envelope<P = Record<string, unknown>> {
 export interface ApiResult<P> {
   http: number
   envelope: Envelope<P>
+  /** Why it failed: the X-DCB-Reason header of a dcb sandbox (absent elsewhere, and on success). */
+  reason?: string
 }
 
 /** The server could not be reached, or what answered does not speak the API. */
@@ -122,11 +125,16 @@ export class DcbClient implements ControlOperations {
     this.sessionHeader = opts.session ? { 'x-dcb-session': opts.session } : {}
   }
 
-  private async call<P>(path: string, body: Record<string, unknown>): Promise<ApiResult<P>> {
+  private call<P>(path: string, body: Record<string, unknown>): Promise<ApiResult<P>> {
+    return this.send<P>(path, JSON.stringify(body))
+  }
+
+  /** A merchant API request with this body text (any method: a replay sends what was recorded). */
+  async send<P = Record<string, unknown>>(path: string, body: string | undefined, method = 'POST'): Promise<ApiResult<P>> {
     const res = await httpRequest(this.baseUrl + path, {
-      method: 'POST',
+      method,
       headers: { 'api-key': this.opts.apiKey, 'content-type': 'application/json', accept: 'application/json', ...this.sessionHeader },
-      body: JSON.stringify(body),
+      body,
       timeoutMs: this.opts.timeoutMs,
     })
     let parsed: unknown
@@ -137,7 +145,8 @@ export class DcbClient implements ControlOperations {
     }
     if (!isEnvelope(parsed))
       throw new TransportError(`${this.baseUrl}${path} answered HTTP ${res.status} without the API's envelope: ${res.text.slice(0, 120).replace(/\s+/g, ' ')}`)
-    return { http: res.status, envelope: parsed as Envelope<P> }
+    const reason = res.headers['x-dcb-reason']
+    return { http: res.status, envelope: parsed as Envelope<P>, ...(typeof reason === 'string' ? { reason } : {}) }
   }
 
   init(body: InitBody): Promise<ApiResult<InitPayload>> {
@@ -214,8 +223,9 @@ export class DcbClient implements ControlOperations {
   requests(opts: RequestsQuery = {}): Promise<RequestsAnswer> {
     return this.control('GET', `/requests${queryOf(opts)}`)
   }
-  reset(): Promise<ResetAnswer> {
-    return this.control('POST', '/reset', {})
+  /** Back to the loaded fixtures; with `clock`, starting over at that time (`frozen` to freeze it there). */
+  reset(opts: ResetBody = {}): Promise<ResetAnswer> {
+    return this.control('POST', '/reset', opts)
   }
   scenarios(): Promise<ScenariosAnswer> {
     return this.control('GET', '/scenarios')
@@ -225,7 +235,10 @@ export class DcbClient implements ControlOperations {
   }
 
   /** Approve or deny a consent page (a redirect_url or its id): answers where the browser would go. */
-  async consent(urlOrId: string, action: 'approve' | 'deny'): Promise<{ status: number; location: string | null; query: Record<string, string> }> {
+  async consent(
+    urlOrId: string,
+    action: 'approve' | 'deny',
+  ): Promise<{ status: number; location: string | null; query: Record<string, string>; reason?: string }> {
     const url = /^https?:\/\//.test(urlOrId) ? urlOrId : `${this.baseUrl}/consent/${encodeURIComponent(urlOrId)}`
     const res = await httpRequest(url, {
       method: 'POST',
@@ -237,7 +250,8 @@ export class DcbClient implements ControlOperations {
     if (res.status !== 303 && res.status !== 200) throw new TransportError(`${url} answered HTTP ${res.status}: not a consent page`)
     const location = (res.headers.location as string | undefined) ?? null
     const query = location ? Object.fromEntries(new URL(location, url).searchParams) : {}
-    return { status: res.status, location, query }
+    const reason = res.headers['x-dcb-reason']
+    return { status: res.status, location, query, ...(typeof reason === 'string' ? { reason } : {}) }
   }
 }
 

@@ -8,7 +8,8 @@ import { ClockMove, EventLog } from './events.js'
 import type { ClockRecord, State, Tx } from './state.js'
 import { addDuration, formatTimestamp, isZeroDuration, LAST_TIME, parseDuration, parseTimestamp } from './time.js'
 
-const CLOCK = 'clock'
+/** Where the clock lives in the state's meta collection. */
+export const CLOCK = 'clock'
 
 export interface ClockView {
   now: string

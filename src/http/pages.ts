@@ -7,6 +7,7 @@ import { DEMO_API_KEY } from '../contract/defaults.js'
 import { ControlError, describePeriod, type Engine } from '../core/engine.js'
 import { formatTimestamp } from '../core/time.js'
 import { readBody } from './body.js'
+import { headerReason } from './reason.js'
 import { clientIp } from './ip.js'
 import type { RequestJournal } from './journal.js'
 import { escapeHtml as h, redirect, sendHtml } from './respond.js'
@@ -27,6 +28,7 @@ export async function consentPage(
   id: string,
   journal?: RequestJournal,
   trustProxy = false,
+  reasons = true,
 ): Promise<void> {
   if (req.method === 'POST') {
     const body = await readBody(req)
@@ -56,7 +58,7 @@ export async function consentPage(
         request: { action },
         response: { location: out.location, result: out.result, subscription_id: out.subscription_id },
       })
-      if (out.location) return redirect(res, out.location)
+      if (out.location) return redirect(res, out.location, 303, out.reason && reasons ? { 'x-dcb-reason': headerReason(out.reason) } : undefined)
       const text = out.result === 'SUCCESS' ? `Subscribed: <code>${h(out.subscription_id!)}</code>` : `Not subscribed: <code>${h(out.result)}</code>`
       return sendHtml(res, 200, page('Done', `<div class="card"><h1>Done</h1><p>${text}</p></div>`))
     } catch (e) {

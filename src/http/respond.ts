@@ -39,8 +39,8 @@ export function sendHtml(res: ServerResponse, status: number, html: string): voi
   res.end(html)
 }
 
-export function redirect(res: ServerResponse, location: string, status = 303): void {
-  res.writeHead(status, { location, 'content-length': 0, 'cache-control': 'no-store' })
+export function redirect(res: ServerResponse, location: string, status = 303, headers?: Record<string, string>): void {
+  res.writeHead(status, { location, 'content-length': 0, 'cache-control': 'no-store', ...headers })
   res.end()
 }
 

@@ -204,7 +204,7 @@ describe('dcb run', () => {
     const r = await run(['run', join('fixtures/scenarios', f)])
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)
-    expect(r.stdout).toMatch(/✔ \d+ steps passed/)
+    expect(r.stdout).toMatch(/✔ \d+ steps, \d+ expectations? passed/)
   })
 
   it('stops at the first failed expectation with exit 1; a malformed file is exit 2 with its path', async () => {

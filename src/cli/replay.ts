@@ -1,0 +1,161 @@
+/**
+ * `dcb replay FILE`: a recorded session (`dcb logs --json --all`) played again against a sandbox, for
+ * the key's merchant. It resets the sandbox with the clock frozen at the first request's sandbox
+ * time, then sends each merchant API request, MO and consent decision with the clock set to its
+ * sandbox time, mapping the recording's ids to the replay's own. Outcomes, not bytes: a Verify that
+ * succeeded uses the OTP the handset got this time, one answered INVALID_PIN a wrong one. Each answer
+ * is printed beside the recorded one; any difference in status, message or HTTP status exits 1.
+ */
+import { readFileSync } from 'node:fs'
+import chalk from 'chalk'
+import type { DcbClient } from '../client/index.js'
+import { clientFrom, guard, out, type ClientCliOptions } from './common.js'
+import { CliError, EXIT } from './errors.js'
+
+interface Entry {
+  id: number
+  sandbox_time: string
+  method: string
+  path: string
+  merchant: string | null
+  msisdn: string | null
+  http_status: number
+  message: string
+  request: any
+  response: any
+}
+
+interface Answer {
+  http: number
+  status: string
+  message: string
+  reason?: string
+}
+
+const MERCHANT_PATHS = new Set(['/subscriptions/init', '/subscriptions/verify', '/subscriptions/status'])
+
+/** The entries of a recording: JSON lines, a JSON array, or a `GET /_sandbox/requests` answer; oldest first. */
+export function readRecording(file: string): Entry[] {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    throw new CliError(`${file}: ${code === 'ENOENT' ? 'no such file' : `cannot read (${code})`}`, EXIT.USAGE)
+  }
+  let entries: unknown[]
+  try {
+    const t = text.trim()
+    if (t.startsWith('[')) entries = JSON.parse(t)
+    else if (t.startsWith('{') && !t.includes('\n')) {
+      const one = JSON.parse(t)
+      entries = Array.isArray(one.requests) ? one.requests : [one]
+    } else
+      entries = t
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l, i) => parseLine(l, i + 1))
+  } catch (e) {
+    if (e instanceof CliError) throw new CliError(`${file}: ${e.message}`, EXIT.USAGE)
+    throw new CliError(`${file}: not a recording (dcb logs --json --all): ${(e as Error).message}`, EXIT.USAGE)
+  }
+  const bad = entries.findIndex((e) => !e || typeof e !== 'object' || typeof (e as Entry).path !== 'string' || typeof (e as Entry).sandbox_time !== 'string')
+  if (bad >= 0) throw new CliError(`${file}: entry ${bad + 1} is not a journal entry (path and sandbox_time needed)`, EXIT.USAGE)
+  return (entries as Entry[]).slice().sort((a, b) => (a.id ?? 0) - (b.id ?? 0))
+}
+
+function parseLine(line: string, n: number): unknown {
+  try {
+    return JSON.parse(line)
+  } catch {
+    throw new CliError(`line ${n} is not JSON`)
+  }
+}
+
+/** The same number of digits, every one different (a wrong OTP whatever the right one). */
+const wrongOtp = (otp: string) => otp.replace(/\d/g, (d) => String((Number(d) + 1) % 10)) || '0000'
+
+export async function replay(file: string, o: ClientCliOptions & { merchant?: string }): Promise<void> {
+  const all = readRecording(file)
+  const merchant = o.merchant ?? all.find((e) => MERCHANT_PATHS.has(e.path) && e.merchant)?.merchant
+  if (!merchant) throw new CliError(`${file}: no merchant API request to replay`, EXIT.USAGE)
+  const entries = all.filter((e) =>
+    e.path === '/_sandbox/mo' ? e.method === 'POST' : e.merchant === merchant && (MERCHANT_PATHS.has(e.path) || e.path.startsWith('/consent/')),
+  )
+  const c = clientFrom(o)
+  const ids = new Map<string, string>()
+  const map = (id: unknown) => (typeof id === 'string' ? (ids.get(id) ?? id) : id)
+  const learn = (recorded: unknown, replayed: unknown) => {
+    if (typeof recorded === 'string' && typeof replayed === 'string') ids.set(recorded, replayed)
+  }
+  let now = entries[0]!.sandbox_time
+  await guard(() => c.reset({ clock: now, frozen: true }))
+  out(chalk.dim(`replaying ${entries.length} request(s) of merchant ${merchant} from ${now} (sandbox time)`))
+  let differ = 0
+  for (const e of entries) {
+    if (e.sandbox_time > now) {
+      await guard(() => c.setTime(e.sandbox_time))
+      now = e.sandbox_time
+    }
+    const got = await guard(() => send(c, e, map, learn))
+    const want: Answer = { http: e.http_status, status: e.response?.status ?? (e.message ? 'FAIL' : 'SUCCESS'), message: e.message ?? '' }
+    const same = got.http === want.http && got.status === want.status && got.message === want.message
+    if (!same) differ++
+    const show = (a: Answer) => `${a.http} ${a.message || a.status}`
+    out(
+      `${same ? chalk.green('✔') : chalk.red('✘')} ${chalk.dim(e.sandbox_time)} ${e.method} ${e.path.startsWith('/consent/') ? '/consent/…' : e.path}  recorded ${show(want)}  replay ${(same ? (s: string) => s : chalk.red)(show(got))}${!same && got.reason ? chalk.dim(`  (${got.reason})`) : ''}`,
+    )
+  }
+  if (differ) {
+    out(chalk.red(`✘ ${differ} of ${entries.length} answers differ from the recording`))
+    process.exitCode = EXIT.FAIL
+  } else out(chalk.green(`✔ ${entries.length} answers match the recording`))
+}
+
+async function send(c: DcbClient, e: Entry, map: (id: unknown) => unknown, learn: (a: unknown, b: unknown) => void): Promise<Answer> {
+  if (e.path === '/_sandbox/mo') {
+    const r = await c.mo({ msisdn: e.request?.msisdn, short_code: e.request?.short_code, text: e.request?.text })
+    learn(e.response?.subscription_id, r.subscription_id)
+    const failed = r.action === 'rejected' || r.action === 'charge_failed'
+    // The recording's message is the failure code of an MO that did not subscribe ('' otherwise).
+    return { http: 200, status: failed ? 'FAIL' : 'SUCCESS', message: failed ? String(r.code) : '', reason: r.reason }
+  }
+  if (e.path.startsWith('/consent/')) {
+    const id = map(decodeURIComponent(e.path.slice('/consent/'.length))) as string
+    const r = await c.consent(id, e.request?.action === 'deny' ? 'deny' : 'approve')
+    learn(e.response?.subscription_id, r.query.subscription_id)
+    const failed = r.query.status === 'FAIL'
+    return { http: r.status, status: failed ? 'FAIL' : 'SUCCESS', message: failed ? (r.query.message ?? '') : '', reason: r.reason }
+  }
+  let body = e.request
+  if (body && typeof body === 'object' && !Array.isArray(body)) {
+    body = { ...body }
+    if ('verif_request_id' in body) body.verif_request_id = map(body.verif_request_id)
+    if ('subscription_id' in body) body.subscription_id = map(body.subscription_id)
+    if (e.path === '/subscriptions/verify' && e.msisdn) body.otp = await otpFor(c, e, body.otp)
+  }
+  const r = await c.send<Record<string, any>>(e.path, body === null || body === undefined ? undefined : JSON.stringify(body), e.method)
+  const p = r.envelope.payload
+  const rp = e.response?.payload
+  if (p && rp) {
+    learn(rp.verif_request_id, p.verif_request_id)
+    learn(rp.subscription_id, p.subscription_id)
+    if (typeof rp.redirect_url === 'string' && typeof p.redirect_url === 'string') learn(lastSegment(rp.redirect_url), lastSegment(p.redirect_url))
+  }
+  return { http: r.http, status: r.envelope.status, message: r.envelope.message, reason: r.reason }
+}
+
+/** The OTP to send: the handset's this time for a recorded success, a wrong one for a recorded INVALID_PIN. */
+async function otpFor(c: DcbClient, e: Entry, recorded: unknown): Promise<unknown> {
+  let sent: string | undefined
+  try {
+    sent = (await c.otp(e.msisdn!)).otp
+  } catch {
+    return recorded
+  }
+  if (e.message === 'INVALID_PIN') return wrongOtp(sent)
+  if (e.message === '' || e.message === 'PIN_EXPIRED') return sent
+  return recorded
+}
+
+const lastSegment = (url: string) => url.slice(url.lastIndexOf('/') + 1)
