@@ -1,0 +1,168 @@
+import { request } from 'node:http'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startClient, useSandbox, type Client } from '../helpers.js'
+
+const c = useSandbox({ clock: '2026-01-31T09:00:00' })
+
+const init = (body: Record<string, unknown>, key?: string) =>
+  c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my', ...body }, { key })
+const reasonOf = (r: { headers: Headers }) => r.headers.get('x-dcb-reason')
+
+/** A POST with exactly these headers (fetch always adds a Content-Type to a string body). */
+function rawPost(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; reason: string | undefined; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      let text = ''
+      res.on('data', (d) => (text += d))
+      res.on('end', () => resolve({ status: res.statusCode!, reason: res.headers['x-dcb-reason'] as string | undefined, text }))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+describe('X-DCB-Reason: every FAIL answer says why', () => {
+  it('405, 404 and 413 carry a reason', async () => {
+    expect(reasonOf(await c.api('/subscriptions/init', undefined, { method: 'GET' }))).toBe('method "GET" is not allowed on /subscriptions/init: use POST')
+    expect(reasonOf(await c.api('/subscriptions/cancel', {}))).toBe(
+      'no merchant API path "/subscriptions/cancel" for "POST": the paths are POST /subscriptions/init, /subscriptions/verify and /subscriptions/status',
+    )
+    const big = await c.api('/subscriptions/init', undefined, { raw: JSON.stringify({ msisdn: 'x'.repeat(70_000) }) })
+    expect(big.status).toBe(413)
+    expect(reasonOf(big)).toBe('the body is larger than 65536 bytes (64 KiB)')
+  })
+
+  it('400: no Content-Type, msisdn as a number and service instead of service_code each get their own reason', async () => {
+    const body = JSON.stringify({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+    const none = await rawPost(`${c.url}/subscriptions/init`, { 'api-key': 'sandbox-demo-key' }, body)
+    expect(none.status).toBe(400)
+    expect(none.reason).toBe('no Content-Type header: send Content-Type: application/json')
+    const plain = await rawPost(`${c.url}/subscriptions/init`, { 'api-key': 'sandbox-demo-key', 'content-type': 'text/plain' }, body)
+    expect(plain.reason).toBe('Content-Type "text/plain" is not application/json')
+    const number = await init({ msisdn: 60123456001 })
+    expect(number.status).toBe(400)
+    expect(reasonOf(number)).toBe('msisdn: must be a string (got number 60123456001)')
+    const renamed = await c.api('/subscriptions/init', { msisdn: '60123456001', service: 'STREAMPLUS', country_code: 'my' })
+    expect(reasonOf(renamed)).toBe('service_code: required (the body has "service": did you mean service_code?)')
+    expect(reasonOf(await init({ country_code: 'MY' }))).toBe('country_code: must be lower case (got "MY")')
+    expect(reasonOf(await init({ language: 'en_GB!' }))).toBe('language: must be an ISO-639-1 code or BCP-47 tag (e.g. "ms" or "ms-MY") (got "en_GB!")')
+    expect(reasonOf(await c.api('/subscriptions/init', undefined, { raw: '{"msisdn":' }))).toMatch(/^the body is not valid JSON/)
+    expect(reasonOf(await c.api('/subscriptions/init', ['x']))).toBe('the body must be a JSON object, not an array')
+    expect(reasonOf(await c.api('/subscriptions/verify', { verif_request_id: 'x', otp: 1234 }))).toBe('otp: must be a string (got number 1234)')
+  })
+
+  it('401 and 403 name the check that failed', async () => {
+    expect(reasonOf(await c.api('/subscriptions/init', {}, { key: null }))).toBe('no API-KEY header: send the API-KEY of a merchant')
+    expect(reasonOf(await c.api('/subscriptions/init', {}, { key: 'no-such-key' }))).toBe('the API-KEY is not the key of any merchant')
+    expect(reasonOf(await c.api('/subscriptions/init', {}, { key: 'sandbox-inactive-key' }))).toBe('merchant inactive is not active')
+    const ip = await c.api('/subscriptions/init', {}, { key: 'sandbox-offsite-key' })
+    expect(ip.status).toBe(403)
+    expect(reasonOf(ip)).toBe('source IP 127.0.0.1 is not in the allowlist of merchant offsite')
+  })
+
+  it('403 MERCHANT_SERVICE_NOT_CONFIGURED names service and country', async () => {
+    const r = await init({ msisdn: '359871234001', service_code: 'GAMECLUB', country_code: 'bg' })
+    expect(r.status).toBe(403)
+    expect(reasonOf(r)).toBe('service GAMECLUB has no integration in bg')
+    expect(reasonOf(await init({ service_code: 'NOPE' }))).toBe('merchant demo has no service "NOPE"')
+  })
+
+  it('carrier failures name the rule or magic ending, the lookup or the OTP check that decided', async () => {
+    expect(reasonOf(await init({ msisdn: '60123456107' }))).toBe('rule init-107 (ending 107): Init BARRED')
+    expect(reasonOf(await init({ msisdn: '60123456150' }))).toBe('rule init-150 (ending 150): Init HTTP 500 ERROR')
+    expect(reasonOf(await init({ msisdn: '6012345' }))).toBe('msisdn "6012345" has 7 digits; sbx-my-otp numbers have 11 or 12')
+    expect(reasonOf(await init({ msisdn: '6031234567' }))).toBe('msisdn "6031234567" is a landline number (prefix 603)')
+    expect(reasonOf(await init({ msisdn: '60193456001' }))).toBe('carrier sbx-my-legacy is not provisioned')
+
+    const first = await init({ msisdn: '60123456201' })
+    const id = first.body.payload.verif_request_id
+    const wrong = await c.api('/subscriptions/verify', { verif_request_id: id, otp: 'nope' })
+    expect(wrong.body.message).toBe('INVALID_PIN')
+    expect(reasonOf(wrong)).toBe('otp "nope" is not the OTP sent to 60123456201 (wrong attempt 1 of 3)')
+    const { body: otp } = await c.control('/otp?msisdn=60123456201')
+    const charged = await c.api('/subscriptions/verify', { verif_request_id: id, otp: otp.otp })
+    expect(charged.body.message).toBe('INSUFFICIENT_FUNDS')
+    expect(reasonOf(charged)).toBe('rule charge-201 (ending 201): first charge INSUFFICIENT_FUNDS')
+    expect(reasonOf(await c.api('/subscriptions/verify', { verif_request_id: id, otp: otp.otp }))).toBe(
+      `verification request ${id} was used already (INSUFFICIENT_FUNDS)`,
+    )
+
+    const sub = await c.subscribe('60123456001')
+    expect(reasonOf(await init({}))).toBe(`msisdn 60123456001 has ACTIVE subscription ${sub} to STREAMPLUS`)
+  })
+
+  it('a runtime rule is named by its id', async () => {
+    await c.control('/rules', { id: 'ticket-4711', match: { msisdn: '60123456011' }, step: 'init', effect: { error: 'NOT_ELIGIBLE' } })
+    expect(reasonOf(await init({ msisdn: '60123456011' }))).toBe('rule ticket-4711 (MSISDN 60123456011): Init NOT_ELIGIBLE')
+  })
+
+  it('never names another merchant: its subscription and verification read as unknown ones', async () => {
+    const theirs = await c.subscribe('60123456002', 'NEWSDAILY', 'my', 'sandbox-other-key')
+    const other = await c.api('/subscriptions/init', { msisdn: '60123456003', service_code: 'NEWSDAILY', country_code: 'my' }, { key: 'sandbox-other-key' })
+    const theirVerif = other.body.payload.verif_request_id
+    const status = await c.api('/subscriptions/status', { subscription_id: theirs })
+    expect(status.body.message).toBe('SUBSCRIPTION_NOT_FOUND')
+    expect(reasonOf(status)).toBe(`subscription_id "${theirs}" is unknown`)
+    const unknown = await c.api('/subscriptions/status', { subscription_id: 'no-such-id' })
+    expect(reasonOf(unknown)).toBe('subscription_id "no-such-id" is unknown')
+    const verify = await c.api('/subscriptions/verify', { verif_request_id: theirVerif, otp: '0000' })
+    expect(reasonOf(verify)).toBe(`verif_request_id "${theirVerif}" is unknown`)
+    const service = await init({ service_code: 'NEWSDAILY' })
+    expect(reasonOf(service)).toBe('merchant demo has no service "NEWSDAILY"')
+    const offsite = await c.api('/subscriptions/init', {}, { key: 'sandbox-offsite-key' })
+    // The journal does not tell the other merchant's MSISDN to these calls either.
+    const { body } = await c.control('/requests?limit=10')
+    const mine = body.requests.filter((e: any) => e.merchant === 'demo' && e.message !== '')
+    expect(mine.map((e: any) => e.msisdn)).toEqual(expect.arrayContaining([null]))
+    for (const e of mine) expect(e.msisdn).not.toBe('60123456002')
+    for (const r of [status, verify, service, offsite]) {
+      const why = reasonOf(r)!
+      expect(why).not.toMatch(/other|sandbox-.*-key|60123456002|60123456003|127\.0\.0\.0\/8|203\.0\.113/)
+    }
+  })
+
+  it('is one line of printable ASCII, at most 200 characters, with echoed input JSON-escaped', async () => {
+    const r = await init({ msisdn: `6012345600\u00e9\n"${'9'.repeat(300)}` })
+    const why = reasonOf(r)!
+    expect(why.length).toBeLessThanOrEqual(200)
+    expect(why).toMatch(/^[\x20-\x7e]+$/)
+    expect(why).toContain('"6012345600\\u00e9\\n\\"')
+    const long = await c.api('/subscriptions/init', { msisdn: '6'.repeat(5000), service_code: 'STREAMPLUS', country_code: 'my' })
+    expect(reasonOf(long)!.length).toBeLessThanOrEqual(200)
+  })
+
+  it('no header on success', async () => {
+    const r = await init({})
+    expect(r.body.status).toBe('SUCCESS')
+    expect(r.headers.has('x-dcb-reason')).toBe(false)
+  })
+})
+
+describe('--no-reasons', () => {
+  let quiet: Client
+  beforeAll(async () => {
+    quiet = await startClient({ reasons: false, clock: '2026-01-31T09:00:00' })
+  })
+  afterAll(() => quiet.close())
+
+  it('sends no X-DCB-Reason header, and the envelope bytes are the same as with it', async () => {
+    const calls: [string, unknown, string | null][] = [
+      ['/subscriptions/init', { msisdn: 60123456001 }, 'sandbox-demo-key'],
+      ['/subscriptions/init', {}, 'nope'],
+      ['/subscriptions/init', { msisdn: '60123456107', service_code: 'STREAMPLUS', country_code: 'my' }, 'sandbox-demo-key'],
+      ['/subscriptions/status', { subscription_id: 'x' }, 'sandbox-demo-key'],
+      ['/nowhere', {}, 'sandbox-demo-key'],
+    ]
+    for (const [path, body, key] of calls) {
+      const without = await quiet.api(path, body, { key })
+      const withReason = await c.api(path, body, { key })
+      expect(without.headers.has('x-dcb-reason')).toBe(false)
+      expect(withReason.headers.has('x-dcb-reason')).toBe(true)
+      expect(without.status).toBe(withReason.status)
+      expect(without.text).toBe(withReason.text)
+    }
+    // The journal keeps the reason all the same.
+    const { body } = await quiet.control('/requests?limit=1')
+    expect(body.requests[0].reason).toBe('subscription_id "x" is unknown')
+  })
+})
