@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest'
+import { useSandbox } from '../helpers.js'
+
+const c = useSandbox({ clock: '2026-01-31T09:00:00' })
+
+const entries = async (query = '') => (await c.control(`/requests?limit=100${query}`)).body.requests as Record<string, any>[]
+
+async function until<T>(fn: () => Promise<T | undefined>, ms = 5000): Promise<T> {
+  const end = Date.now() + ms
+  for (;;) {
+    const v = await fn()
+    if (v !== undefined) return v
+    if (Date.now() > end) throw new Error('timed out')
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+describe('the journal keeps every request', () => {
+  it('a client that gives up during a 5NN delay is journaled with client_closed: true (and its OTP was sent)', async () => {
+    const msisdn = '60123456510' // every answer held back 1 s
+    const abort = new AbortController()
+    const gone = fetch(`${c.url}/subscriptions/init`, {
+      method: 'POST',
+      headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' },
+      body: JSON.stringify({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' }),
+      signal: abort.signal,
+    }).catch((e: Error) => e.name)
+    setTimeout(() => abort.abort(), 200)
+    expect(await gone).toBe('AbortError')
+    const entry = await until(async () => (await entries(`&msisdn=${msisdn}`))[0])
+    expect(entry).toMatchObject({
+      method: 'POST',
+      path: '/subscriptions/init',
+      merchant: 'demo',
+      msisdn,
+      http_status: 200,
+      message: '',
+      reason: null,
+      client_closed: true,
+      sandbox_time: '2026-01-31T09:00:00.000000',
+      request: { msisdn, service_code: 'STREAMPLUS', country_code: 'my' },
+    })
+    expect(entry.response.payload.verif_request_id).toMatch(/^[0-9a-f-]{36}$/)
+    const otp = await c.control(`/otp?msisdn=${msisdn}`)
+    expect(otp.body.verif_request_id).toBe(entry.response.payload.verif_request_id)
+  })
+
+  it('a consent denial is journaled with the outcome code as message, the reason and the MSISDN', async () => {
+    const msisdn = '359881234001'
+    const init = await c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'bg' })
+    const url: string = init.body.payload.redirect_url
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'action=deny', redirect: 'manual' })
+    expect(res.status).toBe(303)
+    expect(res.headers.get('x-dcb-reason')).toBe('the subscriber denied consent')
+    const [entry] = await entries()
+    expect(entry).toMatchObject({
+      method: 'POST',
+      path: new URL(url).pathname,
+      merchant: 'demo',
+      msisdn,
+      http_status: 303,
+      message: 'FAILED_INIT_SUB',
+      reason: 'the subscriber denied consent',
+      request: { action: 'deny' },
+    })
+    // An approval of another request: message '' (success), with the subscription.
+    const again = await c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'bg' })
+    await fetch(again.body.payload.redirect_url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'action=approve', redirect: 'manual' })
+    const [approved] = await entries()
+    expect(approved).toMatchObject({ http_status: 303, message: '', reason: null, msisdn, response: { result: 'SUCCESS' } })
+  })
+
+  it('MOs, rules, clock moves and cancellations are journaled with their bodies and MSISDN; control reads are not', async () => {
+    await c.control('/mo', { msisdn: '60133456201', short_code: '32123', text: 'STREAM' })
+    const [mo] = await entries()
+    expect(mo).toMatchObject({
+      path: '/_sandbox/mo',
+      msisdn: '60133456201',
+      message: 'INSUFFICIENT_FUNDS',
+      reason: 'rule charge-201 (ending 201): first charge INSUFFICIENT_FUNDS',
+      request: { msisdn: '60133456201', short_code: '32123', text: 'STREAM' },
+    })
+    const sub = await c.subscribe('60123456001')
+    await c.control(`/subscriptions/${sub}/cancel`, {})
+    await c.control('/rules', { match: { msisdn: '60123456002' }, step: 'init', effect: { error: 'BARRED' } })
+    await c.control('/clock/advance', { by: 'P1D' })
+    const before = (await entries()).length
+    await c.control('/clock')
+    await c.control('/subscriptions')
+    await c.control(`/sms?msisdn=60123456001`)
+    const list = await entries()
+    expect(list.length).toBe(before)
+    expect(list.slice(0, 3).map((e) => [e.path, e.msisdn])).toEqual([
+      ['/_sandbox/clock/advance', null],
+      ['/_sandbox/rules', '60123456002'],
+      [`/_sandbox/subscriptions/${sub}/cancel`, '60123456001'],
+    ])
+    expect(list[0]!.request).toEqual({ by: 'P1D' })
+  })
+
+  it('every entry has msisdn: by verif_request_id and subscription_id too, only for the merchant that may see it', async () => {
+    const sub = await c.subscribe('60123456001')
+    await c.api('/subscriptions/status', { subscription_id: sub })
+    await c.api('/subscriptions/status', { subscription_id: sub }, { key: 'sandbox-other-key' })
+    await c.api('/subscriptions/init', {}, { key: null })
+    const [noKey, theirs, mine, verify, init] = await entries()
+    expect(init).toMatchObject({ path: '/subscriptions/init', msisdn: '60123456001' })
+    expect(verify).toMatchObject({ path: '/subscriptions/verify', msisdn: '60123456001', message: '' })
+    expect(mine).toMatchObject({ path: '/subscriptions/status', msisdn: '60123456001', merchant: 'demo' })
+    expect(theirs).toMatchObject({ path: '/subscriptions/status', msisdn: null, merchant: 'other', message: 'SUBSCRIPTION_NOT_FOUND' })
+    expect(noKey).toMatchObject({ msisdn: null, http_status: 401, reason: 'no API-KEY header: send the API-KEY of a merchant' })
+    for (const e of await entries()) expect(e).toHaveProperty('msisdn')
+  })
+
+  it('GET /_sandbox/requests?msisdn=M gives that MSISDN\'s entries only', async () => {
+    await c.subscribe('60123456001')
+    await c.subscribe('60123456002')
+    const one = await entries('&msisdn=60123456002')
+    expect(one.map((e) => e.path)).toEqual(['/subscriptions/verify', '/subscriptions/init'])
+    expect(new Set(one.map((e) => e.msisdn))).toEqual(new Set(['60123456002']))
+    expect(await entries('&msisdn=60999999999')).toEqual([])
+  })
+})
