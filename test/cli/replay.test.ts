@@ -1,0 +1,102 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startClient, tempDir, type Client } from '../helpers.js'
+import { dcb } from './run.js'
+
+const tmp = tempDir()
+let recorded: Client
+let file: string
+
+/** A session recorded as a merchant would: OTP success after a wrong OTP, a PSMS MO, a renewal a month later. */
+beforeAll(async () => {
+  recorded = await startClient({ clock: '2026-01-31T09:00:00' })
+  const c = recorded
+  const init = await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+  const id = init.body.payload.verif_request_id
+  expect((await c.api('/subscriptions/verify', { verif_request_id: id, otp: 'nope' })).body.message).toBe('INVALID_PIN')
+  const { body: otp } = await c.control('/otp?msisdn=60123456001')
+  const verify = await c.api('/subscriptions/verify', { verif_request_id: id, otp: otp.otp })
+  const sub = verify.body.payload.subscription_id
+  await c.api('/subscriptions/init', { msisdn: '60133456001', service_code: 'GAMECLUB', country_code: 'my' })
+  const mo = await c.control('/mo', { msisdn: '60133456001', short_code: '32123', text: 'GAME' })
+  expect(mo.body.action).toBe('subscribed')
+  await c.control('/clock/advance', { by: 'P1M' })
+  const status = await c.api('/subscriptions/status', { subscription_id: sub })
+  expect(status.body.payload.expiry_dt).toBe('2026-03-31T09:00:00.000000') // renewed once
+  await c.api('/subscriptions/status', { subscription_id: mo.body.subscription_id })
+  const logs = await dcb(['logs', '--json', '--all'], { env: { DCB_BASE_URL: c.url } })
+  expect(logs.code).toBe(0)
+  file = join(tmp.dir, 'session.jsonl')
+  writeFileSync(file, logs.stdout)
+})
+afterAll(async () => {
+  await recorded.close()
+  tmp.cleanup()
+})
+
+describe('dcb logs --json --all', () => {
+  it('prints every entry, oldest first, with request bodies and sandbox times', async () => {
+    const lines = (await dcb(['logs', '--json', '--all'], { env: { DCB_BASE_URL: recorded.url } })).stdout.trim().split('\n').map((l) => JSON.parse(l))
+    expect(lines.map((e) => e.path)).toEqual([
+      '/subscriptions/init',
+      '/subscriptions/verify',
+      '/subscriptions/verify',
+      '/subscriptions/init',
+      '/_sandbox/mo',
+      '/_sandbox/clock/advance',
+      '/subscriptions/status',
+      '/subscriptions/status',
+    ])
+    expect(lines[0].request).toEqual({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+    expect(lines[6].sandbox_time).toBe('2026-02-28T09:00:00.000000')
+    expect(lines.map((e) => e.id)).toEqual([...lines.map((e) => e.id)].sort((a, b) => a - b))
+  })
+})
+
+describe('dcb replay FILE', () => {
+  it('replays a recorded session (OTP success, a wrong OTP, a PSMS MO, a renewal a month later): every answer matches, exit 0', async () => {
+    const target = await startClient()
+    try {
+      const r = await dcb(['replay', file], { env: { DCB_BASE_URL: target.url } })
+      expect(r.stderr).toBe('')
+      expect(r.code).toBe(0)
+      expect(r.stdout).toContain('replaying 7 request(s) of merchant demo from 2026-01-31T09:00:00.000000 (sandbox time)')
+      expect(r.stdout).toMatch(/✔ 2026-01-31T09:00:00.000000 POST \/subscriptions\/verify {2}recorded 200 INVALID_PIN {2}replay 200 INVALID_PIN/)
+      expect(r.stdout).toMatch(/✔ 2026-02-28T09:00:00.000000 POST \/subscriptions\/status {2}recorded 200 SUCCESS {2}replay 200 SUCCESS/)
+      expect(r.stdout).toContain('✔ 7 answers match the recording')
+      // The replay ran on its own ids and clock: the renewal happened there too.
+      const subs = (await target.control('/subscriptions?msisdn=60123456001')).body.subscriptions
+      expect(subs).toHaveLength(1)
+      expect(subs[0]).toMatchObject({ status: 'ACTIVE', expiry_dt: '2026-03-31T09:00:00.000000' })
+      expect((await target.control('/clock')).body).toMatchObject({ now: '2026-02-28T09:00:00.000000', frozen: true })
+    } finally {
+      await target.close()
+    }
+  })
+
+  it('against a changed world (a fixture rule) prints the answers that differ and exits 1', async () => {
+    const fixture = join(tmp.dir, 'barred.json')
+    writeFileSync(fixture, JSON.stringify({ rules: [{ id: 'ticket-9', match: { msisdn: '60123456001' }, step: 'charge', effect: { error: 'BARRED' } }] }))
+    const target = await startClient({ fixtures: [fixture] })
+    try {
+      const r = await dcb(['replay', file], { env: { DCB_BASE_URL: target.url } })
+      expect(r.code).toBe(1)
+      expect(r.stdout).toMatch(/✘ \S+ POST \/subscriptions\/verify {2}recorded 200 SUCCESS {2}replay 200 BARRED {2}\(rule ticket-9 \(MSISDN 60123456001\): first charge BARRED\)/)
+      expect(r.stdout).toMatch(/✘ \d+ of 7 answers differ from the recording/)
+    } finally {
+      await target.close()
+    }
+  })
+
+  it('refuses a file that is not a recording with one line and exit 2', async () => {
+    const bad = join(tmp.dir, 'bad.jsonl')
+    writeFileSync(bad, '{"nope": 1}\n')
+    const r = await dcb(['replay', bad], { env: { DCB_BASE_URL: 'http://127.0.0.1:9' } })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toBe(`dcb: ${bad}: entry 1 is not a journal entry (path and sandbox_time needed)\n`)
+    const missing = await dcb(['replay', join(tmp.dir, 'none.jsonl')])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toMatch(/no such file/)
+  })
+})
