@@ -37,7 +37,10 @@ afterAll(async () => {
 
 describe('dcb logs --json --all', () => {
   it('prints every entry, oldest first, with request bodies and sandbox times', async () => {
-    const lines = (await dcb(['logs', '--json', '--all'], { env: { DCB_BASE_URL: recorded.url } })).stdout.trim().split('\n').map((l) => JSON.parse(l))
+    const lines = (await dcb(['logs', '--json', '--all'], { env: { DCB_BASE_URL: recorded.url } })).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(lines.map((e) => e.path)).toEqual([
       '/subscriptions/init',
       '/subscriptions/verify',
@@ -82,7 +85,9 @@ describe('dcb replay FILE', () => {
     try {
       const r = await dcb(['replay', file], { env: { DCB_BASE_URL: target.url } })
       expect(r.code).toBe(1)
-      expect(r.stdout).toMatch(/✘ \S+ POST \/subscriptions\/verify {2}recorded 200 SUCCESS {2}replay 200 BARRED {2}\(rule ticket-9 \(MSISDN 60123456001\): first charge BARRED\)/)
+      expect(r.stdout).toMatch(
+        /✘ \S+ POST \/subscriptions\/verify {2}recorded 200 SUCCESS {2}replay 200 BARRED {2}\(rule ticket-9 \(MSISDN 60123456001\): first charge BARRED\)/,
+      )
       expect(r.stdout).toMatch(/✘ \d+ of 7 answers differ from the recording/)
     } finally {
       await target.close()

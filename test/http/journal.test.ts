@@ -65,7 +65,12 @@ describe('the journal keeps every request', () => {
     })
     // An approval of another request: message '' (success), with the subscription.
     const again = await c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'bg' })
-    await fetch(again.body.payload.redirect_url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'action=approve', redirect: 'manual' })
+    await fetch(again.body.payload.redirect_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'action=approve',
+      redirect: 'manual',
+    })
     const [approved] = await entries()
     expect(approved).toMatchObject({ http_status: 303, message: '', reason: null, msisdn, response: { result: 'SUCCESS' } })
   })
@@ -112,7 +117,7 @@ describe('the journal keeps every request', () => {
     for (const e of await entries()) expect(e).toHaveProperty('msisdn')
   })
 
-  it('GET /_sandbox/requests?msisdn=M gives that MSISDN\'s entries only', async () => {
+  it("GET /_sandbox/requests?msisdn=M gives that MSISDN's entries only", async () => {
     await c.subscribe('60123456001')
     await c.subscribe('60123456002')
     const one = await entries('&msisdn=60123456002')
