@@ -67,6 +67,7 @@ export class EngineContext {
   readonly clockStart: ClockStart | undefined
   private readonly persist: (changes: Change[]) => Promise<void>
   private due: RunDue = () => {}
+  private readonly listeners = new Set<(changes: readonly Change[]) => void>()
 
   constructor(opts: EngineOptions) {
     this.state = opts.state ?? new State()
@@ -110,10 +111,28 @@ export class EngineContext {
       if (catchUp) this.due(tx, now, null)
       result = fn(tx, now)
     } catch (e) {
-      if (tx.size) void this.persist(tx.changes).catch(() => {})
+      if (tx.size) {
+        const changes = tx.changes
+        this.tell(changes)
+        void this.persist(changes).catch(() => {})
+      }
       throw e
     }
-    return { result, durable: tx.size ? this.persist(tx.changes) : null }
+    if (!tx.size) return { result, durable: null }
+    const changes = tx.changes
+    this.tell(changes)
+    return { result, durable: this.persist(changes) }
+  }
+
+  /** Calls `listener` with the changes of every transaction from now on, as it ends; returns the unsubscribe function. */
+  listen(listener: (changes: readonly Change[]) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  /** Tells the change listeners (the console's live stream) what a transaction changed; nothing when none listen. */
+  private tell(changes: readonly Change[]): void {
+    if (this.listeners.size) for (const l of this.listeners) l(changes)
   }
 
   /** `transaction`, answered once its changes are durable (the control operations). */

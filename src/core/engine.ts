@@ -22,7 +22,7 @@ import type { Outcome } from './outcomes.js'
 import { Renewals } from './renewals.js'
 import type { RuleSet } from './ruleset.js'
 import { seed, type SeedOptions } from './seeding.js'
-import type { RuntimeRuleRecord, SmsRecord, State, SubscriptionRecord } from './state.js'
+import type { Change, RuntimeRuleRecord, SmsRecord, State, SubscriptionRecord } from './state.js'
 import { Subscriptions } from './subscriptions.js'
 import { SubscriptionViews, type SubscriptionFilter, type SubscriptionView } from './views.js'
 import { RuleSchema } from './world-schema.js'
@@ -194,6 +194,11 @@ export class Engine {
     return this.inbox.messagesOf(msisdn)
   }
 
+  /** Every handset's latest messages, newest first (with the charge notices), at most `limit`. */
+  recentSms(limit: number): SmsRecord[] {
+    return this.inbox.recent(limit)
+  }
+
   /** The latest OTP SMS of an MSISDN, or undefined. */
   latestOtp(msisdn: string): SmsRecord | undefined {
     return this.inbox.latestOtp(msisdn)
@@ -202,6 +207,11 @@ export class Engine {
   /** Calls `listener` for every SMS sent from now on; returns the unsubscribe function. */
   onSms(listener: (sms: SmsRecord) => void): () => void {
     return this.inbox.listen(listener)
+  }
+
+  /** Calls `listener` with what every transaction changed, as it ends (the console's live stream); returns the unsubscribe function. */
+  onChange(listener: (changes: readonly Change[]) => void): () => void {
+    return this.ctx.listen(listener)
   }
 
   /** Sizes of what the engine keeps, for health and the benchmark. */

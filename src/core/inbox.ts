@@ -56,6 +56,34 @@ export class Inbox {
       .slice(0, this.ctx.limits.smsPerMsisdn)
   }
 
+  /**
+   * The latest messages of every handset, newest first (at most `limit`): the stored ones and the
+   * charge notices of the same span. For the console; reads the whole store (not a hot path).
+   */
+  recent(limit: number): SmsRecord[] {
+    const { state, world, ruleset } = this.ctx
+    const stored: SmsRecord[] = []
+    for (const m of state.sms.values()) if (m.kind !== 'renewal' && m.kind !== 'renewal_failed') stored.push(m)
+    stored.sort((a, b) => b.at - a.at || b.n - a.n)
+    const kept = stored.slice(0, limit)
+    // Charge notices older than the oldest message kept would fall past the limit anyway.
+    const since = kept.length === limit ? kept[kept.length - 1]!.at : -Infinity
+    const notices: SmsRecord[] = []
+    for (const sub of state.subs.values()) {
+      const first = sub.charge_count - sub.charges.length + 1
+      let plan: RenewalPlan | undefined
+      for (let i = sub.charges.length - 1; i >= 0 && sub.charges[i]!.at >= since; i--) {
+        const charge = sub.charges[i]!
+        if (charge.kind !== 'first') notices.push(this.chargeNotice(sub, (plan ??= renewalPlan(world, ruleset, sub)), charge, first + i))
+      }
+    }
+    if (!notices.length) return kept
+    return kept
+      .concat(notices)
+      .sort((a, b) => b.at - a.at)
+      .slice(0, limit)
+  }
+
   /** The latest OTP SMS of an MSISDN, or undefined. */
   latestOtp(msisdn: string): SmsRecord | undefined {
     const { state } = this.ctx

@@ -20,6 +20,8 @@ export interface JournalEntry {
   duration_ms: number
   request: unknown
   response: unknown
+  /** Why a failure was answered (SANDBOX.md section 9), when known. */
+  reason?: string
 }
 
 /** As recorded on the hot path: times as numbers, formatted only when read. */
@@ -36,6 +38,8 @@ type Stored = JournalRecord & { id: number }
 export class RequestJournal {
   private readonly ring: (Stored | undefined)[]
   private next = 1
+  /** Told of every entry added (the console's live stream); null when none listens, so adding costs nothing more. */
+  onAdd: ((id: number) => void) | null = null
 
   constructor(readonly capacity = 1000) {
     this.ring = new Array(Math.max(1, capacity))
@@ -45,6 +49,12 @@ export class RequestJournal {
     const entry = e as Stored
     entry.id = this.next++
     this.ring[entry.id % this.ring.length] = entry
+    if (this.onAdd) this.onAdd(entry.id)
+  }
+
+  /** The id the next entry will get. */
+  get nextId(): number {
+    return this.next
   }
 
   /** Newest first; only entries with id > `since` (and about `msisdn`, when given). */
