@@ -1,3 +1,4 @@
+import { cpSync } from 'node:fs'
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
@@ -12,4 +13,6 @@ export default defineConfig({
   dts: false,
   // Dependencies stay in node_modules, loaded per subcommand.
   skipNodeModulesBundle: true,
+  // The console's files (plain HTML, CSS, JavaScript) ship as they are, next to the bundle.
+  onSuccess: async () => cpSync('src/console', 'dist/console', { recursive: true }),
 })

@@ -161,6 +161,7 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
   const close = () =>
     (closing ??= (async () => {
       clearInterval(timer)
+      app.live.close()
       await new Promise<void>((resolve) => {
         server.close(() => resolve())
         server.closeIdleConnections()

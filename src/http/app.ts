@@ -8,11 +8,13 @@ import type { ControlOperations } from '../contract/operations.js'
 import { createControlOperations } from '../control/operations.js'
 import type { Engine } from '../core/engine.js'
 import { fail, type FailurePayloadMode } from '../core/outcomes.js'
+import { createConsoleHandler, isConsolePath } from './console.js'
 import { checkControlAccess, createControlHandler } from './control.js'
 import { RequestJournal } from './journal.js'
+import { LiveHub, type LiveHubOptions } from './live.js'
 import { createMerchantHandler, MERCHANT_PATHS, type Operation } from './merchant.js'
 import { openApiDocument } from './openapi.js'
-import { consentPage, frontPage, returnPage } from './pages.js'
+import { consentPage, returnPage } from './pages.js'
 import { headerReason, notFoundReason } from './reason.js'
 import { safeDecode, sendEnvelope, sendJson } from './respond.js'
 import { SessionError, SessionRegistry, type Session } from '../sessions.js'
@@ -36,12 +38,16 @@ export interface SandboxAppOptions {
    * are kept in memory over the same world.
    */
   sessions?: SessionRegistry
+  /** The console's live streams (tests shorten their intervals). */
+  live?: LiveHubOptions
 }
 
 interface SessionHandlers {
   merchant: ReturnType<typeof createMerchantHandler>
   control: ReturnType<typeof createControlHandler>
   operations: ControlOperations
+  /** The session's live stream for the console (made on its first use). */
+  live: () => LiveHub
 }
 
 export interface SandboxApp {
@@ -53,6 +59,10 @@ export interface SandboxApp {
   operationsOf(session: Session): ControlOperations
   /** The control operations of this app's engine and journal (what /_sandbox calls). */
   operations: ControlOperations
+  /** The default session's live stream for the console. */
+  live: LiveHub
+  /** Ends every session's live streams (server shutdown). */
+  closeStreams(): void
   listener: (req: IncomingMessage, res: ServerResponse) => void
 }
 
@@ -72,14 +82,21 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   const reasons = opts.reasons ?? true
   const why = (reason: string) => (reasons ? { 'x-dcb-reason': headerReason(reason) } : undefined)
   const baseUrl = opts.baseUrl ?? (() => DEFAULT_BASE_URL)
+  const hubs = new Set<LiveHub>()
   const handlersOf = (session: Session): SessionHandlers => {
     if (session.handlers) return session.handlers as SessionHandlers
     const { engine, journal } = session
     const operations = createControlOperations({ engine, journal, version: opts.version, storeInfo: opts.storeInfo })
+    let live: LiveHub | undefined
     const handlers: SessionHandlers = {
       merchant: createMerchantHandler({ engine, journal, trustProxy, failurePayload, reasons, baseUrl, onError }),
       control: createControlHandler({ engine, journal, operations, trustProxy, adminToken: opts.adminToken, onError }),
       operations,
+      live: () => {
+        const hub = (live ??= new LiveHub(engine, journal, opts.live))
+        hubs.add(hub)
+        return hub
+      },
     }
     session.handlers = handlers
     return handlers
@@ -114,6 +131,16 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     for (const s of sessions.all()) if (s.engine.consentView(id)) return s
     return sessions.default
   }
+  const consoleHandler = createConsoleHandler({
+    trustProxy,
+    adminToken: opts.adminToken,
+    // The stream of the session the console shows: X-DCB-Session, or ?session= (EventSource sends no headers).
+    liveOf: async (req, res, name) => {
+      if (name !== null) req.headers['x-dcb-session'] = name
+      const session = await sessionOf(req, res, false)
+      return session && handlersOf(session).live()
+    },
+  })
   let openapi: string | undefined
 
   /** After an unexpected error: the envelope if nothing was sent yet, else cut the response. */
@@ -128,6 +155,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     const { path, query } = splitUrl(req.url)
     const op = MERCHANT_PATHS[path]
     if (op) return req.headers['x-dcb-session'] === undefined ? merchant(req, res, op, path) : merchantIn(req, res, op, path)
+    if (isConsolePath(path)) return consoleHandler(req, res, path, new URLSearchParams(query))
     if (path === '/_sandbox' || path.startsWith('/_sandbox/')) {
       if (path === '/_sandbox/return') return returnPage(res, new URLSearchParams(query))
       if (await sessionControl(req, res, path)) return
@@ -147,7 +175,6 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openapi) })
       return void res.end(openapi)
     }
-    if (path === '/' && (req.method === 'GET' || req.method === 'HEAD')) return frontPage(res, opts.version)
     sendEnvelope(res, fail('NOT_FOUND'), failurePayload, why(notFoundReason(req.method, path)))
   }
 
@@ -167,7 +194,11 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     const done = req.headers['x-dcb-session'] === undefined ? merchant(req, res, op, path) : merchantIn(req, res, op, path)
     done.catch((err) => crashed(res, err))
   }
-  return { app, journal, operations, sessions, operationsOf: (s) => handlersOf(s).operations, listener }
+  const closeStreams = () => {
+    for (const hub of hubs) hub.close()
+  }
+  const live = handlersOf(sessions.default).live()
+  return { app, journal, operations, live, closeStreams, sessions, operationsOf: (s) => handlersOf(s).operations, listener }
 }
 
 function splitUrl(url = '/'): { path: string; query: string } {

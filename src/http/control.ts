@@ -14,6 +14,7 @@ import type { ControlOperations } from '../contract/operations.js'
 import { check } from '../control/operations.js'
 import { isPlainObject, parseJson, readBody } from './body.js'
 import { CONTROL_ROUTES, type ControlRoute } from './control-routes.js'
+import { hasConsoleCookie } from './console-cookie.js'
 import { clientIp, isLoopback } from './ip.js'
 import type { RequestJournal } from './journal.js'
 import { safeDecode, sendJson } from './respond.js'
@@ -31,10 +32,12 @@ export interface ControlContext {
 
 /**
  * The control API's access rule: open from loopback; from any other address only with
- * `Authorization: Bearer <admin token>` (a merchant API key never opens it). Throws FORBIDDEN.
+ * `Authorization: Bearer <admin token>` or the console's sign-in cookie sent from the server's own
+ * pages (a merchant API key never opens it). Throws FORBIDDEN.
  */
 export function checkControlAccess(req: IncomingMessage, ctx: Pick<ControlContext, 'trustProxy' | 'adminToken'>): void {
   if (isLoopback(clientIp(req, ctx.trustProxy))) return
+  if (hasConsoleCookie(req, ctx.adminToken)) return
   const auth = req.headers.authorization
   if (ctx.adminToken && auth?.startsWith('Bearer ')) {
     const given = Buffer.from(auth.slice(7).trim())

@@ -1,9 +1,8 @@
 /**
  * HTML pages the sandbox serves itself: the carrier consent page of the redirect flow (a plain form,
- * no JavaScript), the default return page, and the front page.
+ * no JavaScript) and the default return page. (The console at / is ./console.ts.)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { DEMO_API_KEY } from '../contract/defaults.js'
 import { ControlError, describePeriod, type Engine } from '../core/engine.js'
 import { formatTimestamp } from '../core/time.js'
 import { readBody } from './body.js'
@@ -105,17 +104,6 @@ export function returnPage(res: ServerResponse, query: URLSearchParams): void {
     page(
       'Back at the merchant',
       `<div class="card"><h1>Back at the merchant</h1><p>The carrier sent the subscriber back with:</p><dl>${rows}</dl><p class="note">Reconcile with POST /subscriptions/status.</p></div>`,
-    ),
-  )
-}
-
-export function frontPage(res: ServerResponse, version: string): void {
-  sendHtml(
-    res,
-    200,
-    page(
-      'dcb sandbox',
-      `<h1>dcb sandbox ${h(version)}</h1><p>The merchant API is at <code>POST /subscriptions/init</code>, <code>/verify</code> and <code>/status</code> with the header <code>API-KEY: ${h(DEMO_API_KEY)}</code>.</p><p>Control API: <a href="/_sandbox/health">/_sandbox/health</a>, <a href="/_sandbox/scenarios">/_sandbox/scenarios</a>, <a href="/_sandbox/subscriptions">/_sandbox/subscriptions</a>, <a href="/_sandbox/requests">/_sandbox/requests</a>, <a href="/_sandbox/clock">/_sandbox/clock</a>. OpenAPI: <a href="/openapi.json">/openapi.json</a>.</p>`,
     ),
   )
 }

@@ -1,0 +1,137 @@
+/**
+ * The console at `GET /`: a page of plain HTML, CSS and JavaScript shipped in the package
+ * (`src/console/`, copied to `dist/console/` by the build; read once, kept in memory) that uses the
+ * control API from the same origin, and the calls only it needs: the live stream
+ * (`GET /_sandbox/events`) and the admin-token sign-in (`POST /_console/login`, which sets an
+ * `HttpOnly`, `SameSite=Strict` cookie).
+ * Access is the control API's: loopback, `Authorization: Bearer <admin token>`, or that cookie.
+ */
+import { existsSync, readFileSync } from 'node:fs'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { fileURLToPath } from 'node:url'
+import { isJsonContentType, isPlainObject, parseJson, readBody } from './body.js'
+import { CONSOLE_COOKIE, cookieValue, sameOrigin, sameText } from './console-cookie.js'
+import { checkControlAccess } from './control.js'
+import { isLoopback } from './ip.js'
+import type { LiveHub } from './live.js'
+import { sendJson } from './respond.js'
+
+/** The console's own headers: nothing off the server, no framing. */
+export const CONSOLE_HEADERS: Record<string, string> = {
+  'content-security-policy': "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+}
+
+const ASSETS: Record<string, { file: string; type: string }> = {
+  '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/_console/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/_console/lib.js': { file: 'lib.js', type: 'text/javascript; charset=utf-8' },
+  '/_console/messages.js': { file: 'messages.js', type: 'text/javascript; charset=utf-8' },
+  '/_console/clock.js': { file: 'clock.js', type: 'text/javascript; charset=utf-8' },
+  '/_console/scenarios.js': { file: 'scenarios.js', type: 'text/javascript; charset=utf-8' },
+  '/_console/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
+  '/_console/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
+}
+export const CONSOLE_FILES = Object.values(ASSETS).map((a) => a.file)
+
+/** Where the files are: next to the bundle (dist/console) or, run from source, src/console. */
+function assetDir(): string {
+  for (const rel of ['./console/', '../console/']) {
+    const dir = fileURLToPath(new URL(rel, import.meta.url))
+    if (existsSync(`${dir}index.html`)) return dir
+  }
+  throw new Error('dcb: the console files are missing from the package (console/index.html)')
+}
+
+const cache = new Map<string, Buffer>()
+function asset(file: string): Buffer {
+  let b = cache.get(file)
+  if (!b) cache.set(file, (b = readFileSync(assetDir() + file)))
+  return b
+}
+
+const LOOPBACK_NAME = /^(localhost|[^:]*\.localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i
+
+/** Section 4's cross-site rules for the console's own calls: the host (DNS rebinding), the origin, JSON bodies. */
+function crossSiteProblem(req: IncomingMessage): { status: number; message: string } | null {
+  const local = req.socket.localAddress
+  if (local && isLoopback(local) && !LOOPBACK_NAME.test(req.headers.host ?? ''))
+    return { status: 403, message: `the host ${JSON.stringify(req.headers.host ?? '')} is not a loopback name` }
+  if (!sameOrigin(req)) return { status: 403, message: 'cross-site requests are refused' }
+  if (req.method === 'POST' && !isJsonContentType(req.headers['content-type'])) return { status: 415, message: 'a POST needs Content-Type: application/json' }
+  return null
+}
+
+export interface ConsoleContext {
+  /** The live stream of the session a request names (`name`: its ?session=), or undefined when refused (written). */
+  liveOf: (req: IncomingMessage, res: ServerResponse, name: string | null) => Promise<LiveHub | undefined>
+  trustProxy: boolean
+  adminToken?: string
+}
+
+/** The console's paths; the handler answers whether it took the request. */
+export function isConsolePath(path: string): boolean {
+  return path in ASSETS || path === '/_console/login' || path === '/_sandbox/events'
+}
+
+export function createConsoleHandler(ctx: ConsoleContext) {
+  const authorized = (req: IncomingMessage): boolean => {
+    try {
+      checkControlAccess(req, ctx)
+      return true
+    } catch {
+      return false
+    }
+  }
+  const refuse = (res: ServerResponse, status: number, message: string) =>
+    sendJson(res, status, { error: status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'FORBIDDEN', message }, CONSOLE_HEADERS)
+
+  const sendAsset = (req: IncomingMessage, res: ServerResponse, path: string, status = 200) => {
+    const a = ASSETS[path]!
+    const body = asset(a.file)
+    res.writeHead(status, { ...CONSOLE_HEADERS, 'content-type': a.type, 'content-length': body.length })
+    res.end(req.method === 'HEAD' ? undefined : body)
+  }
+
+  return async function handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> {
+    const problem = crossSiteProblem(req)
+    if (problem) return refuse(res, problem.status, problem.message)
+    const method = req.method ?? 'GET'
+    if (path === '/_console/login') {
+      if (method !== 'POST') return sendJson(res, 405, { error: 'METHOD_NOT_ALLOWED', message: 'use POST' }, { ...CONSOLE_HEADERS, allow: 'POST' })
+      const body = await readBody(req)
+      const data = body.ok ? parseJson(body.text) : undefined
+      const token = isPlainObject(data) && typeof data.token === 'string' ? data.token : ''
+      if (!ctx.adminToken) return refuse(res, 403, 'this server has no admin token: it was started without --admin-token')
+      if (!sameText(token, ctx.adminToken)) return refuse(res, 403, 'that is not the admin token')
+      const secure = req.headers['x-forwarded-proto'] === 'https' && ctx.trustProxy ? '; Secure' : ''
+      return sendJson(
+        res,
+        200,
+        { ok: true },
+        {
+          ...CONSOLE_HEADERS,
+          'set-cookie': `${CONSOLE_COOKIE}=${cookieValue(ctx.adminToken)}; Path=/; HttpOnly; SameSite=Strict${secure}`,
+        },
+      )
+    }
+    if (method !== 'GET' && method !== 'HEAD')
+      return sendJson(res, 405, { error: 'METHOD_NOT_ALLOWED', message: `${method} is not allowed on ${path}; use GET` }, { ...CONSOLE_HEADERS, allow: 'GET' })
+    // The files are the same for everyone; what they show comes from calls that check access.
+    if (path in ASSETS) return sendAsset(req, res, path)
+    if (!authorized(req)) {
+      return refuse(
+        res,
+        403,
+        ctx.adminToken
+          ? 'the console needs the admin token from this address: sign in at / (or send Authorization: Bearer <admin token>)'
+          : 'the console is open from loopback only; start the server with --admin-token to open it to other addresses',
+      )
+    }
+    const live = await ctx.liveOf(req, res, query.get('session'))
+    live?.serve(req, res)
+  }
+}
