@@ -474,8 +474,8 @@ function requestItem(r) {
           h('span', {}, `session ${r.session || 'default'}`),
           r.merchant ? h('span', {}, r.merchant) : null,
         ),
+        r.reason ? h('span', { class: 'why' }, `Why: ${r.reason}`) : null,
       ),
-      r.reason ? h('p', { class: 'why' }, `Why: ${r.reason}`) : null,
       h(
         'dl',
         {},
@@ -490,7 +490,6 @@ function requestItem(r) {
       h('h3', {}, 'Response body'),
       h('pre', {}, json(r.response)),
     ),
-    r.reason ? h('p', { class: 'why' }, `Why: ${r.reason}`) : null,
   )
 }
 
@@ -715,6 +714,7 @@ async function route() {
     if (a.getAttribute('href') === `#/${name}`) a.setAttribute('aria-current', 'page')
     else a.removeAttribute('aria-current')
   }
+  main.setAttribute('aria-busy', 'true')
   const view = name === 'subscriptions' && id ? () => subscriptionView(decodeURIComponent(id)) : views[name] || messagesView
   try {
     await view()
@@ -722,6 +722,7 @@ async function route() {
     if (signedOut) return
     page('Not available', h('p', {}, e.message))
   }
+  main.setAttribute('aria-busy', 'false')
   if (!signedOut) {
     document.title = `${main.querySelector('h1').textContent} · dcb sandbox`
     if (routed) main.querySelector('h1').focus()

@@ -1,0 +1,187 @@
+/**
+ * The console in a real browser (Debian's chromium driven by playwright-core), used as a person uses
+ * it: things are found by role and accessible name. Every request the page makes is checked to stay
+ * on the server's origin, and the browser console must stay free of errors.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium, type BrowserContext, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startClient, type Client } from '../helpers.js'
+
+const CHROMIUM = '/usr/bin/chromium'
+const ARGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
+
+let c: Client
+let context: BrowserContext
+let page: Page
+let profile: string
+const problems: string[] = []
+const offOrigin: string[] = []
+
+/** A new tab that reports console errors and page errors. */
+async function openPage(): Promise<Page> {
+  const p = await context.newPage()
+  p.on('console', (m) => {
+    if (m.type() !== 'error' && m.type() !== 'warning') return
+    // The console asks GET /_sandbox/sessions to know whether to show Sessions; a server without the
+    // sessions feature answers 404, which the browser logs. Any other error counts.
+    if (/404/.test(m.text()) && new URL(m.location().url).pathname === '/_sandbox/sessions') return
+    problems.push(`${m.type()}: ${m.text()} (${m.location().url})`)
+  })
+  p.on('pageerror', (e) => problems.push(`page error: ${e.message}`))
+  return p
+}
+
+beforeAll(async () => {
+  c = await startClient({ clock: '2026-01-01T00:00:00' })
+  profile = mkdtempSync(join(tmpdir(), 'dcb-chromium-'))
+  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1200, height: 900 } })
+  // Nothing may leave the server's origin: anything else is recorded and refused.
+  const origin = new URL(c.url).origin
+  await context.route('**/*', (route) => {
+    const url = route.request().url()
+    if (new URL(url).origin === origin) return route.continue()
+    offOrigin.push(url)
+    return route.abort()
+  })
+  page = await openPage()
+  await page.goto(c.url + '/')
+  await page.locator('#live', { hasText: /^Live$/ }).waitFor()
+}, 60_000)
+
+afterAll(async () => {
+  await context?.close()
+  await c?.close()
+  if (profile) rmSync(profile, { recursive: true, force: true })
+})
+
+const nav = (name: string) => page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name, exact: true })
+
+describe('the console in chromium', () => {
+  it('shows an OTP live, within 2 s, after an Init made over HTTP', async () => {
+    await nav('Messages').click()
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Messages')
+    const init = await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+    expect(init.body.status).toBe('SUCCESS')
+    const otp = (await c.control('/otp?msisdn=60123456001')).body.otp as string
+    const messages = page.getByRole('list', { name: 'Messages, newest first' })
+    await messages.getByText(`verification code is ${otp}`).waitFor({ timeout: 2000 })
+  })
+
+  it('sends an MO from the form that activates a PSMS subscription', async () => {
+    const msisdn = '601300001042'
+    const init = await c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
+    expect(init.body.payload.short_code).toBe('32123')
+    const keyword = init.body.payload.keyword as string
+    const form = page.getByRole('form', { name: 'Send an MO' })
+    await form.getByRole('textbox', { name: 'MSISDN' }).fill(msisdn)
+    await form.getByRole('textbox', { name: 'Short code' }).fill('32123')
+    await form.getByRole('textbox', { name: 'Text' }).fill(keyword)
+    await form.getByRole('button', { name: 'Send MO' }).click()
+    await page.getByText(/MO sent: subscribed · subscription /).waitFor({ timeout: 5000 })
+    const subs = (await c.control(`/subscriptions?msisdn=${msisdn}`)).body.subscriptions
+    expect(subs).toHaveLength(1)
+    expect(subs[0].status).toBe('ACTIVE')
+    expect(subs[0].flow).toBe('psms')
+    // The MO and the welcome SMS show in the list, live.
+    await page.getByRole('list', { name: 'Messages, newest first' }).getByText(keyword, { exact: true }).waitFor({ timeout: 2000 })
+  })
+
+  it('cancels a subscription as the carrier from its page', async () => {
+    await nav('Subscriptions').click()
+    const link = page.getByRole('link', { name: /601300001042 · STREAMPLUS · ACTIVE/ })
+    await link.click()
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toMatch(/^Subscription /)
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click()
+    await page.getByText(/canceled by the carrier/).waitFor({ timeout: 5000 })
+    await expect.poll(async () => (await c.control('/subscriptions?msisdn=601300001042')).body.subscriptions[0].status).toBe('CANCELED')
+    await page.getByRole('list', { name: 'Lifecycle events' }).getByText('canceled by carrier').waitFor({ timeout: 2000 })
+    expect(await page.getByRole('button', { name: 'Cancel', exact: true }).isDisabled()).toBe(true)
+  })
+
+  it('advances the clock and lists the events the move ran', async () => {
+    await c.subscribe('60123456002')
+    await nav('Clock').click()
+    await page.getByRole('textbox', { name: 'Advance by' }).fill('P1M')
+    await page.getByRole('button', { name: 'Advance', exact: true }).click()
+    const ran = page.getByRole('region', { name: 'What the move ran' })
+    await ran.getByText(/events? ran: .*renewed/).waitFor({ timeout: 5000 })
+    expect((await c.control('/clock')).body.now.slice(0, 10)).toBe('2026-02-01')
+    await ran.getByRole('list', { name: 'Events of the move' }).getByText('60123456002', { exact: false }).first().waitFor()
+  })
+
+  it('explains a 400 in Requests, live', async () => {
+    await nav('Requests').click()
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Requests')
+    const r = await c.api('/subscriptions/init', { msisdn: '60123456003', service_code: 'STREAMPLUS', country_code: 'MY' })
+    expect(r.status).toBe(400)
+    const list = page.getByRole('list', { name: 'Requests, newest first' })
+    await list.getByText('Why: country_code: must be lower case (got "MY")').first().waitFor({ timeout: 2000 })
+    // Opening the entry shows its bodies.
+    await list.getByRole('group').first().locator('summary').click()
+    await list.getByText('"country_code": "MY"').first().waitFor()
+  })
+
+  it('works with the keyboard alone: to the Clock page and an advance of 36h', async () => {
+    const before = (await c.control('/clock')).body.now as string
+    await page.goto(c.url + '/#/messages')
+    await page.getByRole('heading', { name: 'Messages', level: 1 }).waitFor()
+    let onClock = false
+    for (let i = 0; i < 20 && !onClock; i++) {
+      await page.keyboard.press('Tab')
+      onClock = await page.evaluate(() => document.activeElement?.textContent === 'Clock')
+    }
+    expect(onClock).toBe(true)
+    await page.keyboard.press('Enter')
+    await page.getByRole('heading', { name: 'Clock', level: 1 }).waitFor()
+    // The heading has the focus after a move; the next Tab reaches "Advance by".
+    await page.getByRole('textbox', { name: 'Advance by' }).waitFor()
+    await page.keyboard.press('Tab')
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('placeholder'))).toBe('P1M or 36h')
+    await page.keyboard.type('36h')
+    await page.keyboard.press('Enter')
+    await page.getByText(/^Clock moved to /).waitFor({ timeout: 5000 })
+    const after = (await c.control('/clock')).body.now as string
+    expect(Date.parse(after + 'Z') - Date.parse(before + 'Z')).toBe(36 * 3600 * 1000)
+  })
+
+  it('fits a 390 px wide screen on every page', async () => {
+    const narrow = await openPage()
+    await narrow.setViewportSize({ width: 390, height: 844 })
+    for (const name of ['messages', 'subscriptions', 'clock', 'requests', 'scenarios']) {
+      await narrow.goto(`${c.url}/#/${name}`)
+      await narrow.locator('main[aria-busy="false"]').waitFor()
+      const width = await narrow.evaluate(() => document.documentElement.scrollWidth)
+      expect(width, name).toBeLessThanOrEqual(390)
+    }
+    await narrow.goto(`${c.url}/#/messages`)
+    await narrow.getByRole('button', { name: 'Send MO' }).waitFor()
+    await narrow.screenshot({ path: join(tmpdir(), 'dcb-console-390.png'), fullPage: true })
+    await narrow.close()
+  })
+
+  it('adds and removes a runtime rule on Scenarios', async () => {
+    await nav('Scenarios').click()
+    await page.getByRole('textbox', { name: 'Rule (JSON)' }).fill('{"id": "slow-777", "match": {"ending": "777"}, "step": "init", "effect": {"delay_ms": 10}}')
+    await page.getByRole('button', { name: 'Add rule' }).click()
+    await page.getByRole('button', { name: 'Remove rule slow-777' }).click()
+    await page.getByText('Rule slow-777 removed.').waitFor()
+    expect((await c.control('/rules')).body.runtime).toHaveLength(0)
+    await page.screenshot({ path: join(tmpdir(), 'dcb-console-wide.png'), fullPage: true })
+  })
+
+  it('made no request off the server and logged no error', () => {
+    expect(offOrigin).toEqual([])
+    expect(problems).toEqual([])
+  })
+})
