@@ -1,0 +1,243 @@
+/**
+ * The console over HTTP: its files, its access rules (loopback, admin token cookie, cross-site
+ * refusals, no framing) and the live event stream.
+ */
+import { createServer, request, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Engine } from '../../src/core/engine.js'
+import { loadWorld } from '../../src/fixtures/load.js'
+import { createSandboxApp } from '../../src/http/app.js'
+import { CONSOLE_FILES } from '../../src/http/console.js'
+import { startClient, useSandbox, type Client } from '../helpers.js'
+
+/** An open event stream: the events and comments read so far, and a wait for one that matches. */
+async function openStream(url: string, headers: Record<string, string> = {}) {
+  const ctrl = new AbortController()
+  const res = await fetch(url, { headers, signal: ctrl.signal })
+  const events: { event: string; data: any }[] = []
+  const comments: string[] = []
+  const waiters: (() => void)[] = []
+  if (res.ok) {
+    void (async () => {
+      const decoder = new TextDecoder()
+      let buf = ''
+      try {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          buf += decoder.decode(chunk, { stream: true })
+          let end
+          while ((end = buf.indexOf('\n\n')) >= 0) {
+            const block = buf.slice(0, end)
+            buf = buf.slice(end + 2)
+            let event = 'message'
+            let data = ''
+            for (const line of block.split('\n')) {
+              if (line.startsWith(':')) comments.push(line)
+              else if (line.startsWith('event: ')) event = line.slice(7)
+              else if (line.startsWith('data: ')) data += line.slice(6)
+            }
+            if (data) events.push({ event, data: JSON.parse(data) })
+            for (const w of waiters.splice(0)) w()
+          }
+        }
+      } catch {
+        // aborted
+      }
+    })()
+  }
+  const next = async <T>(find: () => T | undefined, ms = 3000): Promise<T> => {
+    const until = Date.now() + ms
+    for (;;) {
+      const got = find()
+      if (got !== undefined) return got
+      if (Date.now() > until) throw new Error(`no such event within ${ms} ms; have ${JSON.stringify(events.map((e) => e.event))}`)
+      await new Promise<void>((r) => {
+        waiters.push(r)
+        setTimeout(r, 50)
+      })
+    }
+  }
+  const event = (name: string, match: (data: any) => boolean = () => true) => next(() => events.find((e) => e.event === name && match(e.data))?.data)
+  return { res, events, comments, event, next, close: () => ctrl.abort() }
+}
+
+describe('the console page and its files', () => {
+  const c = useSandbox()
+
+  it('serves the console at / with no framing, a strict CSP and nothing off the server', async () => {
+    const res = await fetch(c.url + '/')
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/)
+    expect(res.headers.get('x-frame-options')).toBe('DENY')
+    const csp = res.headers.get('content-security-policy')!
+    expect(csp).toContain("default-src 'self'")
+    expect(csp).toContain("frame-ancestors 'none'")
+    const html = await res.text()
+    expect(html).toContain('href="#/messages"')
+    for (const path of ['/_console/app.js', '/_console/app.css', '/_console/icon.svg']) {
+      const r = await fetch(c.url + path)
+      expect(r.status, path).toBe(200)
+      expect(r.headers.get('x-frame-options')).toBe('DENY')
+      const text = await r.text()
+      // No URL of another origin anywhere in the files (the SVG namespace is a name, not a fetch).
+      expect(text.replace('http://www.w3.org/2000/svg', ''), path).not.toMatch(/(https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/i)
+    }
+    expect(CONSOLE_FILES).toEqual(['index.html', 'app.js', 'app.css', 'icon.svg'])
+  })
+
+  it('lists every handset messages newest first, and one handset with ?msisdn', async () => {
+    await c.subscribe('60123456001')
+    await c.subscribe('60123456002')
+    const all = (await c.control('/messages')).body.messages
+    expect(all.map((m: any) => m.msisdn)).toContain('60123456001')
+    expect(all.map((m: any) => m.msisdn)).toContain('60123456002')
+    expect(all[0].msisdn).toBe('60123456002')
+    const one = (await c.control('/messages?msisdn=60123456001')).body.messages
+    expect(new Set(one.map((m: any) => m.msisdn))).toEqual(new Set(['60123456001']))
+    expect((await c.control('/messages?limit=0')).status).toBe(400)
+  })
+
+  it('includes renewal notices among every handset messages', async () => {
+    await c.subscribe('60123456001')
+    await c.control('/clock/advance', { by: 'P1M' })
+    const all = (await c.control('/messages?limit=5')).body.messages
+    expect(all[0].kind).toBe('renewal')
+    expect(all).toHaveLength(3)
+  })
+})
+
+describe('the console refuses cross-site use', () => {
+  const c = useSandbox()
+
+  it('refuses another origin, another host name and a POST that is not JSON', async () => {
+    expect((await fetch(c.url + '/_sandbox/events', { headers: { origin: 'http://evil.example' } })).status).toBe(403)
+    expect((await fetch(c.url + '/_sandbox/messages', { headers: { 'sec-fetch-site': 'cross-site' } })).status).toBe(403)
+    // fetch cannot set Host: a plain request does (DNS rebinding).
+    const rebound = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(c.url + '/_sandbox/messages', { headers: { host: 'evil.example:7700' } }, (res) => {
+        let body = ''
+        res.on('data', (d) => (body += d))
+        res.on('end', () => resolve({ status: res.statusCode!, body }))
+      })
+      req.on('error', reject)
+      req.end()
+    })
+    expect(rebound.status).toBe(403)
+    expect(JSON.parse(rebound.body).message).toMatch(/not a loopback name/)
+    const login = await fetch(c.url + '/_console/login', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"token":"x"}' })
+    expect(login.status).toBe(415)
+  })
+})
+
+describe('the console from another address', () => {
+  let c: Client
+  const far = { 'x-forwarded-for': '10.1.2.3' }
+  beforeAll(async () => {
+    c = await startClient({ trustProxy: true, adminToken: 'sesame' })
+  })
+  afterAll(() => c.close())
+
+  it('needs the admin token, then keeps it in an HttpOnly, SameSite=Strict cookie', async () => {
+    expect((await fetch(c.url + '/_sandbox/messages', { headers: far })).status).toBe(403)
+    // The page itself loads (it asks for the token); its data does not.
+    expect((await fetch(c.url + '/', { headers: far })).status).toBe(200)
+    const post = (token: string) =>
+      fetch(c.url + '/_console/login', { method: 'POST', headers: { ...far, 'content-type': 'application/json' }, body: JSON.stringify({ token }) })
+    const wrong = await post('open')
+    expect(wrong.status).toBe(403)
+    expect(wrong.headers.get('set-cookie')).toBeNull()
+    const right = await post('sesame')
+    expect(right.status).toBe(200)
+    const cookie = right.headers.get('set-cookie')!
+    expect(cookie).toMatch(/HttpOnly/)
+    expect(cookie).toMatch(/SameSite=Strict/)
+    expect(cookie).not.toContain('sesame')
+    const pair = cookie.split(';')[0]!
+    const withCookie = { ...far, cookie: pair }
+    expect((await fetch(c.url + '/_sandbox/messages', { headers: withCookie })).status).toBe(200)
+    // The control API takes the cookie too (the console's pages use it)...
+    expect((await fetch(c.url + '/_sandbox/clock', { headers: withCookie })).status).toBe(200)
+    // ...but not from another site's page.
+    expect((await fetch(c.url + '/_sandbox/clock', { headers: { ...withCookie, origin: 'http://evil.example' } })).status).toBe(403)
+    expect((await fetch(c.url + '/_sandbox/clock', { headers: { ...withCookie, 'sec-fetch-site': 'cross-site' } })).status).toBe(403)
+    // A cookie made for another token opens nothing.
+    expect((await fetch(c.url + '/_sandbox/messages', { headers: { ...far, cookie: 'dcb_console=00' } })).status).toBe(403)
+    // The bearer token works as on the control API.
+    expect((await fetch(c.url + '/_sandbox/messages', { headers: { ...far, authorization: 'Bearer sesame' } })).status).toBe(200)
+  })
+})
+
+describe('the live stream', () => {
+  const c = useSandbox()
+
+  it('sends SMS, requests with why a 400 was answered, subscription changes and clock moves', async () => {
+    const s = await openStream(c.url + '/_sandbox/events')
+    expect(s.res.headers.get('content-type')).toMatch(/^text\/event-stream/)
+    await s.event('hello')
+    const init = await c.api('/subscriptions/init', { msisdn: '60123456007', service_code: 'STREAMPLUS', country_code: 'my' })
+    const otp = await s.event('sms', (d) => d.message.msisdn === '60123456007')
+    expect(otp.message.kind).toBe('otp')
+    expect(otp.message.verif_request_id).toBe(init.body.payload.verif_request_id)
+    await c.api('/subscriptions/init', { msisdn: '60123456007', service_code: 'STREAMPLUS', country_code: 'MY' })
+    const bad = await s.event('requests', (d) => d.requests.some((r: any) => r.http_status === 400))
+    expect(bad.requests.find((r: any) => r.http_status === 400).reason).toBe('country_code: must be lower case (got "MY")')
+    const id = await c.subscribe('60123456008')
+    await s.event('subscriptions', (d) => d.ids.includes(id))
+    await c.control(`/subscriptions/${id}/cancel`, {})
+    const n = s.events.filter((e) => e.event === 'subscriptions').length
+    await s.next(() => (s.events.filter((e) => e.event === 'subscriptions' && e.data.ids.includes(id)).length > 1 ? true : undefined))
+    expect(n).toBeGreaterThan(0)
+    await c.control('/clock/advance', { by: '36h' })
+    await s.event('clock')
+    await c.control('/reset', {})
+    await s.event('reset')
+    s.close()
+  })
+
+  it('summarises a burst instead of sending each event', async () => {
+    const s = await openStream(c.url + '/_sandbox/events')
+    await s.event('hello')
+    for (let i = 0; i < 30; i++) await c.api('/subscriptions/status', { subscription_id: 'nope' })
+    const got = await s.next(() => {
+      const batches = s.events.filter((e) => e.event === 'requests')
+      const seen = batches.reduce((n, e) => n + e.data.requests.length + e.data.skipped, 0)
+      return seen >= 30 ? batches : undefined
+    })
+    for (const b of got) expect(b.data.requests.length).toBeLessThanOrEqual(20)
+    s.close()
+  })
+
+  it('listens to the engine only while a client is connected', async () => {
+    const journal = c.sandbox.app.journal
+    expect(journal.onAdd).toBeNull()
+    const s = await openStream(c.url + '/_sandbox/events')
+    await s.event('hello')
+    expect(journal.onAdd).not.toBeNull()
+    expect(c.sandbox.app.live.clientCount).toBe(1)
+    s.close()
+    await s.next(() => (journal.onAdd === null ? true : undefined))
+    expect(c.sandbox.app.live.clientCount).toBe(0)
+  })
+})
+
+describe('the live stream keeps itself alive', () => {
+  let server: Server
+  let url: string
+  beforeAll(async () => {
+    const engine = new Engine({ world: loadWorld([]).world })
+    const app = createSandboxApp({ engine, version: 'test', live: { heartbeatMs: 100 } })
+    server = createServer(app.listener)
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  })
+  afterAll(async () => {
+    server.closeAllConnections()
+    await new Promise((r) => server.close(r))
+  })
+
+  it('writes a comment line at its interval while nothing happens', async () => {
+    const s = await openStream(url + '/_sandbox/events')
+    await s.next(() => (s.comments.filter((l) => l === ': keep-alive').length >= 2 ? true : undefined))
+    s.close()
+  })
+})

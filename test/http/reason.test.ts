@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest'
+import { InitBody, VerifyBody } from '../../src/http/schemas.js'
+import { REASON_MAX, schemaReason } from '../../src/http/reason.js'
+import { useSandbox } from '../helpers.js'
+
+const reasonOf = (schema: typeof InitBody | typeof VerifyBody, body: unknown) => {
+  const r = schema.safeParse(body)
+  if (r.success) throw new Error('parsed')
+  return schemaReason(r.error, body)
+}
+
+describe('why a schema failure was answered', () => {
+  const init = { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }
+
+  it('names the field and the rule, with the input echoed', () => {
+    expect(reasonOf(InitBody, { ...init, country_code: 'MY' })).toBe('country_code: must be lower case (got "MY")')
+    expect(reasonOf(InitBody, { ...init, country_code: 'mys' })).toBe('country_code: must be lower-case ISO-3166-1 alpha-2 (got "mys")')
+    expect(reasonOf(InitBody, { ...init, msisdn: undefined })).toBe('msisdn: is required')
+    expect(reasonOf(InitBody, { ...init, msisdn: 60123456001 })).toBe('msisdn: must be a string (got 60123456001)')
+    expect(reasonOf(InitBody, { ...init, service_code: '' })).toBe('service_code: must not be empty (got "")')
+    expect(reasonOf(VerifyBody, { verif_request_id: 'x', otp: ['1'] })).toBe('otp: must be a string (got an array)')
+  })
+
+  it('is one line of printable ASCII, at most 200 characters, whatever the input', () => {
+    const r = reasonOf(InitBody, { ...init, country_code: 'é\n"' + 'x'.repeat(500) })
+    expect(r).toMatch(/^[\x20-\x7e]+$/)
+    expect(r.length).toBeLessThanOrEqual(REASON_MAX)
+    expect(r).toContain('(got "\\u00e9\\n\\"xx')
+  })
+})
+
+describe('the journal keeps why a 400 was answered', () => {
+  const c = useSandbox()
+
+  it('as reason, on the merchant call that failed its schema only', async () => {
+    await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'MY' })
+    await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+    const [ok, bad] = (await c.control('/requests')).body.requests
+    expect(bad.http_status).toBe(400)
+    expect(bad.reason).toBe('country_code: must be lower case (got "MY")')
+    expect(ok.http_status).toBe(200)
+    expect(ok).not.toHaveProperty('reason')
+  })
+})
