@@ -161,6 +161,51 @@ async function statusThroughput() {
   log(results.figures.status)
 }
 
+/** Opens the console's live stream as a browser would and keeps reading it; answers how to close it. */
+function openConsoleStream(url, onBytes) {
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${url}/_sandbox/events`, { agent: false }, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`event stream answered ${res.statusCode}`))
+      res.on('data', (d) => onBytes(d.length))
+      res.on('error', () => {})
+      resolve(() => req.destroy())
+    })
+    req.on('error', reject)
+  })
+}
+
+async function consoleOpen() {
+  const ROUNDS = 6
+  log(`Status throughput with one console open (an SSE client on /_sandbox/events) vs none, ${ROUNDS} alternating rounds (paired ratios, median)`)
+  const dcb = await start(['serve', '--port', '0', '--data', join(tmp, 'console.json')])
+  const id = await subscribe(dcb.url, '60123456001')
+  const body = JSON.stringify({ subscription_id: id })
+  const runs = { without: [], with: [] }
+  let streamed = 0
+  for (let round = 0; round < ROUNDS; round++) {
+    // Alternate which goes first, so a drift of the machine does not favour one side.
+    const order = round % 2 ? ['with', 'without'] : ['without', 'with']
+    for (const mode of order) {
+      const close = mode === 'with' ? await openConsoleStream(dcb.url, (n) => (streamed += n)) : null
+      const r = await cannon({ url: `${dcb.url}/subscriptions/status`, body, duration: Math.max(2, Math.round(SECONDS / 2)) })
+      close?.()
+      if (r.non2xx || r.errors) throw new Error(`console ${mode} run had ${r.non2xx} non-2xx and ${r.errors} errors`)
+      runs[mode].push(r.requests.average)
+    }
+  }
+  await dcb.stop()
+  if (!streamed) throw new Error('the console stream sent nothing')
+  const ratios = runs.with.map((w, i) => Math.round((w / runs.without[i]) * 1000) / 1000)
+  results.figures.console = {
+    with_req_s: median(runs.with),
+    without_req_s: median(runs.without),
+    ratio: [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)],
+    rounds: ratios,
+    streamed_kib: Math.round(streamed / 1024),
+  }
+  log(results.figures.console)
+}
+
 async function otpFlows() {
   log('full OTP flows per second (file store, fsync per answer)')
   const dcb = await start(['serve', '--port', '0', '--data', join(tmp, 'flows.json')])
@@ -382,6 +427,10 @@ function markdown() {
       `| server CPU per Status call, dcb / bare | ${f.status.dcb_cpu_us} / ${f.status.bare_cpu_us} µs = ${Math.round((f.status.bare_cpu_us / f.status.dcb_cpu_us) * 100) / 100} | |`,
     )
   }
+  if (f.console)
+    rows.push(
+      `| Status throughput with one console open (an SSE client reading /_sandbox/events) / with none (median of ${f.console.rounds.length} paired rounds: ${f.console.rounds.join(', ')}) | ${f.console.with_req_s} / ${f.console.without_req_s} req/s = **${f.console.ratio}** (${f.console.streamed_kib} KiB streamed) | within 5% (>= 0.95) |`,
+    )
   if (f.otp_flows)
     rows.push(`| full OTP flows (init, read OTP, verify), 16 clients, fsync'd | ${f.otp_flows.flows_s} flows/s (p99 ${f.otp_flows.flow_p99_ms} ms) | |`)
   if (f.write_p99)
@@ -430,6 +479,7 @@ if (only[0] === 'report') {
 }
 const stages = {
   status: statusThroughput,
+  console: consoleOpen,
   flows: otpFlows,
   writes: writeLatency,
   sessions: sessionWrites,

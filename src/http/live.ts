@@ -58,7 +58,7 @@ export class LiveHub {
     private readonly journal: RequestJournal,
     opts: LiveHubOptions = {},
   ) {
-    this.batchMs = opts.batchMs ?? 100
+    this.batchMs = opts.batchMs ?? 250
     this.heartbeatMs = Math.min(opts.heartbeatMs ?? 10_000, 15_000)
   }
 
