@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { describeRule, scenarioTable } from '../src/core/scenarios.js'
 import { loadWorld } from '../src/world/load.js'
+import { CONSOLE_FILES } from '../src/http/console.js'
 
 describe('README', () => {
   it('shows the magic-number table generated from the default world', () => {
@@ -16,5 +17,11 @@ describe('README', () => {
     const readme = readFileSync('README.md', 'utf8')
     expect(readme).toContain('npm ci && npm start')
     expect(readme).toContain('npm ci && npm test')
+  })
+
+  it("states the console's page weight as it is", () => {
+    const readme = readFileSync('README.md', 'utf8')
+    const bytes = CONSOLE_FILES.reduce((n, f) => n + statSync(`src/console/${f}`).size, 0)
+    expect(readme).toContain(`Page weight: **${bytes} bytes** in all`)
   })
 })

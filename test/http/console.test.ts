@@ -2,13 +2,16 @@
  * The console over HTTP: its files, its access rules (loopback, admin token cookie, cross-site
  * refusals, no framing) and the live event stream.
  */
+import { readFileSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
+import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Engine } from '../../src/core/engine.js'
-import { loadWorld } from '../../src/fixtures/load.js'
+import { loadWorld } from '../../src/world/load.js'
 import { createSandboxApp } from '../../src/http/app.js'
 import { CONSOLE_FILES } from '../../src/http/console.js'
+import { serve } from '../cli/run.js'
 import { startClient, useSandbox, type Client } from '../helpers.js'
 
 /** An open event stream: the events and comments read so far, and a wait for one that matches. */
@@ -239,5 +242,30 @@ describe('the live stream keeps itself alive', () => {
     const s = await openStream(url + '/_sandbox/events')
     await s.next(() => (s.comments.filter((l) => l === ': keep-alive').length >= 2 ? true : undefined))
     s.close()
+  })
+})
+
+describe('dcb serve (the built package)', () => {
+  it('serves the console files from dist, and a SIGTERM ends an open event stream at once', async () => {
+    const s = await serve(['--in-memory'])
+    try {
+      for (const [path, file] of [
+        ['/', 'index.html'],
+        ['/_console/app.js', 'app.js'],
+        ['/_console/app.css', 'app.css'],
+      ]) {
+        const res = await fetch(s.url + path)
+        expect(res.status, path).toBe(200)
+        expect(await res.text()).toBe(readFileSync(join('src', 'console', file!), 'utf8'))
+      }
+      const stream = await openStream(s.url + '/_sandbox/events')
+      await stream.event('hello')
+      const t0 = Date.now()
+      expect(await s.stop()).toBe(0)
+      expect(Date.now() - t0).toBeLessThan(2500)
+      stream.close()
+    } finally {
+      await s.stop('SIGKILL')
+    }
   })
 })
