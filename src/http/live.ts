@@ -76,9 +76,12 @@ export class LiveHub {
     // No idle timeout on this socket: the keep-alive comment shows it is alive.
     req.socket.setTimeout(0)
     req.socket.setNoDelay(true)
-    if (!this.clients.size) this.attach()
+    if (!this.clients.size) {
+      // Journal entries from before the first client are not news; the clients already connected keep their place.
+      this.lastRequest = this.journal.nextId - 1
+      this.attach()
+    }
     this.clients.add(res)
-    this.lastRequest = Math.max(this.lastRequest, this.journal.nextId - 1)
     res.write(`retry: 2000\n: dcb live stream\n\n${frame('hello', { clock: this.engine.clockView(), next_request_id: this.journal.nextId })}`)
     const gone = () => {
       this.clients.delete(res)

@@ -109,7 +109,7 @@ describe('the console in chromium', () => {
     expect(await page.getByRole('button', { name: 'Cancel', exact: true }).isDisabled()).toBe(true)
   })
 
-  it('advances the clock and lists the events the move ran', async () => {
+  it('advances the clock and lists the events the move ran, then sets it', async () => {
     await c.subscribe('60123456002')
     await nav('Clock').click()
     await page.getByRole('textbox', { name: 'Advance by' }).fill('P1M')
@@ -118,6 +118,10 @@ describe('the console in chromium', () => {
     await ran.getByText(/events? ran: .*renewed/).waitFor({ timeout: 5000 })
     expect((await c.control('/clock')).body.now.slice(0, 10)).toBe('2026-02-01')
     await ran.getByRole('list', { name: 'Events of the move' }).getByText('60123456002', { exact: false }).first().waitFor()
+    await page.getByRole('textbox', { name: 'Set to' }).fill('2026-02-10T00:00:00')
+    await page.getByRole('button', { name: 'Set', exact: true }).click()
+    await ran.getByRole('heading', { name: 'Moved to 2026-02-10 00:00:00' }).waitFor({ timeout: 5000 })
+    expect((await c.control('/clock')).body.now).toBe('2026-02-10T00:00:00.000000')
   })
 
   it('explains a 400 in Requests, live', async () => {
