@@ -408,7 +408,7 @@ async function clockView() {
       const r = await api(path, body)
       clockShown = { ...r.clock, seen: Date.now() }
       show()
-      result.replaceChildren(h('h2', {}, `Moved to ${shortTime(r.clock.now)}`), ...moveSummary(r))
+      result.replaceChildren(h('h2', {}, `Moved to ${shortTime(r.clock.now)}`), ...moveSummary(r).filter(Boolean))
       say(`Clock moved to ${shortTime(r.clock.now)}.`)
     })
   const by = h('input', { placeholder: 'P1M or 36h', autocomplete: 'off', required: true })

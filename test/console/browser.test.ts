@@ -118,10 +118,12 @@ describe('the console in chromium', () => {
     await ran.getByText(/events? ran: .*renewed/).waitFor({ timeout: 5000 })
     expect((await c.control('/clock')).body.now.slice(0, 10)).toBe('2026-02-01')
     await ran.getByRole('list', { name: 'Events of the move' }).getByText('60123456002', { exact: false }).first().waitFor()
+    // A move that ran nothing says so (and nothing else).
     await page.getByRole('textbox', { name: 'Set to' }).fill('2026-02-10T00:00:00')
     await page.getByRole('button', { name: 'Set', exact: true }).click()
     await ran.getByRole('heading', { name: 'Moved to 2026-02-10 00:00:00' }).waitFor({ timeout: 5000 })
     expect((await c.control('/clock')).body.now).toBe('2026-02-10T00:00:00.000000')
+    expect(await ran.textContent()).toBe('Moved to 2026-02-10 00:00:00No event fell due.')
   })
 
   it('explains a 400 in Requests, live', async () => {
