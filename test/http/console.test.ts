@@ -2,7 +2,7 @@
  * The console over HTTP: its files, its access rules (loopback, admin token cookie, cross-site
  * refusals, no framing) and the live event stream.
  */
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
@@ -77,7 +77,7 @@ describe('the console page and its files', () => {
     expect(csp).toContain("frame-ancestors 'none'")
     const html = await res.text()
     expect(html).toContain('href="#/messages"')
-    for (const path of ['/_console/app.js', '/_console/app.css', '/_console/icon.svg']) {
+    for (const path of CONSOLE_FILES.filter((f) => f !== 'index.html').map((f) => `/_console/${f}`)) {
       const r = await fetch(c.url + path)
       expect(r.status, path).toBe(200)
       expect(r.headers.get('x-frame-options')).toBe('DENY')
@@ -85,7 +85,8 @@ describe('the console page and its files', () => {
       // No URL of another origin anywhere in the files (the SVG namespace is a name, not a fetch).
       expect(text.replace('http://www.w3.org/2000/svg', ''), path).not.toMatch(/(https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/i)
     }
-    expect(CONSOLE_FILES).toEqual(['index.html', 'app.js', 'app.css', 'icon.svg'])
+    // Every file of src/console is served.
+    expect([...CONSOLE_FILES].sort()).toEqual(readdirSync(join('src', 'console')).sort())
   })
 
   it('lists every handset messages newest first, and one handset with ?msisdn', async () => {

@@ -1,0 +1,154 @@
+// The console's shared parts: building elements, the status line, control calls, the live stream
+// and the sign-in form (from another address). Every text goes into the page as text.
+
+export const main = document.getElementById('main')
+const statusLine = document.getElementById('status')
+const liveLabel = document.getElementById('live')
+
+/** What the pages share. */
+export const ui = {
+  /** The session the pages show ('' for the default one). */
+  session: sessionStorage.getItem('dcb-session') || '',
+  /** The current page's answer to live events (set by each view). */
+  onLive: null,
+  signedOut: false,
+  /** The clock as last read, and when (the Clock page runs it on). */
+  clockShown: null,
+  clockTimer: 0,
+}
+
+// ------------------------------------------------------------------ helpers
+
+/** An element: h('p', {class: 'x'}, 'text', child...). Attributes starting with "on" are listeners. */
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag)
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v)
+    else if (k === 'class') el.className = v
+    else el.setAttribute(k, v === true ? '' : String(v))
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c instanceof Node ? c : String(c))
+  return el
+}
+
+export function say(text, error = false) {
+  statusLine.textContent = text
+  statusLine.classList.toggle('error', error)
+}
+
+class ApiError extends Error {
+  constructor(status, body) {
+    super((body && body.message) || `HTTP ${status}`)
+    this.status = status
+    this.body = body
+  }
+}
+
+/** A control call: JSON in, JSON out; a failure throws its message. */
+export async function api(path, body, method) {
+  const headers = { accept: 'application/json' }
+  if (body !== undefined || (method && method !== 'GET')) headers['content-type'] = 'application/json'
+  if (ui.session) headers['x-dcb-session'] = ui.session
+  const res = await fetch(path, {
+    method: method || (body === undefined ? 'GET' : 'POST'),
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'same-origin',
+  })
+  const text = await res.text()
+  let data = null
+  try {
+    data = text ? JSON.parse(text) : null
+  } catch {
+    data = { message: text }
+  }
+  if (!res.ok) {
+    if (res.status === 403 && data && /admin token/.test(data.message || '')) showSignIn(data.message)
+    throw new ApiError(res.status, data)
+  }
+  return data
+}
+
+export const json = (v) => JSON.stringify(v, null, 2)
+export const shortTime = (t) => (t ? String(t).slice(0, 19).replace('T', ' ') : '')
+export const debounce = (fn, ms) => {
+  let t = 0
+  return (...a) => {
+    clearTimeout(t)
+    t = setTimeout(() => fn(...a), ms)
+  }
+}
+
+/** Runs an action from a form; reports its error in the status line. */
+export async function act(fn) {
+  try {
+    await fn()
+  } catch (e) {
+    say(e.message, true)
+  }
+}
+
+export function page(title, ...children) {
+  main.replaceChildren(h('h1', { tabindex: '-1' }, title), ...children)
+}
+
+// ------------------------------------------------------------------ live stream
+
+let stream = null
+export function connect() {
+  if (stream || ui.signedOut) return
+  stream = new EventSource('/_sandbox/events')
+  stream.onopen = () => (liveLabel.textContent = 'Live')
+  stream.onerror = () => {
+    liveLabel.textContent = 'Reconnecting'
+    if (stream.readyState === EventSource.CLOSED) {
+      stream = null
+      setTimeout(connect, 2000)
+    }
+  }
+  for (const type of ['hello', 'sms', 'sms-many', 'subscriptions', 'requests', 'clock', 'reset']) {
+    stream.addEventListener(type, (ev) => {
+      const data = JSON.parse(ev.data)
+      if (type === 'clock' || type === 'hello') ui.clockShown = { ...data.clock, seen: Date.now() }
+      // The stream is the default session's: another session's pages reload instead.
+      if (ui.onLive) ui.onLive(type, data)
+    })
+  }
+}
+
+// ------------------------------------------------------------------ sign-in (from another address)
+
+export function showSignIn(message) {
+  if (ui.signedOut) return
+  ui.signedOut = true
+  stream?.close()
+  stream = null
+  liveLabel.textContent = 'Signed out'
+  const token = h('input', { type: 'password', autocomplete: 'current-password', required: true })
+  const note = h('p', { role: 'status' })
+  main.replaceChildren(
+    h('h1', { tabindex: '-1' }, 'Sign in'),
+    h('p', {}, message),
+    h(
+      'form',
+      {
+        onsubmit: async (e) => {
+          e.preventDefault()
+          const r = await fetch('/_console/login', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ token: token.value }),
+            credentials: 'same-origin',
+          })
+          if (r.ok) return location.reload()
+          note.textContent = ((await r.json().catch(() => null)) || {}).message || `HTTP ${r.status}`
+        },
+      },
+      h('label', {}, 'Admin token', token),
+      h('button', { type: 'submit' }, 'Sign in'),
+    ),
+    note,
+  )
+  main.querySelector('input').focus()
+}
