@@ -175,22 +175,27 @@ function openConsoleStream(url, onBytes) {
 }
 
 async function consoleOpen() {
-  const ROUNDS = 6
+  const ROUNDS = 8
   log(`Status throughput with one console open (an SSE client on /_sandbox/events) vs none, ${ROUNDS} alternating rounds (paired ratios, median)`)
   const dcb = await start(['serve', '--port', '0', '--data', join(tmp, 'console.json')])
   const id = await subscribe(dcb.url, '60123456001')
   const body = JSON.stringify({ subscription_id: id })
   const runs = { without: [], with: [] }
+  // Server CPU per call too: unlike throughput, it barely moves when other processes load the machine.
+  const cpu = { without: [], with: [] }
+  const tick = 1e6 / 100 // µs per clock tick (USER_HZ 100)
   let streamed = 0
   for (let round = 0; round < ROUNDS; round++) {
     // Alternate which goes first, so a drift of the machine does not favour one side.
     const order = round % 2 ? ['with', 'without'] : ['without', 'with']
     for (const mode of order) {
       const close = mode === 'with' ? await openConsoleStream(dcb.url, (n) => (streamed += n)) : null
+      const t0 = cpuTicks(dcb.child.pid)
       const r = await cannon({ url: `${dcb.url}/subscriptions/status`, body, duration: Math.max(2, Math.round(SECONDS / 2)) })
       close?.()
       if (r.non2xx || r.errors) throw new Error(`console ${mode} run had ${r.non2xx} non-2xx and ${r.errors} errors`)
       runs[mode].push(r.requests.average)
+      cpu[mode].push(((cpuTicks(dcb.child.pid) - t0) * tick) / r.requests.total)
     }
   }
   await dcb.stop()
@@ -202,6 +207,9 @@ async function consoleOpen() {
     ratio: [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)],
     rounds: ratios,
     streamed_kib: Math.round(streamed / 1024),
+    with_cpu_us: Math.round(median(cpu.with.map((x) => x * 10))) / 10,
+    without_cpu_us: Math.round(median(cpu.without.map((x) => x * 10))) / 10,
+    load_average: os.loadavg()[0],
   }
   log(results.figures.console)
 }
@@ -430,6 +438,10 @@ function markdown() {
   if (f.console)
     rows.push(
       `| Status throughput with one console open (an SSE client reading /_sandbox/events) / with none (median of ${f.console.rounds.length} paired rounds: ${f.console.rounds.join(', ')}) | ${f.console.with_req_s} / ${f.console.without_req_s} req/s = **${f.console.ratio}** (${f.console.streamed_kib} KiB streamed) | within 5% (>= 0.95) |`,
+    )
+  if (f.console?.with_cpu_us)
+    rows.push(
+      `| server CPU per Status call, console open / none (load average ${f.console.load_average.toFixed(1)} during the run) | ${f.console.with_cpu_us} / ${f.console.without_cpu_us} µs | |`,
     )
   if (f.otp_flows)
     rows.push(`| full OTP flows (init, read OTP, verify), 16 clients, fsync'd | ${f.otp_flows.flows_s} flows/s (p99 ${f.otp_flows.flow_p99_ms} ms) | |`)
