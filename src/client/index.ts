@@ -23,6 +23,8 @@ import type {
   RuntimeRule,
   ScenariosAnswer,
   SmsAnswer,
+  MessagesAnswer,
+  MessagesQuery,
   StatusBody,
   StatusPayload,
   SubscriptionFilter,
@@ -189,6 +191,12 @@ export class DcbClient implements ControlOperations {
     const wait = opts.wait ?? 0
     const q = new URLSearchParams({ msisdn, ...(wait ? { wait: String(wait) } : {}) })
     return this.control('GET', `/otp?${q}`, undefined, (wait + 30) * 1000)
+  }
+  messages(query: MessagesQuery = {}): Promise<MessagesAnswer> {
+    const q = new URLSearchParams()
+    if (query.msisdn) q.set('msisdn', query.msisdn)
+    if (query.limit !== undefined) q.set('limit', String(query.limit))
+    return this.control('GET', `/messages?${q}`)
   }
   sms(msisdn: string): Promise<SmsAnswer> {
     return this.control('GET', `/sms?${new URLSearchParams({ msisdn })}`)

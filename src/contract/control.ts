@@ -21,6 +21,13 @@ const wholeNumber = (what: string, min: number) =>
 // ---------------------------------------------------------------- requests
 
 export const MsisdnQuery = z.object({ msisdn })
+export const MessagesQuery = z.object({
+  msisdn: z.string().min(1).optional().describe('only this handset'),
+  limit: wholeNumber('a whole number from 1 to 5000', 1)
+    .max(5000, { error: 'expected a whole number from 1 to 5000' })
+    .optional()
+    .describe('at most this many (default 200)'),
+})
 export const OtpQuery = z.object({
   msisdn,
   wait: z.coerce
@@ -98,6 +105,7 @@ export const SmsMessage = z.object({
   subscription_id: z.string().optional(),
 })
 export const SmsAnswer = z.object({ msisdn: z.string(), messages: z.array(SmsMessage).describe('newest first') })
+export const MessagesAnswer = z.object({ messages: z.array(SmsMessage).describe('every handset, newest first') })
 export const OtpAnswer = z.object({ otp: z.string(), verif_request_id: z.string(), msisdn: z.string(), sent_dt: timestamp, text: z.string() })
 export const MoAnswer = z.object({
   action: z.enum(['subscribed', 'stop', 'ignored', 'unknown_keyword', 'rejected', 'charge_failed']),
@@ -183,6 +191,8 @@ export type MoBody = z.infer<typeof MoBody>
 export type SubscriptionFilter = z.infer<typeof SubscriptionFilter>
 export type RequestsQuery = z.infer<typeof RequestsQuery>
 export type ResetBody = z.infer<typeof ResetBody>
+export type MessagesQuery = z.infer<typeof MessagesQuery>
+export type MessagesAnswer = z.infer<typeof MessagesAnswer>
 export type ControlErrorAnswer = z.infer<typeof ControlErrorAnswer>
 export type ClockView = z.infer<typeof ClockView>
 export type SandboxEvent = z.infer<typeof SandboxEvent>

@@ -10,6 +10,8 @@ import type {
   ClockView,
   DeletedAnswer,
   HealthAnswer,
+  MessagesAnswer,
+  MessagesQuery,
   MoAnswer,
   MoBody,
   OtpAnswer,
@@ -54,6 +56,8 @@ export interface ControlOperations {
   otp(msisdn: string, opts?: OtpOptions): Promise<OtpAnswer>
   /** `GET /_sandbox/sms?msisdn=`: the handset's inbox and outbox, newest first. */
   sms(msisdn: string): Promise<SmsAnswer>
+  /** `GET /_sandbox/messages?msisdn=&limit=`: every handset's messages (renewal notices included), newest first (the console's Messages page). */
+  messages(query?: MessagesQuery): Promise<MessagesAnswer>
   /** `POST /_sandbox/mo`: a mobile-originated SMS (PSMS keyword, STOP). */
   mo(message: MoBody): Promise<MoAnswer>
   /** `GET /_sandbox/subscriptions?msisdn=&merchant=&service=&status=&limit=`: any merchant's, newest first. */

@@ -13,6 +13,7 @@ import type { SmsRecord } from '../core/state.js'
 import { formatTimestamp, parseTimestamp } from '../core/time.js'
 import {
   AdvanceBody,
+  MessagesQuery,
   MoBody,
   MsisdnQuery,
   OtpQuery,
@@ -105,6 +106,11 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
     async sms(msisdn) {
       check(MsisdnQuery, { msisdn })
       return { msisdn, messages: engine.smsFor(msisdn).map(smsView) }
+    },
+    async messages(query = {}) {
+      const { msisdn, limit = 200 } = check(MessagesQuery, query)
+      const list = msisdn ? engine.smsFor(msisdn).slice(0, limit) : engine.recentSms(limit)
+      return { messages: list.map(smsView) }
     },
     async mo(message) {
       return (await engine.mo(check(MoBody, message))) as MoAnswer

@@ -115,10 +115,10 @@ describe('the console refuses cross-site use', () => {
 
   it('refuses another origin, another host name and a POST that is not JSON', async () => {
     expect((await fetch(c.url + '/_sandbox/events', { headers: { origin: 'http://evil.example' } })).status).toBe(403)
-    expect((await fetch(c.url + '/_sandbox/messages', { headers: { 'sec-fetch-site': 'cross-site' } })).status).toBe(403)
+    expect((await fetch(c.url + '/_sandbox/events', { headers: { 'sec-fetch-site': 'cross-site' } })).status).toBe(403)
     // fetch cannot set Host: a plain request does (DNS rebinding).
     const rebound = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(c.url + '/_sandbox/messages', { headers: { host: 'evil.example:7700' } }, (res) => {
+      const req = request(c.url + '/_sandbox/events', { headers: { host: 'evil.example:7700' } }, (res) => {
         let body = ''
         res.on('data', (d) => (body += d))
         res.on('end', () => resolve({ status: res.statusCode!, body }))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { InitBody, VerifyBody } from '../../src/http/schemas.js'
+import { InitBody, VerifyBody } from '../../src/contract/merchant.js'
 import { REASON_MAX, schemaReason } from '../../src/http/reason.js'
 import { useSandbox } from '../helpers.js'
 
