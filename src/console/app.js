@@ -21,6 +21,8 @@ async function route() {
   const [, name = 'messages', id] = location.hash.replace(/^#\/?/, '#/').split('/')
   ui.onLive = null
   clearInterval(ui.clockTimer)
+  // Sessions start on their first request, anywhere: whether to show Sessions is asked on every move.
+  if (routed) refreshSessionsNav()
   say('')
   for (const a of document.querySelectorAll('#nav a')) {
     if (a.getAttribute('href') === `#/${name}`) a.setAttribute('aria-current', 'page')

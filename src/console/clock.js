@@ -123,7 +123,7 @@ function requestItem(r) {
           { class: 'line' },
           h('time', {}, shortTime(r.time)),
           h('span', {}, `${r.duration_ms} ms`),
-          h('span', {}, `session ${r.session || 'default'}`),
+          h('span', {}, `session ${ui.session || 'default'}`),
           r.merchant ? h('span', {}, r.merchant) : null,
         ),
         r.reason ? h('span', { class: 'why' }, `Why: ${r.reason}`) : null,
@@ -155,7 +155,7 @@ export async function requestsView() {
   page('Requests', h('p', { class: 'empty' }, 'Merchant API calls and the control calls that change state. Open one for its bodies.'), list)
   await load()
   ui.onLive = (type, data) => {
-    if (type === 'reset' || (type === 'requests' && (data.skipped || ui.session))) return act(load)
+    if (type === 'reset' || (type === 'requests' && data.skipped)) return act(load)
     if (type !== 'requests') return
     list.querySelector('.empty')?.remove()
     for (const r of [...data.requests].reverse()) if (!list.querySelector(`[data-id="${r.id}"]`)) list.prepend(requestItem(r))

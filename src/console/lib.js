@@ -98,7 +98,8 @@ export function page(title, ...children) {
 let stream = null
 export function connect() {
   if (stream || ui.signedOut) return
-  stream = new EventSource('/_sandbox/events')
+  // The stream of the session shown (EventSource sends no headers: the session goes in the query).
+  stream = new EventSource(`/_sandbox/events${ui.session ? `?session=${encodeURIComponent(ui.session)}` : ''}`)
   stream.onopen = () => (liveLabel.textContent = 'Live')
   stream.onerror = () => {
     liveLabel.textContent = 'Reconnecting'
@@ -111,13 +112,19 @@ export function connect() {
     stream.addEventListener(type, (ev) => {
       const data = JSON.parse(ev.data)
       if (type === 'clock' || type === 'hello') ui.clockShown = { ...data.clock, seen: Date.now() }
-      // The stream is the default session's: another session's pages reload instead.
       if (ui.onLive) ui.onLive(type, data)
     })
   }
 }
 
 // ------------------------------------------------------------------ sign-in (from another address)
+
+/** Follows another session's stream (after a pick on Sessions). */
+export function reconnect() {
+  stream?.close()
+  stream = null
+  connect()
+}
 
 export function showSignIn(message) {
   if (ui.signedOut) return

@@ -65,13 +65,13 @@ export async function messagesView() {
   )
   await load()
   ui.onLive = (type, data) => {
-    if (type === 'sms' && !ui.session) {
+    if (type === 'sms') {
       const m = data.message
       if (filter && m.msisdn !== filter) return
       if (list.querySelector(`[data-id="${CSS.escape(m.id)}"]`)) return
       list.querySelector('.empty')?.remove()
       list.prepend(messageItem(m))
-    } else if (type === 'sms-many' || type === 'reset' || (type === 'sms' && ui.session)) act(load)
+    } else if (type === 'sms-many' || type === 'reset') act(load)
   }
 }
 

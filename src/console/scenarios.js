@@ -1,5 +1,5 @@
 // The Scenarios page (rules, runtime rules added and removed) and the Sessions page.
-import { act, api, h, main, page, say, shortTime, ui } from './lib.js'
+import { act, api, h, page, reconnect, say, shortTime, ui } from './lib.js'
 
 // ------------------------------------------------------------------ Scenarios
 
@@ -115,6 +115,7 @@ export async function sessionsView() {
   const pick = (name) => {
     ui.session = name === 'default' ? '' : name
     sessionStorage.setItem('dcb-session', ui.session)
+    reconnect()
     refreshSessionsNav()
     say(`The pages now show session ${name}.`)
     sessionsView()

@@ -171,6 +171,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
       fetch: fetchIn,
       otp: (msisdn, o = {}) => call('GET', `/otp${q({ msisdn, wait: o.wait })}`),
       sms: (msisdn) => call('GET', `/sms${q({ msisdn })}`),
+      messages: (o = {}) => call('GET', `/messages${q({ msisdn: o.msisdn, limit: o.limit })}`),
       mo: (input) => call('POST', '/mo', input),
       subscriptions: (f = {}) =>
         call('GET', `/subscriptions${q({ msisdn: f.msisdn, merchant: f.merchant, service: f.service, status: f.status, limit: f.limit })}`),

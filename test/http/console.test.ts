@@ -198,6 +198,18 @@ describe('the live stream', () => {
     s.close()
   })
 
+  it("follows one session's changes with ?session=", async () => {
+    const s = await openStream(c.url + '/_sandbox/events?session=team-b')
+    await s.event('hello')
+    await c.api('/subscriptions/init', { msisdn: '60123456011', service_code: 'STREAMPLUS', country_code: 'my' })
+    await c.api('/subscriptions/init', { msisdn: '60123456012', service_code: 'STREAMPLUS', country_code: 'my' }, { headers: { 'x-dcb-session': 'team-b' } })
+    await s.event('sms', (d) => d.message.msisdn === '60123456012')
+    expect(s.events.some((e) => e.event === 'sms' && e.data.message.msisdn === '60123456011')).toBe(false)
+    s.close()
+    const bad = await fetch(c.url + '/_sandbox/events?session=no%20spaces')
+    expect(bad.status).toBe(400)
+  })
+
   it('summarises a burst instead of sending each event', async () => {
     const s = await openStream(c.url + '/_sandbox/events')
     await s.event('hello')
