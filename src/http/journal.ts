@@ -20,8 +20,6 @@ export interface JournalEntry {
   duration_ms: number
   request: unknown
   response: unknown
-  /** Why a failure was answered (SANDBOX.md section 9), when known. */
-  reason?: string
 }
 
 /** As recorded on the hot path: times as numbers, formatted only when read. */

@@ -58,7 +58,7 @@ function lookalikes(field: string, body: Record<string, unknown>, known: Set<str
   const norm = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '')
   const f = norm(field)
   return Object.keys(body).filter((k) => {
-    if (known.has(k)) return false
+    if (known.has(k) || k === field) return false
     const n = norm(k)
     return n === f || (n.length >= 3 && (f.startsWith(n) || n.startsWith(f) || f.endsWith(n))) || distance(n, f) <= 2
   })
