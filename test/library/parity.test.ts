@@ -23,6 +23,7 @@ interface Step {
   type: string | null
   location?: string | null
   allow?: string | null
+  reason: string | null
   body: string
 }
 
@@ -47,6 +48,8 @@ async function transcript(base: string, fetchIn: Fetch): Promise<Step[]> {
       type: res.headers.get('content-type'),
       location: res.headers.get('location') && name(res.headers.get('location')!),
       allow: res.headers.get('allow'),
+      // A wrong OTP is made from the right one, which is random: named like the ids.
+      reason: res.headers.get('x-dcb-reason') && name(res.headers.get('x-dcb-reason')!).replace(/otp "\d{4}"/, 'otp "<wrong>"'),
       body: name(rewrite ? rewrite(body) : body),
     })
     return body
@@ -134,7 +137,7 @@ async function transcript(base: string, fetchIn: Fetch): Promise<Step[]> {
 }
 
 describe('byte parity: dcb serve, sandbox.fetch and msw answer the same', () => {
-  it('the same status, content type, location and body bytes for every step (ids named in order)', async () => {
+  it('the same status, content type, location, X-DCB-Reason and body bytes for every step (ids named in order)', async () => {
     const served = await startSandbox({ port: 0, inMemory: true, clock: CLOCK, onError: () => {} })
     let overSocket: Step[]
     try {
@@ -158,6 +161,8 @@ describe('byte parity: dcb serve, sandbox.fetch and msw answer the same', () => 
 
     expect(overSocket.length).toBeGreaterThan(40)
     expect(overSocket.map((s) => s.status)).toEqual(expect.arrayContaining([200, 303, 400, 401, 403, 404, 405, 410, 413, 500]))
+    // Every FAIL envelope says why; the three must say the same.
+    expect(overSocket.filter((s) => s.body.includes('"status":"FAIL"')).every((s) => s.reason)).toBe(true)
     expect(inProcess).toEqual(overSocket)
     expect(viaMsw).toEqual(overSocket)
   }, 30_000)
