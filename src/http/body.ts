@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http'
+import { inProcessBody } from './inprocess.js'
 
 export const BODY_LIMIT = 64 * 1024
 
@@ -6,12 +7,15 @@ export type BodyResult = { ok: true; text: string } | { ok: false; reason: 'too_
 
 /**
  * Reads a request body up to `limit` bytes and calls `done` (synchronously from the stream's end
- * event, so a handler can answer in the same tick). A declared or actual size over the limit stops
+ * event, so a handler can answer in the same tick; at once for an in-process request). A declared or actual size over the limit stops
  * the read at once (the caller answers 413 and closes the connection): nothing more is buffered.
  */
 export function readBodyThen(req: IncomingMessage, done: (r: BodyResult) => void, limit = BODY_LIMIT): void {
   const declared = Number(req.headers['content-length'])
   if (Number.isFinite(declared) && declared > limit) return done({ ok: false, reason: 'too_large' })
+  // In-process (sandbox.fetch, msw): the body is in memory already, with the same limit.
+  const inMemory = inProcessBody(req)
+  if (inMemory) return done(inMemory.bytes > limit ? { ok: false, reason: 'too_large' } : { ok: true, text: inMemory.text })
   const chunks: Buffer[] = []
   let size = 0
   let finished = false

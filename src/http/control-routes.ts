@@ -117,7 +117,8 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     query: OtpQuery,
     answer: OtpAnswer,
     errors: ['BAD_REQUEST', 'NO_OTP'],
-    call: (ops, { query, signal }) => ops.otp(query.msisdn, { wait: query.wait, signal }),
+    // The signal is asked for only when the call may wait (making one costs more than the lookup).
+    call: (ops, args) => ops.otp(args.query.msisdn, args.query.wait ? { wait: args.query.wait, signal: args.signal } : {}),
   }),
   route({
     method: 'POST',

@@ -98,8 +98,13 @@ export function createControlHandler(ctx: ControlContext) {
     const q = event.path.indexOf('?')
     const params: Record<string, string> = {}
     for (const [k, v] of Object.entries(event.context.params ?? {})) params[k] = safeDecode(v)
-    const aborted = new AbortController()
-    const onClose = () => aborted.abort()
+    // The signal (for calls that wait, e.g. an OTP with `wait`) is made only when a call asks for it.
+    let aborted: AbortController | undefined
+    let gone = false
+    const onClose = () => {
+      gone = true
+      aborted?.abort()
+    }
     req.socket.once('close', onClose)
     let result: unknown
     let body: unknown = null
@@ -110,7 +115,13 @@ export function createControlHandler(ctx: ControlContext) {
         query,
         body: body ?? {},
         params,
-        signal: aborted.signal,
+        get signal() {
+          if (!aborted) {
+            aborted = new AbortController()
+            if (gone) aborted.abort()
+          }
+          return aborted.signal
+        },
       })
     } finally {
       req.socket.off('close', onClose)

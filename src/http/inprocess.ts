@@ -6,7 +6,6 @@
  */
 import { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Readable } from 'node:stream'
 
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void
 
@@ -21,6 +20,7 @@ export interface InProcessCall {
 
 /** Marks a request that came in without a socket (guards that protect a socket skip it). */
 export const IN_PROCESS = Symbol.for('dcb.inProcess')
+const IN_PROCESS_BODY = Symbol('dcb.inProcessBody')
 
 /** The socket-facing parts of an IncomingMessage that the pipeline reads. */
 class InProcessSocket extends EventEmitter {
@@ -37,30 +37,50 @@ class InProcessSocket extends EventEmitter {
   }
 }
 
-class InProcessRequest extends Readable {
+/**
+ * The parts of an IncomingMessage the pipeline reads. Not a stream: its body is already in memory,
+ * and `readBodyThen` (the one body reader of the pipeline) takes it from here directly instead of
+ * through stream events (which cost more than the sandbox's own work for a small JSON body).
+ */
+class InProcessRequest extends EventEmitter {
   readonly httpVersion = '1.1'
   readonly httpVersionMajor = 1
   readonly httpVersionMinor = 1
   readonly [IN_PROCESS]: InProcessCall
-  readonly socket: InProcessSocket
-  readonly connection: InProcessSocket
+  readonly [IN_PROCESS_BODY]: string | Uint8Array | null
   complete = true
+  #socket: InProcessSocket | null = null
 
   constructor(
     readonly method: string,
     readonly url: string,
     readonly headers: Record<string, string>,
-    body: Uint8Array | null,
+    body: string | Uint8Array | null,
     call: InProcessCall,
   ) {
     super()
     this[IN_PROCESS] = call
-    this.socket = this.connection = new InProcessSocket(call.clientIp)
-    if (body && body.byteLength) this.push(body)
-    this.push(null)
+    this[IN_PROCESS_BODY] = body
   }
 
-  override _read(): void {}
+  /** Made on first use: most calls never look at it. */
+  get socket(): InProcessSocket {
+    return (this.#socket ??= new InProcessSocket(this[IN_PROCESS].clientIp))
+  }
+  get connection(): InProcessSocket {
+    return this.socket
+  }
+  /** Emits `close` on the socket only if someone made it (and so may listen). */
+  socketClosed(): void {
+    this.#socket?.emit('close')
+  }
+  // Stream calls a reader might make on a request whose body it does not read.
+  pause(): this {
+    return this
+  }
+  resume(): this {
+    return this
+  }
 }
 
 type HeaderValue = string | number | readonly string[]
@@ -139,11 +159,27 @@ class InProcessResponse extends EventEmitter {
   end(chunk?: string | Uint8Array | (() => void), encoding?: BufferEncoding | (() => void), cb?: () => void): this {
     if (this.writableEnded) return this
     if (typeof chunk === 'function') cb = chunk
-    else if (chunk !== undefined && chunk !== null) this.write(chunk, encoding as BufferEncoding)
     if (!this.headersSent) this.writeHead(this.statusCode)
     this.writableEnded = this.finished = true
-    if (this.stream) this.stream.close()
-    else this.answer(this.chunks.length === 0 ? null : this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks))
+    const last = typeof chunk === 'function' || chunk === undefined || chunk === null ? null : chunk
+    if (this.stream) {
+      if (last !== null) this.stream.enqueue(typeof last === 'string' ? Buffer.from(last, typeof encoding === 'string' ? encoding : 'utf8') : last)
+      this.stream.close()
+    } else if (this.chunks.length === 0) {
+      // The usual answer: one piece, given to end(). A string stays a string until it is read.
+      this.answer(
+        last === null
+          ? null
+          : typeof last === 'string' && typeof encoding !== 'string'
+            ? last
+            : typeof last === 'string'
+              ? Buffer.from(last, encoding as BufferEncoding)
+              : last,
+      )
+    } else {
+      if (last !== null) this.chunks.push(typeof last === 'string' ? Buffer.from(last, typeof encoding === 'string' ? encoding : 'utf8') : last)
+      this.answer(this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks))
+    }
     const done = typeof encoding === 'function' ? encoding : cb
     if (done) queueMicrotask(done)
     queueMicrotask(() => {
@@ -173,7 +209,7 @@ class InProcessResponse extends EventEmitter {
     if (this.closed) return
     this.closed = true
     this.emit('close')
-    this.req.socket.emit('close')
+    this.req.socketClosed()
   }
 
   private startStreaming(): void {
@@ -194,7 +230,7 @@ class InProcessResponse extends EventEmitter {
     this.answer(body)
   }
 
-  private answer(body: Uint8Array | ReadableStream<Uint8Array> | null): void {
+  private answer(body: Body): void {
     if (this.settled) return
     this.settled = true
     const headers: [string, string][] = []
@@ -207,12 +243,15 @@ class InProcessResponse extends EventEmitter {
   }
 }
 
-/** What the listener answered. `body` is the bytes, or a stream when the answer stayed open (events). */
+/** A body in memory (a string is sent as its UTF-8 bytes), or a stream for an answer that stays open. */
+type Body = string | Uint8Array | ReadableStream<Uint8Array> | null
+
+/** What the listener answered. `body` is the text or bytes, or a stream when the answer stayed open (events). */
 export interface RawResponse {
   status: number
   statusText: string
   headers: [string, string][]
-  body: Uint8Array | ReadableStream<Uint8Array> | null
+  body: Body
 }
 
 /** A request as the listener should see it. */
@@ -220,7 +259,8 @@ export interface RawRequest {
   method: string
   /** Lower-case names. */
   headers: Record<string, string>
-  body: Uint8Array | null
+  /** A string body is sent as its UTF-8 bytes. */
+  body: string | Uint8Array | null
 }
 
 /** Runs `listener` for one request, in memory. */
@@ -230,6 +270,27 @@ export function runListener(listener: NodeListener, request: RawRequest, call: I
     const res = new InProcessResponse(req, resolve)
     listener(req as unknown as IncomingMessage, res as unknown as ServerResponse)
   })
+}
+
+/**
+ * The body of an in-process request as a socket would carry it (UTF-8 text), or undefined for a
+ * request that came over a socket (whose body is read from the stream).
+ */
+export function inProcessBody(req: IncomingMessage): { text: string; bytes: number } | undefined {
+  if (!(req instanceof InProcessRequest)) return undefined
+  const body = req[IN_PROCESS_BODY]
+  if (body === null) return { text: '', bytes: 0 }
+  if (typeof body === 'string') {
+    const text = wellFormed(body)
+    return { text, bytes: Buffer.byteLength(text) }
+  }
+  return { text: Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'), bytes: body.byteLength }
+}
+
+/** A string as it reads after a trip through UTF-8 (lone surrogates become U+FFFD), as over a socket. */
+function wellFormed(s: string): string {
+  const w = s as string & { isWellFormed(): boolean; toWellFormed(): string }
+  return w.isWellFormed() ? s : w.toWellFormed()
 }
 
 /** A fetch Request's parts (its body read). */
@@ -244,36 +305,65 @@ export async function rawRequest(request: Request): Promise<RawRequest> {
 
 /** A fetch Response of what the listener answered. */
 export function toResponse(raw: RawResponse): Response {
-  const init = { status: raw.status, statusText: raw.statusText, headers: raw.headers }
-  if (raw.body instanceof ReadableStream) return new Response(raw.body, init)
-  return new BufferedResponse(raw.body as Uint8Array<ArrayBuffer> | null, init)
+  if (raw.body instanceof ReadableStream) return new Response(raw.body, { status: raw.status, statusText: raw.statusText, headers: raw.headers })
+  return new BufferedResponse(raw.status, raw.statusText, raw.headers, raw.body)
+}
+
+/** The bytes of a body in memory. */
+function bytesOf(body: string | Uint8Array | null): Uint8Array<ArrayBuffer> {
+  if (body === null) return new Uint8Array(new ArrayBuffer(0))
+  if (typeof body === 'string') return Buffer.from(wellFormed(body), 'utf8') as Uint8Array<ArrayBuffer>
+  return body as Uint8Array<ArrayBuffer>
 }
 
 /**
- * A Response over bytes already in memory. Reading it (json, text, arrayBuffer) takes the bytes
- * directly: Node 20's Response reads even a buffered body through a web stream, which cost more
- * than the whole sandbox operation (~60 us against ~4 us per answer). `body` still gives a stream.
+ * A Response over a body already in memory, cheap to make and to read: Node 20's Response reads
+ * even a buffered body through a web stream and converts its init through WebIDL, which together
+ * cost several times the sandbox's own work for a small JSON answer. Here status and headers are
+ * answered from what the listener wrote (the Headers object is made on first use), and json, text
+ * and arrayBuffer take the body directly; `body` still gives a stream.
  */
 class BufferedResponse extends Response {
-  readonly #bytes: Uint8Array<ArrayBuffer> | null
+  readonly #status: number
+  readonly #statusText: string
+  readonly #headerList: [string, string][]
+  #headers: Headers | null = null
+  readonly #body: string | Uint8Array | null
   #stream: ReadableStream<Uint8Array<ArrayBuffer>> | null = null
   #used = false
 
-  constructor(bytes: Uint8Array<ArrayBuffer> | null, init: ResponseInit) {
-    super(null, init)
-    this.#bytes = bytes
+  constructor(status: number, statusText: string, headers: [string, string][], body: string | Uint8Array | null) {
+    super()
+    this.#status = status
+    this.#statusText = statusText
+    this.#headerList = headers
+    this.#body = body
+  }
+
+  override get status(): number {
+    return this.#status
+  }
+  override get ok(): boolean {
+    return this.#status >= 200 && this.#status <= 299
+  }
+  override get statusText(): string {
+    return this.#statusText
+  }
+  override get headers(): Headers {
+    return (this.#headers ??= new Headers(this.#headerList))
   }
 
   override get body(): ReadableStream<Uint8Array<ArrayBuffer>> | null {
-    if (!this.#bytes) return null
+    if (this.#body === null) return null
     if (!this.#stream) {
-      const bytes = this.#bytes
+      const body = this.#body
       // Pulled only when read (highWaterMark 0): reading it uses the body up, as with any Response.
       this.#stream = new ReadableStream<Uint8Array<ArrayBuffer>>(
         {
           pull: (controller) => {
             this.#used = true
-            if (bytes.byteLength) controller.enqueue(bytes.slice())
+            const bytes = bytesOf(body)
+            if (bytes.byteLength) controller.enqueue(typeof body === 'string' ? bytes : bytes.slice())
             controller.close()
           },
         },
@@ -287,35 +377,38 @@ class BufferedResponse extends Response {
     return this.#used || (this.#stream !== null && this.#stream.locked)
   }
 
-  #take(): Uint8Array<ArrayBuffer> {
+  #take(): string | Uint8Array | null {
     if (this.bodyUsed) throw new TypeError('Body is unusable: Body has already been read')
     this.#used = true
-    return this.#bytes ?? new Uint8Array(new ArrayBuffer(0))
+    return this.#body
   }
 
   override async arrayBuffer(): Promise<ArrayBuffer> {
-    const b = this.#take()
+    const b = bytesOf(this.#take())
     return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer
   }
   override async bytes(): Promise<Uint8Array<ArrayBuffer>> {
-    return this.#take().slice()
+    const body = this.#take()
+    return typeof body === 'string' ? bytesOf(body) : bytesOf(body).slice()
   }
   override async text(): Promise<string> {
-    const b = this.#take()
-    return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8')
+    const body = this.#take()
+    if (body === null) return ''
+    if (typeof body === 'string') return wellFormed(body)
+    return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')
   }
   override async json(): Promise<unknown> {
     return JSON.parse(await this.text())
   }
   override async blob(): Promise<Blob> {
-    return new Blob([this.#take()], { type: this.headers.get('content-type') ?? '' })
+    return new Blob([bytesOf(this.#take())], { type: this.headers.get('content-type') ?? '' })
   }
   override async formData(): Promise<FormData> {
-    return new Response(this.#take(), { headers: this.headers }).formData()
+    return new Response(bytesOf(this.#take()), { headers: this.headers }).formData()
   }
   override clone(): Response {
     if (this.bodyUsed) throw new TypeError('Response.clone: Body has already been consumed.')
-    return new BufferedResponse(this.#bytes, { status: this.status, statusText: this.statusText, headers: this.headers })
+    return new BufferedResponse(this.#status, this.#statusText, this.#headerList, this.#body)
   }
 }
 

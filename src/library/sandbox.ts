@@ -118,7 +118,8 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
     headers.host ??= url.host
     if (r.session !== undefined) headers['x-dcb-session'] ??= r.session
     // As a fetch client over a socket would send it.
-    if (request.body && headers['content-length'] === undefined) headers['content-length'] = String(request.body.byteLength)
+    if (request.body && headers['content-length'] === undefined)
+      headers['content-length'] = String(typeof request.body === 'string' ? Buffer.byteLength(request.body) : request.body.byteLength)
     return runListener(app.listener, request, { clientIp: from, url: path + url.search, publicBase: r.publicBase })
   }
   const route = async (request: Request, r: Route): Promise<Response> => toResponse(await send(new URL(request.url), await rawRequest(request), r))
@@ -130,7 +131,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
       if (!(input instanceof Request) && (body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array)) {
         const url = new URL(input)
         const method = (init?.method ?? 'GET').toUpperCase()
-        const raw = { method, headers: headerRecord(init?.headers), body: body == null ? null : typeof body === 'string' ? Buffer.from(body) : body }
+        const raw = { method, headers: headerRecord(init?.headers), body: body ?? null }
         return toResponse(await send(url, raw, { prefix: '', publicBase: url.origin, session }))
       }
       const request = input instanceof Request && init === undefined ? input : new Request(input, init)
@@ -141,12 +142,13 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
       if (method !== 'GET' && method !== 'DELETE') headers['content-type'] = 'application/json'
       const raw = await send(
         new URL(`http://localhost/_sandbox${path}`),
-        { method, headers, body: method === 'GET' || method === 'DELETE' ? null : Buffer.from(JSON.stringify(body ?? {})) },
+        { method, headers, body: method === 'GET' || method === 'DELETE' ? null : JSON.stringify(body ?? {}) },
         { prefix: '', publicBase: 'http://localhost', session },
         // The library's own control calls come from the test itself, whatever `clientIp` requests use.
         '127.0.0.1',
       )
-      const text = raw.body instanceof Uint8Array ? Buffer.from(raw.body.buffer, raw.body.byteOffset, raw.body.byteLength).toString('utf8') : ''
+      const b = raw.body
+      const text = typeof b === 'string' ? b : b instanceof Uint8Array ? Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8') : ''
       let data: unknown
       try {
         data = JSON.parse(text)

@@ -117,6 +117,26 @@ describe('createSandbox: the engine in-process, no socket', () => {
     expect(Buffer.from(bytes).toString()).toContain('NOT_FOUND')
   })
 
+  it('gives status, ok, statusText and headers as written, and a body in memory as a socket would carry it', async () => {
+    const sandbox = await createSandbox()
+    const res = await sandbox.fetch('http://localhost/nope')
+    expect([res.status, res.ok, res.statusText]).toEqual([404, false, ''])
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8')
+    expect(res.headers.get('content-length')).toBe(String((await res.clone().arrayBuffer()).byteLength))
+    expect(new Response(await res.blob(), res).status).toBe(404)
+    const fine = await sandbox.fetch('http://localhost/_sandbox/clock')
+    expect([fine.status, fine.ok]).toEqual([200, true])
+    // Past the 64 KiB body limit: 413, whether the size is declared or not.
+    const big = JSON.stringify({ msisdn: '60123456011', service_code: 'STREAMPLUS', country_code: 'my', pad: 'x'.repeat(70_000) })
+    expect((await sandbox.fetch('http://localhost/subscriptions/init', { method: 'POST', headers: H, body: big })).status).toBe(413)
+    expect((await sandbox.fetch(new Request('http://localhost/subscriptions/init', { method: 'POST', headers: H, body: big }))).status).toBe(413)
+    // A lone surrogate in a string body reads as U+FFFD, as after the UTF-8 a socket carries.
+    const raw = '{"msisdn":"6012345601\ud800","service_code":"STREAMPLUS","country_code":"my"}'
+    await sandbox.fetch('http://localhost/subscriptions/init', { method: 'POST', headers: H, body: raw })
+    const journal = (await sandbox.requests({ limit: 1 })) as unknown as { requests: { request: { msisdn: string } }[] }
+    expect(journal.requests[0]!.request.msisdn).toBe('6012345601\ufffd')
+  })
+
   it('session(name) gives the same functions bound to an isolated session; a bad name throws', async () => {
     const sandbox = await createSandbox({ clock: '2026-01-31T00:00:00', maxSessions: 1 })
     const a = sandbox.session('worker-1')
