@@ -1,18 +1,17 @@
 /**
  * Sessions (SANDBOX.md section 6): named, isolated sandboxes on one server. Each session has its
- * own engine, state, store and request journal; all share the loaded world (its index and compiled
+ * own engine, state and request journal; all share the loaded world (its index and compiled
  * rules). The default session is the server's own engine and data file, untouched by this module;
- * the others are made on first use and stored beside it, one data file each, so they survive
- * restarts and crashes exactly as the default one does.
+ * the others are made on first use and stored beside it in one shared journal (group commit: a
+ * write in any session costs a share of one fsync) with a snapshot file per session, so they
+ * survive restarts and crashes exactly as the default one does.
  */
-import { mkdirSync, readdirSync, rmSync } from 'node:fs'
-import { basename, join } from 'node:path'
 import type { Engine, EngineOptions } from './core/engine.js'
 import { Engine as EngineClass } from './core/engine.js'
 import { State } from './core/state.js'
 import { RequestJournal } from './http/journal.js'
-import { FileStore } from './store/file.js'
 import { MemoryStore } from './store/memory.js'
+import { SessionJournal } from './store/session-journal.js'
 import type { Store } from './store/types.js'
 
 export const DEFAULT_SESSION = 'default'
@@ -62,9 +61,13 @@ export class SessionRegistry {
   private readonly sessions = new Map<string, Session>()
   private readonly opening = new Map<string, Promise<Session>>()
   private readonly opts: SessionRegistryOptions
+  /** The sessions' shared store on disk (none in memory), read back on first use. */
+  private readonly journal: SessionJournal | undefined
+  private stored: Promise<string[]> | undefined
 
   constructor(opts: SessionRegistryOptions) {
     this.opts = opts
+    this.journal = opts.folder ? new SessionJournal(opts.folder, { compactBytes: opts.compactBytes }) : undefined
     this.default = { name: DEFAULT_SESSION, engine: opts.defaultEngine, journal: opts.defaultJournal, store: opts.defaultStore ?? new MemoryStore() }
   }
 
@@ -107,14 +110,18 @@ export class SessionRegistry {
   }
 
   private async open(name: string): Promise<Session> {
-    const folder = this.opts.folder
     let store: Store
-    if (folder) {
-      mkdirSync(folder, { recursive: true })
-      store = new FileStore(join(folder, `${name}.json`), { compactBytes: this.opts.compactBytes })
-    } else store = new MemoryStore()
-    const state = new State()
-    await store.open(state)
+    let state: State
+    if (this.journal) {
+      await this.storedNames()
+      const s = await this.journal.store(name)
+      store = s
+      state = s.state
+    } else {
+      store = new MemoryStore()
+      state = new State()
+      await store.open(state)
+    }
     const engine = new EngineClass({ ...this.opts.engineOptions, state, persist: (changes) => store.append(changes) })
     const session: Session = { name, engine, journal: new RequestJournal(this.opts.journalSize ?? 1000), store }
     this.sessions.set(name, session)
@@ -123,25 +130,14 @@ export class SessionRegistry {
     return session
   }
 
-  /** Opens every session stored in the folder (at start-up). */
+  /** The sessions stored on disk (reading the folder back once). */
+  private storedNames(): Promise<string[]> {
+    return (this.stored ??= this.journal ? this.journal.open() : Promise.resolve([]))
+  }
+
+  /** Opens every stored session (at start-up). */
   async openStored(): Promise<void> {
-    const folder = this.opts.folder
-    if (!folder) return
-    let files: string[]
-    try {
-      files = readdirSync(folder)
-    } catch {
-      return
-    }
-    const names = new Set<string>()
-    for (const f of files) {
-      const m = /^(.+)\.json(?:\.journal\.\d+)?$/.exec(f)
-      if (m && isSessionName(m[1]!)) names.add(m[1]!)
-    }
-    for (const name of [...names].sort()) {
-      const s = await this.open(name)
-      void s
-    }
+    for (const name of await this.storedNames()) if (!this.sessions.has(name)) await this.open(name)
   }
 
   /** Drops a session: its state and its data files. Answers whether it existed. */
@@ -153,11 +149,7 @@ export class SessionRegistry {
     if (!s) return false
     this.sessions.delete(name)
     await s.store.close()
-    if (s.store instanceof FileStore) {
-      const base = basename(s.store.path)
-      const dir = this.opts.folder!
-      for (const f of readdirSync(dir)) if (f === base || f.startsWith(`${base}.`)) rmSync(join(dir, f), { force: true })
-    }
+    await this.journal?.drop(name)
     return true
   }
 
@@ -170,5 +162,7 @@ export class SessionRegistry {
     const all = [...this.sessions.values()]
     this.sessions.clear()
     await Promise.all(all.map((s) => s.store.close()))
+    if (this.stored) await this.stored.catch(() => {})
+    await this.journal?.close()
   }
 }

@@ -1,0 +1,129 @@
+import { appendFileSync, existsSync, readFileSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { State, Tx } from '../../src/core/state.js'
+import { FileStore } from '../../src/store/file.js'
+import { SessionJournal, type SessionStore } from '../../src/store/session-journal.js'
+import { tempDir } from '../helpers.js'
+
+let tmp: ReturnType<typeof tempDir>
+beforeEach(() => {
+  tmp = tempDir()
+})
+afterEach(() => tmp.cleanup())
+
+const put = (store: SessionStore, id: string, v: number) => {
+  const tx = new Tx(store.state)
+  tx.put('counters', id, v)
+  return store.append(tx.changes)
+}
+const counters = (state: State | undefined) => Object.fromEntries(state?.counters ?? [])
+
+/** Leaves the journal as a killed server would: nothing flushed beyond what was acknowledged, no compaction. */
+async function crash(j: SessionJournal): Promise<void> {
+  await (j as any).journal?.close()
+}
+
+describe('SessionJournal: the sessions in one journal', () => {
+  it('brings back every acknowledged change of every session after a crash, in one journal file with no file per session', async () => {
+    const folder = join(tmp.dir, 'db.json.sessions')
+    const j = new SessionJournal(folder)
+    expect(await j.open()).toEqual([])
+    const stores = await Promise.all(['a', 'b', 'c'].map((n) => j.store(n)))
+    await Promise.all(stores.flatMap((s, k) => Array.from({ length: 20 }, (_, i) => put(s, `k${i}`, i * 10 + k))))
+    const empty = await j.store('empty')
+    void empty
+    await crash(j)
+    expect(readdirSync(folder)).toEqual(['journal.0'])
+
+    const again = new SessionJournal(folder)
+    expect(await again.open()).toEqual(['a', 'b', 'c', 'empty'])
+    expect(counters(again.stateOf('b'))).toMatchObject({ k0: 1, k19: 191 })
+    expect(again.stateOf('b')!.counters.size).toBe(20)
+    expect(again.stateOf('empty')!.counters.size).toBe(0)
+    expect(again.recovered.replayed).toBe(60)
+    await again.close()
+  })
+
+  it('compacts into one snapshot per changed session (the default data file format) under a new generation; a dropped session stays dropped', async () => {
+    const folder = join(tmp.dir, 'db.json.sessions')
+    const j = new SessionJournal(folder, { compactBytes: 2000 })
+    await j.open()
+    const a = await j.store('a')
+    const b = await j.store('b')
+    const gone = await j.store('gone')
+    for (let i = 0; i < 40; i++) await put(i % 2 ? a : b, `k${i}`, i)
+    await put(gone, 'x', 1)
+    await j.flush()
+    while ((j as any).compacting) await (j as any).compacting
+    const files = readdirSync(folder).sort()
+    expect(files.filter((f) => f.startsWith('journal.')).length).toBe(1)
+    expect(files).toContain('a.json')
+    const snap = JSON.parse(readFileSync(join(folder, 'a.json'), 'utf8'))
+    expect(snap).toMatchObject({ format: 'dcb-sandbox/1', generation: expect.any(Number), seq: expect.any(Number) })
+    await j.drop('gone')
+    await expect(put(gone, 'y', 2)).rejects.toThrow(/deleted/)
+    await put(a, 'after', 99)
+    await crash(j)
+
+    const again = new SessionJournal(folder)
+    expect(await again.open()).toEqual(['a', 'b'])
+    expect(again.stateOf('a')!.counters.size).toBe(21)
+    expect(counters(again.stateOf('a')).after).toBe(99)
+    expect(again.stateOf('b')!.counters.size).toBe(20)
+    expect(existsSync(join(folder, 'gone.json'))).toBe(false)
+    // A session made again under a dropped name starts empty.
+    const reborn = await again.store('gone')
+    expect(reborn.state.counters.size).toBe(0)
+    await again.close()
+  })
+
+  it('cuts a torn last line (a write the crash cut short) and goes on', async () => {
+    const folder = join(tmp.dir, 's')
+    const j = new SessionJournal(folder)
+    await j.open()
+    const a = await j.store('a')
+    await put(a, 'k', 1)
+    await crash(j)
+    appendFileSync(join(folder, 'journal.0'), '{"n":"a","s":2,"ch":[{"c":"coun')
+    const again = new SessionJournal(folder)
+    expect(await again.open()).toEqual(['a'])
+    expect(counters(again.stateOf('a'))).toEqual({ k: 1 })
+    expect(again.recovered.tornBytes).toBeGreaterThan(0)
+    await put(await again.store('a'), 'k2', 2)
+    await crash(again)
+    const third = new SessionJournal(folder)
+    await third.open()
+    expect(counters(third.stateOf('a'))).toEqual({ k: 1, k2: 2 })
+    await third.close()
+  })
+
+  it('reads sessions stored by the first layout (a journal file per session) and replaces those files', async () => {
+    const folder = join(tmp.dir, 'db.json.sessions')
+    for (const name of ['old1', 'old2']) {
+      const fs = new FileStore(join(folder, `${name}.json`), { compactBytes: 300 })
+      const st = new State()
+      await fs.open(st)
+      for (let i = 0; i < 10; i++) {
+        const tx = new Tx(st)
+        tx.put('counters', `k${i}`, i)
+        await fs.append(tx.changes)
+      }
+      await fs.flush()
+      ;(fs as any).locked = false
+      await (fs as any).journal.close()
+    }
+    expect(readdirSync(folder).some((f) => /\.json\.journal\.\d+$/.test(f))).toBe(true)
+    const j = new SessionJournal(folder)
+    expect(await j.open()).toEqual(['old1', 'old2'])
+    expect(j.stateOf('old2')!.counters.size).toBe(10)
+    expect(readdirSync(folder).filter((f) => /\.json\.(journal\.\d+|lock)$/.test(f))).toEqual([])
+    await put(await j.store('old1'), 'new', 1)
+    await crash(j)
+    const again = new SessionJournal(folder)
+    await again.open()
+    expect(again.stateOf('old1')!.counters.size).toBe(11)
+    expect(again.stateOf('old2')!.counters.size).toBe(10)
+    await again.close()
+  })
+})
