@@ -161,6 +161,15 @@ export const JournalEntry = z.object({
 })
 export const RequestsAnswer = z.object({ capacity: z.number().int(), requests: z.array(JournalEntry).describe('newest first') })
 export const ResetAnswer = z.object({ ok: z.literal(true), clock: ClockView })
+export const SessionView = z.object({
+  name: z.string().describe('`default` for the default session'),
+  subscriptions: z.number().int(),
+  messages: z.number().int(),
+  requests: z.number().int().describe('merchant calls in its request journal'),
+  now: z.string().describe("the session's clock"),
+})
+export const SessionsAnswer = z.object({ sessions: z.array(SessionView).describe('every session, the default one first') })
+export const SessionDeletedAnswer = z.object({ deleted: z.string().describe('the name of the session deleted') })
 export const HealthAnswer = z.object({
   ok: z.literal(true),
   version: z.string(),
@@ -209,6 +218,9 @@ export type DeletedAnswer = z.infer<typeof DeletedAnswer>
 export type JournalEntry = z.infer<typeof JournalEntry>
 export type RequestsAnswer = z.infer<typeof RequestsAnswer>
 export type ResetAnswer = z.infer<typeof ResetAnswer>
+export type SessionView = z.infer<typeof SessionView>
+export type SessionsAnswer = z.infer<typeof SessionsAnswer>
+export type SessionDeletedAnswer = z.infer<typeof SessionDeletedAnswer>
 export type HealthAnswer = z.infer<typeof HealthAnswer>
 export type Scenario = z.infer<typeof Scenario>
 export type ScenariosAnswer = z.infer<typeof ScenariosAnswer>

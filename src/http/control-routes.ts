@@ -26,6 +26,8 @@ import {
   RulesAnswer,
   RuntimeRule,
   ScenariosAnswer,
+  SessionDeletedAnswer,
+  SessionsAnswer,
   SetTimeBody,
   SmsAnswer,
   SubscriptionFilter,
@@ -234,4 +236,27 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     errors: ['RULE_NOT_FOUND'],
     call: (ops, { params }) => ops.rules.remove(params.id!),
   }),
+]
+
+/**
+ * The session calls (`sessions.ts` serves them: they act on the server's sessions, not on one
+ * session's operations), described like the others for the OpenAPI document.
+ */
+export const SESSION_ROUTES: Omit<ControlRoute, 'call'>[] = [
+  {
+    method: 'GET',
+    path: '/sessions',
+    operationId: 'listSessions',
+    summary: 'Every session (X-DCB-Session) with its counts and clock, the default one first',
+    answer: SessionsAnswer,
+    errors: [],
+  },
+  {
+    method: 'DELETE',
+    path: '/sessions/:name',
+    operationId: 'deleteSession',
+    summary: 'Deletes a session: its state, clock, inboxes, rules and stored data (not the default one: reset it)',
+    answer: SessionDeletedAnswer,
+    errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND'],
+  },
 ]

@@ -7,7 +7,7 @@ import { ControlErrorAnswer } from '../contract/control.js'
 import { CONTROL_ERRORS, type ControlErrorCode } from '../core/errors.js'
 import { OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
 import { InitBody, InitPayload, StatusBody, StatusPayload, VerifyBody, VerifyPayload } from '../contract/merchant.js'
-import { CONTROL_ROUTES, type ControlRoute } from './control-routes.js'
+import { CONTROL_ROUTES, SESSION_ROUTES, type ControlRoute } from './control-routes.js'
 
 const ERRORS: Record<string, OutcomeCode[]> = {
   init: ['BAD_REQUEST', 'UNAUTHORIZED', 'IP_NOT_ALLOWED', 'MERCHANT_SERVICE_NOT_CONFIGURED', 'PAYLOAD_TOO_LARGE', 'METHOD_NOT_ALLOWED', 'SERVER_ERROR'],
@@ -34,7 +34,7 @@ const inner = (schema: z.ZodType, io: 'input' | 'output' = 'input') => {
 /** Every control call can answer these besides its own errors. */
 const PIPELINE_ERRORS: ControlErrorCode[] = ['FORBIDDEN', 'METHOD_NOT_ALLOWED', 'ERROR']
 
-function controlOperation(r: ControlRoute): Record<string, unknown> {
+function controlOperation(r: Omit<ControlRoute, 'call'>): Record<string, unknown> {
   const errorSchema = inner(ControlErrorAnswer)
   const byStatus = new Map<number, ControlErrorCode[]>()
   for (const code of [...new Set([...r.errors, ...PIPELINE_ERRORS])]) {
@@ -79,7 +79,7 @@ function controlOperation(r: ControlRoute): Record<string, unknown> {
 
 function controlPaths(): Record<string, Record<string, unknown>> {
   const paths: Record<string, Record<string, unknown>> = {}
-  for (const r of CONTROL_ROUTES) {
+  for (const r of [...CONTROL_ROUTES, ...SESSION_ROUTES]) {
     const path = `/_sandbox${r.path.replace(/:(\w+)/g, '{$1}')}`
     ;(paths[path] ??= {})[r.method.toLowerCase()] = controlOperation(r)
   }

@@ -4,6 +4,7 @@
  * session, so they answer the same whatever X-DCB-Session says.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { SessionDeletedAnswer, SessionsAnswer } from '../contract/control.js'
 import { SandboxError } from '../core/errors.js'
 import { formatTimestamp } from '../core/time.js'
 import { SessionError, type SessionRegistry } from '../sessions.js'
@@ -18,7 +19,7 @@ export function sessionRoutes(sessions: SessionRegistry, checkAccess: (req: Inco
       const name = path === '/_sandbox/sessions' ? undefined : safeDecode(path.slice('/_sandbox/sessions/'.length))
       if (name === undefined) {
         if (req.method !== 'GET' && req.method !== 'HEAD') throw new SandboxError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use GET`)
-        sendJson(res, 200, {
+        const answer: SessionsAnswer = {
           sessions: sessions.all().map((s) => ({
             name: s.name,
             subscriptions: s.engine.state.subs.size,
@@ -26,13 +27,15 @@ export function sessionRoutes(sessions: SessionRegistry, checkAccess: (req: Inco
             requests: s.journal.size,
             now: formatTimestamp(s.engine.now()),
           })),
-        })
+        }
+        sendJson(res, 200, answer)
         return true
       }
       if (req.method !== 'DELETE') throw new SandboxError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use DELETE`)
       if (name === sessions.default.name) throw new SandboxError('BAD_REQUEST', 'the default session cannot be deleted; reset it with POST /_sandbox/reset')
       if (!(await sessions.drop(name))) throw new SandboxError('SESSION_NOT_FOUND', `no session ${name}`)
-      sendJson(res, 200, { deleted: name })
+      const deleted: SessionDeletedAnswer = { deleted: name }
+      sendJson(res, 200, deleted)
     } catch (e) {
       if (e instanceof SessionError) sendJson(res, e.status, { error: e.code, message: e.message })
       else if (e instanceof SandboxError) sendJson(res, e.status, { error: e.code, message: e.message })

@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CONTROL_ROUTES } from '../../src/http/control-routes.js'
+import { CONTROL_ROUTES, SESSION_ROUTES } from '../../src/http/control-routes.js'
+import { SessionsAnswer } from '../../src/contract/control.js'
 import { tempDir, useSandbox } from '../helpers.js'
 
 const c = useSandbox()
@@ -11,13 +12,27 @@ const REDOCLY = join(process.cwd(), 'node_modules', '@redocly', 'cli', 'bin', 'c
 describe('/openapi.json', () => {
   it('documents every control call beside the merchant API', async () => {
     const doc = await (await fetch(`${c.url}/openapi.json`)).json()
-    for (const r of CONTROL_ROUTES) {
+    for (const r of [...CONTROL_ROUTES, ...SESSION_ROUTES]) {
       const op = doc.paths[`/_sandbox${r.path.replace(/:(\w+)/g, '{$1}')}`]?.[r.method.toLowerCase()]
       expect(op, `${r.method} ${r.path}`).toMatchObject({ operationId: r.operationId, responses: { '200': expect.anything(), '403': expect.anything() } })
     }
     const advance = doc.paths['/_sandbox/clock/advance'].post
     expect(advance.requestBody.content['application/json'].schema.required).toEqual(['by'])
     expect(advance.responses['400'].content['application/json'].schema.properties.error.enum).toEqual(['BAD_REQUEST', 'BAD_DURATION', 'CLOCK_LIMIT'])
+    expect(doc.paths['/_sandbox/sessions/{name}'].delete.responses['404'].content['application/json'].schema.properties.error.enum).toEqual([
+      'SESSION_NOT_FOUND',
+    ])
+    expect(doc.paths['/_sandbox/sessions'].get.responses['200'].content['application/json'].schema.properties.sessions.items.required).toEqual([
+      'name',
+      'subscriptions',
+      'messages',
+      'requests',
+      'now',
+    ])
+    // The schema is what the server answers.
+    await fetch(`${c.url}/_sandbox/clock`, { headers: { 'x-dcb-session': 'documented' } })
+    const listed = SessionsAnswer.strict().parse(await (await fetch(`${c.url}/_sandbox/sessions`)).json())
+    expect(listed.sessions.map((s) => s.name)).toContain('documented')
     expect(doc.paths['/_sandbox/otp'].get.parameters.map((p: any) => [p.name, p.required])).toEqual([
       ['msisdn', true],
       ['wait', false],
