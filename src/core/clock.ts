@@ -80,7 +80,11 @@ export class Clock {
     const t = parseTimestamp(to)
     if (Number.isNaN(t)) throw new ControlError(400, 'BAD_TIME', `"${to}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
     if (t < now)
-      throw new ControlError(409, 'CLOCK_BACKWARDS', `the sandbox clock cannot move backwards (now ${formatTimestamp(now)}); use reset to start over`)
+      throw new ControlError(
+        409,
+        'CLOCK_BACKWARDS',
+        `the sandbox clock cannot move backwards (now ${formatTimestamp(now)}); to start over at an earlier time, reset with a clock: POST /_sandbox/reset {"clock": "${to}"} or dcb reset --clock ${to}`,
+      )
     return () => t
   }
 

@@ -5,6 +5,7 @@
 import { ControlError } from './errors.js'
 import type { EngineContext } from './context.js'
 import type { CarrierCode } from './outcomes.js'
+import { decisionFailure } from './rules.js'
 import type { Tx, VerificationRecord } from './state.js'
 import type { Subscriptions } from './subscriptions.js'
 import type { Integration, Service } from './world.js'
@@ -65,6 +66,17 @@ export class ConsentFlow {
         result: 'FAILED_INIT_SUB',
         subscription_id: null,
         reason: `the subscriber denied consent`,
+      }
+    }
+    const { msisdn, country, carrier } = verif
+    const refused = decisionFailure(this.ctx.ruleset.decide(tx, { step: 'consent', msisdn, country, carrier, service: service.code }), 'consent approval')
+    if (refused) {
+      tx.put('verifs', verif.id, { ...verif, state: 'used', result: refused.code })
+      return {
+        location: back({ status: 'FAIL', message: refused.code, verif_request_id: id }),
+        result: refused.code as CarrierCode,
+        subscription_id: null,
+        reason: refused.reason,
       }
     }
     const result = this.subscriptions.activate(tx, now, verif, view, undefined)

@@ -10,11 +10,14 @@ import { EventQueue } from './queue.js'
 import type { RenewalPlan } from './renewal-plan.js'
 import { RuleSet } from './ruleset.js'
 import { State, Tx, type Change } from './state.js'
+import type { WorldSources } from './layering.js'
 import { WorldIndex, type World } from './world.js'
 
 export interface EngineOptions {
   /** The world, or the index of one already made (sessions share their world's). */
   world: World | WorldIndex
+  /** Where the world's records and rules came from (the files), with a World; an index carries its own. */
+  sources?: WorldSources
   state?: State
   /** Persists a transaction's changes; resolves when they are durable. */
   persist?: (changes: Change[]) => Promise<void>
@@ -65,6 +68,7 @@ export class EngineContext {
   readonly newId: () => string
   readonly random: () => number
   readonly clockStart: ClockStart | undefined
+  readonly sources: WorldSources | undefined
   private readonly persist: (changes: Change[]) => Promise<void>
   private due: RunDue = () => {}
   private readonly listeners = new Set<(changes: readonly Change[]) => void>()
@@ -82,8 +86,9 @@ export class EngineContext {
       maxVerifications: Math.max(1, opts.maxVerifications ?? 50_000),
     }
     this.clockStart = opts.clockStart
-    this.world = opts.world instanceof WorldIndex ? opts.world : new WorldIndex(opts.world)
-    this.ruleset = new RuleSet(this.state, this.world.world.rules)
+    this.world = opts.world instanceof WorldIndex ? opts.world : new WorldIndex(opts.world, opts.sources)
+    this.sources = this.world.sources
+    this.ruleset = new RuleSet(this.state, this.world.world.rules, this.sources?.rules)
     this.queue = new EventQueue(this.state)
   }
 

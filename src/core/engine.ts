@@ -20,15 +20,20 @@ import { MerchantFlow, type InitInput, type StatusInput, type VerifyInput } from
 import { MoFlow, type MoInput, type MoResult } from './mo-flow.js'
 import type { Outcome } from './outcomes.js'
 import { Renewals } from './renewals.js'
-import type { RuleSet } from './ruleset.js'
+import type { RuleInForce } from './ruleset.js'
 import { seed, type SeedOptions } from './seeding.js'
 import type { Change, RuntimeRuleRecord, SmsRecord, State, SubscriptionRecord } from './state.js'
 import { Subscriptions } from './subscriptions.js'
 import { SubscriptionViews, type SubscriptionFilter, type SubscriptionView } from './views.js'
-import { RuleSchema } from './world-schema.js'
+import { validateRule, type WorldNames } from './rule-check.js'
+import { worldNames, type WorldSources } from './layering.js'
+import { worldDocument, type WorldDocument } from './world-doc.js'
 import type { Carrier, Merchant, WorldIndex } from './world.js'
 
 export type { SandboxEvent } from './events.js'
+export type { RuleInForce } from './ruleset.js'
+export type { WorldDocument } from './world-doc.js'
+export type { WorldSources } from './layering.js'
 export type { ClockView, ClockStart } from './clock.js'
 export type { Committed, EngineOptions } from './context.js'
 export type { ConsentAction, ConsentResult, ConsentView } from './consent-flow.js'
@@ -222,25 +227,53 @@ export class Engine {
 
   // ---------------------------------------------------------------- rules
 
-  /** The rules of the loaded world and the runtime rules, for `dcb scenarios`. */
-  rules(): ReturnType<RuleSet['list']> {
-    return this.ctx.ruleset.list()
+  /**
+   * Every rule in force in the order consulted (`rules`, each with its source and `used`), and the
+   * runtime rule records as added (`runtime`, oldest first).
+   */
+  rules(): { rules: RuleInForce[]; runtime: RuntimeRuleRecord[] } {
+    return { rules: this.ctx.ruleset.list(), runtime: this.ctx.ruleset.runtimeRecords() }
   }
 
+  /**
+   * Adds a runtime rule, checked by the one rule validation (schema, step/effect table, names in
+   * `match`): a ControlError 400 BAD_RULE names the field. It is consulted before every other rule; one
+   * with the id of a fixture rule replaces that rule while it exists.
+   */
   async addRule(input: unknown): Promise<RuntimeRuleRecord> {
     const base = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {}
-    const parsed = RuleSchema.safeParse({ id: `rt-${this.ctx.newId().slice(0, 8)}`, ...base })
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!
-      throw new ControlError(400, 'BAD_RULE', `${issue.path.length ? issue.path.join('.') + ': ' : ''}${issue.message}`)
-    }
-    if (this.state.rules.has(parsed.data.id)) throw new ControlError(409, 'RULE_EXISTS', `a runtime rule "${parsed.data.id}" exists already`)
+    const checked = validateRule({ id: `rt-${this.ctx.newId().slice(0, 8)}`, ...base }, this.names)
+    if (!checked.ok)
+      throw new ControlError(400, 'BAD_RULE', checked.problems.map((p) => `${p.path.length ? p.path.join('.') + ': ' : ''}${p.message}`).join('; '))
+    const rule = checked.rule
+    if (this.state.rules.has(rule.id)) throw new ControlError(409, 'RULE_EXISTS', `a runtime rule "${rule.id}" exists already`)
     return this.ctx.write((tx, now) => {
-      const rec: RuntimeRuleRecord = { id: parsed.data.id, created_at: now, rule: parsed.data, used: 0 }
+      let seq = 0
+      for (const r of this.state.rules.values()) seq = Math.max(seq, r.seq ?? 0)
+      const rec: RuntimeRuleRecord = { id: rule.id, created_at: now, seq: seq + 1, rule, used: 0 }
       tx.put('rules', rec.id, rec)
       this.ctx.ruleset.reload()
       return rec
     })
+  }
+
+  /** The names a rule's `match` may use (carriers, services, countries of the world). */
+  private get names(): WorldNames {
+    return (this._names ??= worldNames(this.ctx.world.world))
+  }
+  private _names: WorldNames | undefined
+
+  /**
+   * The world as loaded, as one fixture document (`"extends": "none"`, API keys as their SHA-256,
+   * rules in the order consulted, runtime rules not included): loaded alone it gives the same world.
+   */
+  worldDocument(): WorldDocument {
+    return worldDocument(this.ctx.world.world)
+  }
+
+  /** Where the world's records and rules came from (the files), when the loader said. */
+  worldSources(): WorldSources | null {
+    return this.ctx.sources ?? null
   }
 
   async deleteRule(id: string): Promise<void> {
@@ -277,6 +310,7 @@ export class Engine {
       if (from) clock.start(tx, from)
       queue.rebuild()
       ruleset.reload()
+      ruleset.resetCounts()
     }, false)
   }
 }

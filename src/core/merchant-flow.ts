@@ -6,7 +6,7 @@ import type { EngineContext } from './context.js'
 import type { Inbox } from './inbox.js'
 import { psmsLanguageKey } from './mo-flow.js'
 import { fail, ok, type Outcome } from './outcomes.js'
-import { decisionFailure, type RuleContext } from './rules.js'
+import { decisionDelay, decisionFailure, type RuleContext } from './rules.js'
 import type { Tx, VerificationRecord } from './state.js'
 import type { Subscriptions } from './subscriptions.js'
 import { addDuration, formatTimestamp } from './time.js'
@@ -46,16 +46,22 @@ export class MerchantFlow {
     if (!lookup.ok) return fail(lookup.code, undefined, lookup.reason)
     const carrier = lookup.carrier
     const base: Omit<RuleContext, 'step'> = { msisdn: input.msisdn, country: input.country_code, carrier: carrier.code, service: service.code }
-    const delayMs = ruleset.delay(tx, base)
+    // The `api` step, then the call's own: their delays add up; an `http` effect answers HTTP 500.
+    const api = ruleset.decide(tx, { ...base, step: 'api' })
+    const apiDelay = decisionDelay(api) || undefined
+    const down = decisionFailure(api, 'answer')
+    if (down) return fail(down.code, apiDelay, down.reason)
     if (!world.carrierProvisioned(integration, carrier))
       return fail(
         'CARRIER_NOT_SUPPORTED',
-        delayMs,
+        apiDelay,
         carrier.provisioned
           ? `service ${service.code} in ${input.country_code} is not billed through carrier ${carrier.code}`
           : `carrier ${carrier.code} is not provisioned`,
       )
-    const failed = decisionFailure(ruleset.decide(tx, { ...base, step: 'init' }), 'Init')
+    const own = ruleset.decide(tx, { ...base, step: 'init' })
+    const delayMs = addDelays(apiDelay, own?.effect.delay_ms)
+    const failed = decisionFailure(own, 'Init')
     if (failed) return fail(failed.code, delayMs, failed.reason)
     const active = this.subscriptions.active(input.msisdn, merchant.id, service.code)
     if (active) return fail('ALREADY_SUBSCRIBED', delayMs, `msisdn ${input.msisdn} has ACTIVE subscription ${active.id} to ${service.code}`)
@@ -129,9 +135,13 @@ export class MerchantFlow {
       )
     const found = world.integration(merchant.id, verif.service, verif.country)
     if (!found) return withMsisdn(notConfigured(world, merchant, verif.service, verif.country), msisdn)
-    const base = { msisdn, country: verif.country, carrier: verif.carrier, service: verif.service }
-    const delayMs = ruleset.delay(tx, base)
-    const refused = decisionFailure(ruleset.decide(tx, { ...base, step: 'verify' }), 'Verify')
+    const api = ruleset.decideFor(tx, 'api', verif)
+    const apiDelay = decisionDelay(api) || undefined
+    const down = decisionFailure(api, 'answer')
+    if (down) return withMsisdn(fail(down.code, apiDelay, down.reason), msisdn)
+    const own = ruleset.decideFor(tx, 'verify', verif)
+    const delayMs = addDelays(apiDelay, own?.effect.delay_ms)
+    const refused = decisionFailure(own, 'Verify')
     if (refused) return withMsisdn(fail(refused.code, delayMs, refused.reason), msisdn)
     const carrier = world.carriers.get(verif.carrier)
     const maxAttempts = carrier?.otp.max_attempts ?? 3
@@ -151,7 +161,9 @@ export class MerchantFlow {
       )
     }
     const result = this.subscriptions.activate(tx, now, verif, found, input.language ?? undefined)
-    const out = 'refused' in result ? fail(result.refused, delayMs, result.reason) : ok({ subscription_id: result.id }, delayMs)
+    // A charge rule's `http: 500` answers Verify with HTTP 500 ERROR.
+    const out =
+      'refused' in result ? fail(result.http500 ? 'SERVER_ERROR' : result.refused, delayMs, result.reason) : ok({ subscription_id: result.id }, delayMs)
     return withMsisdn(out, msisdn)
   }
 
@@ -162,7 +174,15 @@ export class MerchantFlow {
     if (!sub || sub.merchant !== merchant.id) return fail('SUBSCRIPTION_NOT_FOUND', undefined, `subscription_id ${quote(input.subscription_id)} is unknown`)
     const found = world.integration(merchant.id, sub.service, sub.country)
     if (!found) return withMsisdn(notConfigured(world, merchant, sub.service, sub.country), sub.msisdn)
-    const delayMs = ruleset.delay(tx, { msisdn: sub.msisdn, country: sub.country, carrier: sub.carrier, service: sub.service })
+    // The `api` step, then the call's own (the candidates ride beside the subscription: no key to build).
+    const api = ruleset.decideFor(tx, 'api', sub)
+    const apiDelay = decisionDelay(api) || undefined
+    const down = decisionFailure(api, 'answer')
+    if (down) return withMsisdn(fail(down.code, apiDelay, down.reason), sub.msisdn)
+    const own = ruleset.decideFor(tx, 'status', sub)
+    const delayMs = addDelays(apiDelay, own?.effect.delay_ms)
+    const refused = decisionFailure(own, 'Status')
+    if (refused) return withMsisdn(fail(refused.code, delayMs, refused.reason), sub.msisdn)
     const cached = this.views.status(sub, found.service)
     return { code: 'SUCCESS', payload: cached.payload, payloadJson: cached.json, delayMs, msisdn: sub.msisdn }
   }
@@ -175,4 +195,9 @@ function notConfigured(world: WorldIndex, merchant: Merchant, service: string, c
 function withMsisdn(o: Outcome, msisdn: string): Outcome {
   o.msisdn = msisdn
   return o
+}
+
+/** An answer's delay: the `api` step's and the call's own step's, added. */
+function addDelays(api: number | undefined, own: number | undefined): number | undefined {
+  return (api ?? 0) + (own ?? 0) || undefined
 }

@@ -81,7 +81,7 @@ export class MoFlow {
     }
     const country = carrier.country
     const refused = decisionFailure(this.ctx.ruleset.decide(tx, { step: 'mo', msisdn, country, carrier: carrier.code, service: match.service.code }), 'MO')
-    if (refused && refused.code !== 'SERVER_ERROR') {
+    if (refused) {
       this.failureSms(tx, now, msisdn, short_code, match.service, refused.code)
       return { action: 'rejected', code: refused.code, reason: refused.reason }
     }

@@ -5,8 +5,7 @@
  * change.
  */
 import { EventSubject } from './events.js'
-import type { CompiledRule } from './rules.js'
-import type { RuleSet } from './ruleset.js'
+import type { Candidates, RuleSet } from './ruleset.js'
 import type { SubscriptionRecord } from './state.js'
 import type { Duration } from './time.js'
 import type { Carrier, WorldIndex } from './world.js'
@@ -18,8 +17,8 @@ export interface RenewalPlan {
   from: string
   vars: { service: string; price: string; code: string }
   renewalText: string
-  renewalRules: readonly CompiledRule[]
-  retryRules: readonly CompiledRule[]
+  renewalRules: Candidates
+  retryRules: Candidates
   /** The constant part of the subscription's clock events. */
   subject: EventSubject
   /** The rules version the plan was made under. */

@@ -7,7 +7,6 @@ import type { EventLog } from './events.js'
 import type { Inbox } from './inbox.js'
 import { subEventAt } from './queue.js'
 import { renewalPlan, type RenewalPlan } from './renewal-plan.js'
-import { chargeFailure } from './rules.js'
 import type { Charge, SubscriptionRecord, Tx } from './state.js'
 import type { Subscriptions } from './subscriptions.js'
 import { addDuration } from './time.js'
@@ -63,7 +62,7 @@ export class Renewals {
     const keep = this.ctx.limits.chargesPerSubscription
     const isRetry = sub.status === 'EXPIRED'
     const kind = isRetry ? 'retry' : 'renewal'
-    const code = chargeFailure(this.ctx.ruleset.firstEffect(tx, kind, sub.id, isRetry ? plan.retryRules : plan.renewalRules))
+    const code = this.ctx.ruleset.first(tx, kind, sub.id, isRetry ? plan.retryRules : plan.renewalRules)?.effect.error
     const charge: Charge = { at, kind, outcome: code ?? 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null }
     if (!code && !isRetry) {
       const expiry = addDuration(sub.anchor_at, period, sub.periods + 1)

@@ -21,16 +21,16 @@ export interface CompiledRule {
   rule: Rule
   steps: Set<Step>
   regex?: RegExp
-  /** Runtime rules carry their id in the state, to count `times`. */
-  runtime: boolean
+  /** `runtime` (a runtime rule: its record in the state counts `times`) or the file it came from. */
+  source: string
 }
 
-export function compileRule(rule: Rule, runtime = false): CompiledRule {
+export function compileRule(rule: Rule, source: string): CompiledRule {
   return {
     rule,
     steps: new Set(Array.isArray(rule.step) ? rule.step : [rule.step]),
     regex: rule.match.regex ? new RegExp(rule.match.regex) : undefined,
-    runtime,
+    source,
   }
 }
 
@@ -58,6 +58,11 @@ export function ruleMatches(c: CompiledRule, ctx: RuleContext, ignoreNth = false
   return true
 }
 
+/** The delay a decision asks for (its `delay_ms`, and `delay_per_unit` from its regex match). */
+export function decisionDelay(d: { effect: RuleEffect; match: RegExpExecArray | true } | undefined): number {
+  return d ? effectDelay(d.effect, d.match) : 0
+}
+
 /** The delay an effect asks for, given the regex match of its rule. */
 export function effectDelay(effect: RuleEffect, match: RegExpExecArray | true): number {
   let ms = effect.delay_ms ?? 0
@@ -68,11 +73,6 @@ export function effectDelay(effect: RuleEffect, match: RegExpExecArray | true): 
   return ms
 }
 
-/** Whether an effect changes anything (a rule like "everything succeeds" does not). */
-export function effectIsEmpty(effect: RuleEffect): boolean {
-  return Object.values(effect).every((v) => v === undefined)
-}
-
 /** What an effect answers a merchant call with: its carrier code, SERVER_ERROR for `http: 500`, or nothing. */
 export function effectFailure(effect: RuleEffect | undefined): OutcomeCode | undefined {
   if (!effect) return undefined
@@ -80,7 +80,7 @@ export function effectFailure(effect: RuleEffect | undefined): OutcomeCode | und
   return effect.error
 }
 
-/** How an effect fails a charge: its carrier code, ERROR for an `http` effect, or nothing (the charge succeeds). */
+/** How an effect fails a charge: its carrier code, ERROR for `http: 500` (Verify answers that as HTTP 500), or nothing (the charge succeeds). */
 export function chargeFailure(effect: RuleEffect | undefined): CarrierCode | undefined {
   return effect?.error ?? (effect?.http ? 'ERROR' : undefined)
 }

@@ -1,141 +1,204 @@
 /**
- * The carrier rules in force: the world's (fixture) rules and the runtime rules added through the
- * control API (these first, newest first), indexed by step. Answers what a step does in a context,
- * counting occurrences (`nth`) and uses (`times`) inside the caller's transaction.
+ * The carrier rules in force and the one precedence (SANDBOX.md section 8): runtime rules first, the
+ * last added first; then the world's rules in the order the layering gave them (the last fixture file's
+ * first, the default world's last). A runtime rule with the id of a world rule replaces it while it
+ * exists. The first rule that fits a step decides it: its effect is what the step does, and an empty
+ * effect ("everything succeeds") decides too.
+ *
+ * `nth` counts the occurrences of a step per MSISDN (renewals and retries per subscription) while some
+ * rule with `nth` can match; `times` counts a rule's decisions durably; `used` shows every decision
+ * (of rules without `times` counted in memory, so that deciding never turns a read such as Status into
+ * a write).
  */
 import { RuleSchema, type Rule, type RuleEffect, type Step } from './world-schema.js'
-import { compileRule, effectDelay, effectIsEmpty, ruleMatches, type CompiledRule, type RuleContext } from './rules.js'
+import { compileRule, ruleMatches, type CompiledRule, type RuleContext } from './rules.js'
 import type { RuntimeRuleRecord, State, Tx } from './state.js'
 
-/** What decided a step: the effect and the rule it came from. */
+/** What decided a step: the effect and the rule it came from (its id names it in a failure's reason), with its regex match (for `delay_per_unit`). */
 export interface RuleDecision {
   effect: RuleEffect
   rule: Rule
+  compiled: CompiledRule
+  match: RegExpExecArray | true
 }
 
-const NO_RULES: readonly CompiledRule[] = Object.freeze([])
+/** The rules of a step whose match fits a context, whatever the occurrence or the uses left. */
+export interface Candidates {
+  /** Each as the decision it makes when it decides (made once: deciding allocates nothing). */
+  list: readonly RuleDecision[]
+  /** Whether one of them has `nth` (then occurrences are counted). */
+  nth: boolean
+}
+
+/** A rule in force, as `GET /_sandbox/rules` lists it. */
+export type RuleInForce = { id: string; source: string; used: number } & Omit<Rule, 'id'>
+
+const NONE: Candidates = Object.freeze({ list: Object.freeze([]), nth: false }) as Candidates
+const CACHE_LIMIT = 20_000
 
 /** A world's rules compiled once, whatever the number of engines (sessions) over it. */
 const compiledWorlds = new WeakMap<Rule[], CompiledRule[]>()
 
 export class RuleSet {
-  private readonly fixture: CompiledRule[]
+  private readonly world: CompiledRule[]
   private runtime: CompiledRule[] = []
-  /** Runtime rules (newest first) then fixture rules, per step: what `effect` and `delay` scan. */
+  /** Every rule in force, in the order consulted. */
+  private ordered: CompiledRule[] = []
   private byStep = new Map<Step, CompiledRule[]>()
-  /** Delays decided by rules without `times`/`nth`, per MSISDN + context (cleared when rules change). */
-  private delays = new Map<string, number | undefined>()
+  /** How many times each rule decided a step here (in memory; the compiled world rules are shared by sessions). */
+  private decisions = new Map<CompiledRule, number>()
+  /** Candidates per step and context (cleared when the rules change). */
+  private cache = new Map<string, Candidates>()
+  /** Candidates per step of a record that stays (a subscription, a verification request): no key to build. */
+  private byRecord = new WeakMap<object, { version: number; steps: Map<Step, Candidates> }>()
   /** Counts changes of the rules: what was found under an older version is to be found anew. */
   version = 0
 
   constructor(
     private readonly state: State,
     worldRules: Rule[],
+    sources: Record<string, string> = {},
   ) {
     let compiled = compiledWorlds.get(worldRules)
-    if (!compiled) compiledWorlds.set(worldRules, (compiled = worldRules.map((r) => compileRule(r))))
-    this.fixture = compiled
+    if (!compiled) compiledWorlds.set(worldRules, (compiled = worldRules.map((r) => compileRule(r, sources[r.id] ?? 'world'))))
+    this.world = compiled
     this.reload()
   }
 
   /** Reads the runtime rules from the state again (after they changed, or a reset). */
   reload(): void {
-    const records = [...this.state.rules.values()].sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? 1 : -1))
-    this.runtime = records.map((r) => compileRule(RuleSchema.parse(r.rule), true))
-    this.delays = new Map()
+    const records = [...this.state.rules.values()].sort(newestFirst)
+    // A runtime rule keeps its decision count across reloads (its compiled form is made anew).
+    const before = new Map(this.runtime.map((c) => [c.rule.id, this.decisions.get(c) ?? 0]))
+    this.runtime = records.map((r) => compileRule(RuleSchema.parse(r.rule), 'runtime'))
+    this.decisions = new Map([...this.world, ...this.runtime].map((c) => [c, (c.source === 'runtime' ? before.get(c.rule.id) : this.decisions.get(c)) ?? 0]))
+    const shadowed = new Set(this.runtime.map((c) => c.rule.id))
+    this.ordered = [...this.runtime, ...this.world.filter((c) => !shadowed.has(c.rule.id))]
     this.byStep = new Map()
-    this.version++
-    for (const c of [...this.runtime, ...this.fixture])
+    for (const c of this.ordered)
       for (const step of c.steps) {
-        // Delay effects act at the `api` step only; other effects never at `api`.
-        const isDelay = c.rule.effect.delay_ms !== undefined || c.rule.effect.delay_per_unit !== undefined
-        if ((step === 'api') !== isDelay && !(step === 'api' && effectIsEmpty(c.rule.effect))) continue
         let list = this.byStep.get(step)
         if (!list) this.byStep.set(step, (list = []))
         list.push(c)
       }
+    this.cache = new Map()
+    this.version++
   }
 
-  /** The rules of the loaded world and the runtime rules, for `dcb scenarios`. */
-  list(): { fixture: CompiledRule['rule'][]; runtime: (RuntimeRuleRecord & { rule: unknown })[] } {
-    return {
-      fixture: this.fixture.map((c) => c.rule),
-      runtime: [...this.state.rules.values()].sort((a, b) => a.created_at - b.created_at),
-    }
+  /** Forgets the in-memory decision counts (a reset). */
+  resetCounts(): void {
+    this.decisions = new Map()
+  }
+
+  /** Every rule in force, in the order consulted, with its source and how often it decided a step. */
+  list(): RuleInForce[] {
+    return this.ordered.map((c) => {
+      const { id, ...rest } = c.rule
+      return { id, source: c.source, used: this.used(c), ...rest }
+    })
+  }
+
+  /** The runtime rule records, oldest first. */
+  runtimeRecords(): RuntimeRuleRecord[] {
+    return [...this.state.rules.values()].sort(newestFirst).reverse()
+  }
+
+  /** Whether a runtime rule decided anything yet, for `used`. */
+  private used(c: CompiledRule): number {
+    if (c.rule.times === undefined) return this.decisions.get(c) ?? 0
+    if (c.source === 'runtime') return this.state.rules.get(c.rule.id)?.used ?? 0
+    return this.state.counters.get(`rule:${c.rule.id}`) ?? 0
+  }
+
+  /** The rule that decides this step in this context, counting the occurrence (`nth`) and the use. */
+  decide(tx: Tx, ctx: RuleContext): RuleDecision | undefined {
+    const rules = this.byStep.get(ctx.step)
+    if (!rules) return undefined
+    return this.first(tx, ctx.step, ctx.msisdn, this.candidates(ctx, rules))
+  }
+
+  /** The effect of the rule that decides the step (undefined: none, or one with an empty effect). */
+  effect(tx: Tx, ctx: RuleContext): RuleEffect | undefined {
+    return this.decide(tx, ctx)?.effect
   }
 
   /**
-   * The effect of the first rule (runtime rules first, newest first) that fits this step, counting
-   * the occurrence for `nth` and the use for `times`. Rules with an empty effect stop the search.
+   * `decide` for a record that stays as it is while it is looked up again and again (the Status path
+   * reads a subscription's): its candidates are found once per rules version and kept beside it.
    */
-  effect(tx: Tx, ctx: RuleContext): RuleEffect | undefined {
-    return this.firstDecision(tx, ctx.step, ctx.msisdn, this.matching(ctx))?.effect
+  decideFor(tx: Tx, step: Step, record: Omit<RuleContext, 'step'>): RuleDecision | undefined {
+    const rules = this.byStep.get(step)
+    if (!rules) return undefined
+    let per = this.byRecord.get(record)
+    if (!per || per.version !== this.version) this.byRecord.set(record, (per = { version: this.version, steps: new Map() }))
+    let found = per.steps.get(step)
+    if (!found) {
+      const { msisdn, country, carrier, service } = record
+      per.steps.set(step, (found = this.scan({ step, msisdn, country, carrier, service }, rules)))
+    }
+    return this.first(tx, step, record.msisdn, found)
   }
 
-  /** As `effect`, with the rule that decided (its id names it in a failure's reason). */
-  decide(tx: Tx, ctx: RuleContext): RuleDecision | undefined {
-    return this.firstDecision(tx, ctx.step, ctx.msisdn, this.matching(ctx))
-  }
-
-  /** `effect` over the candidate rules found already; occurrences are counted under `counterKey`. */
-  firstEffect(tx: Tx, step: Step, counterKey: string, rules: readonly CompiledRule[]): RuleEffect | undefined {
-    return this.firstDecision(tx, step, counterKey, rules)?.effect
-  }
-
-  private firstDecision(tx: Tx, step: Step, counterKey: string, rules: readonly CompiledRule[]): RuleDecision | undefined {
-    if (!rules.length) return undefined
-    // Occurrences are counted only where a rule with `nth` could match (a year of renewals of
-    // ordinary numbers writes no counters).
+  /** `decide` over candidates found already; occurrences are counted under `counterKey`. */
+  first(tx: Tx, step: Step, counterKey: string, found: Candidates): RuleDecision | undefined {
+    if (!found.list.length) return undefined
+    const head = found.list[0]!
+    // The common case: a first candidate without nth or times decides (nothing to count but `used`).
+    if (!found.nth && head.rule.times === undefined) {
+      this.decisions.set(head.compiled, (this.decisions.get(head.compiled) ?? 0) + 1)
+      return head
+    }
     let nth: number | undefined
-    if (rules.some((c) => c.rule.nth !== undefined)) {
+    if (found.nth) {
       const key = `${step}:${counterKey}`
       nth = (this.state.counters.get(key) ?? 0) + 1
       tx.put('counters', key, nth)
     }
-    for (const c of rules) {
+    for (const d of found.list) {
+      const c = d.compiled
       if (c.rule.nth !== undefined && c.rule.nth !== nth) continue
       if (!this.use(tx, c)) continue
-      return { effect: c.rule.effect, rule: c.rule }
+      this.decisions.set(c, (this.decisions.get(c) ?? 0) + 1)
+      return d
     }
     return undefined
   }
 
   /**
-   * The rules of a step whose match fits this MSISDN, country, carrier and service (whatever the
-   * occurrence or the uses left), in order. Renewals keep theirs in the subscription's plan.
+   * The rules of a step whose match fits this MSISDN, country, carrier and service, in order.
+   * Renewals keep theirs in the subscription's plan.
    */
-  matching(ctx: RuleContext): readonly CompiledRule[] {
-    const found = this.byStep.get(ctx.step)?.filter((c) => ruleMatches(c, ctx, true))
-    return found?.length ? found : NO_RULES
+  matching(ctx: RuleContext): Candidates {
+    const rules = this.byStep.get(ctx.step)
+    return rules ? this.candidates(ctx, rules) : NONE
   }
 
-  /** The answer delay for an MSISDN (the `api` step: 5NN endings and delay rules). */
-  delay(tx: Tx, ctx: Omit<RuleContext, 'step'>): number | undefined {
-    const key = `${ctx.msisdn}\0${ctx.service}\0${ctx.carrier}`
-    if (this.delays.has(key)) return this.delays.get(key)
-    const full: RuleContext = { ...ctx, step: 'api' }
-    let result: number | undefined
-    let cacheable = true
-    for (const c of this.byStep.get('api') ?? []) {
-      const m = ruleMatches(c, full)
+  private candidates(ctx: RuleContext, rules: CompiledRule[]): Candidates {
+    const key = `${ctx.step}\0${ctx.msisdn}\0${ctx.country}\0${ctx.carrier}\0${ctx.service}`
+    let found = this.cache.get(key)
+    if (found) return found
+    found = this.scan(ctx, rules)
+    if (this.cache.size >= CACHE_LIMIT) this.cache.clear()
+    this.cache.set(key, found)
+    return found
+  }
+
+  private scan(ctx: RuleContext, rules: CompiledRule[]): Candidates {
+    const list: RuleDecision[] = []
+    let nth = false
+    for (const c of rules) {
+      const m = ruleMatches(c, ctx, true)
       if (!m) continue
-      if (c.rule.times !== undefined || c.rule.nth !== undefined) cacheable = false
-      if (effectIsEmpty(c.rule.effect)) break
-      if (!this.use(tx, c)) continue
-      result = effectDelay(c.rule.effect, m) || undefined
-      break
+      list.push({ effect: c.rule.effect, rule: c.rule, compiled: c, match: m })
+      if (c.rule.nth !== undefined) nth = true
     }
-    if (cacheable) {
-      if (this.delays.size >= 10_000) this.delays.clear()
-      this.delays.set(key, result)
-    }
-    return result
+    return list.length ? { list, nth } : NONE
   }
 
   /** Counts a use of a rule with `times`; false when it is spent. */
   private use(tx: Tx, c: CompiledRule): boolean {
     if (c.rule.times === undefined) return true
-    if (c.runtime) {
+    if (c.source === 'runtime') {
       const rec = this.state.rules.get(c.rule.id)
       if (!rec || rec.used >= c.rule.times) return false
       tx.put('rules', rec.id, { ...rec, used: rec.used + 1 })
@@ -147,4 +210,9 @@ export class RuleSet {
     tx.put('counters', key, used + 1)
     return true
   }
+}
+
+/** Runtime rules, the last added first (by the order added, not by the sandbox time). */
+function newestFirst(a: RuntimeRuleRecord, b: RuntimeRuleRecord): number {
+  return (b.seq ?? 0) - (a.seq ?? 0) || b.created_at - a.created_at || (a.id < b.id ? 1 : -1)
 }

@@ -57,10 +57,10 @@ export function describeRule(rule: Rule, source: Scenario['source']): Scenario {
   }
 }
 
+/** The rules in force, in the order consulted, described. */
 export function scenarioList(engine: Engine): { scenarios: Scenario[] } {
-  const { fixture, runtime } = engine.rules()
   return {
-    scenarios: [...runtime.map((r) => describeRule(r.rule as Rule, 'runtime')), ...fixture.map((r) => describeRule(r, 'fixture'))],
+    scenarios: engine.rules().rules.map(({ source, used: _used, ...rule }) => describeRule(rule as Rule, source === 'runtime' ? 'runtime' : 'fixture')),
   }
 }
 

@@ -82,6 +82,8 @@ export interface SmsRecord {
 export interface RuntimeRuleRecord {
   id: string
   created_at: number
+  /** The order added (the last added is consulted first, whatever the sandbox time). */
+  seq?: number
   /** The rule as given (validated by the rule schema). */
   rule: unknown
   used: number

@@ -16,6 +16,8 @@ import type { Carrier, Integration, Service } from './world.js'
 export interface Refused {
   refused: CarrierCode
   reason: string
+  /** A charge rule's `http: 500`: Verify answers HTTP 500 ERROR; the MO and consent fail the charge with ERROR. */
+  http500?: true
 }
 
 export type Price = { amount: string; currency: string } | null
@@ -97,10 +99,11 @@ export class Subscriptions {
       settle('ALREADY_SUBSCRIBED', null)
       return { refused: 'ALREADY_SUBSCRIBED', reason: `msisdn ${msisdn} has ACTIVE subscription ${active.id} to ${service.code}` }
     }
-    const failed = chargeDecision(ruleset.decide(tx, { step: 'charge', msisdn, country, carrier: carrierCode, service: service.code }), 'first charge')
+    const decision = ruleset.decide(tx, { step: 'charge', msisdn, country, carrier: carrierCode, service: service.code })
+    const failed = chargeDecision(decision, 'first charge')
     if (failed) {
       settle(failed.code, null)
-      return { refused: failed.code, reason: failed.reason }
+      return decision!.effect.http ? { refused: failed.code, reason: failed.reason, http500: true } : { refused: failed.code, reason: failed.reason }
     }
     const price = integration.price ?? null
     const period = world.period(service.period)

@@ -3,6 +3,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { Carrier, Country, Integration, Merchant, MessageKind, Rule, Service, World } from './world-schema.js'
+import type { WorldSources } from './layering.js'
 import type { CarrierCode } from './outcomes.js'
 import { parseDuration, type Duration } from './time.js'
 import { quote } from './why.js'
@@ -27,7 +28,11 @@ export class WorldIndex {
   private readonly carriersByCountry = new Map<string, Carrier[]>()
   private readonly periods = new Map<string, Duration>()
 
-  constructor(readonly world: World) {
+  constructor(
+    readonly world: World,
+    /** Where its records and rules came from (the files), when the loader said. */
+    readonly sources?: WorldSources,
+  ) {
     for (const m of world.merchants) {
       this.merchants.set(m.id, m)
       for (const k of m.api_keys) {

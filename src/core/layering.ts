@@ -1,0 +1,293 @@
+/**
+ * Layering fixture documents into one world (SANDBOX.md section 8), in one place for every way in:
+ * files (`--fixtures`, `dcb fixtures validate`), the library's world option, the control API.
+ *
+ * - A record (merchant, service, country, carrier) with the key of an earlier one is merged into it:
+ *   the fields given replace those fields (`otp` and `retry` field by field, arrays whole), the others
+ *   are kept; the merged record is checked whole.
+ * - Rules are consulted in the order: the last layer's rules first (each layer's in its own order),
+ *   the first layer's (the default world's) last. A rule with the id of an earlier one replaces it and
+ *   takes the place of its new layer.
+ * - Every problem names the layer (the file), the JSON path in it and the value.
+ */
+import type { z } from 'zod'
+import { checkRuleNames, type WorldNames } from './rule-check.js'
+import {
+  CarrierSchema,
+  CountrySchema,
+  LayerSchema,
+  MerchantSchema,
+  NESTED_FIELDS,
+  RECORD_KEYS,
+  ServiceSchema,
+  type Layer,
+  type RecordCollection,
+  type Rule,
+  type World,
+} from './world-schema.js'
+
+export function jsonPath(path: readonly PropertyKey[]): string {
+  let out = '$'
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : /^[A-Za-z_$][\w$]*$/.test(String(p)) ? `.${String(p)}` : `[${JSON.stringify(String(p))}]`
+  return out
+}
+
+/** One fixture document and where it came from (a file name, or a label such as "world"). */
+export interface LayerInput {
+  source: string
+  data: unknown
+}
+
+/** Where each record and rule came from: the sources that gave it, first to last. */
+export interface WorldSources {
+  merchants: Record<string, string[]>
+  services: Record<string, string[]>
+  countries: Record<string, string[]>
+  carriers: Record<string, string[]>
+  rules: Record<string, string>
+}
+
+export interface LayeredWorld {
+  world: World
+  sources: WorldSources
+  /** What loads but is likely a mistake (a service without integrations), with file and path. */
+  warnings: string[]
+}
+
+export type LayerResult = ({ ok: true } & LayeredWorld) | { ok: false; problems: string[] }
+
+const FULL = { merchants: MerchantSchema, services: ServiceSchema, countries: CountrySchema, carriers: CarrierSchema }
+const COLLECTIONS = Object.keys(RECORD_KEYS) as RecordCollection[]
+
+interface Contribution {
+  source: string
+  index: number
+  given: Record<string, unknown>
+}
+
+interface Merged {
+  value: Record<string, unknown>
+  from: Contribution[]
+}
+
+/** Whether a document asks to start from nothing (`"extends": "none"`). */
+export function extendsNothing(data: unknown): boolean {
+  return !!data && typeof data === 'object' && (data as Record<string, unknown>).extends === 'none'
+}
+
+/** Layers documents, the first at the bottom. Answers the world or every problem found. */
+export function layerWorlds(inputs: LayerInput[]): LayerResult {
+  const problems: string[] = []
+  const layers: { source: string; doc: Layer }[] = []
+  for (const { source, data } of inputs) {
+    const ext = data && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>).extends : undefined
+    if (ext !== undefined && ext !== 'default' && ext !== 'none') {
+      problems.push(`${source}: $.extends: must be "default" or "none" (got ${JSON.stringify(ext)})`)
+      continue
+    }
+    const parsed = LayerSchema.safeParse(data)
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) problems.push(`${source}: ${jsonPath(issue.path)}: ${issue.message}${got(data, issue.path)}`)
+      continue
+    }
+    duplicates(source, parsed.data, problems)
+    layers.push({ source, doc: parsed.data })
+  }
+  if (problems.length) return { ok: false, problems }
+
+  const merged = {} as Record<RecordCollection, Map<string, Merged>>
+  for (const coll of COLLECTIONS) {
+    const map = (merged[coll] = new Map<string, Merged>())
+    const key = RECORD_KEYS[coll]
+    for (const { source, doc } of layers)
+      (doc[coll] as Record<string, unknown>[]).forEach((given, index) => {
+        const k = given[key] as string
+        const prev = map.get(k)
+        const from = { source, index, given }
+        if (!prev) map.set(k, { value: { ...given }, from: [from] })
+        else {
+          prev.value = mergeRecord(prev.value, given, NESTED_FIELDS[coll], FULL[coll])
+          prev.from.push(from)
+        }
+      })
+  }
+
+  const world: World = { merchants: [], services: [], countries: [], carriers: [], rules: [], messages: {} }
+  const origin = new Map<object, Contribution[]>()
+  for (const coll of COLLECTIONS)
+    for (const m of merged[coll].values()) {
+      const parsed = FULL[coll].safeParse(m.value)
+      if (!parsed.success) {
+        const first = m.from[0]!
+        for (const issue of parsed.error.issues)
+          problems.push(`${first.source}: ${jsonPath([coll, first.index, ...issue.path])}: ${issue.message} (after merging the layers: ${sourceList(m.from)})`)
+        continue
+      }
+      ;(world[coll] as object[]).push(parsed.data)
+      origin.set(parsed.data, m.from)
+    }
+
+  // Rules in the order they are consulted: later layers first, a replaced rule at its new place.
+  const seen = new Set<string>()
+  const ruleOrigin = new Map<object, Contribution>()
+  for (const { source, doc } of [...layers].reverse())
+    doc.rules.forEach((rule, index) => {
+      if (seen.has(rule.id)) return
+      seen.add(rule.id)
+      world.rules.push(rule)
+      ruleOrigin.set(rule, { source, index, given: rule as unknown as Record<string, unknown> })
+    })
+
+  for (const { doc } of layers) {
+    for (const [kind, texts] of Object.entries(doc.messages)) {
+      const k = kind as keyof World['messages']
+      world.messages[k] = { ...(world.messages[k] ?? {}), ...texts }
+    }
+    if (doc.description) world.description = doc.description
+  }
+  if (problems.length) return { ok: false, problems }
+
+  const where = (path: PropertyKey[]): string => {
+    const [coll, i, field] = path as [string, number, string | undefined]
+    const item = (world as unknown as Record<string, object[]>)[coll]?.[i]
+    if (coll === 'rules' && item) {
+      const o = ruleOrigin.get(item)!
+      return `${o.source}: ${jsonPath(['rules', o.index, ...path.slice(2)])}`
+    }
+    const from = item && origin.get(item)
+    if (!from) return jsonPath(path)
+    // The layer that gave the field in question, else the one that brought the record in.
+    const o = [...from].reverse().find((c) => field !== undefined && field in c.given) ?? from[0]!
+    return `${o.source}: ${jsonPath([coll, o.index, ...path.slice(2)])}`
+  }
+  const warnings: string[] = []
+  problems.push(...checkWorld(world, (path, msg) => `${where(path)}: ${msg}`, warnings))
+  if (problems.length) return { ok: false, problems }
+
+  const sources: WorldSources = { merchants: {}, services: {}, countries: {}, carriers: {}, rules: {} }
+  for (const coll of COLLECTIONS) for (const [k, m] of merged[coll]) sources[coll][k] = [...new Set(m.from.map((c) => c.source))]
+  for (const r of world.rules) sources.rules[r.id] = ruleOrigin.get(r)!.source
+  return { ok: true, world, sources, warnings }
+}
+
+/** A record with the fields of a later layer: those given replace, nested objects field by field. */
+function mergeRecord(base: Record<string, unknown>, top: Record<string, unknown>, nested: string[], full: z.ZodObject): Record<string, unknown> {
+  const out = { ...base }
+  for (const [k, v] of Object.entries(top)) {
+    // A nested object the base left to its default is merged into that default.
+    const old = out[k] ?? (nested.includes(k) ? (full.shape[k] as z.ZodType).safeParse(undefined).data : undefined)
+    out[k] = nested.includes(k) && old && typeof old === 'object' && v && typeof v === 'object' ? { ...old, ...v } : v
+  }
+  return out
+}
+
+function sourceList(from: Contribution[]): string {
+  return [...new Set(from.map((c) => c.source))].join(', ')
+}
+
+/** ` (got VALUE)` for a value the document holds at a path, short. */
+function got(data: unknown, path: readonly PropertyKey[]): string {
+  let cur: unknown = data
+  for (const p of path) {
+    if (!cur || typeof cur !== 'object') return ''
+    cur = (cur as Record<PropertyKey, unknown>)[p as string]
+  }
+  if (cur === undefined || (typeof cur === 'object' && cur !== null)) return ''
+  const text = JSON.stringify(cur)
+  return ` (got ${text.length > 60 ? text.slice(0, 57) + '...' : text})`
+}
+
+/** Two records with one key in one document: ambiguous, refused. */
+function duplicates(source: string, doc: Layer, problems: string[]): void {
+  const check = (coll: string, keys: string[], field: string) => {
+    const first = new Map<string, number>()
+    keys.forEach((k, i) => {
+      const j = first.get(k)
+      if (j !== undefined) problems.push(`${source}: ${jsonPath([coll, i, field])}: duplicate "${k}" (also at ${jsonPath([coll, j])})`)
+      else first.set(k, i)
+    })
+  }
+  for (const coll of COLLECTIONS)
+    check(
+      coll,
+      (doc[coll] as Record<string, unknown>[]).map((r) => r[RECORD_KEYS[coll]] as string),
+      RECORD_KEYS[coll],
+    )
+  check(
+    'rules',
+    doc.rules.map((r) => r.id),
+    'id',
+  )
+}
+
+/** The names a rule's `match` may use, from a world. */
+export function worldNames(world: World): WorldNames {
+  return {
+    carriers: new Set(world.carriers.map((c) => c.code)),
+    services: new Set(world.services.map((s) => s.code)),
+    countries: new Set(world.countries.map((c) => c.code)),
+  }
+}
+
+/**
+ * Cross references and uniqueness inside one layered world; `at` names where a path is (file and
+ * JSON path). Warnings (loads, but likely a mistake) go to `warnings`.
+ */
+export function checkWorld(world: World, at: (path: PropertyKey[], msg: string) => string, warnings: string[] = []): string[] {
+  const problems: string[] = []
+  const p = (path: PropertyKey[], msg: string) => problems.push(at(path, msg))
+  const keys = new Map<string, string>()
+  world.merchants.forEach((m, i) =>
+    m.api_keys.forEach((k, j) => {
+      const s = typeof k === 'string' ? k : k.sha256
+      const owner = keys.get(s)
+      if (owner !== undefined) p(['merchants', i, 'api_keys', j], `this API key is already used${owner === m.id ? '' : ` by merchant "${owner}"`}`)
+      keys.set(s, m.id)
+    }),
+  )
+  const merchants = new Set(world.merchants.map((m) => m.id))
+  const countries = new Map(world.countries.map((c) => [c.code, c]))
+  const carriers = new Map(world.carriers.map((c) => [c.code, c]))
+  const prefixOwner = new Map<string, string>()
+  world.carriers.forEach((c, i) => {
+    const country = countries.get(c.country)
+    if (!country) p(['carriers', i, 'country'], `unknown country "${c.country}"`)
+    c.prefixes.forEach((prefix, j) => {
+      if (country && !prefix.startsWith(country.calling_code))
+        p(['carriers', i, 'prefixes', j], `does not start with the calling code ${country.calling_code} of "${c.country}"`)
+      const owner = prefixOwner.get(`${c.country}\0${prefix}`)
+      if (owner !== undefined && owner !== c.code)
+        p(
+          ['carriers', i, 'prefixes', j],
+          `"${prefix}" is already the prefix of carrier "${owner}" in "${c.country}" (to change that carrier, give its code "${owner}")`,
+        )
+      prefixOwner.set(`${c.country}\0${prefix}`, c.code)
+    })
+    if (c.flow === 'psms' && !c.short_code) p(['carriers', i, 'short_code'], 'a PSMS carrier needs a short_code')
+  })
+  world.services.forEach((s, i) => {
+    if (!merchants.has(s.merchant)) p(['services', i, 'merchant'], `unknown merchant "${s.merchant}"`)
+    if (!s.integrations.length)
+      warnings.push(
+        at(['services', i, 'integrations'], `service "${s.code}" has no integration: every Init for it answers 403 MERCHANT_SERVICE_NOT_CONFIGURED`),
+      )
+    const seen = new Set<string>()
+    s.integrations.forEach((integ, j) => {
+      if (seen.has(integ.country)) p(['services', i, 'integrations', j, 'country'], `duplicate country "${integ.country}"`)
+      seen.add(integ.country)
+      if (!countries.has(integ.country)) p(['services', i, 'integrations', j, 'country'], `unknown country "${integ.country}"`)
+      integ.carriers?.forEach((code, k) => {
+        const c = carriers.get(code)
+        if (!c) p(['services', i, 'integrations', j, 'carriers', k], `unknown carrier "${code}"`)
+        else if (c.country !== integ.country)
+          p(['services', i, 'integrations', j, 'carriers', k], `carrier "${code}" is in "${c.country}", not "${integ.country}"`)
+        else if (c.flow === 'psms' && !s.keyword) p(['services', i, 'keyword'], `service "${s.code}" uses PSMS carrier "${code}" and needs a keyword`)
+      })
+    })
+  })
+  const names = worldNames(world)
+  world.rules.forEach((r: Rule, i) => {
+    for (const problem of checkRuleNames(r, names)) p(['rules', i, ...problem.path], problem.message)
+  })
+  return problems
+}
