@@ -9,7 +9,8 @@ import { Engine } from './core/engine.js'
 import type { FailurePayloadMode } from './core/outcomes.js'
 import { State } from './core/state.js'
 import { parseTimestamp } from './core/time.js'
-import { loadWorld } from './world/load.js'
+import { layerWorlds } from './core/layering.js'
+import { FixtureError, loadWorld } from './world/load.js'
 import type { World } from './core/world-schema.js'
 import { createSandboxApp, type SandboxApp } from './http/app.js'
 import { RequestJournal } from './http/journal.js'
@@ -48,6 +49,8 @@ export interface ServeOptions {
   tickMs?: number
   compactBytes?: number
   onError?: (err: unknown) => void
+  /** Where fixture warnings go (default: stderr, one `dcb: warning:` line each). */
+  onWarning?: (text: string) => void
   /** Real time source (tests). */
   realNow?: () => number
 }
@@ -73,7 +76,13 @@ export class ServeError extends Error {
 }
 
 export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSandbox> {
-  const world = opts.world ?? loadWorld(opts.fixtures ?? []).world
+  // A world object goes through the same layering and checks as a fixture file.
+  const layered = opts.world ? layerWorlds([{ source: 'world', data: opts.world }]) : undefined
+  if (layered && !layered.ok) throw new FixtureError(layered.problems)
+  const loaded = layered?.ok ? layered : loadWorld(opts.fixtures ?? [])
+  const world = loaded.world
+  // Warnings (a service left with no integration) load, but are said once at start-up.
+  for (const w of loaded.warnings) (opts.onWarning ?? ((text: string) => process.stderr.write(`dcb: warning: ${text}\n`)))(w)
   let clockStart: { at: number; frozen: boolean } | undefined
   if (opts.clock) {
     const at = parseTimestamp(opts.clock)
@@ -93,7 +102,7 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
     maxVerifications: opts.maxVerifications,
     realNow: opts.realNow,
   }
-  const engine = new Engine({ world, state, persist: (changes) => store.append(changes), ...engineOptions })
+  const engine = new Engine({ world, sources: loaded.sources, state, persist: (changes) => store.append(changes), ...engineOptions })
   const sessions = new SessionRegistry({
     defaultEngine: engine,
     defaultJournal: new RequestJournal(opts.journalSize ?? 1000),

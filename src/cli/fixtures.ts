@@ -3,7 +3,8 @@ import { CliError, EXIT } from './errors.js'
 
 export function validate(paths: string[]): void {
   try {
-    const { world, files } = loadWorld(paths)
+    const { world, files, warnings } = loadWorld(paths)
+    for (const w of warnings) process.stderr.write(`warning: ${w}\n`)
     process.stdout.write(
       `ok: ${files.length} file(s): ${world.merchants.length} merchants, ${world.services.length} services, ${world.carriers.length} carriers, ${world.rules.length} rules\n`,
     )

@@ -130,6 +130,9 @@ clientCommand('replay', 'replay a recorded session (dcb logs --json --all) and c
   .argument('<file>')
   .option('--merchant <id>', "whose requests to replay (default: the first merchant in the file; send the key's merchant)")
   .action(async (f, o) => (await import('./replay.js')).replay(f, o))
+clientCommand('world', 'print the world in force: carriers, services, merchants, rules in the order consulted, each with its file').action(async (o) =>
+  (await import('./world.js')).world(o),
+)
 clientCommand('scenarios', 'list the magic numbers and rules of the running sandbox')
   .option('--markdown', 'as a Markdown table')
   .action(async (o) => (await client()).scenarios(o))

@@ -11,7 +11,7 @@ import type { InitBody, StatusBody, VerifyBody } from '../contract/index.js'
 import { clientFrom, guard, out, type ClientCliOptions } from './common.js'
 import { CliError, EXIT } from './errors.js'
 
-const ACTIONS = ['init', 'verify', 'status', 'otp', 'sms', 'mo', 'consent', 'cancel', 'clock', 'reset', 'subscription', 'expect'] as const
+const ACTIONS = ['init', 'verify', 'status', 'otp', 'sms', 'mo', 'consent', 'cancel', 'clock', 'reset', 'rule', 'subscription', 'expect'] as const
 type Action = (typeof ACTIONS)[number]
 
 const Step = z
@@ -101,8 +101,16 @@ async function perform(c: DcbClient, action: Action, arg: unknown, where: string
       if (typeof a.advance === 'string') return c.advance(a.advance)
       if (typeof a.set === 'string') return c.setTime(a.set)
       throw new CliError(`${where}: clock needs {"advance": "P1M"} or {"set": "2026-01-31T00:00:00"}`, EXIT.USAGE)
-    case 'reset':
-      return c.reset()
+    case 'reset': {
+      const extra = Object.keys(a).filter((k) => k !== 'clock' && k !== 'frozen')
+      if (extra.length || (a.clock !== undefined && typeof a.clock !== 'string'))
+        throw new CliError(`${where}: reset takes {} or {"clock": "2026-01-31T00:00:00"} (and "frozen": true or false)`, EXIT.USAGE)
+      return c.reset(a as { clock?: string; frozen?: boolean })
+    }
+    case 'rule':
+      if (!arg || typeof arg !== 'object' || Array.isArray(arg))
+        throw new CliError(`${where}: rule needs a rule object (the body of POST /_sandbox/rules)`, EXIT.USAGE)
+      return c.rules.add(a)
     case 'expect':
       return undefined
   }

@@ -19,6 +19,8 @@ import type {
   RequestsQuery,
   ResetAnswer,
   ResetBody,
+  WorldDocument,
+  WorldWithSources,
   RulesAnswer,
   RuntimeRule,
   ScenariosAnswer,
@@ -234,6 +236,12 @@ export class DcbClient implements ControlOperations {
   /** Back to the loaded fixtures; with `clock`, starting over at that time (`frozen` to freeze it there). */
   reset(opts: ResetBody = {}): Promise<ResetAnswer> {
     return this.control('POST', '/reset', opts)
+  }
+  world(): Promise<WorldDocument> {
+    return this.control('GET', '/world')
+  }
+  worldSources(): Promise<WorldWithSources> {
+    return this.control('GET', '/world?sources=1')
   }
   scenarios(): Promise<ScenariosAnswer> {
     return this.control('GET', '/scenarios')

@@ -62,6 +62,9 @@ export const ResetBody = z.object({
   clock: text('a time such as 2026-01-31T00:00:00').optional().describe('start over at this sandbox time (earlier than now too)'),
   frozen: z.boolean({ error: 'expected true or false' }).optional().describe('with clock: freeze it there (default: frozen or running as it is)'),
 })
+export const WorldQuery = z.object({
+  sources: z.string().optional().describe('present: answer { world, sources } with the file each record and rule came from'),
+})
 /** A runtime rule as written in a fixture file's `rules`; `id` is made up when absent. The engine checks it (BAD_RULE). */
 export const RuleBody = z.looseObject({}).describe('a carrier rule as in a fixture file (see `dcb fixtures schema`); id optional')
 
@@ -139,8 +142,55 @@ export const SubscriptionView = StatusPayload.extend({
   charges: z.array(ChargeView).describe('the latest charges, oldest first'),
 })
 export const SubscriptionsAnswer = z.object({ subscriptions: z.array(SubscriptionView) })
-export const RuntimeRule = z.object({ id: z.string(), created_at: z.number().describe('epoch ms'), rule: z.unknown(), used: z.number().int() })
-export const RulesAnswer = z.object({ fixture: z.array(z.unknown()).describe('the rules of the loaded world'), runtime: z.array(RuntimeRule) })
+export const RuntimeRule = z.object({
+  id: z.string(),
+  created_at: z.number().describe('epoch ms'),
+  seq: z.number().int().optional().describe('the order added (the last added is consulted first)'),
+  rule: z.unknown(),
+  used: z.number().int(),
+})
+export const RuleInForce = z
+  .looseObject({
+    id: z.string(),
+    source: z.string().describe('"runtime", or the fixture file the rule came from'),
+    used: z.number().int().describe('how many times it decided a step'),
+    step: z.union([z.string(), z.array(z.string())]),
+    match: z.record(z.string(), z.unknown()),
+    effect: z.record(z.string(), z.unknown()),
+  })
+  .describe('a rule with its source and use count (and its other fields: description, nth, times)')
+export const RulesAnswer = z.object({
+  rules: z
+    .array(RuleInForce)
+    .describe('every rule in force, in the order consulted: runtime rules (last added first), then the fixture files (last first), the default world last'),
+  runtime: z.array(RuntimeRule).describe('the runtime rules as added, oldest first'),
+})
+export const WorldDocument = z
+  .looseObject({
+    extends: z.literal('none'),
+    merchants: z.array(z.unknown()),
+    services: z.array(z.unknown()),
+    countries: z.array(z.unknown()),
+    carriers: z.array(z.unknown()),
+    rules: z.array(z.unknown()).describe('in the order consulted'),
+    messages: z.record(z.string(), z.unknown()),
+  })
+  .describe(
+    'the world as loaded, as one fixture document (API keys as sha256; runtime rules not included): loaded alone with --fixtures it gives the same world',
+  )
+export const WorldWithSources = z.object({
+  world: WorldDocument,
+  sources: z
+    .object({
+      merchants: z.record(z.string(), z.array(z.string())),
+      services: z.record(z.string(), z.array(z.string())),
+      countries: z.record(z.string(), z.array(z.string())),
+      carriers: z.record(z.string(), z.array(z.string())),
+      rules: z.record(z.string(), z.string()),
+    })
+    .nullable()
+    .describe('the files each record (all that gave fields of it) and rule came from; null for a world given as an object'),
+})
 export const DeletedAnswer = z.object({ deleted: z.number().int() })
 export const JournalEntry = z.object({
   id: z.number().int(),
@@ -213,6 +263,9 @@ export type MoAnswer = z.infer<typeof MoAnswer>
 export type SubscriptionView = z.infer<typeof SubscriptionView>
 export type SubscriptionsAnswer = z.infer<typeof SubscriptionsAnswer>
 export type RuntimeRule = z.infer<typeof RuntimeRule>
+export type RuleInForce = z.infer<typeof RuleInForce>
+export type WorldDocument = z.infer<typeof WorldDocument>
+export type WorldWithSources = z.infer<typeof WorldWithSources>
 export type RulesAnswer = z.infer<typeof RulesAnswer>
 export type DeletedAnswer = z.infer<typeof DeletedAnswer>
 export type JournalEntry = z.infer<typeof JournalEntry>

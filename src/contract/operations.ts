@@ -19,6 +19,8 @@ import type {
   RequestsQuery,
   ResetBody,
   ResetAnswer,
+  WorldDocument,
+  WorldWithSources,
   RulesAnswer,
   RuntimeRule,
   ScenariosAnswer,
@@ -41,7 +43,7 @@ export interface RuleOperations {
   add(rule: Record<string, unknown>): Promise<RuntimeRule>
   /** Removes one runtime rule (RULE_NOT_FOUND when there is none). */
   remove(id: string): Promise<DeletedAnswer>
-  /** The rules of the loaded world and the runtime rules. */
+  /** Every rule in force in the order consulted (with `source` and `used`), and the runtime rules as added. */
   list(): Promise<RulesAnswer>
   /** Removes every runtime rule; answers how many. */
   clear(): Promise<DeletedAnswer>
@@ -77,4 +79,8 @@ export interface ControlOperations {
   requests(opts?: RequestsQuery): Promise<RequestsAnswer>
   /** `POST /_sandbox/reset {clock?, frozen?}`: back to the loaded world (and an empty journal), at `clock` when given. */
   reset(opts?: ResetBody): Promise<ResetAnswer>
+  /** `GET /_sandbox/world`: the world as loaded, as one fixture document (runtime rules not included). */
+  world(): Promise<WorldDocument>
+  /** `GET /_sandbox/world?sources=1`: the same, with the file each record and rule came from. */
+  worldSources(): Promise<WorldWithSources>
 }

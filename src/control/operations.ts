@@ -25,6 +25,7 @@ import {
   type OtpAnswer,
   type SmsMessage,
   type SubscriptionView,
+  type WorldDocument,
 } from '../contract/control.js'
 import type { ControlOperations } from '../contract/operations.js'
 import type { RequestJournal } from '../http/journal.js'
@@ -148,6 +149,12 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
       async clear() {
         return { deleted: await engine.deleteAllRules() }
       },
+    },
+    async world() {
+      return engine.worldDocument() as WorldDocument
+    },
+    async worldSources() {
+      return { world: engine.worldDocument() as WorldDocument, sources: engine.worldSources() }
     },
     async requests(opts = {}) {
       const { limit = 100, since = 0, msisdn } = check(RequestsQuery, opts)

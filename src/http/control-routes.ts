@@ -33,6 +33,9 @@ import {
   SubscriptionFilter,
   SubscriptionsAnswer,
   SubscriptionView,
+  WorldDocument,
+  WorldQuery,
+  WorldWithSources,
 } from '../contract/control.js'
 import type { ControlOperations } from '../contract/operations.js'
 
@@ -198,14 +201,24 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     summary: 'Back to the loaded fixtures; with clock, starting over at that time',
     body: ResetBody,
     answer: ResetAnswer,
-    errors: ['BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'BAD_TIME'],
+    errors: ['BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'BAD_TIME', 'CLOCK_LIMIT'],
     call: (ops, { body }) => ops.reset(body),
+  }),
+  route({
+    method: 'GET',
+    path: '/world',
+    operationId: 'world',
+    summary: 'The world as loaded, as one fixture document; `?sources=1` adds the file each record and rule came from',
+    query: WorldQuery,
+    answer: z.union([WorldDocument, WorldWithSources]),
+    errors: ['BAD_REQUEST'],
+    call: (ops, { query }) => (query.sources !== undefined ? ops.worldSources() : ops.world()),
   }),
   route({
     method: 'GET',
     path: '/rules',
     operationId: 'listRules',
-    summary: 'Fixture and runtime carrier rules',
+    summary: 'Every carrier rule in force, in the order consulted, with its source and use count; and the runtime rules as added',
     answer: RulesAnswer,
     call: (ops) => ops.rules.list(),
   }),

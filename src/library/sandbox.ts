@@ -7,7 +7,8 @@ import { Engine } from '../core/engine.js'
 import type { FailurePayloadMode } from '../core/outcomes.js'
 import { State } from '../core/state.js'
 import { parseTimestamp } from '../core/time.js'
-import { loadWorld } from '../world/load.js'
+import { layerWorlds, type WorldSources } from '../core/layering.js'
+import { FixtureError, loadWorld } from '../world/load.js'
 import type { World } from '../core/world-schema.js'
 import { createSandboxApp } from '../http/app.js'
 import { rawRequest, runListener, toResponse, type RawRequest, type RawResponse } from '../http/inprocess.js'
@@ -69,14 +70,19 @@ export interface RoutedSandbox {
   [ROUTE](request: Request, route: Route): Promise<Response>
 }
 
-let defaultWorld: World | undefined
+let defaultWorld: { world: World; sources: WorldSources } | undefined
 
-function worldOf(opts: SandboxOptions): World {
-  if (opts.world) return opts.world
+/** The world and where its parts came from; a world object goes through the same layering and checks as a file. */
+function worldOf(opts: SandboxOptions): { world: World; sources?: WorldSources } {
+  if (opts.world) {
+    const r = layerWorlds([{ source: 'world', data: opts.world }])
+    if (!r.ok) throw new FixtureError(r.problems)
+    return r
+  }
   const fixtures = typeof opts.fixtures === 'string' ? [opts.fixtures] : (opts.fixtures ?? [])
-  if (fixtures.length) return loadWorld(fixtures).world
+  if (fixtures.length) return loadWorld(fixtures)
   // The default world is read and validated once per process: a fresh sandbox costs no file read.
-  return (defaultWorld ??= loadWorld([]).world)
+  return (defaultWorld ??= loadWorld([]))
 }
 
 export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
@@ -88,8 +94,8 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   }
   const clientIp = normalizeIp(opts.clientIp ?? '127.0.0.1')
   if (!clientIp) throw new SandboxError('BAD_REQUEST', `clientIp "${opts.clientIp}" is not an IPv4 or IPv6 address`)
-  const world = worldOf(opts)
-  const engine = new Engine({ world, state: new State(), clockStart })
+  const { world, sources } = worldOf(opts)
+  const engine = new Engine({ world, sources, state: new State(), clockStart })
   const sessions = new SessionRegistry({
     defaultEngine: engine,
     defaultJournal: new RequestJournal(opts.journalSize ?? 1000),
@@ -191,7 +197,9 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
       health: () => call('GET', '/health'),
       scenarios: () => call('GET', '/scenarios'),
       requests: (o = {}) => call('GET', `/requests${q({ limit: o.limit, since: o.since })}`),
-      reset: () => call('POST', '/reset'),
+      reset: (o = {}) => call('POST', '/reset', o),
+      world: () => call('GET', '/world'),
+      worldSources: () => call('GET', '/world?sources=1'),
     }
   }
 
