@@ -7,6 +7,8 @@ import { State, type Change } from '../../src/core/state.js'
 import { parseTimestamp } from '../../src/core/time.js'
 import type { World } from '../../src/core/world.js'
 import { MemoryStore } from '../../src/store/memory.js'
+import { readFileSync } from 'node:fs'
+import { layerWorlds, type LayeredWorld } from '../../src/core/layering.js'
 import { loadWorld } from '../../src/world/load.js'
 
 let defaultWorld: World | undefined
@@ -53,3 +55,11 @@ export function build(opts: Partial<EngineOptions> = {}): Harness {
 
 /** Epoch ms of an ISO-8601 time (UTC). */
 export const at = (text: string): number => parseTimestamp(text)
+
+/** The default world with these documents layered on it (as `--fixtures` files a.json, b.json …). */
+export function layered(...docs: unknown[]): LayeredWorld {
+  const data = JSON.parse(readFileSync('fixtures/world.json', 'utf8'))
+  const r = layerWorlds([{ source: 'fixtures/world.json', data }, ...docs.map((doc, i) => ({ source: `${'abcdefgh'[i]}.json`, data: doc }))])
+  if (!r.ok) throw new Error(r.problems.join('\n'))
+  return r
+}

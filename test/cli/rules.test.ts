@@ -1,0 +1,109 @@
+/**
+ * Fixture files and rules through the real binary: a typo is refused naming file and JSON path (at
+ * validation and at start-up), a service left without integrations is warned about, `dcb world`
+ * shows what is in force with its files, `dcb reset --clock` and run files with `rule` and
+ * `reset {clock}` steps.
+ */
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { tempDir } from '../helpers.js'
+import { dcb, serve } from './run.js'
+
+let tmp: ReturnType<typeof tempDir>
+beforeEach(() => {
+  tmp = tempDir()
+})
+afterEach(() => tmp.cleanup())
+
+const write = (name: string, doc: unknown): string => {
+  const f = join(tmp.dir, name)
+  writeFileSync(f, JSON.stringify(doc, null, 2))
+  return f
+}
+
+describe('a fixture file with a typo', () => {
+  it('is refused by dcb fixtures validate and by dcb serve, naming the file, the JSON path and the value', async () => {
+    const f = write('ticket-4711.json', {
+      carriers: [{ code: 'sbx-my-opt', country: 'my', prefixes: ['6012'], flow: 'otp', otp: { ttl: 'PT1M' } }],
+      rules: [{ id: 'slow', match: { carrier: 'sbx-my-opt' }, step: 'verify', effect: { delay_ms: 5000 } }],
+    })
+    const v = await dcb(['fixtures', 'validate', f])
+    expect(v.code).toBe(1)
+    expect(v.stderr).toContain(
+      `${f}: $.carriers[0].prefixes[0]: "6012" is already the prefix of carrier "sbx-my-otp" in "my" (to change that carrier, give its code "sbx-my-otp")`,
+    )
+    const s = await dcb(['serve', '--in-memory', '--port', '0', '--fixtures', f])
+    expect(s.code).toBe(1)
+    expect(s.stderr).toContain(`dcb: fixture error: ${f}: $.carriers[0].prefixes[0]: "6012" is already the prefix of carrier "sbx-my-otp"`)
+    const rule = write('rule.json', { rules: [{ id: 'r', match: { country: 'MY' }, step: 'activate', effect: { error: 'BARRED' } }] })
+    const r = await dcb(['fixtures', 'validate', rule])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`${rule}: $.rules[0].match.country: a lower-case country code such as "my" (got "MY")`)
+    expect(r.stderr).toContain(
+      `${rule}: $.rules[0].effect.error: step activate does not take error (the steps that take it: init, verify, charge, renewal, retry, mo, consent)`,
+    )
+  })
+
+  it('a service left with no integration loads with a warning', async () => {
+    const f = write('no-integration.json', { services: [{ code: 'GAMECLUB', integrations: [] }] })
+    const v = await dcb(['fixtures', 'validate', f])
+    expect(v.code).toBe(0)
+    expect(v.stderr).toBe(
+      `warning: ${f}: $.services[0].integrations: service "GAMECLUB" has no integration: every Init for it answers 403 MERCHANT_SERVICE_NOT_CONFIGURED\n`,
+    )
+    expect(v.stdout).toMatch(/^ok: 2 file\(s\)/)
+  })
+})
+
+describe('dcb world, dcb reset --clock, run files with rule and reset steps', () => {
+  it('shows the override in force with its file; a run file adds a rule and starts over in the past', async () => {
+    const f = write('short-otp.json', {
+      carriers: [{ code: 'sbx-my-otp', otp: { ttl: 'PT1M' } }],
+      rules: [{ id: 'slow-verify', match: { ending: '042' }, step: 'verify', effect: { delay_ms: 300 } }],
+    })
+    const s = await serve(['--in-memory', '--fixtures', f, '--clock', '2026-06-01T00:00:00'])
+    try {
+      const w = await dcb(['world', '--base-url', s.url])
+      expect(w.code).toBe(0)
+      expect(w.stdout).toContain(
+        `sbx-my-otp my: OTP; prefixes 6012; OTP 4 digits, valid PT1M, 3 attempts; retry every P1D, at most 1  (fixtures/world.json + ${f})`,
+      )
+      expect(w.stdout).toContain('STREAMPLUS of demo: "Stream Plus", every P1M, keyword STREAM; my 9.90 MYR, gb 4.99 GBP, bg 5.99 BGN  (fixtures/world.json)')
+      expect(w.stdout).toContain('demo: 2 API keys; allowlist 127.0.0.0/8, ::1  (fixtures/world.json)')
+      expect(w.stdout).toMatch(
+        new RegExp(`  1\\. slow-verify: ending 042 at verify: delay 300 ms; used 0  \\(${f.replace(/[.]/g, '\\.')}\\)\\n +2\\. ok-000-099: `),
+      )
+      const json = JSON.parse((await dcb(['world', '--json', '--base-url', s.url])).stdout)
+      expect(json.extends).toBe('none')
+
+      const past = await dcb(['clock', 'set', '2026-01-01T00:00:00', '--base-url', s.url])
+      expect(past.code).toBe(1)
+      expect(past.stderr).toContain('dcb reset --clock 2026-01-01T00:00:00')
+      const reset = await dcb(['reset', '--clock', '2026-01-01T00:00:00', '--base-url', s.url])
+      expect(reset.stdout).toContain('back to the loaded fixtures, clock at 2026-01-01T00:00:00')
+      expect((await (await fetch(`${s.url}/_sandbox/clock`)).json()).now).toBe('2026-01-01T00:00:00.000000')
+
+      const run = write('ticket.run.json', {
+        description: 'ticket 4711: the second Init of 60123456043 fails NOT_ELIGIBLE, in December 2025',
+        steps: [
+          { reset: { clock: '2025-12-01T00:00:00' } },
+          { rule: { id: 'second-init', match: { msisdn: '60123456043' }, step: 'init', nth: 2, effect: { error: 'NOT_ELIGIBLE' } } },
+          { init: { msisdn: '60123456043', service_code: 'STREAMPLUS', country_code: 'my' }, as: 'first' },
+          { init: { msisdn: '60123456043', service_code: 'STREAMPLUS', country_code: 'my' }, as: 'second' },
+          { expect: { 'first.status': 'SUCCESS', 'second.message': 'NOT_ELIGIBLE', 'rule.id': 'second-init' } },
+        ],
+      })
+      const r = await dcb(['run', run, '--base-url', s.url])
+      expect(r.stderr).toBe('')
+      expect(r.code).toBe(0)
+      expect((await (await fetch(`${s.url}/_sandbox/clock`)).json()).now).toBe('2025-12-01T00:00:00.000000')
+      const bad = write('bad.run.json', { steps: [{ rule: { step: 'verify', effect: { cancel_after: 'P1D' } } }] })
+      const b = await dcb(['run', bad, '--base-url', s.url])
+      expect(b.code).toBe(1)
+      expect(b.stderr).toContain('effect.cancel_after: step verify does not take cancel_after (the steps that take it: activate)')
+    } finally {
+      await s.stop()
+    }
+  })
+})

@@ -1,0 +1,78 @@
+/**
+ * The rules and the world over the control API: `GET /_sandbox/world` loaded alone with `--fixtures`
+ * gives the same world; `GET /_sandbox/rules` lists every rule in force in order with source and
+ * used; a rule a step does not take is a 400 naming the field and the steps; reset with a clock.
+ */
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { startClient, tempDir } from '../helpers.js'
+
+describe('GET /_sandbox/world', () => {
+  it('round trip: the document of a layered world, loaded alone, gives the same world', async () => {
+    const t = tempDir()
+    const a = await startClient({ fixtures: ['fixtures/scenarios/barred.json', 'test/fixtures/streamplus-gb-only.json'] })
+    try {
+      await a.control('/rules', { id: 'runtime-only', step: 'init', match: { ending: '099' }, effect: { error: 'BARRED' } })
+      const doc = (await a.control('/world')).body
+      expect(doc.extends).toBe('none')
+      expect(doc.merchants[0].api_keys[0]).toEqual({ sha256: expect.stringMatching(/^[0-9a-f]{64}$/) })
+      expect(doc.rules.map((r: any) => r.id)).not.toContain('runtime-only')
+      expect(doc.rules[0].id).toBe('scenario-barred')
+      const file = join(t.dir, 'world.json')
+      writeFileSync(file, JSON.stringify(doc))
+      const b = await startClient({ fixtures: [file] })
+      try {
+        expect((await b.control('/world')).body).toEqual(doc)
+        const rules = (r: any) => r.body.rules.filter((x: any) => x.source !== 'runtime').map((x: any) => x.id)
+        expect(rules(await b.control('/rules'))).toEqual(rules(await a.control('/rules')))
+        const gb = await b.api('/subscriptions/init', { msisdn: '447700900017', service_code: 'STREAMPLUS', country_code: 'gb' })
+        expect(gb.body.status).toBe('SUCCESS')
+        const my = await b.api('/subscriptions/init', { msisdn: '601234000017', service_code: 'STREAMPLUS', country_code: 'my' })
+        expect(my.body.message).toBe('MERCHANT_SERVICE_NOT_CONFIGURED')
+      } finally {
+        await b.close()
+      }
+      const withSources = (await a.control('/world?sources=1')).body
+      expect(withSources.world).toEqual(doc)
+      expect(withSources.sources.rules['scenario-barred']).toBe('fixtures/scenarios/barred.json')
+      expect(withSources.sources.services.STREAMPLUS).toEqual(['fixtures/world.json', 'test/fixtures/streamplus-gb-only.json'])
+    } finally {
+      await a.close()
+      t.cleanup()
+    }
+  })
+})
+
+describe('GET and POST /_sandbox/rules, reset with a clock', () => {
+  it('lists every rule in force in order with source and used; refuses an effect the step does not take, naming the steps', async () => {
+    const c = await startClient({ fixtures: ['fixtures/scenarios/barred.json'], clock: '2026-06-01T00:00:00' })
+    try {
+      await c.control('/rules', { id: 'slow-api', match: { ending: '001' }, step: 'api', nth: 2, effect: { delay_ms: 200 } })
+      for (let i = 0; i < 2; i++) await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+      const list = (await c.control('/rules')).body
+      expect(list.rules.slice(0, 3)).toEqual([
+        { id: 'slow-api', source: 'runtime', used: 1, match: { ending: '001' }, step: 'api', nth: 2, effect: { delay_ms: 200 } },
+        expect.objectContaining({ id: 'scenario-barred', source: 'fixtures/scenarios/barred.json', used: 0 }),
+        expect.objectContaining({ id: 'ok-000-099', source: 'fixtures/world.json', used: 1 }),
+      ])
+      expect(list.runtime).toEqual([expect.objectContaining({ id: 'slow-api', seq: 1 })])
+      const bad = await c.control('/rules', { step: 'verify', effect: { cancel_after: 'P1D' } })
+      expect(bad).toEqual({
+        status: 400,
+        body: { error: 'BAD_RULE', message: 'effect.cancel_after: step verify does not take cancel_after (the steps that take it: activate)' },
+      })
+      const unknown = await c.control('/rules', { step: 'init', match: { carrier: 'sbx-my-opt' } })
+      expect(unknown.body.message).toMatch(/^match\.carrier: unknown carrier "sbx-my-opt" \(carriers: /)
+
+      const reset = await c.control('/reset', { clock: '2025-01-01T00:00:00' })
+      expect(reset.status).toBe(200)
+      expect(reset.body.clock).toMatchObject({ now: '2025-01-01T00:00:00.000000', frozen: true })
+      expect((await c.control('/rules')).body.rules[0]).toMatchObject({ id: 'scenario-barred', used: 0 })
+      expect((await c.control('/reset', { clock: 'soon' })).body.error).toBe('BAD_TIME')
+      expect((await c.control('/reset', { clock: 5 })).status).toBe(400)
+    } finally {
+      await c.close()
+    }
+  })
+})
