@@ -81,7 +81,7 @@ describe('dcb world, dcb reset --clock, run files with rule and reset steps', ()
       expect(past.code).toBe(1)
       expect(past.stderr).toContain('dcb reset --clock 2026-01-01T00:00:00')
       const reset = await dcb(['reset', '--clock', '2026-01-01T00:00:00', '--base-url', s.url])
-      expect(reset.stdout).toContain('back to the loaded fixtures, clock at 2026-01-01T00:00:00')
+      expect(reset.stdout).toContain('back to the loaded fixtures at 2026-01-01T00:00:00')
       expect((await (await fetch(`${s.url}/_sandbox/clock`)).json()).now).toBe('2026-01-01T00:00:00.000000')
 
       const run = write('ticket.run.json', {

@@ -213,7 +213,7 @@ describe('every pair of the step/effect table takes effect', () => {
       async (h) => {
         // At Verify: HTTP 500 ERROR; at an MO and a consent approval the charge fails with ERROR.
         expect((await verifyLatest(d(h), await initOtp(d(h)))).code).toBe('SERVER_ERROR')
-        expect(await d(h).mo({ msisdn: '60133456071', short_code: '32123', text: 'STREAM' })).toEqual({ action: 'charge_failed', code: 'ERROR' })
+        expect(await d(h).mo({ msisdn: '60133456071', short_code: '32123', text: 'STREAM' })).toMatchObject({ action: 'charge_failed', code: 'ERROR' })
         const init = await d(h).init(demo(d(h)), { msisdn: '359881234071', service_code: 'STREAMPLUS', country_code: 'bg' }, { baseUrl: 'http://x' })
         const consent = await d(h).consent(String(init.payload!.redirect_url).split('/').pop()!, 'approve')
         expect(consent).toMatchObject({ result: 'ERROR', location: expect.stringContaining('message=ERROR') })
@@ -250,7 +250,7 @@ describe('every pair of the step/effect table takes effect', () => {
     [
       'mo',
       'error',
-      async (h) => expect(await d(h).mo({ msisdn: '60133456071', short_code: '32123', text: 'STREAM' })).toEqual({ action: 'rejected', code: 'BARRED' }),
+      async (h) => expect(await d(h).mo({ msisdn: '60133456071', short_code: '32123', text: 'STREAM' })).toMatchObject({ action: 'rejected', code: 'BARRED' }),
     ],
     [
       'consent',
