@@ -1,8 +1,8 @@
 /**
  * `dcb serve` as a function: load the world, open the store, build the engine and the app, listen.
  */
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { createServer, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
 import { DEFAULT_DATA_FILE, DEFAULT_HOST, DEFAULT_PORT } from './contract/defaults.js'
 import { CLOCK } from './core/clock.js'
 import { Engine } from './core/engine.js'
@@ -13,6 +13,8 @@ import { layerWorlds } from './core/layering.js'
 import { FixtureError, loadWorld } from './world/load.js'
 import type { World } from './core/world-schema.js'
 import { createSandboxApp, type SandboxApp } from './http/app.js'
+import { compileTrust, isLoopback, normalizeIp, TrustProxyError } from './http/ip.js'
+import { envelope, fail } from './core/outcomes.js'
 import { RequestJournal } from './http/journal.js'
 import { SessionRegistry } from './sessions.js'
 import { FileStore } from './store/file.js'
@@ -30,13 +32,23 @@ export interface ServeOptions {
   fixtures?: string[]
   /** A world object instead of files (the library and tests). */
   world?: World
-  trustProxy?: boolean
+  /** `--trust-proxy`: the proxies whose X-Forwarded-For is read (addresses, CIDRs, loopback, linklocal, uniquelocal). */
+  trustProxy?: string | string[]
   adminToken?: string
+  /** `--allow-host`: host names accepted on a loopback listener besides the loopback names. */
+  allowHosts?: string[]
   failurePayload?: FailurePayloadMode
   /** Start the sandbox clock at this time (ISO-8601), frozen unless `clockRunning`. */
   clock?: string
   clockRunning?: boolean
   journalSize?: number
+  /** Bytes of request bodies each request journal keeps (default 32 MiB). */
+  journalBytes?: number
+  /** Connections open at once; more are refused (default 1024). */
+  maxConnections?: number
+  /** Time allowed for a request's headers / whole request to arrive (ms; defaults 20 s / 60 s). */
+  headersTimeoutMs?: number
+  requestTimeoutMs?: number
   /** The most sessions (X-DCB-Session) beside the default one; a new one past it is 429 SESSION_LIMIT. */
   maxSessions?: number
   /** Whether merchant API failures carry the X-DCB-Reason header (default true). */
@@ -76,6 +88,7 @@ export class ServeError extends Error {
 }
 
 export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSandbox> {
+  // Everything that can refuse an option comes first: a bad option touches nothing on disk.
   // A world object goes through the same layering and checks as a fixture file.
   const layered = opts.world ? layerWorlds([{ source: 'world', data: opts.world }]) : undefined
   if (layered && !layered.ok) throw new FixtureError(layered.problems)
@@ -89,51 +102,85 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
     if (Number.isNaN(at)) throw new ServeError(`--clock "${opts.clock}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
     clockStart = { at, frozen: !opts.clockRunning }
   }
+  try {
+    compileTrust(opts.trustProxy)
+  } catch (e) {
+    if (e instanceof TrustProxyError) throw new ServeError(e.message)
+    throw e
+  }
   const store: Store = opts.inMemory ? new MemoryStore() : new FileStore(opts.data ?? DEFAULT_DATA_FILE, { compactBytes: opts.compactBytes })
   const state = new State()
-  await store.open(state)
+  // Reads and checks the data files and takes the lock, writing nothing (that waits until the port is ours).
+  await store.load(state)
   // A data file keeps its own clock: `clock` applies to a new one only (and to reset).
   const clockKept = clockStart !== undefined && state.meta.has(CLOCK)
-  const engineOptions = {
-    clockStart,
-    smsPerMsisdn: opts.smsPerMsisdn,
-    chargesPerSubscription: opts.chargesPerSubscription,
-    maxSms: opts.maxSms,
-    maxVerifications: opts.maxVerifications,
-    realNow: opts.realNow,
-  }
-  const engine = new Engine({ world, sources: loaded.sources, state, persist: (changes) => store.append(changes), ...engineOptions })
-  const sessions = new SessionRegistry({
-    defaultEngine: engine,
-    defaultJournal: new RequestJournal(opts.journalSize ?? 1000),
-    defaultStore: store,
-    engineOptions: { world: engine.world, ...engineOptions },
-    folder: store instanceof FileStore ? SessionRegistry.folderFor(store.path) : undefined,
-    journalSize: opts.journalSize,
-    maxSessions: opts.maxSessions,
-    compactBytes: opts.compactBytes,
-  })
   const host = opts.host ?? DEFAULT_HOST
   const port = opts.port ?? DEFAULT_PORT
   let url = ''
-  const app = createSandboxApp({
-    engine,
-    version: version(),
-    trustProxy: opts.trustProxy,
-    adminToken: opts.adminToken,
-    failurePayload: opts.failurePayload,
-    journalSize: opts.journalSize,
-    sessions,
-    reasons: opts.reasons,
-    storeInfo: () => store.info(),
-    baseUrl: () => url,
-    onError: opts.onError,
-  })
-  const server = createServer({ keepAliveTimeout: 5000 }, app.listener)
+  let loopbackListener = true
+  let engine: Engine
+  let sessions: SessionRegistry
+  let app: SandboxApp
   try {
-    // Events that fell due while the server was down run now, in order, once (in every session).
-    await engine.catchUp()
-    await sessions.openStored()
+    const engineOptions = {
+      clockStart,
+      smsPerMsisdn: opts.smsPerMsisdn,
+      chargesPerSubscription: opts.chargesPerSubscription,
+      maxSms: opts.maxSms,
+      maxVerifications: opts.maxVerifications,
+      realNow: opts.realNow,
+    }
+    engine = new Engine({ world, sources: loaded.sources, state, persist: (changes) => store.append(changes), ...engineOptions })
+    sessions = new SessionRegistry({
+      defaultEngine: engine,
+      defaultJournal: new RequestJournal(opts.journalSize ?? 1000, opts.journalBytes),
+      defaultStore: store,
+      engineOptions: { world: engine.world, ...engineOptions },
+      folder: store instanceof FileStore ? SessionRegistry.folderFor(store.path) : undefined,
+      journalSize: opts.journalSize,
+      journalBytes: opts.journalBytes,
+      maxSessions: opts.maxSessions,
+      compactBytes: opts.compactBytes,
+    })
+    app = createSandboxApp({
+      engine,
+      version: version(),
+      trustProxy: opts.trustProxy,
+      adminToken: opts.adminToken,
+      allowHosts: opts.allowHosts,
+      loopbackListener: () => loopbackListener,
+      failurePayload: opts.failurePayload,
+      journalSize: opts.journalSize,
+      journalBytes: opts.journalBytes,
+      sessions,
+      reasons: opts.reasons,
+      storeInfo: () => store.info(),
+      baseUrl: () => url,
+      onError: opts.onError,
+    })
+  } catch (e) {
+    await store.abandon()
+    throw e
+  }
+  // Requests that arrive while the server catches up wait for it (one flag on the hot path).
+  let ready = false
+  let markReady!: () => void
+  const readyGate = new Promise<void>((resolve) => (markReady = resolve))
+  const listener = app.listener
+  const server = createServer(
+    { keepAliveTimeout: 5000, headersTimeout: opts.headersTimeoutMs ?? 20_000, requestTimeout: opts.requestTimeoutMs ?? 60_000 },
+    (req, res) => {
+      if (ready) return listener(req, res)
+      void readyGate.then(() => listener(req, res))
+    },
+  )
+  // Idle connections: a keep-alive one closes after 5 s; one that sends nothing, or too slowly, is
+  // cut by the header and request timeouts (checked every second). An answer in progress (a long
+  // poll, an event stream) is never cut by them: they time the request, not the response.
+  ;(server as unknown as { connectionsCheckingInterval: number }).connectionsCheckingInterval = 1000
+  server.maxConnections = opts.maxConnections ?? 1024
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, opts.failurePayload))
+  try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
       server.listen({ port, host, exclusive: true }, () => {
@@ -142,8 +189,7 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
       })
     })
   } catch (e) {
-    await sessions.close().catch(() => {})
-    await store.close().catch(() => {})
+    await store.abandon()
     const code = (e as NodeJS.ErrnoException).code
     if (code === 'EADDRINUSE') throw new ServeError(`port ${port} on ${host} is already in use; stop what runs there or pick another --port`)
     if (code === 'EACCES') throw new ServeError(`no permission to listen on ${host}:${port}; pick a port above 1023`)
@@ -151,8 +197,24 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
     throw e
   }
   const addr = server.address() as AddressInfo
+  loopbackListener = isLoopback(normalizeIp(addr.address))
   const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
   url = `http://${shownHost}:${addr.port}`
+  try {
+    await store.activate()
+    // Events that fell due while the server was down run now, in order, once (in every session):
+    // only once the port is ours, so a start that fails changes no data file.
+    await engine.catchUp()
+    await sessions.openStored()
+  } catch (e) {
+    server.close()
+    server.closeAllConnections()
+    await sessions.close().catch(() => {})
+    await store.close().catch(() => {})
+    throw e
+  }
+  ready = true
+  markReady()
 
   let ticking = false
   const timer = setInterval(() => {
@@ -182,4 +244,15 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
     })())
 
   return { url, port: addr.port, host, engine, store, app, server, close, clockKept }
+}
+
+/** A request Node could not parse (oversized headers, malformed): the envelope, where the socket can still take one. */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket, mode: FailurePayloadMode | undefined): void {
+  if (!socket.writable || (socket as unknown as { _httpMessage?: ServerResponse })._httpMessage?.headersSent) return void socket.destroy()
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW'
+  const status = tooLarge ? 431 : 400
+  const text = JSON.stringify({ ...envelope(fail('BAD_REQUEST'), mode ?? 'auto').body, status_code: status })
+  socket.end(
+    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${text}`,
+  )
 }

@@ -51,6 +51,8 @@ export interface SessionRegistryOptions {
   /** Where sessions are stored: a folder of data files, or nothing for memory. */
   folder?: string
   journalSize?: number
+  /** Bytes of request bodies each session's journal keeps (default 32 MiB). */
+  journalBytes?: number
   /** The most sessions beside the default one (default: no cap). */
   maxSessions?: number
   compactBytes?: number
@@ -123,7 +125,7 @@ export class SessionRegistry {
       await store.open(state)
     }
     const engine = new EngineClass({ ...this.opts.engineOptions, state, persist: (changes) => store.append(changes) })
-    const session: Session = { name, engine, journal: new RequestJournal(this.opts.journalSize ?? 1000), store }
+    const session: Session = { name, engine, journal: new RequestJournal(this.opts.journalSize ?? 1000, this.opts.journalBytes), store }
     this.sessions.set(name, session)
     // Events that fell due while it was stored run now, as for the default session at start.
     await engine.catchUp()

@@ -31,7 +31,11 @@ program
   .option('--data <file>', 'data file (snapshot + journal beside it)', DEFAULT_DATA_FILE)
   .option('--in-memory', 'keep nothing on disk')
   .option('--fixtures <path>', 'fixture file or folder layered on the default world (repeatable)', collect)
-  .option('--trust-proxy', 'believe X-Forwarded-For for the source IP (only behind your own proxy)')
+  .option(
+    '--trust-proxy <list>',
+    'proxies whose X-Forwarded-For is believed: comma-separated addresses, CIDRs, loopback, linklocal, uniquelocal (read right to left)',
+  )
+  .option('--allow-host <name>', 'a host name the server answers on a loopback listener besides localhost and 127.0.0.1 (repeatable)', collect)
   .addOption(new Option('--admin-token <token>', 'opens the control API to non-loopback clients with this bearer token').env('DCB_ADMIN_TOKEN'))
   .option('--clock <time>', 'start the sandbox clock at this time, frozen (e.g. 2026-01-31T00:00:00)')
   .option('--clock-running', 'with --clock: let the clock run from that time instead of freezing it')
@@ -42,6 +46,8 @@ program
   )
   .option('--journal-size <n>', 'how many requests the request journal keeps', int('--journal-size', 1, 1_000_000), 1000)
   .option('--max-sessions <n>', 'the most sessions (X-DCB-Session) beside the default one; more is 429 SESSION_LIMIT', int('--max-sessions', 0, 1_000_000))
+  .option('--journal-mib <n>', 'how many MiB of request bodies the request journal keeps', int('--journal-mib', 1, 4096), 32)
+  .option('--max-connections <n>', 'connections open at once; more are refused', int('--max-connections', 1, 1_000_000), 1024)
   .option('--sms-per-msisdn <n>', 'how many SMS messages each handset keeps', int('--sms-per-msisdn', 1, 100_000), 50)
   .option('--max-sms <n>', 'how many SMS messages the sandbox keeps in all', int('--max-sms', 1, 100_000_000), 50_000)
   .option('--max-verifications <n>', 'how many verification requests the sandbox keeps', int('--max-verifications', 1, 100_000_000), 50_000)

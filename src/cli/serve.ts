@@ -11,13 +11,16 @@ interface ServeCliOptions {
   data: string
   inMemory?: boolean
   fixtures?: string[]
-  trustProxy?: boolean
+  trustProxy?: string
+  allowHost?: string[]
   adminToken?: string
   clock?: string
   clockRunning?: boolean
   failurePayload: 'auto' | 'null' | 'absent'
   journalSize: number
   maxSessions?: number
+  journalMib: number
+  maxConnections: number
   smsPerMsisdn: number
   maxSms: number
   maxVerifications: number
@@ -36,11 +39,14 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
       fixtures: opts.fixtures,
       trustProxy: opts.trustProxy,
       adminToken: opts.adminToken,
+      allowHosts: opts.allowHost,
       clock: opts.clock,
       clockRunning: opts.clockRunning,
       failurePayload: opts.failurePayload,
       journalSize: opts.journalSize,
       maxSessions: opts.maxSessions,
+      journalBytes: opts.journalMib * 2 ** 20,
+      maxConnections: opts.maxConnections,
       smsPerMsisdn: opts.smsPerMsisdn,
       maxSms: opts.maxSms,
       maxVerifications: opts.maxVerifications,
@@ -55,6 +61,9 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     throw e
   }
   const { url, engine, store } = sandbox
+  for (const note of (store.info().recovered as { notes?: string[] } | undefined)?.notes ?? []) process.stderr.write(`dcb: ${note}\n`)
+  const exposure = exposureWarning(sandbox.host, !!opts.adminToken, opts.trustProxy)
+  if (exposure) process.stderr.write(exposure)
   if (sandbox.clockKept) {
     const now = engine.clockView().now
     process.stderr.write(
@@ -93,4 +102,19 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
   }
   process.on('SIGINT', () => stop('SIGINT'))
   process.on('SIGTERM', () => stop('SIGTERM'))
+}
+
+/** The warning of a server reachable from other machines: what they can reach, and what guards it. */
+export function exposureWarning(host: string, adminToken: boolean, trustProxy: string | undefined): string | undefined {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase()
+  if (h === 'localhost' || h === '::1' || /^127\./.test(h)) return
+  return [
+    `dcb: warning: listening on ${host}, not loopback: other machines that can reach this one get`,
+    `dcb:   the merchant API (API keys and each merchant's IP allowlist still apply) and the consent pages;`,
+    adminToken
+      ? `dcb:   the control API and console only with the admin token (Authorization: Bearer); keep it secret`
+      : `dcb:   not the control API or console (loopback only: no --admin-token given)`,
+    trustProxy ? `dcb:   X-Forwarded-For is believed only from ${trustProxy}` : `dcb:   X-Forwarded-For is ignored (no --trust-proxy)`,
+    '',
+  ].join('\n')
 }

@@ -10,6 +10,9 @@ import type { Engine } from '../core/engine.js'
 import { fail, type FailurePayloadMode } from '../core/outcomes.js'
 import { createConsoleHandler, isConsolePath } from './console.js'
 import { checkControlAccess, createControlHandler } from './control.js'
+import { crossSiteRefusal, hostName, sendRefusal, type CrossSiteOptions } from './guard.js'
+import { inProcessCall } from './inprocess.js'
+import { compileTrust, peerTrusted } from './ip.js'
 import { RequestJournal } from './journal.js'
 import { LiveHub, type LiveHubOptions } from './live.js'
 import { createMerchantHandler, MERCHANT_PATHS, type Operation } from './merchant.js'
@@ -23,12 +26,19 @@ import { sessionRoutes } from './sessions.js'
 export interface SandboxAppOptions {
   engine: Engine
   version: string
-  trustProxy?: boolean
+  /** `--trust-proxy`: addresses, CIDRs, `loopback`, `linklocal`, `uniquelocal` (comma-separated or a list). */
+  trustProxy?: string | string[]
   adminToken?: string
+  /** `--allow-host`: host names accepted on a loopback listener besides the loopback names. */
+  allowHosts?: string[]
+  /** Whether the listener is on loopback (default: yes, the safe side). */
+  loopbackListener?: () => boolean
   failurePayload?: FailurePayloadMode
   journalSize?: number
   /** Whether failures of the merchant API carry the X-DCB-Reason header (default true; `dcb serve --no-reasons`). */
   reasons?: boolean
+  /** Bytes of request bodies each request journal keeps (default 32 MiB). */
+  journalBytes?: number
   storeInfo?: () => Record<string, unknown>
   baseUrl?: () => string
   /** Where unexpected errors are reported (never on the wire). */
@@ -71,14 +81,27 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     opts.sessions ??
     new SessionRegistry({
       defaultEngine: opts.engine,
-      defaultJournal: new RequestJournal(opts.journalSize ?? 1000),
+      defaultJournal: new RequestJournal(opts.journalSize ?? 1000, opts.journalBytes),
       engineOptions: { world: opts.engine.world },
       journalSize: opts.journalSize,
+      journalBytes: opts.journalBytes,
     })
   const journal = sessions.default.journal
   const onError = opts.onError ?? ((err: unknown) => console.error('dcb: unexpected error:', err))
   const failurePayload = opts.failurePayload ?? 'auto'
-  const trustProxy = opts.trustProxy ?? false
+  // Compiled once; undefined when nothing is trusted (then X-Forwarded-For is never read).
+  const trustProxy = compileTrust(opts.trustProxy)
+  const crossSite: CrossSiteOptions = {
+    socket: true,
+    loopbackListener: opts.loopbackListener ?? (() => true),
+    allowHosts: (opts.allowHosts ?? []).map(hostName),
+    forwardedHost: (req) => {
+      const fh = req.headers['x-forwarded-host']
+      return peerTrusted(req as IncomingMessage, trustProxy) ? (Array.isArray(fh) ? fh[0] : fh) : undefined
+    },
+  }
+  // In process (`sandbox.fetch`, msw) there is no listener: the socket-only checks are off.
+  const crossSiteInProcess: CrossSiteOptions = { ...crossSite, socket: false }
   const reasons = opts.reasons ?? true
   const why = (reason: string) => (reasons ? { 'x-dcb-reason': headerReason(reason) } : undefined)
   const baseUrl = opts.baseUrl ?? (() => DEFAULT_BASE_URL)
@@ -155,6 +178,12 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     const { path, query } = splitUrl(req.url)
     const op = MERCHANT_PATHS[path]
     if (op) return req.headers['x-dcb-session'] === undefined ? merchant(req, res, op, path) : merchantIn(req, res, op, path)
+    // The control API and the console (`/` and its paths) refuse what a web page could send them (guard.ts). The
+    // return page is where a consent page sends the subscriber's browser: a page of the flow, not guarded.
+    if (((path === '/_sandbox' || path.startsWith('/_sandbox/')) && path !== '/_sandbox/return') || path === '/' || isConsolePath(path)) {
+      const refused = crossSiteRefusal(req, inProcessCall(req) ? crossSiteInProcess : crossSite)
+      if (refused) return sendRefusal(res, refused)
+    }
     if (isConsolePath(path)) return consoleHandler(req, res, path, new URLSearchParams(query))
     if (path === '/_sandbox' || path.startsWith('/_sandbox/')) {
       if (path === '/_sandbox/return') return returnPage(res, new URLSearchParams(query))

@@ -9,10 +9,10 @@
 import { existsSync, readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { fileURLToPath } from 'node:url'
-import { isJsonContentType, isPlainObject, parseJson, readBody } from './body.js'
-import { CONSOLE_COOKIE, cookieValue, sameOrigin, sameText } from './console-cookie.js'
+import { isPlainObject, parseJson, readBody } from './body.js'
+import { CONSOLE_COOKIE, cookieValue, sameText } from './console-cookie.js'
 import { checkControlAccess } from './control.js'
-import { isLoopback } from './ip.js'
+import { peerTrusted, type ProxyTrust } from './ip.js'
 import type { LiveHub } from './live.js'
 import { sendJson } from './respond.js'
 
@@ -53,22 +53,10 @@ function asset(file: string): Buffer {
   return b
 }
 
-const LOOPBACK_NAME = /^(localhost|[^:]*\.localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i
-
-/** Section 4's cross-site rules for the console's own calls: the host (DNS rebinding), the origin, JSON bodies. */
-function crossSiteProblem(req: IncomingMessage): { status: number; message: string } | null {
-  const local = req.socket.localAddress
-  if (local && isLoopback(local) && !LOOPBACK_NAME.test(req.headers.host ?? ''))
-    return { status: 403, message: `the host ${JSON.stringify(req.headers.host ?? '')} is not a loopback name` }
-  if (!sameOrigin(req)) return { status: 403, message: 'cross-site requests are refused' }
-  if (req.method === 'POST' && !isJsonContentType(req.headers['content-type'])) return { status: 415, message: 'a POST needs Content-Type: application/json' }
-  return null
-}
-
 export interface ConsoleContext {
   /** The live stream of the session a request names (`name`: its ?session=), or undefined when refused (written). */
   liveOf: (req: IncomingMessage, res: ServerResponse, name: string | null) => Promise<LiveHub | undefined>
-  trustProxy: boolean
+  trustProxy: ProxyTrust | undefined
   adminToken?: string
 }
 
@@ -97,8 +85,7 @@ export function createConsoleHandler(ctx: ConsoleContext) {
   }
 
   return async function handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> {
-    const problem = crossSiteProblem(req)
-    if (problem) return refuse(res, problem.status, problem.message)
+    // The cross-site rules of section 4 (Host, Origin, JSON bodies) ran before this handler (guard.ts, from app.ts).
     const method = req.method ?? 'GET'
     if (path === '/_console/login') {
       if (method !== 'POST') return sendJson(res, 405, { error: 'METHOD_NOT_ALLOWED', message: 'use POST' }, { ...CONSOLE_HEADERS, allow: 'POST' })
@@ -107,7 +94,7 @@ export function createConsoleHandler(ctx: ConsoleContext) {
       const token = isPlainObject(data) && typeof data.token === 'string' ? data.token : ''
       if (!ctx.adminToken) return refuse(res, 403, 'this server has no admin token: it was started without --admin-token')
       if (!sameText(token, ctx.adminToken)) return refuse(res, 403, 'that is not the admin token')
-      const secure = req.headers['x-forwarded-proto'] === 'https' && ctx.trustProxy ? '; Secure' : ''
+      const secure = req.headers['x-forwarded-proto'] === 'https' && peerTrusted(req, ctx.trustProxy) ? '; Secure' : ''
       return sendJson(
         res,
         200,

@@ -4,7 +4,6 @@
  * naming the field) -> the typed operation -> JSON. Failures answer `{ "error": CODE, "message" }`
  * with the status of the control error table. Changes are journaled like merchant calls.
  */
-import { timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { createRouter, eventHandler, type H3Event } from 'h3'
 import type { Engine } from '../core/engine.js'
@@ -15,7 +14,8 @@ import { check } from '../control/operations.js'
 import { isPlainObject, parseJson, readBody } from './body.js'
 import { CONTROL_ROUTES, type ControlRoute } from './control-routes.js'
 import { hasConsoleCookie } from './console-cookie.js'
-import { clientIp, isLoopback } from './ip.js'
+import { accessRefusal, bearerAdmin } from './guard.js'
+import { clientIp, peerIp, type ProxyTrust } from './ip.js'
 import type { RequestJournal } from './journal.js'
 import { safeDecode, sendJson } from './respond.js'
 
@@ -25,31 +25,24 @@ export interface ControlContext {
   engine: Engine
   journal: RequestJournal
   operations: ControlOperations
-  trustProxy: boolean
+  trustProxy: ProxyTrust | undefined
   adminToken?: string
   onError: (err: unknown) => void
 }
 
 /**
- * The control API's access rule: open from loopback; from any other address only with
- * `Authorization: Bearer <admin token>` or the console's sign-in cookie sent from the server's own
- * pages (a merchant API key never opens it). Throws FORBIDDEN.
+ * The control API's access rule (`guard.ts`): open when the socket peer and the client are both
+ * loopback; otherwise only with `Authorization: Bearer <admin token>` or the console's sign-in cookie
+ * sent from the server's own pages (a merchant API key never opens it). Throws FORBIDDEN.
  */
 export function checkControlAccess(req: IncomingMessage, ctx: Pick<ControlContext, 'trustProxy' | 'adminToken'>): void {
-  if (isLoopback(clientIp(req, ctx.trustProxy))) return
-  if (hasConsoleCookie(req, ctx.adminToken)) return
-  const auth = req.headers.authorization
-  if (ctx.adminToken && auth?.startsWith('Bearer ')) {
-    const given = Buffer.from(auth.slice(7).trim())
-    const want = Buffer.from(ctx.adminToken)
-    if (given.length === want.length && timingSafeEqual(given, want)) return
-  }
-  throw new SandboxError(
-    'FORBIDDEN',
-    ctx.adminToken
-      ? 'the control API needs Authorization: Bearer <admin token> from this address'
-      : 'the control API is open from loopback only; start the server with --admin-token to open it to other addresses',
-  )
+  const refused = accessRefusal(req, {
+    peer: peerIp(req),
+    client: clientIp(req, ctx.trustProxy),
+    isAdmin: (r) => bearerAdmin(ctx.adminToken)(r) || hasConsoleCookie(req, ctx.adminToken),
+    adminTokenSet: !!ctx.adminToken,
+  })
+  if (refused) throw new SandboxError(refused.error, refused.message)
 }
 
 /** The request body as JSON: {} when empty; BAD_REQUEST / PAYLOAD_TOO_LARGE when it cannot be read. */
@@ -141,7 +134,8 @@ export function createControlHandler(ctx: ControlContext) {
         message: failedMo(result)?.code ?? '',
         reason: failedMo(result)?.reason ?? null,
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
-        request: body,
+        // The journal keeps bodies as text (bounded by bytes); this one is schema-shaped, so small and shallow.
+        request: body === null ? null : JSON.stringify(body),
         response: journalView(result),
       })
     }

@@ -1,5 +1,6 @@
 import { BlockList, isIP } from 'node:net'
 import type { IncomingMessage } from 'node:http'
+import proxyaddr from 'proxy-addr'
 
 /** `::ffff:127.0.0.1` -> `127.0.0.1`; strips an IPv6 zone; undefined when it is not an address. */
 export function normalizeIp(raw: string | undefined): string | undefined {
@@ -13,18 +14,56 @@ export function normalizeIp(raw: string | undefined): string | undefined {
   return isIP(ip) ? ip : undefined
 }
 
-/**
- * The client's address: the socket peer, or with `trustProxy` the first address of
- * X-Forwarded-For (only a reverse proxy you run should be trusted to set it).
- */
-export function clientIp(req: IncomingMessage, trustProxy: boolean): string | undefined {
-  if (trustProxy) {
-    const xff = req.headers['x-forwarded-for']
-    const first = (Array.isArray(xff) ? xff[0] : xff)?.split(',')[0]
-    const ip = normalizeIp(first)
-    if (ip) return ip
+/** Which socket peers are proxies whose X-Forwarded-For is believed (`proxy-addr`'s compiled form). */
+export type ProxyTrust = (addr: string, i: number) => boolean
+
+export class TrustProxyError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'TrustProxyError'
   }
+}
+
+/**
+ * Compiles `--trust-proxy` once: comma-separated addresses, CIDRs, or the words `loopback`,
+ * `linklocal`, `uniquelocal` (the semantics of `proxy-addr`). Empty: undefined (X-Forwarded-For is
+ * never read).
+ */
+export function compileTrust(list: string | string[] | undefined): ProxyTrust | undefined {
+  const entries = (Array.isArray(list) ? list : (list ?? '').split(','))
+    .flatMap((e) => e.split(','))
+    .map((e) => e.trim())
+    .filter(Boolean)
+  if (!entries.length) return undefined
+  for (const e of entries) {
+    try {
+      proxyaddr.compile(e)
+    } catch {
+      throw new TrustProxyError(`--trust-proxy: "${e}" is not an address, a CIDR range or one of loopback, linklocal, uniquelocal`)
+    }
+  }
+  return proxyaddr.compile(entries)
+}
+
+/** The socket peer's address (normalised). */
+export function peerIp(req: IncomingMessage): string | undefined {
   return normalizeIp(req.socket.remoteAddress)
+}
+
+/**
+ * The client's address: the socket peer; or, when the peer is a trusted proxy, the first untrusted
+ * address of X-Forwarded-For read right to left (a forged left-most entry never counts). Without a
+ * trust list X-Forwarded-For is not looked at.
+ */
+export function clientIp(req: IncomingMessage, trust: ProxyTrust | undefined): string | undefined {
+  if (!trust) return normalizeIp(req.socket.remoteAddress)
+  return normalizeIp(proxyaddr(req, trust))
+}
+
+/** Whether the socket peer is a trusted proxy (so its X-Forwarded-Proto may be believed). */
+export function peerTrusted(req: IncomingMessage, trust: ProxyTrust | undefined): boolean {
+  const peer = req.socket.remoteAddress
+  return !!trust && !!peer && trust(peer, 0)
 }
 
 export function isLoopback(ip: string | undefined): boolean {

@@ -1,6 +1,10 @@
 import { formatTimestamp } from '../core/time.js'
 
-/** The request journal: the latest merchant API exchanges, bounded (a ring). Not persisted. */
+/**
+ * The request journal: the latest API exchanges, bounded by count and by the bytes of the request
+ * bodies it keeps (a ring). Not persisted. Bodies are kept as the text that arrived (one string per
+ * request, not the object graph JSON.parse made of it) and parsed again only when read.
+ */
 export interface JournalEntry {
   id: number
   time: string
@@ -22,10 +26,12 @@ export interface JournalEntry {
   response: unknown
 }
 
-/** As recorded on the hot path: times as numbers, formatted only when read. */
-export interface JournalRecord extends Omit<JournalEntry, 'id' | 'time' | 'sandbox_time' | 'msisdn' | 'reason'> {
+/** As recorded on the hot path: times as numbers (formatted when read), the body as its text. */
+export interface JournalRecord extends Omit<JournalEntry, 'id' | 'time' | 'sandbox_time' | 'msisdn' | 'reason' | 'request'> {
   time: number
   sandbox_time: number
+  /** The request body as received, or null. */
+  request: string | null
   /** Null when absent (every entry read has both). */
   msisdn?: string | null
   reason?: string | null
@@ -33,20 +39,44 @@ export interface JournalRecord extends Omit<JournalEntry, 'id' | 'time' | 'sandb
 
 type Stored = JournalRecord & { id: number }
 
+export const DEFAULT_JOURNAL_BYTES = 32 * 2 ** 20
+
+/** Bodies nested deeper than this are listed as their text (re-encoding them would overflow the stack). */
+const MAX_LISTED_DEPTH = 64
+
 export class RequestJournal {
   private readonly ring: (Stored | undefined)[]
   private next = 1
   /** Told of every entry added (the console's live stream); null when none listens, so adding costs nothing more. */
   onAdd: ((id: number) => void) | null = null
+  /** The oldest id still kept (older ones were dropped for count or for bytes). */
+  private first = 1
+  private bytes = 0
 
-  constructor(readonly capacity = 1000) {
+  constructor(
+    readonly capacity = 1000,
+    readonly byteBudget = DEFAULT_JOURNAL_BYTES,
+  ) {
     this.ring = new Array(Math.max(1, capacity))
   }
 
   add(e: JournalRecord): void {
     const entry = e as Stored
     entry.id = this.next++
-    this.ring[entry.id % this.ring.length] = entry
+    const slot = entry.id % this.ring.length
+    const old = this.ring[slot]
+    if (old) this.bytes -= old.request?.length ?? 0
+    this.ring[slot] = entry
+    this.bytes += entry.request?.length ?? 0
+    if (this.first < entry.id - this.ring.length + 1) this.first = entry.id - this.ring.length + 1
+    while (this.bytes > this.byteBudget && this.first < entry.id) {
+      const oldest = this.ring[this.first % this.ring.length]
+      if (oldest && oldest.id === this.first) {
+        this.bytes -= oldest.request?.length ?? 0
+        this.ring[this.first % this.ring.length] = undefined
+      }
+      this.first++
+    }
     if (this.onAdd) this.onAdd(entry.id)
   }
 
@@ -58,7 +88,7 @@ export class RequestJournal {
   /** Newest first; only entries with id > `since` (and about `msisdn`, when given). */
   list(limit = 100, since = 0, msisdn?: string): JournalEntry[] {
     const out: JournalEntry[] = []
-    for (let id = this.next - 1; id > since && id >= this.next - this.ring.length && out.length < limit; id--) {
+    for (let id = this.next - 1; id > since && id >= this.first && out.length < limit; id--) {
       const e = this.ring[id % this.ring.length]
       if (!e || e.id !== id || (msisdn !== undefined && e.msisdn !== msisdn)) continue
       out.push({
@@ -67,6 +97,7 @@ export class RequestJournal {
         reason: e.reason ?? null,
         time: new Date(e.time).toISOString(),
         sandbox_time: formatTimestamp(e.sandbox_time),
+        request: readBody(e.request),
       })
     }
     return out
@@ -74,9 +105,45 @@ export class RequestJournal {
 
   clear(): void {
     this.ring.fill(undefined)
+    this.first = this.next
+    this.bytes = 0
   }
 
   get size(): number {
-    return Math.min(this.next - 1, this.ring.length)
+    return this.next - this.first
   }
+
+  /** Bytes of request bodies held now. */
+  get bodyBytes(): number {
+    return this.bytes
+  }
+}
+
+/** The body as JSON when it is JSON and shallow enough to list, else its text; null for none. */
+function readBody(text: string | null): unknown {
+  if (text === null) return null
+  if (nestingDepth(text) > MAX_LISTED_DEPTH) return text
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+/** How deep brackets nest in a JSON text (outside strings). */
+function nestingDepth(text: string): number {
+  let depth = 0
+  let max = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++
+      else if (c === 34) inString = false
+    } else if (c === 34) inString = true
+    else if (c === 91 || c === 123) {
+      if (++depth > max) max = depth
+    } else if (c === 93 || c === 125) depth--
+  }
+  return max
 }

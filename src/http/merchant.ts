@@ -11,7 +11,7 @@ import { envelope, fail, type FailurePayloadMode, type Outcome } from '../core/o
 import type { Merchant } from '../core/world.js'
 import { isJsonContentType, isPlainObject, parseJson, readBodyThen } from './body.js'
 import { inProcessCall } from './inprocess.js'
-import { Allowlist, clientIp } from './ip.js'
+import { Allowlist, clientIp, peerTrusted, type ProxyTrust } from './ip.js'
 import type { RequestJournal } from './journal.js'
 import {
   abortedReason,
@@ -42,7 +42,7 @@ export const MERCHANT_PATHS: Record<string, Operation> = {
 export interface MerchantContext {
   engine: Engine
   journal: RequestJournal
-  trustProxy: boolean
+  trustProxy: ProxyTrust | undefined
   failurePayload: FailurePayloadMode
   /** Whether failures carry the X-DCB-Reason header (`dcb serve --no-reasons`: not). */
   reasons: boolean
@@ -70,6 +70,9 @@ export function createMerchantHandler(ctx: MerchantContext) {
     const ip = clientIp(req, ctx.trustProxy) ?? null
     let merchant: Merchant | undefined
     let request: unknown = null
+    /** The body as received: what the journal keeps (one string, not the object graph of it). */
+    let requestText: string | null = null
+    let allowPost = false
     let closeAfter = false
 
     const record = (outcome: Outcome, response: Record<string, unknown>, clientClosed: boolean) => {
@@ -87,7 +90,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
         reason: outcome.code === 'SUCCESS' ? null : (outcome.reason ?? null),
         ...(clientClosed ? { client_closed: true } : {}),
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
-        request,
+        request: requestText,
         response,
       })
     }
@@ -98,8 +101,9 @@ export function createMerchantHandler(ctx: MerchantContext) {
         if (res.destroyed && !res.headersSent) record(outcome, envelope(outcome, ctx.failurePayload).body, true)
         return done()
       }
-      const headers: Record<string, string> | undefined =
+      let headers: Record<string, string> | undefined =
         outcome.code !== 'SUCCESS' && ctx.reasons && outcome.reason ? { 'x-dcb-reason': headerReason(outcome.reason) } : undefined
+      if (allowPost) headers = { ...headers, allow: 'POST' }
       const response = sendEnvelope(res, outcome, ctx.failurePayload, closeAfter ? { ...headers, connection: 'close' } : headers)
       record(outcome, response, false)
       done()
@@ -123,7 +127,10 @@ export function createMerchantHandler(ctx: MerchantContext) {
       answer(fail('SERVER_ERROR', undefined, 'unexpected server error (see the server log)'))
     }
 
-    if (req.method !== 'POST') return answer(fail('METHOD_NOT_ALLOWED', undefined, methodReason(req.method, path)))
+    if (req.method !== 'POST') {
+      allowPost = true
+      return answer(fail('METHOD_NOT_ALLOWED', undefined, methodReason(req.method, path)))
+    }
     const header = req.headers['api-key']
     const key = Array.isArray(header) ? header[0] : header
     merchant = ctx.engine.authenticate(key)
@@ -140,6 +147,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
             ? answer(fail('PAYLOAD_TOO_LARGE', undefined, tooLargeReason(BODY_LIMIT)))
             : answer(fail('BAD_REQUEST', undefined, abortedReason()))
         }
+        requestText = body.text
         request = parseJson(body.text)
         if (request === undefined) return answer(fail('BAD_REQUEST', undefined, jsonReason(body.text)))
         if (!isPlainObject(request)) return answer(fail('BAD_REQUEST', undefined, notObjectReason(request)))
@@ -188,7 +196,7 @@ function baseUrlOf(req: IncomingMessage, ctx: MerchantContext): string {
   if (inProcess) return inProcess.publicBase
   const host = req.headers.host
   if (host && /^[A-Za-z0-9.\-:[\]]+$/.test(host)) {
-    const proto = ctx.trustProxy && req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http'
+    const proto = peerTrusted(req, ctx.trustProxy) && req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http'
     return `${proto}://${host}`
   }
   return ctx.baseUrl()

@@ -7,7 +7,7 @@ import { ControlError, describePeriod, type Engine } from '../core/engine.js'
 import { formatTimestamp } from '../core/time.js'
 import { readBody } from './body.js'
 import { headerReason } from './reason.js'
-import { clientIp } from './ip.js'
+import { clientIp, type ProxyTrust } from './ip.js'
 import type { RequestJournal } from './journal.js'
 import { escapeHtml as h, redirect, sendHtml } from './respond.js'
 
@@ -26,7 +26,7 @@ export async function consentPage(
   res: ServerResponse,
   id: string,
   journal?: RequestJournal,
-  trustProxy = false,
+  trustProxy?: ProxyTrust,
   reasons = true,
 ): Promise<void> {
   if (req.method === 'POST') {
@@ -54,7 +54,7 @@ export async function consentPage(
         message: out.result === 'SUCCESS' ? '' : out.result,
         reason: out.reason ?? null,
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
-        request: { action },
+        request: `{"action":"${action}"}`,
         response: { location: out.location, result: out.result, subscription_id: out.subscription_id },
       })
       if (out.location) return redirect(res, out.location, 303, out.reason && reasons ? { 'x-dcb-reason': headerReason(out.reason) } : undefined)

@@ -34,8 +34,19 @@ export function sendEnvelope(res: ServerResponse, outcome: Outcome, mode: Failur
   return body
 }
 
+/** Headers of every HTML page the sandbox serves (consent pages, console): never inside another site's frame (clickjacking). */
+export const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'x-frame-options': 'DENY',
+  'content-security-policy': "frame-ancestors 'none'",
+})
+
 export function sendHtml(res: ServerResponse, status: number, html: string): void {
-  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(html), 'cache-control': 'no-store' })
+  res.writeHead(status, {
+    'content-type': 'text/html; charset=utf-8',
+    'content-length': Buffer.byteLength(html),
+    'cache-control': 'no-store',
+    ...PAGE_HEADERS,
+  })
   res.end(html)
 }
 

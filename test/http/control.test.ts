@@ -104,7 +104,7 @@ describe('control API', () => {
     const r = await c.control('/reset')
     expect(r.status).toBe(405)
     expect(r.body.error).toBe('METHOD_NOT_ALLOWED')
-    const bad = await fetch(`${c.url}/_sandbox/mo`, { method: 'POST', body: '[1]' })
+    const bad = await fetch(`${c.url}/_sandbox/mo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1]' })
     expect(bad.status).toBe(400)
   })
 
@@ -154,7 +154,7 @@ describe('control API', () => {
 describe('control API access', () => {
   let p: Client
   beforeAll(async () => {
-    p = await startClient({ trustProxy: true, adminToken: 's3cret' })
+    p = await startClient({ trustProxy: 'loopback', adminToken: 's3cret' })
   })
   afterAll(() => p.close())
   const from = (ip: string, auth?: string) => p.control('/health', undefined, { headers: { 'x-forwarded-for': ip, ...(auth ? { authorization: auth } : {}) } })
@@ -174,7 +174,7 @@ describe('control API access', () => {
   })
 
   it('without an admin token, other addresses are refused with a clear message', async () => {
-    const q = await startClient({ trustProxy: true })
+    const q = await startClient({ trustProxy: 'loopback' })
     try {
       const r = await q.control('/health', undefined, { headers: { 'x-forwarded-for': '198.51.100.4' } })
       expect(r.status).toBe(403)

@@ -96,13 +96,13 @@ describe('a server listening on ::1', () => {
 describe('allowlists behind a trusted proxy: CIDR, IPv6, IPv4-mapped', () => {
   let p: Client
   beforeAll(async () => {
-    p = await startClient({ trustProxy: true, fixtures: ['test/fixtures/ipv6-merchant.json'] })
+    p = await startClient({ trustProxy: 'loopback, 10.0.0.0/8', fixtures: ['test/fixtures/ipv6-merchant.json'] })
   })
   afterAll(() => p.close())
   const call = (ip: string, key: string) =>
     p.api('/subscriptions/status', { subscription_id: 'none' }, { key, headers: { 'x-forwarded-for': `${ip}, 10.0.0.1` } })
 
-  it('uses the first X-Forwarded-For address', async () => {
+  it('uses the first untrusted X-Forwarded-For address from the right', async () => {
     expectFail(await call('203.0.113.9', 'sandbox-offsite-key'), 404, 'SUBSCRIPTION_NOT_FOUND', 'null')
     expectFail(await call('203.0.114.9', 'sandbox-offsite-key'), 403, 'UNAUTHORIZED', 'null')
     expectFail(await call('198.51.100.1', 'sandbox-demo-key'), 403, 'UNAUTHORIZED', 'null')
