@@ -2,6 +2,7 @@
  * Carrier rules: data that says what a fake carrier does at a step for some MSISDNs.
  * Fixture rules come from the world; runtime rules are added through the control API and come first.
  */
+import { RE2JS } from 're2js'
 import type { CarrierCode, OutcomeCode } from './outcomes.js'
 import type { RuleDecision } from './ruleset.js'
 import { ruleReason } from './why.js'
@@ -20,7 +21,8 @@ export interface RuleContext {
 export interface CompiledRule {
   rule: Rule
   steps: Set<Step>
-  regex?: RegExp
+  /** RE2 semantics: matching takes time linear in the MSISDN whatever the pattern (no catastrophic backtracking). */
+  regex?: RE2JS
   /** `runtime` (a runtime rule: its record in the state counts `times`) or the file it came from. */
   source: string
 }
@@ -29,7 +31,7 @@ export function compileRule(rule: Rule, source: string): CompiledRule {
   return {
     rule,
     steps: new Set(Array.isArray(rule.step) ? rule.step : [rule.step]),
-    regex: rule.match.regex ? new RegExp(rule.match.regex) : undefined,
+    regex: rule.match.regex ? RE2JS.compile(rule.match.regex) : undefined,
     source,
   }
 }
@@ -38,7 +40,12 @@ export function compileRule(rule: Rule, source: string): CompiledRule {
  * Whether the rule's match and step fit (not `times`, which needs the usage count). With
  * `ignoreNth`, whether it would fit at some occurrence.
  */
-export function ruleMatches(c: CompiledRule, ctx: RuleContext, ignoreNth = false): RegExpExecArray | true | null {
+/** A regex match: its named groups. */
+export interface RegexMatch {
+  groups: Record<string, string | undefined>
+}
+
+export function ruleMatches(c: CompiledRule, ctx: RuleContext, ignoreNth = false): RegexMatch | true | null {
   if (!c.steps.has(ctx.step)) return null
   const m = c.rule.match
   const msisdn = ctx.msisdn
@@ -54,20 +61,26 @@ export function ruleMatches(c: CompiledRule, ctx: RuleContext, ignoreNth = false
   if (m.carrier !== undefined && m.carrier !== ctx.carrier) return null
   if (m.service !== undefined && m.service !== ctx.service) return null
   if (!ignoreNth && c.rule.nth !== undefined && c.rule.nth !== ctx.nth) return null
-  if (c.regex) return c.regex.exec(msisdn)
+  if (c.regex) {
+    const m = c.regex.matcher(msisdn)
+    if (!m.find()) return null
+    const groups: Record<string, string | undefined> = {}
+    for (const name of Object.keys(c.regex.namedGroups())) groups[name] = m.group(name) ?? undefined
+    return { groups }
+  }
   return true
 }
 
 /** The delay a decision asks for (its `delay_ms`, and `delay_per_unit` from its regex match). */
-export function decisionDelay(d: { effect: RuleEffect; match: RegExpExecArray | true } | undefined): number {
+export function decisionDelay(d: { effect: RuleEffect; match: RegexMatch | true } | undefined): number {
   return d ? effectDelay(d.effect, d.match) : 0
 }
 
 /** The delay an effect asks for, given the regex match of its rule. */
-export function effectDelay(effect: RuleEffect, match: RegExpExecArray | true): number {
+export function effectDelay(effect: RuleEffect, match: RegexMatch | true): number {
   let ms = effect.delay_ms ?? 0
   if (effect.delay_per_unit && match !== true) {
-    const units = Number(match.groups?.[effect.delay_per_unit.group] ?? 0)
+    const units = Number(match.groups[effect.delay_per_unit.group] ?? 0)
     if (Number.isFinite(units)) ms += units * effect.delay_per_unit.ms
   }
   return ms

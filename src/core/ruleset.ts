@@ -11,7 +11,7 @@
  * a write).
  */
 import { RuleSchema, type Rule, type RuleEffect, type Step } from './world-schema.js'
-import { compileRule, ruleMatches, type CompiledRule, type RuleContext } from './rules.js'
+import { compileRule, ruleMatches, type CompiledRule, type RegexMatch, type RuleContext } from './rules.js'
 import type { RuntimeRuleRecord, State, Tx } from './state.js'
 
 /** What decided a step: the effect and the rule it came from (its id names it in a failure's reason), with its regex match (for `delay_per_unit`). */
@@ -19,7 +19,7 @@ export interface RuleDecision {
   effect: RuleEffect
   rule: Rule
   compiled: CompiledRule
-  match: RegExpExecArray | true
+  match: RegexMatch | true
 }
 
 /** The rules of a step whose match fits a context, whatever the occurrence or the uses left. */

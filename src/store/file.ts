@@ -6,7 +6,9 @@
  * a size, and at shutdown), under a new journal generation so appends never wait for it.
  *
  * Recovery: load the snapshot (seq S, generation G), replay every journal of generation >= G in
- * order, skipping lines with seq <= S; a torn last line is cut off, never fatal.
+ * order, skipping lines with seq <= S. A torn last line (no newline) is cut off and reported; any other
+ * damage (a complete line that does not parse, an unknown record, a bad snapshot field) refuses the
+ * start naming file and line, and nothing on disk changes.
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync, ftruncateSync, existsSync } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
@@ -45,7 +47,11 @@ export class FileStore implements Store {
   private failed: Error | null = null
   private readonly compactBytes: number
   private readonly unsafeNoSync: boolean
-  recovered = { replayed: 0, tornBytes: 0 }
+  recovered = { replayed: 0, tornBytes: 0, notes: [] as string[] }
+  /** Torn journal tails found by `load`, cut by `activate`. */
+  private torn: { file: string; good: number }[] = []
+  /** The generation of the loaded snapshot. */
+  private base = 0
 
   constructor(path: string, opts: FileStoreOptions = {}) {
     this.path = resolve(path)
@@ -69,6 +75,16 @@ export class FileStore implements Store {
   }
 
   async open(state: State): Promise<void> {
+    await this.load(state)
+    await this.activate()
+  }
+
+  /**
+   * Reads and checks everything (snapshot, every journal) into `state` and takes the lock, writing
+   * nothing: a damaged file refuses the start with one message naming the file and line, and the
+   * files stay as they were. `activate` does the writes (cutting a torn tail, opening the journal).
+   */
+  async load(state: State): Promise<void> {
     this.state = state
     try {
       mkdirSync(this.dir, { recursive: true })
@@ -76,71 +92,40 @@ export class FileStore implements Store {
       throw new StoreError(`cannot create the data folder ${this.dir}: ${(e as NodeJS.ErrnoException).code}`)
     }
     this.lock()
-    this.db = new Low<Snapshot | null>(new StreamingSnapshotFile(this.path, !this.unsafeNoSync), null)
     try {
-      await this.db.read()
-    } catch (e) {
-      this.unlock()
-      throw new StoreError(`the data file ${this.path} is not a dcb snapshot (${(e as Error).message}); move it away or pick another --data file`)
-    }
-    const snap = this.db.data
-    if (snap && snap.format !== 'dcb-sandbox/1') {
-      this.unlock()
-      throw new StoreError(`the data file ${this.path} is not a dcb snapshot; move it away or pick another --data file`)
-    }
-    state.load((snap?.collections ?? {}) as Partial<Record<CollectionName, Record<string, unknown>>>)
-    this.seq = snap?.seq ?? 0
-    const base = snap?.generation ?? 0
-    let gens = this.generations().filter((g) => g >= base)
-    try {
+      this.db = new Low<Snapshot | null>(new StreamingSnapshotFile(this.path, !this.unsafeNoSync), null)
+      try {
+        await this.db.read()
+      } catch (e) {
+        if (e instanceof StoreError) throw e
+        const code = (e as NodeJS.ErrnoException).code
+        if (code) throw new StoreError(`cannot read the data file ${this.path}: ${code}`)
+        throw new StoreError(`the data file ${this.path} is not a dcb snapshot (${(e as Error).message}); move it away or pick another --data file`)
+      }
+      const snap = this.db.data
+      if (snap && snap.format !== 'dcb-sandbox/1') {
+        throw new StoreError(`the data file ${this.path} is not a dcb snapshot; move it away or pick another --data file`)
+      }
+      if (snap) {
+        const problem = snapshotProblem(snap)
+        if (problem) throw new StoreError(`the data file ${this.path} is damaged at line 1: ${problem}; nothing was changed: move it away or repair it`)
+      }
+      state.load((snap?.collections ?? {}) as Partial<Record<CollectionName, Record<string, unknown>>>)
+      this.seq = snap?.seq ?? 0
+      const base = snap?.generation ?? 0
+      const gens = this.generations().filter((g) => g >= base)
       for (const g of gens) this.replay(g)
+      this.generation = gens.length ? gens[gens.length - 1]! : base
+      this.base = base
     } catch (e) {
       this.unlock()
       throw e
     }
-    this.generation = gens.length ? gens[gens.length - 1]! : base
-    // Older generations are covered by the snapshot.
-    for (const g of this.generations()) if (g < base) unlinkSync(this.journalPath(g))
-    gens = []
-    this.journal = await open(this.journalPath(this.generation), 'a')
-    this.journalBytes = (await this.journal.stat()).size
-    if (!this.unsafeNoSync) fsyncDir(this.dir)
   }
 
-  /** Replays one journal file; cuts a torn or corrupt tail so later appends start on a clean line. */
-  private replay(gen: number): void {
-    const file = this.journalPath(gen)
-    const buf = readFileSync(file)
-    let start = 0
-    let good = 0
-    let lineNo = 0
-    while (start < buf.length) {
-      const nl = buf.indexOf(10, start)
-      if (nl < 0) break
-      lineNo++
-      const line = buf.subarray(start, nl).toString('utf8')
-      let entry: { s: number; ch: Change[] }
-      try {
-        entry = JSON.parse(line)
-        if (typeof entry.s !== 'number' || !Array.isArray(entry.ch)) throw new Error('not an entry')
-      } catch {
-        // A bad last line is a write the crash cut short; a bad line with complete lines after it is
-        // damage that cutting would make worse: stop and say where.
-        if (buf.indexOf(10, nl + 1) >= 0) {
-          throw new StoreError(`the journal ${file} is damaged at line ${lineNo} (complete lines follow it); move it away to start from the snapshot alone`)
-        }
-        break
-      }
-      if (entry.s > this.seq) {
-        for (const ch of entry.ch) this.state.apply(ch)
-        this.seq = entry.s
-        this.recovered.replayed++
-      }
-      start = nl + 1
-      good = start
-    }
-    if (good < buf.length) {
-      this.recovered.tornBytes += buf.length - good
+  /** After a successful start: cuts torn tails, drops journals the snapshot covers, opens the journal for appends. */
+  async activate(): Promise<void> {
+    for (const { file, good } of this.torn) {
       const fd = openSync(file, 'r+')
       try {
         ftruncateSync(fd, good)
@@ -149,6 +134,57 @@ export class FileStore implements Store {
         closeSync(fd)
       }
     }
+    this.torn = []
+    // Older generations are covered by the snapshot.
+    for (const g of this.generations()) if (g < this.base) unlinkSync(this.journalPath(g))
+    this.journal = await open(this.journalPath(this.generation), 'a')
+    this.journalBytes = (await this.journal.stat()).size
+    if (!this.unsafeNoSync) fsyncDir(this.dir)
+    if (this.pending.length && !this.flushing) this.flushing = this.flushLoop()
+  }
+
+  /** A start that failed after `load`: releases the lock and leaves every file as it was. */
+  async abandon(): Promise<void> {
+    this.closed = true
+    this.unlock()
+  }
+
+  /** Replays one journal file. Only a last line without its newline (a write a crash cut short) is dropped; `activate` cuts it off. */
+  private replay(gen: number): void {
+    const file = this.journalPath(gen)
+    const buf = readFileSync(file)
+    let start = 0
+    let lineNo = 0
+    while (start < buf.length) {
+      const nl = buf.indexOf(10, start)
+      if (nl < 0) break
+      lineNo++
+      const line = buf.subarray(start, nl).toString('utf8')
+      let entry: { s: number; ch: Change[] }
+      let problem: string | undefined
+      try {
+        entry = JSON.parse(line)
+        problem = entryProblem(entry)
+      } catch {
+        problem = 'not JSON'
+      }
+      if (problem) {
+        throw new StoreError(
+          `the journal ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshot alone, or repair that line`,
+        )
+      }
+      if (entry!.s > this.seq) {
+        for (const ch of entry!.ch) this.state.apply(ch)
+        this.seq = entry!.s
+        this.recovered.replayed++
+      }
+      start = nl + 1
+    }
+    if (start < buf.length) {
+      this.recovered.tornBytes += buf.length - start
+      this.recovered.notes.push(`dropped the torn last line of ${file} (${buf.length - start} bytes without a newline: a write cut short by a crash)`)
+      this.torn.push({ file, good: start })
+    }
   }
 
   append(changes: Change[]): Promise<void> {
@@ -156,7 +192,8 @@ export class FileStore implements Store {
     if (this.closed) return Promise.reject(new StoreError('the store is closed'))
     this.pending.push(JSON.stringify({ s: ++this.seq, ch: changes }) + '\n')
     const done = new Promise<void>((resolve, reject) => this.pendingWaiters.push({ resolve, reject }))
-    if (!this.flushing) this.flushing = this.flushLoop()
+    // Before `activate` (the server not yet bound) changes wait in memory: a failed start writes nothing.
+    if (!this.flushing && this.journal) this.flushing = this.flushLoop()
     return done
   }
 
@@ -283,6 +320,54 @@ export class FileStore implements Store {
       if (existsSync(this.lockPath) && readFileSync(this.lockPath, 'utf8').trim() === String(process.pid)) unlinkSync(this.lockPath)
     } catch {
       /* already gone */
+    }
+  }
+}
+
+const RECORD_COLLECTIONS = new Set<string>(['subs', 'verifs', 'sms', 'rules'])
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0
+
+/** What is wrong with one stored record of a collection, if anything (the fields the state's indexes read). */
+function recordProblem(c: string, id: unknown, v: unknown): string | undefined {
+  if (!(COLLECTIONS as string[]).includes(c)) return `unknown record type "${c}"`
+  if (typeof id !== 'string') return `a ${c} record without a string id`
+  if (v === null || v === undefined) return
+  if (c === 'counters') return typeof v === 'number' && Number.isFinite(v) ? undefined : `counter "${id}" is not a number`
+  if (!RECORD_COLLECTIONS.has(c)) return
+  if (!isObject(v)) return `${c} record "${id}" is not an object`
+  if ((c === 'subs' || c === 'sms') && typeof v.msisdn !== 'string') return `${c} record "${id}" has no msisdn`
+  if (c === 'subs' && !Array.isArray(v.charges) && v.charges !== undefined) return `subs record "${id}" has charges that are not a list`
+  if (c === 'sms' && typeof v.n !== 'number') return `sms record "${id}" has no number n`
+}
+
+/** What is wrong with one journal line's entry, if anything. */
+function entryProblem(e: unknown): string | undefined {
+  if (!isObject(e) || !isCount(e.s) || !Array.isArray(e.ch)) return 'not a journal entry { s, ch }'
+  for (const ch of e.ch) {
+    if (!isObject(ch)) return 'a change that is not an object'
+    if ('reset' in ch) {
+      if (ch.reset !== true) return 'a reset that is not true'
+      continue
+    }
+    const p = recordProblem(String(ch.c), ch.id, ch.v)
+    if (p) return p
+    if (ch.add !== undefined && (!Array.isArray(ch.add) || ch.c !== 'subs')) return 'charges added to something other than a subscription'
+    if (ch.keep !== undefined && !isCount(ch.keep)) return '"keep" is not a count'
+  }
+}
+
+/** What is wrong with a snapshot's fields, if anything. */
+function snapshotProblem(snap: SnapshotData): string | undefined {
+  if (!isCount(snap.seq)) return '"seq" is not a whole number'
+  if (!isCount(snap.generation)) return '"generation" is not a whole number'
+  if (!isObject(snap.collections)) return '"collections" is not an object'
+  for (const [c, records] of Object.entries(snap.collections)) {
+    if (!(COLLECTIONS as string[]).includes(c)) return `unknown record type "${c}"`
+    if (!isObject(records)) return `collection "${c}" is not an object`
+    for (const [id, v] of Object.entries(records)) {
+      const p = recordProblem(c, id, v)
+      if (p) return p
     }
   }
 }

@@ -7,6 +7,9 @@ export class MemoryStore implements Store {
   private changes = 0
 
   async open(_state: State): Promise<void> {}
+  async load(_state: State): Promise<void> {}
+  async activate(): Promise<void> {}
+  async abandon(): Promise<void> {}
 
   append(changes: Change[]): Promise<void> {
     this.changes += changes.length

@@ -32,7 +32,14 @@ export class StreamingSnapshotFile implements Adapter<SnapshotData | null> {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null
       throw e
     }
-    return JSON.parse(text) as SnapshotData
+    try {
+      return JSON.parse(text) as SnapshotData
+    } catch (e) {
+      // Name the line: "... in JSON at position N" -> line of N.
+      const pos = /position (\d+)/.exec((e as Error).message)
+      const line = pos ? text.slice(0, Number(pos[1])).split('\n').length : undefined
+      throw new SyntaxError(`${line ? `line ${line}: ` : ''}${(e as Error).message}`)
+    }
   }
 
   async write(data: SnapshotData | null): Promise<void> {

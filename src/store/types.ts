@@ -6,8 +6,14 @@ import type { Change, State } from '../core/state.js'
  */
 export interface Store {
   readonly kind: 'memory' | 'file'
-  /** Loads what was persisted into `state` (replaying the journal after a crash). */
+  /** Loads what was persisted into `state` (replaying the journal after a crash): `load` then `activate`. */
   open(state: State): Promise<void>
+  /** The read half of `open`: loads and checks, takes the data file, writes nothing. */
+  load(state: State): Promise<void>
+  /** The write half of `open`, once the server is bound: ready for appends. */
+  activate(): Promise<void>
+  /** Gives the data file back after a start that failed between `load` and `activate`, changing nothing. */
+  abandon(): Promise<void>
   /** Persists one transaction's changes; resolves once they survive a crash. */
   append(changes: Change[]): Promise<void>
   /** Resolves when everything appended so far is durable. */
