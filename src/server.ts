@@ -46,6 +46,8 @@ export interface ServeOptions {
   journalBytes?: number
   /** Connections open at once; more are refused (default 1024). */
   maxConnections?: number
+  /** A connection with no bytes either way and no answer in progress is closed after this long (ms; default 30 s). */
+  idleTimeoutMs?: number
   /** Time allowed for a request's headers / whole request to arrive (ms; defaults 20 s / 60 s). */
   headersTimeoutMs?: number
   requestTimeoutMs?: number
@@ -174,10 +176,13 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
       void readyGate.then(() => listener(req, res))
     },
   )
-  // Idle connections: a keep-alive one closes after 5 s; one that sends nothing, or too slowly, is
-  // cut by the header and request timeouts (checked every second). An answer in progress (a long
-  // poll, an event stream) is never cut by them: they time the request, not the response.
-  ;(server as unknown as { connectionsCheckingInterval: number }).connectionsCheckingInterval = 1000
+  // Idle connections: a keep-alive one closes after 5 s; one that sends nothing is closed after the
+  // idle timeout; a request that arrives too slowly is cut by the header and request timeouts. An
+  // answer in progress (a long poll, the console's event stream) is never cut for being quiet.
+  server.timeout = opts.idleTimeoutMs ?? 30_000
+  server.on('timeout', (socket: Socket) => {
+    if (!(socket as unknown as { _httpMessage?: ServerResponse })._httpMessage) socket.destroy()
+  })
   server.maxConnections = opts.maxConnections ?? 1024
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, opts.failurePayload))
   try {

@@ -87,7 +87,7 @@ export class FileStore implements Store {
   async load(state: State): Promise<void> {
     this.state = state
     try {
-      mkdirSync(this.dir, { recursive: true })
+      makeDirs(this.dir)
     } catch (e) {
       throw new StoreError(`cannot create the data folder ${this.dir}: ${(e as NodeJS.ErrnoException).code}`)
     }
@@ -368,6 +368,28 @@ function snapshotProblem(snap: SnapshotData): string | undefined {
     for (const [id, v] of Object.entries(records)) {
       const p = recordProblem(c, id, v)
       if (p) return p
+    }
+  }
+}
+
+/**
+ * `mkdir -p` one level at a time. (Node's recursive mkdir loops forever where mkdir answers ENOENT
+ * for a folder whose parent exists, as under /proc.)
+ */
+export function makeDirs(dir: string): void {
+  const missing: string[] = []
+  let d = dir
+  while (!existsSync(d)) {
+    missing.push(d)
+    const parent = dirname(d)
+    if (parent === d) break
+    d = parent
+  }
+  for (const m of missing.reverse()) {
+    try {
+      mkdirSync(m)
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e
     }
   }
 }

@@ -1,0 +1,65 @@
+/**
+ * Issue 14 through the real binary: fixture checks name the field (return_url, linear-time regex),
+ * and a server that listens beyond loopback says what is exposed and how it is protected.
+ */
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { tempDir } from '../helpers.js'
+import { dcb, serve } from './run.js'
+
+let tmp: ReturnType<typeof tempDir>
+beforeEach(() => {
+  tmp = tempDir()
+})
+afterEach(() => tmp.cleanup())
+
+const fixture = (name: string, world: unknown) => {
+  const file = join(tmp.dir, name)
+  writeFileSync(file, JSON.stringify(world))
+  return file
+}
+
+describe('dcb fixtures validate', () => {
+  it('refuses a return_url that is not http(s) or a /path, or that carries control characters, naming the field', async () => {
+    for (const url of ['javascript:alert(1)', 'https://shop.example/back\r\nSet-Cookie: x=1', '//evil.example/back', 'data:text/html,hi']) {
+      const file = fixture('svc.json', { services: [{ code: 'STREAMPLUS', merchant: 'demo', name: 'Stream Plus', period: 'P1M', return_url: url }] })
+      const r = await dcb(['fixtures', 'validate', file])
+      expect(r.code, url).toBe(1)
+      expect(r.stderr).toMatch(/\$\.services\[0\]\.return_url: must be an http\(s\) URL or a path starting with "\/"/)
+    }
+    const ok = fixture('ok.json', {
+      services: [{ code: 'STREAMPLUS', merchant: 'demo', name: 'Stream Plus', period: 'P1M', return_url: 'https://shop.example/back?x=1' }],
+    })
+    expect((await dcb(['fixtures', 'validate', ok])).code).toBe(0)
+  })
+
+  it('refuses a rule regex RE2 cannot run in linear time (a backreference, lookaround), naming the field', async () => {
+    const file = fixture('rule.json', { rules: [{ id: 'r', match: { regex: '^(\\d)\\1+$' }, step: 'init', effect: { error: 'BARRED' } }] })
+    const r = await dcb(['fixtures', 'validate', file])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toMatch(/\$\.rules\[0\]\.match\.regex: not a regular expression the sandbox runs \(RE2 syntax/)
+  })
+})
+
+describe('dcb serve beyond loopback', () => {
+  it('warns on --host 0.0.0.0, naming what is exposed and how it is protected', async () => {
+    const s = await serve(['--in-memory', '--host', '0.0.0.0'])
+    try {
+      expect(s.output()).toContain('dcb: warning: listening on 0.0.0.0, not loopback')
+      expect(s.output()).toContain('the merchant API (API keys and each merchant')
+      expect(s.output()).toContain('not the control API or console (loopback only: no --admin-token given)')
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('says nothing of the kind on loopback', async () => {
+    const s = await serve(['--in-memory'])
+    try {
+      expect(s.output()).not.toContain('warning')
+    } finally {
+      await s.stop()
+    }
+  })
+})

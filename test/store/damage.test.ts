@@ -1,0 +1,148 @@
+/**
+ * Issue 14: damaged data files refuse the start naming file and line and change nothing on disk; a
+ * start that fails for any reason leaves the data files byte-identical and no lock behind.
+ */
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { dcb, serve } from '../cli/run.js'
+import { tempDir } from '../helpers.js'
+
+let tmp: ReturnType<typeof tempDir>
+beforeEach(() => {
+  tmp = tempDir()
+})
+afterEach(() => tmp.cleanup())
+
+/** Every file of the folder with its bytes. */
+function snapshotDir(dir: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const n of readdirSync(dir, { recursive: true }) as string[]) {
+    try {
+      out[n] = readFileSync(join(dir, n), 'base64')
+    } catch {
+      out[n] = '<dir>'
+    }
+  }
+  return out
+}
+
+/** A data file with one subscription, left by a server that stopped cleanly, and more in the journal. */
+async function makeData(): Promise<string> {
+  const data = join(tmp.dir, 'sandbox.json')
+  const s = await serve(['--data', data, '--clock', '2026-01-31T00:00:00'])
+  const H = { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }
+  const init = await (
+    await fetch(`${s.url}/subscriptions/init`, { method: 'POST', headers: H, body: '{"msisdn":"60123456001","service_code":"STREAMPLUS","country_code":"my"}' })
+  ).json()
+  const otp = await (await fetch(`${s.url}/_sandbox/otp?msisdn=60123456001`)).json()
+  await fetch(`${s.url}/subscriptions/verify`, {
+    method: 'POST',
+    headers: H,
+    body: JSON.stringify({ verif_request_id: init.payload.verif_request_id, otp: otp.otp }),
+  })
+  expect(await s.stop('SIGTERM')).toBe(0)
+  return data
+}
+
+const journalOf = (data: string) => {
+  const name = readdirSync(tmp.dir).find((n) => n.startsWith('sandbox.json.journal.'))!
+  return join(tmp.dir, name)
+}
+
+async function refuses(data: string, pattern: RegExp): Promise<string> {
+  const before = snapshotDir(tmp.dir)
+  const r = await dcb(['serve', '--data', data, '--port', '0', '--quiet'])
+  expect(r.code).toBe(1)
+  const lines = r.stderr.trim().split('\n')
+  expect(lines).toHaveLength(1)
+  expect(lines[0]).toMatch(pattern)
+  expect(snapshotDir(tmp.dir)).toEqual(before)
+  expect(existsSync(`${data}.lock`)).toBe(false)
+  return lines[0]!
+}
+
+describe('damaged data files', () => {
+  it('a complete line that does not parse, even the last one, refuses the start naming file and line', async () => {
+    const data = await makeData()
+    const journal = journalOf(data)
+    appendFileSync(journal, '{"s":1,"ch":[]}\nnot json at all\n')
+    await refuses(data, new RegExp(`^dcb: the journal ${journal.replace(/[.]/g, '\\.')} is damaged at line 2 \\(not JSON\\)`))
+  })
+
+  it('an unknown record type in the journal refuses the start', async () => {
+    const data = await makeData()
+    appendFileSync(journalOf(data), '{"s":99,"ch":[{"c":"wallets","id":"w1","v":{}}]}\n')
+    await refuses(data, /is damaged at line 1 \(unknown record type "wallets"\)/)
+  })
+
+  it('a snapshot with a bad field refuses the start naming the file and line', async () => {
+    const data = await makeData()
+    const snap = JSON.parse(readFileSync(data, 'utf8'))
+    snap.seq = 'seven'
+    writeFileSync(data, JSON.stringify(snap))
+    await refuses(data, /^dcb: the data file .*sandbox\.json is damaged at line 1: "seq" is not a whole number/)
+    snap.seq = 1
+    snap.collections.subs = { x: 'not a record' }
+    writeFileSync(data, JSON.stringify(snap))
+    await refuses(data, /subs record "x" is not an object/)
+    snap.collections.subs = {}
+    snap.collections.wallets = {}
+    writeFileSync(data, JSON.stringify(snap))
+    await refuses(data, /unknown record type "wallets"/)
+  })
+
+  it('a torn final line (no newline) is dropped and said so; the server starts', async () => {
+    const data = await makeData()
+    appendFileSync(journalOf(data), '{"s":50,"ch":[{"c":"counters","id":"x","v":')
+    const s = await serve(['--data', data])
+    try {
+      expect(s.output()).toMatch(/dcb: dropped the torn last line of .*journal.* \(\d+ bytes without a newline: a write cut short by a crash\)/)
+      expect(s.output()).toContain('(1 subscriptions)')
+    } finally {
+      await s.stop()
+    }
+  })
+})
+
+describe('a start that fails leaves the data files byte-identical and no lock', () => {
+  it('a busy port: the data files are untouched (no catch-up ran, no compaction)', async () => {
+    const data = await makeData()
+    const blocker = createServer()
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r))
+    const port = (blocker.address() as { port: number }).port
+    try {
+      // The clock runs from 2026: a catch-up before binding would have renewed the subscription.
+      const before = snapshotDir(tmp.dir)
+      const r = await dcb(['serve', '--data', data, '--port', String(port), '--clock', '2027-06-01T00:00:00'])
+      expect(r.code).toBe(1)
+      expect(r.stderr.trim()).toBe(`dcb: port ${port} on 127.0.0.1 is already in use; stop what runs there or pick another --port`)
+      expect(snapshotDir(tmp.dir)).toEqual(before)
+      expect(existsSync(`${data}.lock`)).toBe(false)
+    } finally {
+      blocker.close()
+    }
+  })
+
+  it('a bad option (--trust-proxy, --clock, an unknown flag) touches nothing', async () => {
+    const data = await makeData()
+    const before = snapshotDir(tmp.dir)
+    const bad = await dcb(['serve', '--data', data, '--port', '0', '--trust-proxy', 'my-proxy'])
+    expect(bad.code).toBe(1)
+    expect(bad.stderr.trim()).toBe('dcb: --trust-proxy: "my-proxy" is not an address, a CIDR range or one of loopback, linklocal, uniquelocal')
+    expect((await dcb(['serve', '--data', data, '--port', '0', '--clock', 'soon'])).code).toBe(1)
+    expect((await dcb(['serve', '--data', data, '--port', '0', '--no-such-flag'])).code).toBe(2)
+    expect(snapshotDir(tmp.dir)).toEqual(before)
+    expect(existsSync(`${data}.lock`)).toBe(false)
+  })
+
+  it('a data path under /proc fails with a clear message', async () => {
+    const r = await dcb(['serve', '--data', '/proc/dcb-test/sandbox.json', '--port', '0'])
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim()).toMatch(/^dcb: cannot create the data folder \/proc\/dcb-test: E[A-Z]+$/)
+    const r2 = await dcb(['serve', '--data', '/proc/sandbox.json', '--port', '0'])
+    expect(r2.code).toBe(1)
+    expect(r2.stderr.trim()).toMatch(/^dcb: cannot lock \/proc\/sandbox\.json: E[A-Z]+$/)
+  })
+})
