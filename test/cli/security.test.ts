@@ -42,6 +42,28 @@ describe('dcb fixtures validate', () => {
   })
 })
 
+describe('rule regexes run in linear time', () => {
+  it('a catastrophic pattern does not stall the server (a backtracking engine would take minutes here)', async () => {
+    const s = await serve(['--in-memory'])
+    try {
+      const H = { 'content-type': 'application/json', 'api-key': 'sandbox-demo-key' }
+      const rule = { id: 'slow', match: { regex: '^(\\d*\\d*\\d*\\d*)*5$' }, step: 'init', effect: { error: 'BARRED' } }
+      expect((await fetch(`${s.url}/_sandbox/rules`, { method: 'POST', headers: H, body: JSON.stringify(rule) })).status).toBe(200)
+      // A hang detector, not a speed measure: the answer must come at all.
+      const r = await fetch(`${s.url}/subscriptions/init`, {
+        method: 'POST',
+        headers: H,
+        body: '{"msisdn":"60123456001","service_code":"STREAMPLUS","country_code":"my"}',
+        signal: AbortSignal.timeout(15_000),
+      })
+      expect((await r.json()).status).toBe('SUCCESS')
+      expect((await fetch(`${s.url}/_sandbox/health`, { signal: AbortSignal.timeout(15_000) })).status).toBe(200)
+    } finally {
+      await s.stop('SIGKILL')
+    }
+  }, 40_000)
+})
+
 describe('dcb serve beyond loopback', () => {
   it('warns on --host 0.0.0.0, naming what is exposed and how it is protected', async () => {
     const s = await serve(['--in-memory', '--host', '0.0.0.0'])
