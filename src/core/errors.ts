@@ -15,6 +15,8 @@ export const CONTROL_ERRORS = {
   MERCHANT_SERVICE_NOT_CONFIGURED: { status: 400, describe: 'dcb seed: the world has no such merchant integration' },
   BAD_SPREAD: { status: 400, describe: 'dcb seed: the spread is longer than the service period' },
   FORBIDDEN: { status: 403, describe: 'the control API is open from loopback, or with the admin token' },
+  FORBIDDEN_HOST: { status: 403, describe: 'a server on loopback answers only loopback host names and --allow-host names (DNS rebinding)' },
+  FORBIDDEN_ORIGIN: { status: 403, describe: "a request from another site's page (Origin, Sec-Fetch-Site) is refused" },
   NOT_FOUND: { status: 404, describe: 'no such control call' },
   NO_OTP: { status: 404, describe: 'no OTP was sent to the MSISDN (within the wait)' },
   SUBSCRIPTION_NOT_FOUND: { status: 404, describe: 'no subscription with this id' },
@@ -27,7 +29,7 @@ export const CONTROL_ERRORS = {
   ALREADY_CANCELED: { status: 409, describe: 'the subscription is canceled already' },
   SANDBOX_CLOSED: { status: 410, describe: 'the library: the sandbox was closed (close())' },
   PAYLOAD_TOO_LARGE: { status: 413, describe: 'the body is larger than 64 KiB' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, describe: 'a POST needs Content-Type: application/json' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, describe: 'a POST needs Content-Type: application/json, an empty body too' },
   SESSION_LIMIT: { status: 429, describe: 'the server holds --max-sessions sessions already' },
   ERROR: { status: 500, describe: 'unexpected server error (see the server log)' },
 } as const satisfies Record<string, { status: number; describe: string }>

@@ -4,7 +4,7 @@
  *
  * - `Host` (DNS rebinding): while the server listens on loopback, only loopback names and the
  *   `--allow-host` names; reads included. A socket check: off where there is no listener (the library).
- * - `Origin`: when a browser names one, it must be the server's own.
+ * - `Origin` (and `Sec-Fetch-Site`): when a browser names one, it must be the server's own.
  * - `Content-Type`: a POST (PUT, PATCH) must say `application/json`, an empty body included; HTML
  *   forms and `text/plain` fetches (the requests a page may send without asking) cannot.
  * - Access: the control API is open when the socket peer and the client are both loopback; otherwise
@@ -99,6 +99,14 @@ export function hostRefusal(req: GuardRequest, opts: CrossSiteOptions): GuardRef
 }
 
 export function originRefusal(req: GuardRequest, opts: CrossSiteOptions): GuardRefusal | undefined {
+  // A browser's own word on where a request comes from (sent even where it sends no Origin).
+  const site = header(req, 'sec-fetch-site')
+  if (site !== undefined && site !== 'same-origin' && site !== 'none')
+    return {
+      status: 403,
+      error: 'FORBIDDEN_ORIGIN',
+      message: `a request from another site (Sec-Fetch-Site: ${site}) is refused: only the sandbox's own pages may call it`,
+    }
   const origin = header(req, 'origin')
   if (origin === undefined) return
   let own = false
