@@ -357,6 +357,12 @@ export class SessionStore implements Store {
   async open(state: State): Promise<void> {
     if (state !== this.state) throw new StoreError('a session store opens only on its own state')
   }
+  load(state: State): Promise<void> {
+    return this.open(state)
+  }
+  /** Sessions are opened once the server is bound: nothing waits to be written. */
+  async activate(): Promise<void> {}
+  async abandon(): Promise<void> {}
   append(changes: Change[]): Promise<void> {
     return this.journal.append(this.name, this.journal.nextSeq(this.name), changes)
   }
