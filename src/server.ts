@@ -1,15 +1,15 @@
 /**
  * `dcb serve` as a function: load the world, open the store, build the engine and the app, listen.
  */
-import { createServer, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http'
+import { isIP, type AddressInfo, type Socket } from 'node:net'
 import { DEFAULT_DATA_FILE, DEFAULT_HOST, DEFAULT_PORT } from './contract/defaults.js'
 import { CLOCK } from './core/clock.js'
 import { Engine } from './core/engine.js'
 import type { FailurePayloadMode } from './core/outcomes.js'
 import { State } from './core/state.js'
 import { parseTimestamp } from './core/time.js'
-import { layerWorlds } from './core/layering.js'
+import { layerWorlds, type WorldSources } from './core/layering.js'
 import { FixtureError, loadWorld } from './world/load.js'
 import type { World } from './core/world-schema.js'
 import { createSandboxApp, type SandboxApp } from './http/app.js'
@@ -32,6 +32,11 @@ export interface ServeOptions {
   fixtures?: string[]
   /** A world object instead of files (the library and tests). */
   world?: World
+  /**
+   * Addresses or CIDR ranges added to the allowlist of every merchant that allows loopback (the demo
+   * keys), so another machine or a container network can use them (`dcb serve --allow-ip`).
+   */
+  allowIps?: string[]
   /** `--trust-proxy`: the proxies whose X-Forwarded-For is read (addresses, CIDRs, loopback, linklocal, uniquelocal). */
   trustProxy?: string | string[]
   adminToken?: string
@@ -67,6 +72,12 @@ export interface ServeOptions {
   onWarning?: (text: string) => void
   /** Real time source (tests). */
   realNow?: () => number
+  /**
+   * Listens in place of node:http (`dcb serve --https/--lan/--open` use listhen). Must fail with
+   * EADDRINUSE on a busy port rather than pick another. The server it makes gets the same timeouts,
+   * connection cap and protocol-error answers.
+   */
+  listen?: (listener: RequestListener, port: number, host: string) => Promise<{ server: Server; protocol: 'http' | 'https' }>
 }
 
 export interface RunningSandbox {
@@ -80,6 +91,33 @@ export interface RunningSandbox {
   close(): Promise<void>
   /** `clock` was given but the data file keeps its own clock (it was not applied). */
   clockKept: boolean
+  /** The fixture files loaded, the default world first (none for a world object). */
+  files: string[]
+}
+
+/** Why an `allowIps` entry is not an IPv4 or IPv6 address or CIDR range, or undefined when it is one. */
+export function allowIpProblem(text: string): string | undefined {
+  const [addr, bits, extra] = text.split('/')
+  const family = isIP(addr ?? '')
+  const n = bits === undefined ? 0 : Number(bits)
+  if (!family || extra !== undefined || !Number.isInteger(n) || n < 0 || n > (family === 4 ? 32 : 128) || bits === '')
+    return `--allow-ip "${text}" is not an IP address or CIDR range (e.g. 192.168.1.0/24, 10.0.0.7, fd00::/8)`
+}
+
+/**
+ * The world with `allowIps` added to every merchant that allows loopback (the demo keys; `offsite`
+ * keeps showing the 403); the sources name `--allow-ip` beside the files of the merchants it changed.
+ */
+function withAllowedIps(world: World, sources: WorldSources | undefined, cidrs: string[]): { world: World; sources: WorldSources | undefined } {
+  if (!cidrs.length) return { world, sources }
+  const changed = world.merchants.filter((m) => m.allowlist.includes('127.0.0.0/8')).map((m) => m.id)
+  return {
+    world: { ...world, merchants: world.merchants.map((m) => (changed.includes(m.id) ? { ...m, allowlist: [...m.allowlist, ...cidrs] } : m)) },
+    sources: sources && {
+      ...sources,
+      merchants: { ...sources.merchants, ...Object.fromEntries(changed.map((id) => [id, [...(sources.merchants[id] ?? []), '--allow-ip']])) },
+    },
+  }
 }
 
 export class ServeError extends Error {
@@ -94,8 +132,12 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
   // A world object goes through the same layering and checks as a fixture file.
   const layered = opts.world ? layerWorlds([{ source: 'world', data: opts.world }]) : undefined
   if (layered && !layered.ok) throw new FixtureError(layered.problems)
-  const loaded = layered?.ok ? layered : loadWorld(opts.fixtures ?? [])
-  const world = loaded.world
+  const loaded = layered?.ok ? { ...layered, files: [] } : loadWorld(opts.fixtures ?? [])
+  for (const cidr of opts.allowIps ?? []) {
+    const problem = allowIpProblem(cidr)
+    if (problem) throw new ServeError(problem)
+  }
+  const { world, sources } = withAllowedIps(loaded.world, loaded.sources, opts.allowIps ?? [])
   // Warnings (a service left with no integration) load, but are said once at start-up.
   for (const w of loaded.warnings) (opts.onWarning ?? ((text: string) => process.stderr.write(`dcb: warning: ${text}\n`)))(w)
   let clockStart: { at: number; frozen: boolean } | undefined
@@ -132,7 +174,7 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
       maxVerifications: opts.maxVerifications,
       realNow: opts.realNow,
     }
-    engine = new Engine({ world, sources: loaded.sources, state, persist: (changes) => store.append(changes), ...engineOptions })
+    engine = new Engine({ world, sources, state, persist: (changes) => store.append(changes), ...engineOptions })
     sessions = new SessionRegistry({
       defaultEngine: engine,
       defaultJournal: new RequestJournal(opts.journalSize ?? 1000, opts.journalBytes),
@@ -169,30 +211,40 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
   let markReady!: () => void
   const readyGate = new Promise<void>((resolve) => (markReady = resolve))
   const listener = app.listener
-  const server = createServer(
-    { keepAliveTimeout: 5000, headersTimeout: opts.headersTimeoutMs ?? 20_000, requestTimeout: opts.requestTimeoutMs ?? 60_000 },
-    (req, res) => {
-      if (ready) return listener(req, res)
-      void readyGate.then(() => listener(req, res))
-    },
-  )
+  const handler: RequestListener = (req, res) => {
+    if (ready) return listener(req, res)
+    void readyGate.then(() => listener(req, res))
+  }
+  const timeouts = { keepAliveTimeout: 5000, headersTimeout: opts.headersTimeoutMs ?? 20_000, requestTimeout: opts.requestTimeoutMs ?? 60_000 }
   // Idle connections: a keep-alive one closes after 5 s; one that sends nothing is closed after the
   // idle timeout; a request that arrives too slowly is cut by the header and request timeouts. An
   // answer in progress (a long poll, the console's event stream) is never cut for being quiet.
-  server.timeout = opts.idleTimeoutMs ?? 30_000
-  server.on('timeout', (socket: Socket) => {
-    if (!(socket as unknown as { _httpMessage?: ServerResponse })._httpMessage) socket.destroy()
-  })
-  server.maxConnections = opts.maxConnections ?? 1024
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, opts.failurePayload))
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      server.listen({ port, host, exclusive: true }, () => {
-        server.off('error', reject)
-        resolve()
-      })
+  const guard = (server: Server): Server => {
+    server.timeout = opts.idleTimeoutMs ?? 30_000
+    server.on('timeout', (socket: Socket) => {
+      if (!(socket as unknown as { _httpMessage?: ServerResponse })._httpMessage) socket.destroy()
     })
+    server.maxConnections = opts.maxConnections ?? 1024
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, opts.failurePayload))
+    return server
+  }
+  let server: Server
+  let protocol = 'http'
+  try {
+    if (opts.listen) {
+      // listhen made the server (http or https): the same timeouts and guards as our own.
+      ;({ server, protocol } = await opts.listen(handler, port, host))
+      guard(Object.assign(server, timeouts))
+    } else {
+      const own = (server = guard(createServer(timeouts, handler)))
+      await new Promise<void>((resolve, reject) => {
+        own.once('error', reject)
+        own.listen({ port, host, exclusive: true }, () => {
+          own.off('error', reject)
+          resolve()
+        })
+      })
+    }
   } catch (e) {
     await store.abandon()
     const code = (e as NodeJS.ErrnoException).code
@@ -204,7 +256,7 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
   const addr = server.address() as AddressInfo
   loopbackListener = isLoopback(normalizeIp(addr.address))
   const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
-  url = `http://${shownHost}:${addr.port}`
+  url = `${protocol}://${shownHost}:${addr.port}`
   try {
     await store.activate()
     // Events that fell due while the server was down run now, in order, once (in every session):
@@ -248,7 +300,7 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
       await store.close()
     })())
 
-  return { url, port: addr.port, host, engine, store, app, server, close, clockKept }
+  return { url, port: addr.port, host, engine, store, app, server, close, clockKept, files: loaded.files }
 }
 
 /** A request Node could not parse (oversized headers, malformed): the envelope, where the socket can still take one. */

@@ -1,6 +1,6 @@
 /** The client commands: the merchant API (init, verify, status) and the sandbox control API. */
 import chalk from 'chalk'
-import { CliError, EXIT } from './errors.js'
+import { CliError, EXIT, invokedAs } from './errors.js'
 import { clientFrom, guard, out, printFields, printJson, reportEnvelope, requireValues, type ClientCliOptions } from './common.js'
 
 type Opts = ClientCliOptions & Record<string, any>
@@ -19,9 +19,10 @@ export async function init(o: Opts): Promise<void> {
   reportEnvelope('init', r, o.json)
   if (!o.json && r.envelope.status === 'SUCCESS') {
     const p = r.envelope.payload!
-    if (p.verif_request_id) out(chalk.dim(`  next: dcb verify --id ${p.verif_request_id} --otp $(dcb otp ${v.msisdn})`))
-    else if (p.short_code) out(chalk.dim(`  next: dcb mo ${v.msisdn} ${p.short_code} ${p.keyword}`))
-    else if (p.redirect_url) out(chalk.dim(`  next: open ${p.redirect_url}  (or dcb consent ${p.redirect_url} approve)`))
+    const dcb = invokedAs()
+    if (p.verif_request_id) out(chalk.dim(`  next: ${dcb} verify --id ${p.verif_request_id} --otp $(${dcb} otp ${v.msisdn})`))
+    else if (p.short_code) out(chalk.dim(`  next: ${dcb} mo ${v.msisdn} ${p.short_code} ${p.keyword}`))
+    else if (p.redirect_url) out(chalk.dim(`  next: open ${p.redirect_url}  (or ${dcb} consent ${p.redirect_url} approve)`))
   }
 }
 
@@ -42,7 +43,7 @@ export async function status(id: string | undefined, o: Opts): Promise<void> {
 export async function otp(msisdn: string, o: Opts): Promise<void> {
   const wait = o.wait === undefined ? 0 : Number(o.wait)
   if (!Number.isFinite(wait) || wait < 0 || wait > 120) throw new CliError('--wait must be a number of seconds from 0 to 120', EXIT.USAGE)
-  const r = await guard(() => clientFrom(o).otp(msisdn, { wait }))
+  const r = await guard(() => clientFrom(o).otp(msisdn, { wait }), wait > 0)
   if (o.json) printJson(r)
   else out(r.otp)
 }
@@ -87,6 +88,17 @@ export async function cancel(id: string, o: Opts): Promise<void> {
   printFields({ subscription_id: r.subscription_id, status: r.status, canceled_dt: r.canceled_dt })
 }
 
+/** `1M` reads as a minute to some and a month to others: refused, naming both spellings. */
+export function ambiguousDuration(text: string): string | undefined {
+  const m = /^(\d+(?:\.\d+)?)M$/.exec(text.trim())
+  if (m) return `"${text}" is ambiguous: write PT${m[1]}M or ${m[1]}m for minutes, P${m[1]}M or ${m[1]}mo for months`
+  return undefined
+}
+
+/** How many events a clock move lists in full for a person (more are summarised; --all or --json lists all). */
+const LIST_EVENTS = 20
+const EDGE_EVENTS = 5
+
 export async function clock(args: string[], o: Opts): Promise<void> {
   const c = clientFrom(o)
   const [verb, arg] = args
@@ -95,18 +107,44 @@ export async function clock(args: string[], o: Opts): Promise<void> {
     if (o.json) return printJson(r)
     return out(`${r.now}${r.frozen ? ' (frozen)' : ''}${r.next_event_dt ? chalk.dim(`  next event ${r.next_event_dt}`) : ''}`)
   }
-  if ((verb !== 'advance' && verb !== 'set') || !arg || args.length > 2) throw new CliError('usage: dcb clock [advance DURATION | set TIME]', EXIT.USAGE)
+  if ((verb !== 'advance' && verb !== 'set') || !arg || args.length > 2)
+    throw new CliError(`usage: ${invokedAs()} clock [advance DURATION | set TIME] (e.g. advance P1M, advance 36h, set 2026-01-31T00:00:00)`, EXIT.USAGE)
+  const ambiguous = verb === 'advance' ? ambiguousDuration(arg) : undefined
+  if (ambiguous) throw new CliError(ambiguous, EXIT.USAGE)
   const r = await guard(() => (verb === 'advance' ? c.advance(arg) : c.setTime(arg)))
   if (o.json) return printJson(r)
-  out(`${r.clock.now}  ${chalk.dim(`${r.events.length + (r.events_omitted ?? 0)} event(s)`)}`)
-  for (const e of r.events)
+  const total = r.events.length + (r.events_omitted ?? 0)
+  out(`${r.clock.now}  ${chalk.dim(`${total} event(s)`)}`)
+  const line = (e: Record<string, any>) =>
     out(
-      `  ${chalk.dim(e.at)} ${e.type.padEnd(16)} ${e.subscription_id ?? e.verif_request_id ?? ''} ${e.code ? chalk.red(e.code) : ''}${e.status ? chalk.dim(` -> ${e.status}`) : ''}`,
+      `  ${chalk.dim(e.at)} ${String(e.type).padEnd(16)} ${e.subscription_id ?? e.verif_request_id ?? ''} ${e.code ? chalk.red(e.code) : ''}${e.status ? chalk.dim(` -> ${e.status}`) : ''}`,
     )
-  if (r.events_omitted) out(chalk.dim(`  … and ${r.events_omitted} more (not listed: the answer lists the first 64 MiB)`))
+  if (o.all || r.events.length <= LIST_EVENTS) {
+    for (const e of r.events) line(e)
+    if (r.events_omitted) out(chalk.dim(`  … and ${r.events_omitted} more (not listed: the answer lists the first 64 MiB)`))
+    return
+  }
+  // Thousands of events help no one on a screen: counts per kind, then the first and last few.
+  const kinds = new Map<string, number>()
+  for (const e of r.events) {
+    const kind = e.code ? `${e.type} ${e.code}` : String(e.type)
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1)
+  }
+  for (const [kind, n] of [...kinds].sort((a, b) => b[1] - a[1])) out(`  ${String(n).padStart(8)}  ${kind}`)
+  if (r.events_omitted) out(`  ${String(r.events_omitted).padStart(8)}  ${chalk.dim('not listed in the answer (past 64 MiB), not counted by kind')}`)
+  out(chalk.dim(`  first ${EDGE_EVENTS}:`))
+  for (const e of r.events.slice(0, EDGE_EVENTS)) line(e)
+  out(chalk.dim(`  … ${r.events.length - 2 * EDGE_EVENTS} more …`))
+  out(chalk.dim(`  last ${EDGE_EVENTS}:`))
+  for (const e of r.events.slice(-EDGE_EVENTS)) line(e)
+  out(chalk.dim(`  (every event: --all, or --json)`))
 }
 
+const STATUSES = ['ACTIVE', 'CANCELED', 'EXPIRED']
+
 export async function subscriptions(o: Opts): Promise<void> {
+  if (o.status !== undefined && !STATUSES.includes(String(o.status).toUpperCase()))
+    throw new CliError(`--status "${o.status}" is not a subscription status; valid: ${STATUSES.join(', ')}`, EXIT.USAGE)
   const r = await guard(() => clientFrom(o).subscriptions({ msisdn: o.msisdn, merchant: o.merchant, service: o.service, status: o.status }))
   if (o.json) return printJson(r)
   if (!r.subscriptions.length) return out(chalk.dim('no subscriptions'))
@@ -129,10 +167,18 @@ export async function logs(o: Opts): Promise<void> {
       `${chalk.dim(e.sandbox_time)} ${e.method} ${e.path} ${status}${e.client_closed ? chalk.yellow(' (client gone)') : ''} ${chalk.dim(`${who} ${e.duration_ms} ms`)}${e.reason ? `\n    ${chalk.dim('why:')} ${e.reason}` : ''}`,
     )
   }
+  // --all: every entry the journal holds (it is bounded); otherwise the latest --limit.
   const limit = o.all ? 1_000_000 : Number(o.limit ?? 20)
-  if (!Number.isInteger(limit) || limit < 1) throw new CliError('--limit must be a whole number of 1 or more', EXIT.USAGE)
+  if (!o.all && (!Number.isInteger(limit) || limit < 1 || limit > 100_000))
+    throw new CliError(`--limit "${o.limit}" must be a whole number from 1 to 100000`, EXIT.USAGE)
   const first = await guard(() => c.requests({ since: 0, limit, ...(o.msisdn ? { msisdn: o.msisdn } : {}) }))
   let last = first.requests[0]?.id ?? 0
+  if (!first.requests.length && !o.json) {
+    const none = o.msisdn
+      ? `no request about ${o.msisdn} in the journal`
+      : 'the request journal is empty (no merchant call since the server started or was reset)'
+    out(chalk.dim(`${none}${o.follow ? '; waiting for requests…' : ''}`))
+  }
   for (const e of [...first.requests].reverse()) print(e)
   if (!o.follow) return
   for (;;) {
@@ -160,4 +206,25 @@ export async function scenarios(o: Opts): Promise<void> {
     out(
       `${s.match.padEnd(16)} ${chalk.dim(s.step.padEnd(15))} ${chalk.bold(s.outcome.padEnd(40))} ${chalk.dim(s.description)}${s.source === 'runtime' ? chalk.yellow(' (runtime)') : ''}`,
     )
+}
+
+/** One subscription: its fields, its charge history, and the handset messages about it. */
+export async function subscription(id: string, o: Opts): Promise<void> {
+  const c = clientFrom(o)
+  const sub = await guard(() => c.subscription(id))
+  const inbox = await guard(() => c.sms(String(sub.msisdn)))
+  const messages = inbox.messages.filter((m) => m.subscription_id === id || String(m.id).startsWith(`${id}.`))
+  if (o.json) return printJson({ subscription: sub, messages })
+  const { charges, ...fields } = sub as Record<string, any> & { charges: Record<string, any>[] }
+  const color = fields.status === 'ACTIVE' ? chalk.green : fields.status === 'CANCELED' ? chalk.yellow : chalk.red
+  out(`${chalk.bold(id)}  ${color(fields.status)}`)
+  printFields(fields)
+  out(`\n${chalk.bold('charges')} ${chalk.dim(`(${charges.length} kept of ${fields.charge_count}, oldest first)`)}`)
+  for (const ch of charges)
+    out(
+      `  ${chalk.dim(ch.at)} ${String(ch.kind).padEnd(8)} ${(ch.outcome === 'SUCCESS' ? chalk.green : chalk.red)(String(ch.outcome).padEnd(22))} ${ch.amount ?? ''} ${ch.currency ?? ''}`,
+    )
+  out(`\n${chalk.bold('events')} ${chalk.dim('(the messages the handset received about it, newest first)')}`)
+  if (!messages.length) out(chalk.dim('  none'))
+  for (const m of messages) out(`  ${chalk.dim(m.at)} ${String(m.kind ?? '').padEnd(14)} ${m.text}`)
 }

@@ -31,6 +31,7 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
   // The server's rule for names (SANDBOX.md section 6), checked here to fail before any call.
   if (session !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(session))
     throw new CliError(`--session "${session}" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -`, EXIT.USAGE)
+  waiting = { baseUrl, limitS: opts.timeout ?? 30 }
   return new DcbClient({
     baseUrl,
     apiKey,
@@ -40,14 +41,42 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
   })
 }
 
-/** Runs a client action, turning transport and control errors into one line and an exit code. */
-export async function guard<T>(fn: () => Promise<T>): Promise<T> {
+/** The server the last client talks to, and how long a call may wait (for the progress note). */
+let waiting = { baseUrl: DEFAULT_BASE_URL, limitS: 30 }
+/** After this long without an answer, say so (then every PROGRESS_EVERY_S) instead of waiting silently. */
+const PROGRESS_AFTER_S = 2
+const PROGRESS_EVERY_S = 5
+
+/**
+ * Runs a client action, turning transport and control errors into one line and an exit code. A
+ * server that does not answer gets a progress note on stderr (`quiet`: a call that waits on purpose).
+ */
+export async function guard<T>(fn: () => Promise<T>, quiet = false): Promise<T> {
+  const started = Date.now()
+  const tty = !!process.stderr.isTTY
+  let shown = false
+  const note = () => {
+    const s = Math.round((Date.now() - started) / 1000)
+    const text = `dcb: no answer from ${waiting.baseUrl} yet (${s} s; giving up after ${waiting.limitS} s, see --timeout)`
+    process.stderr.write(tty ? `\r${text}` : `${text}\n`)
+    shown = true
+  }
+  let timer: NodeJS.Timeout | undefined
+  if (!quiet)
+    timer = setTimeout(() => {
+      note()
+      timer = setInterval(note, PROGRESS_EVERY_S * 1000)
+    }, PROGRESS_AFTER_S * 1000)
   try {
     return await fn()
   } catch (e) {
     if (e instanceof TransportError) throw new CliError(e.message, EXIT.UNREACHABLE)
     if (e instanceof SandboxError) throw new CliError(`${e.code}: ${e.message}`, EXIT.FAIL)
     throw e
+  } finally {
+    clearTimeout(timer)
+    clearInterval(timer)
+    if (shown && tty) process.stderr.write('\n')
   }
 }
 

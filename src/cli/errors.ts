@@ -18,3 +18,12 @@ export class CliError extends Error {
     super(message)
   }
 }
+
+/**
+ * The name the user typed: `dcb-sandbox` when called by that name (iproute2 ships another `dcb`),
+ * else `dcb`. Hints print it so they can be pasted back.
+ */
+export function invokedAs(): string {
+  const base = (process.argv[1] ?? '').split(/[\\/]/).pop() ?? ''
+  return base.replace(/\.(c|m)?js$/, '') === 'dcb-sandbox' ? 'dcb-sandbox' : 'dcb'
+}

@@ -1,16 +1,19 @@
 import { FixtureError, loadWorld, worldJsonSchema } from '../world/load.js'
 import { CliError, EXIT } from './errors.js'
 
-export function validate(paths: string[]): void {
+export function validate(paths: string[], o: { json?: boolean } = {}): void {
   try {
     const { world, files, warnings } = loadWorld(paths)
+    const counts = { merchants: world.merchants.length, services: world.services.length, carriers: world.carriers.length, rules: world.rules.length }
+    if (o.json) return void process.stdout.write(JSON.stringify({ ok: true, files, ...counts, problems: [], warnings }, null, 2) + '\n')
     for (const w of warnings) process.stderr.write(`warning: ${w}\n`)
     process.stdout.write(
       `ok: ${files.length} file(s): ${world.merchants.length} merchants, ${world.services.length} services, ${world.carriers.length} carriers, ${world.rules.length} rules\n`,
     )
   } catch (e) {
     if (e instanceof FixtureError) {
-      for (const p of e.problems) process.stderr.write(`${p}\n`)
+      if (o.json) process.stdout.write(JSON.stringify({ ok: false, problems: e.problems }, null, 2) + '\n')
+      else for (const p of e.problems) process.stderr.write(`${p}\n`)
       throw new CliError(`${e.problems.length} problem(s) found`, EXIT.FAIL)
     }
     throw e

@@ -1,11 +1,13 @@
 /**
  * `dcb flow`: one end-to-end subscription, step by step: Init, then the OTP from the inbox and
  * Verify, or the PSMS keyword by MO, or the consent page; then Status. On a terminal it asks for
- * what is missing; with flags it runs straight through.
+ * what is missing; with flags it runs straight through. The countries, carriers and services come
+ * from the server (`GET /_sandbox/scenarios`), so a world loaded with --fixtures is used as it is.
  */
 import chalk from 'chalk'
 import type { DcbClient } from '../client/index.js'
-import { canPrompt, clientFrom, guard, out, printFields, type ClientCliOptions } from './common.js'
+import type { WorldSummary } from '../contract/index.js'
+import { canPrompt, clientFrom, guard, out, printFields, printJson, type ClientCliOptions } from './common.js'
 import { CliError, EXIT } from './errors.js'
 
 interface FlowOptions extends ClientCliOptions {
@@ -18,111 +20,174 @@ interface FlowOptions extends ClientCliOptions {
   deny?: boolean
 }
 
-const COUNTRY_OF_PREFIX: [string, string][] = [
-  ['359', 'bg'],
-  ['44', 'gb'],
-  ['60', 'my'],
-]
+type Carrier = WorldSummary['carriers'][number]
+const FLOW_NAME: Record<string, string> = { otp: 'OTP', psms: 'PSMS', redirect: 'redirect' }
+const FLOW_ORDER = ['otp', 'psms', 'redirect']
 
-const step = (n: number, what: string) => out(`\n${chalk.bold(`${n}.`)} ${what}`)
+/**
+ * A valid MSISDN of a carrier: its prefix, filler digits, and the ending (the magic three digits)
+ * at the carrier's shortest valid length (6012 + 3456 + 001 = 60123456001).
+ */
+export function numberFor(carrier: Carrier, ending: string): string {
+  const length = Math.min(...carrier.lengths)
+  const prefix = carrier.prefixes[0]!
+  const fill = Math.max(0, length - prefix.length - ending.length)
+  return prefix + '3456789012345'.repeat(2).slice(0, fill) + ending
+}
+
+/** The carriers a flow can use in a country: provisioned, OTP first, then PSMS, then redirect. */
+function usableCarriers(world: WorldSummary, country?: string): Carrier[] {
+  return world.carriers
+    .filter((c) => c.provisioned && (!country || c.country === country))
+    .sort((a, b) => FLOW_ORDER.indexOf(a.flow) - FLOW_ORDER.indexOf(b.flow))
+}
+
+function countryOf(world: WorldSummary, msisdn: string): string | undefined {
+  const carrier = world.carriers.find((c) => c.prefixes.some((p) => msisdn.startsWith(p)))
+  if (carrier) return carrier.country
+  return [...world.countries].sort((a, b) => b.calling_code.length - a.calling_code.length).find((c) => msisdn.startsWith(c.calling_code))?.code
+}
 
 export async function flow(o: FlowOptions): Promise<void> {
   const c = clientFrom(o)
+  if (o.scenario !== undefined && !/^\d{3}$/.test(o.scenario))
+    throw new CliError('--scenario takes a magic ending of three digits, e.g. 201 (see dcb scenarios)', EXIT.USAGE)
+  if (o.msisdn !== undefined && !/^\d{6,15}$/.test(o.msisdn))
+    throw new CliError(`--msisdn "${o.msisdn}" must be 6 to 15 digits, calling code first`, EXIT.USAGE)
+  const described = await guard(() => c.scenarios())
+  const world = described.world
+  if (!world) throw new CliError(`${c.baseUrl} does not describe its world (GET /_sandbox/scenarios has no "world"): is it an older dcb?`, EXIT.UNREACHABLE)
+  if (o.country !== undefined && !world.countries.some((k) => k.code === o.country))
+    throw new CliError(`--country "${o.country}" is not in the sandbox world; valid: ${world.countries.map((k) => k.code).join(', ')}`, EXIT.USAGE)
+
   let { msisdn, service, country } = o
-  if (o.scenario) {
-    if (!/^\d{3}$/.test(o.scenario)) throw new CliError('--scenario takes a magic ending of three digits, e.g. 201 (see dcb scenarios)', EXIT.USAGE)
-    msisdn = (msisdn ?? '60123456001').slice(0, -3) + o.scenario
-  }
-  if ((!msisdn || !service) && canPrompt()) {
+  if ((!msisdn || !service) && canPrompt() && !o.json) {
     const { input, select } = await import('@inquirer/prompts')
     try {
       service ??= await select({
         message: 'service',
-        choices: ['STREAMPLUS', 'GAMECLUB', 'QUICKTEST'].map((s) => ({ value: s, name: s })),
+        choices: world.services
+          .filter((s) => !country || s.countries.includes(country))
+          .map((s) => ({ value: s.code, name: `${s.code}  ${chalk.dim(s.name)}` })),
       })
       if (!msisdn) {
+        const offered = world.services.find((s) => s.code === service)?.countries
         const kind = await select({
           message: 'which flow',
           choices: [
-            { value: '60123456001', name: 'OTP (my, sbx-my-otp)' },
-            { value: '60133456001', name: 'PSMS (my, sbx-my-psms)' },
-            { value: '359881234001', name: 'redirect (bg, sbx-bg-redirect)' },
-            { value: 'scenario', name: 'a magic scenario (choose the ending)' },
+            ...usableCarriers(world, country)
+              .filter((k) => !offered || offered.includes(k.country))
+              .map((k) => ({ value: numberFor(k, o.scenario ?? '001'), name: `${FLOW_NAME[k.flow]} (${k.country}, ${k.code})` })),
+            ...(o.scenario ? [] : [{ value: 'scenario', name: 'a magic scenario (choose the ending)' }]),
           ],
         })
         if (kind === 'scenario') {
-          const list = await guard(() => c.scenarios())
           const ending = await select({
             message: 'scenario',
-            choices: list.scenarios
+            choices: described.scenarios
               .filter((s) => /^ending \d{3}$/.test(s.match))
               .map((s) => ({ value: s.match.slice(7), name: `${s.match.slice(7)}  ${s.outcome}  ${s.description}` })),
           })
-          msisdn = '60123456' + ending
+          msisdn = numberFor(usableCarriers(world, country)[0]!, ending)
         } else msisdn = kind
       }
+      msisdn = (await input({ message: 'MSISDN', default: msisdn })).trim()
     } catch {
       throw new CliError('canceled', EXIT.USAGE)
     }
-    msisdn = (await input({ message: 'MSISDN', default: msisdn })).trim()
   }
-  if (!msisdn) msisdn = '60123456001'
-  service ??= 'STREAMPLUS'
-  country ??= COUNTRY_OF_PREFIX.find(([p]) => msisdn!.startsWith(p))?.[1]
+  if (!msisdn) {
+    const wanted = country ?? (world.countries.some((k) => k.code === 'my') ? 'my' : world.countries[0]?.code)
+    const carrier = usableCarriers(world, wanted)[0]
+    if (!carrier) throw new CliError(`no provisioned carrier in ${wanted ?? 'the sandbox world'} to build an MSISDN from: give --msisdn`, EXIT.USAGE)
+    msisdn = numberFor(carrier, o.scenario ?? '001')
+    country ??= carrier.country
+  } else if (o.scenario) msisdn = msisdn.slice(0, -3) + o.scenario
+  country ??= countryOf(world, msisdn)
   if (!country) throw new CliError(`cannot tell the country of ${msisdn}: give --country`, EXIT.USAGE)
-  const ok = await run(c, { msisdn, service, country, language: o.language, otp: o.otp, deny: o.deny })
-  if (!ok) process.exitCode = EXIT.FAIL
+  if (!service) {
+    const offered = world.services.filter((s) => s.countries.includes(country!))
+    service = (offered.find((s) => s.code === 'STREAMPLUS') ?? offered[0])?.code
+    if (!service) throw new CliError(`no service of the sandbox world is offered in ${country}: give --service`, EXIT.USAGE)
+  }
+  const report = await run(c, { msisdn, service, country, language: o.language, otp: o.otp, deny: o.deny }, !o.json)
+  if (o.json) printJson(report)
+  if (!report.ok) process.exitCode = EXIT.FAIL
 }
 
-async function run(c: DcbClient, f: { msisdn: string; service: string; country: string; language?: string; otp?: string; deny?: boolean }): Promise<boolean> {
-  step(1, `Init ${f.msisdn} ${f.service} ${f.country}`)
+/** The X-DCB-Reason of an answer, for the --json report (absent when the server sent none). */
+const why = (reason?: string) => (reason ? { reason } : {})
+
+interface FlowStep {
+  step: string
+  [k: string]: unknown
+}
+
+async function run(
+  c: DcbClient,
+  f: { msisdn: string; service: string; country: string; language?: string; otp?: string; deny?: boolean },
+  human: boolean,
+): Promise<{ msisdn: string; service: string; country: string; ok: boolean; subscription_id: string | null; steps: FlowStep[] }> {
+  const steps: FlowStep[] = []
+  const report = { msisdn: f.msisdn, service: f.service, country: f.country, ok: false, subscription_id: null as string | null, steps }
+  const say = (line: string) => human && out(line)
+  const step = (what: string) => say(`\n${chalk.bold(`${steps.length + 1}.`)} ${what}`)
+  const show = (e: { status: string; message: string; payload?: unknown }, http: number, reason?: string): boolean => {
+    if (!human) return e.status === 'SUCCESS'
+    if (e.status === 'SUCCESS') {
+      out(`  ${chalk.green('✔ SUCCESS')}`)
+      if (e.payload && typeof e.payload === 'object') printFields(e.payload as Record<string, unknown>)
+      return true
+    }
+    out(`  ${chalk.red('✘ FAIL')} ${chalk.bold(e.message)} (HTTP ${http})${reason ? `: ${reason}` : ''}`)
+    return false
+  }
+  /** The failure line of a flow that ended outside the merchant API (an MO, the consent page). */
+  const failed = (code: string, where: string, reason?: string): typeof report => {
+    say(`  ${chalk.red('✘ FAIL')} ${chalk.bold(code)} (${where})${reason ? `: ${reason}` : ''}`)
+    return report
+  }
+
+  step(`Init ${f.msisdn} ${f.service} ${f.country}`)
   const init = await guard(() =>
     c.init({ msisdn: f.msisdn, service_code: f.service, country_code: f.country, ...(f.language ? { language: f.language } : {}) }),
   )
-  if (!show(init.envelope, init.http, init.reason)) return false
+  steps.push({ step: 'init', http: init.http, envelope: init.envelope, ...why(init.reason) })
+  if (!show(init.envelope, init.http, init.reason)) return report
   const p = init.envelope.payload!
   let subscriptionId: string | undefined
   if (p.verif_request_id) {
-    step(2, 'read the OTP from the handset inbox')
-    const otp = f.otp ?? (await guard(() => c.otp(f.msisdn, { wait: 5 }))).otp
-    out(`  ${chalk.dim('otp'.padEnd(17))} ${otp}`)
-    step(3, 'Verify')
+    step(f.otp ? 'the OTP given with --otp' : 'read the OTP from the handset inbox')
+    const otp = f.otp ?? (await guard(() => c.otp(f.msisdn, { wait: 5 }), true)).otp
+    steps.push({ step: 'otp', otp })
+    say(`  ${chalk.dim('otp'.padEnd(17))} ${otp}`)
+    step('Verify')
     const v = await guard(() => c.verify({ verif_request_id: p.verif_request_id!, otp }))
-    if (!show(v.envelope, v.http, v.reason)) return false
+    steps.push({ step: 'verify', http: v.http, envelope: v.envelope, ...why(v.reason) })
+    if (!show(v.envelope, v.http, v.reason)) return report
     subscriptionId = v.envelope.payload!.subscription_id
   } else if (p.short_code) {
-    step(2, `the subscriber texts ${p.keyword} to ${p.short_code} (MO)`)
+    step(`the subscriber texts ${p.keyword} to ${p.short_code} (MO)`)
     const m = await guard(() => c.mo({ msisdn: f.msisdn, short_code: p.short_code!, text: p.keyword ?? '' }))
-    printFields(m)
+    steps.push({ step: 'mo', ...m })
+    if (human) printFields(m)
     if (m.action !== 'subscribed') return failed(m.code ?? m.action, 'MO', m.reason)
     subscriptionId = m.subscription_id
   } else if (p.redirect_url) {
-    step(2, `the subscriber ${f.deny ? 'denies' : 'approves'} on the consent page`)
+    step(`the subscriber ${f.deny ? 'denies' : 'approves'} on the consent page`)
     const r = await guard(() => c.consent(p.redirect_url!, f.deny ? 'deny' : 'approve'))
-    out(`  ${chalk.dim('redirect'.padEnd(17))} ${r.location}`)
+    steps.push({ step: 'consent', action: f.deny ? 'deny' : 'approve', ...r })
+    say(`  ${chalk.dim('redirect'.padEnd(17))} ${r.location}`)
     if (r.query.status === 'FAIL' || !r.query.subscription_id) return failed(r.query.message ?? 'no subscription_id', `redirect, HTTP ${r.status}`, r.reason)
     subscriptionId = r.query.subscription_id
   } else {
-    out(chalk.red('  Init answered no verif_request_id, short_code or redirect_url'))
-    return false
+    say(chalk.red('  Init answered no verif_request_id, short_code or redirect_url'))
+    return report
   }
-  step(4, 'Status')
+  report.subscription_id = subscriptionId ?? null
+  step('Status')
   const s = await guard(() => c.status({ subscription_id: subscriptionId! }))
-  return show(s.envelope, s.http, s.reason)
-}
-
-function show(e: { status: string; message: string; payload?: unknown }, http: number, reason?: string): boolean {
-  if (e.status === 'SUCCESS') {
-    out(`  ${chalk.green('✔ SUCCESS')}`)
-    if (e.payload && typeof e.payload === 'object') printFields(e.payload as Record<string, unknown>)
-    return true
-  }
-  out(`  ${chalk.red('✘ FAIL')} ${chalk.bold(e.message)} (HTTP ${http})${reason ? `: ${reason}` : ''}`)
-  return false
-}
-
-/** The failure line of a flow that ended outside the merchant API (an MO, the consent page). */
-function failed(code: string, where: string, reason?: string): false {
-  out(`  ${chalk.red('✘ FAIL')} ${chalk.bold(code)} (${where})${reason ? `: ${reason}` : ''}`)
-  return false
+  steps.push({ step: 'status', http: s.http, envelope: s.envelope, ...why(s.reason) })
+  report.ok = show(s.envelope, s.http, s.reason)
+  return report
 }

@@ -3,18 +3,31 @@
  * client commands never load the server.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
-import { DEFAULT_BASE_URL, DEFAULT_DATA_FILE, DEFAULT_HOST, DEFAULT_PORT, DEMO_API_KEY } from '../contract/defaults.js'
-import { CliError, EXIT } from './errors.js'
+import { DEFAULT_BASE_URL, DEFAULT_DATA_FILE, DEFAULT_PORT, DEMO_API_KEY } from '../contract/defaults.js'
+import { decideColor } from './color.js'
+import { CliError, EXIT, invokedAs } from './errors.js'
 import { version } from '../version.js'
 
+decideColor(process.argv, process.env)
+const name = invokedAs()
 const program = new Command()
 program
-  .name('dcb')
+  .name(name)
   .description('Local sandbox of the direct-carrier-billing subscription API: serve it, or call it.')
   .version(version(), '-V, --version')
-  .showHelpAfterError('(run with --help for usage)')
+  .option('--no-color', 'no colours (also: NO_COLOR=1; FORCE_COLOR=1 forces them)')
+  .option('--color', 'colours even when the output is not a terminal')
   .exitOverride()
-  .configureOutput({ outputError: (str, write) => write(str) })
+  // Usage errors: one line, `dcb: what is wrong (see dcb --help)`.
+  .configureOutput({
+    outputError: (str, write) =>
+      write(
+        `dcb: ${str
+          .replace(/^error: /, '')
+          .replace(/\s*\n\s*/g, ' ')
+          .trim()} (see ${name} --help)\n`,
+      ),
+  })
 
 const int = (name: string, min: number, max: number) => (v: string) => {
   const n = Number(v)
@@ -27,7 +40,7 @@ program
   .command('serve')
   .description('run the sandbox server (merchant API, control API under /_sandbox, consent pages)')
   .option('-p, --port <port>', 'port to listen on', int('--port', 0, 65535), DEFAULT_PORT)
-  .option('--host <host>', 'address to listen on', DEFAULT_HOST)
+  .option('--host <host>', 'address to listen on (default 127.0.0.1; with --lan 0.0.0.0)')
   .option('--data <file>', 'data file (snapshot + journal beside it)', DEFAULT_DATA_FILE)
   .option('--in-memory', 'keep nothing on disk')
   .option('--fixtures <path>', 'fixture file or folder layered on the default world (repeatable)', collect)
@@ -53,6 +66,10 @@ program
   .option('--max-verifications <n>', 'how many verification requests the sandbox keeps', int('--max-verifications', 1, 100_000_000), 50_000)
   .option('--quiet', 'print only the URL (http://HOST:PORT) and errors')
   .option('--no-reasons', 'send no X-DCB-Reason header with failures')
+  .option('--allow-ip <cidr>', 'add an address or CIDR range to the allowlists of the merchants that allow loopback (the demo keys) (repeatable)', collect)
+  .option('--https', 'HTTPS with a self-signed certificate (via listhen; loopback unless --host)')
+  .option('--open', 'open the console in the default browser ($BROWSER if set)')
+  .option('--lan', 'listen on the LAN (0.0.0.0), print the LAN URL and a QR code; the control API needs the admin token (one is made up if none is given)')
   .action(async (opts) => (await import('./serve.js')).serve(opts))
 
 program
@@ -75,9 +92,9 @@ function clientCommand(name: string, description: string): Command {
     .option('--base-url <url>', `server base URL (env DCB_BASE_URL, default ${DEFAULT_BASE_URL})`)
     .option('--api-key <key>', `merchant API key (env DCB_API_KEY, default ${DEMO_API_KEY})`)
     .option('--admin-token <token>', 'control API token for a non-loopback server (env DCB_ADMIN_TOKEN)')
-    .option('--timeout <seconds>', 'give up after this many seconds', int('--timeout', 1, 3600))
+    .option('--timeout <seconds>', 'give up after this many seconds (default 30)', int('--timeout', 1, 3600))
     .option('--session <name>', 'work in this sandbox session (header X-DCB-Session; env DCB_SESSION)')
-    .option('--json', 'print the raw JSON answer')
+    .option('--json', 'print the answer as JSON')
 }
 const client = () => import('./client.js')
 
@@ -116,16 +133,24 @@ clientCommand('cancel', 'cancel a subscription on the carrier side')
   .action(async (id, o) => (await client()).cancel(id, o))
 clientCommand('clock', 'show the sandbox clock, or move it: clock advance P1M | clock set 2026-01-31T00:00:00')
   .argument('[args...]')
+  .option('--all', 'list every event of a big move (a person gets counts and the first and last few)')
   .action(async (args, o) => (await client()).clock(args, o))
 clientCommand('subscriptions', 'list subscriptions of every merchant')
   .option('--msisdn <msisdn>')
   .option('--merchant <id>')
   .option('--service <code>')
-  .option('--status <status>')
+  .option('--status <status>', 'ACTIVE, CANCELED or EXPIRED')
   .action(async (o) => (await client()).subscriptions(o))
+clientCommand('subscription', 'one subscription with its charge history and the messages about it')
+  .argument('<subscription_id>')
+  .action(async (id, o) => (await client()).subscription(id, o))
+clientCommand('rules', 'runtime carrier rules: rules list | add <json|file> | remove <id> | clear')
+  .argument('[action]', 'list (default), add, remove or clear')
+  .argument('[rule]', 'add: a rule as JSON, or a file with a rule, an array or {"rules": [...]}; remove: the rule id')
+  .action(async (verb, arg, o) => (await import('./rules.js')).rules(verb, arg, o))
 clientCommand('logs', 'show the request journal')
   .option('-f, --follow', 'keep printing new requests')
-  .option('--limit <n>', 'how many to show first', '20')
+  .option('--limit <n>', 'how many of the latest to show first', '20')
   .option('--msisdn <msisdn>', 'only requests about this MSISDN')
   .option('--all', 'every entry the journal holds, oldest first (with --json: a file for dcb replay)')
   .action(async (o) => (await client()).logs(o))
@@ -147,12 +172,13 @@ clientCommand('flow', 'a guided end-to-end subscription (asks on a terminal; fla
   .option('--service <code>')
   .option('--country <cc>')
   .option('--language <tag>')
-  .option('--scenario <ending>', 'a magic ending, e.g. 201')
+  .option('--scenario <ending>', 'a magic ending, e.g. 201 (with --country: a number of that country)')
   .option('--otp <code>', 'use this OTP instead of reading the inbox')
   .option('--deny', 'deny the consent page (redirect flow)')
   .action(async (o) => (await import('./flow.js')).flow(o))
-clientCommand('run', 'run a scripted scenario file (JSON steps with expectations)')
+clientCommand('run', 'run a scripted scenario file (JSON steps with expectations); resets the sandbox first')
   .argument('<file>')
+  .option('--no-reset', 'keep the sandbox state instead of resetting it first')
   .action(async (f, o) => (await import('./run.js')).runFile(f, o))
 
 const fixtures = program.command('fixtures').description('work with fixture files')
@@ -160,7 +186,8 @@ fixtures
   .command('validate')
   .description('check fixture files (layered on the default world) and print every problem')
   .argument('<paths...>', 'fixture files or folders')
-  .action(async (paths: string[]) => (await import('./fixtures.js')).validate(paths))
+  .option('--json', 'print the result as JSON')
+  .action(async (paths: string[], o) => (await import('./fixtures.js')).validate(paths, o))
 fixtures
   .command('schema')
   .description('print the JSON Schema of fixture files')

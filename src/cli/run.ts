@@ -8,7 +8,7 @@ import chalk from 'chalk'
 import { z } from 'zod'
 import type { DcbClient } from '../client/index.js'
 import type { InitBody, StatusBody, VerifyBody } from '../contract/index.js'
-import { clientFrom, guard, out, type ClientCliOptions } from './common.js'
+import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
 import { CliError, EXIT } from './errors.js'
 
 const ACTIONS = ['init', 'verify', 'status', 'otp', 'sms', 'mo', 'consent', 'cancel', 'clock', 'reset', 'rule', 'subscription', 'expect'] as const
@@ -116,7 +116,21 @@ async function perform(c: DcbClient, action: Action, arg: unknown, where: string
   }
 }
 
-export async function runFile(file: string, o: ClientCliOptions): Promise<void> {
+export interface RunCliOptions extends ClientCliOptions {
+  /** false with --no-reset: keep the sandbox's state instead of resetting it first. */
+  reset?: boolean
+}
+
+interface StepReport {
+  step: number
+  name: string
+  action: Action
+  input?: unknown
+  result?: unknown
+  expect?: { path: string; expected: unknown; got: unknown; pass: boolean }[]
+}
+
+export async function runFile(file: string, o: RunCliOptions): Promise<void> {
   let data: unknown
   try {
     data = JSON.parse(readFileSync(file, 'utf8'))
@@ -131,30 +145,59 @@ export async function runFile(file: string, o: ClientCliOptions): Promise<void> 
   }
   const doc = parsed.data
   const base = { ...o, baseUrl: o.baseUrl ?? doc.base_url, apiKey: o.apiKey ?? doc.api_key }
+  const human = !o.json
+  const say = (line: string) => human && out(line)
   const results: Results = {}
   let expectations = 0
-  if (doc.description) out(chalk.bold(doc.description))
-  for (const [i, s] of doc.steps.entries()) {
-    const action = Object.keys(s).find((k) => (ACTIONS as readonly string[]).includes(k)) as Action
-    const where = `${file}: step ${i + 1} (${action})`
-    const arg = substitute(s[action], results)
-    const name = s.as ?? action
-    if (action === 'expect') {
-      if (!arg || typeof arg !== 'object' || Array.isArray(arg)) throw new CliError(`${where}: expect needs an object of path: value`, EXIT.USAGE)
-      for (const [path, want] of Object.entries(arg)) {
-        const got = lookup(results, path)
-        const pass = JSON.stringify(got) === JSON.stringify(want)
-        out(`${pass ? chalk.green('  ✔') : chalk.red('  ✘')} expect ${path} = ${JSON.stringify(want)}${pass ? '' : chalk.red(`, got ${JSON.stringify(got)}`)}`)
-        if (!pass) throw new CliError(`expectation failed at step ${i + 1}: ${path} is ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`, EXIT.FAIL)
-        expectations++
-      }
-      continue
-    }
-    const c = clientFrom(s.api_key ? { ...base, apiKey: s.api_key } : base)
-    out(`${chalk.cyan('→')} ${chalk.bold(name)}${s.note ? chalk.dim(` (${s.note})`) : ''} ${chalk.dim(JSON.stringify(arg ?? {}))}`)
-    const result = await guard(() => perform(c, action, arg, where))
-    results[name] = result
-    out(`${chalk.cyan('←')} ${JSON.stringify(result)}`)
+  const report = {
+    file,
+    description: doc.description ?? null,
+    reset: o.reset !== false,
+    passed: false,
+    step_count: doc.steps.length,
+    expectations_passed: 0,
+    steps: [] as StepReport[],
   }
-  out(chalk.green(`✔ ${doc.steps.length} steps, ${expectations} expectation${expectations === 1 ? '' : 's'} passed`))
+  if (doc.description) say(chalk.bold(doc.description))
+  // A run starts from the loaded fixtures, so it gives the same answers every time.
+  if (o.reset !== false) {
+    say(chalk.dim('resetting the sandbox first (back to the loaded fixtures; --no-reset keeps its state)'))
+    await guard(() => clientFrom(base).reset())
+  }
+  try {
+    for (const [i, s] of doc.steps.entries()) {
+      const action = Object.keys(s).find((k) => (ACTIONS as readonly string[]).includes(k)) as Action
+      const where = `${file}: step ${i + 1} (${action})`
+      const arg = substitute(s[action], results)
+      const name = s.as ?? action
+      if (action === 'expect') {
+        if (!arg || typeof arg !== 'object' || Array.isArray(arg)) throw new CliError(`${where}: expect needs an object of path: value`, EXIT.USAGE)
+        const checks: NonNullable<StepReport['expect']> = []
+        report.steps.push({ step: i + 1, name, action, expect: checks })
+        for (const [path, want] of Object.entries(arg)) {
+          const got = lookup(results, path)
+          const pass = JSON.stringify(got) === JSON.stringify(want)
+          checks.push({ path, expected: want, got, pass })
+          say(
+            `${pass ? chalk.green('  ✔') : chalk.red('  ✘')} expect ${path} = ${JSON.stringify(want)}${pass ? '' : chalk.red(`, got ${JSON.stringify(got)}`)}`,
+          )
+          if (!pass) throw new CliError(`expectation failed at step ${i + 1}: ${path} is ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`, EXIT.FAIL)
+          expectations++
+        }
+        continue
+      }
+      const c = clientFrom(s.api_key ? { ...base, apiKey: s.api_key } : base)
+      say(`${chalk.cyan('→')} ${chalk.bold(name)}${s.note ? chalk.dim(` (${s.note})`) : ''} ${chalk.dim(JSON.stringify(arg ?? {}))}`)
+      const result = await guard(() => perform(c, action, arg, where))
+      results[name] = result
+      report.steps.push({ step: i + 1, name, action, input: arg ?? {}, result })
+      say(`${chalk.cyan('←')} ${JSON.stringify(result)}`)
+    }
+  } finally {
+    // With --json the report is printed whatever happened; the error (if any) still goes to stderr.
+    report.passed = report.steps.length === doc.steps.length && report.steps.every((s) => !s.expect || s.expect.every((e) => e.pass))
+    report.expectations_passed = expectations
+    if (o.json) printJson(report)
+  }
+  say(chalk.green(`✔ ${doc.steps.length} steps, ${expectations} expectation${expectations === 1 ? '' : 's'} passed`))
 }

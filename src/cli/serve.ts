@@ -1,13 +1,15 @@
+import { randomBytes } from 'node:crypto'
+import { relative } from 'node:path'
 import chalk from 'chalk'
-import { DEMO_API_KEY } from '../contract/defaults.js'
+import { DEFAULT_HOST, DEMO_API_KEY } from '../contract/defaults.js'
 import { FixtureError } from '../world/load.js'
-import { ServeError, startSandbox } from '../server.js'
+import { allowIpProblem, ServeError, startSandbox } from '../server.js'
 import { StoreError } from '../store/types.js'
-import { CliError, EXIT } from './errors.js'
+import { CliError, EXIT, invokedAs } from './errors.js'
 
 interface ServeCliOptions {
   port: number
-  host: string
+  host?: string
   data: string
   inMemory?: boolean
   fixtures?: string[]
@@ -26,19 +28,38 @@ interface ServeCliOptions {
   maxVerifications: number
   quiet?: boolean
   reasons: boolean
+  allowIp?: string[]
+  https?: boolean
+  open?: boolean
+  lan?: boolean
 }
 
 export async function serve(opts: ServeCliOptions): Promise<void> {
+  const cidrs = opts.allowIp ?? []
+  for (const cidr of cidrs) {
+    const problem = allowIpProblem(cidr)
+    if (problem) throw new CliError(problem, EXIT.USAGE)
+  }
+  const host = opts.host ?? (opts.lan ? '0.0.0.0' : DEFAULT_HOST)
+  if (opts.lan && /^(127\.|::1$|localhost$)/.test(host)) throw new CliError(`--lan listens on the LAN: drop --host ${host} or give a LAN address`, EXIT.USAGE)
+  // On the LAN the control API needs the admin token: one is made up when none is given.
+  // With --quiet a made-up token would never be shown, so --lan --quiet needs one given.
+  if (opts.lan && opts.quiet && !opts.adminToken)
+    throw new CliError('--lan --quiet needs --admin-token (or DCB_ADMIN_TOKEN): a made-up token would not be printed', EXIT.USAGE)
+  const adminToken = opts.adminToken ?? (opts.lan ? randomBytes(18).toString('base64url') : undefined)
+  const viaListhen = opts.https || opts.lan || opts.open ? (await import('./listen.js')).listenWithListhen({ https: !!opts.https, lan: !!opts.lan }) : undefined
   let sandbox
   try {
     sandbox = await startSandbox({
       port: opts.port,
-      host: opts.host,
+      host,
       data: opts.data,
       inMemory: opts.inMemory,
       fixtures: opts.fixtures,
+      allowIps: cidrs,
+      listen: viaListhen?.listen,
       trustProxy: opts.trustProxy,
-      adminToken: opts.adminToken,
+      adminToken,
       allowHosts: opts.allowHost,
       clock: opts.clock,
       clockRunning: opts.clockRunning,
@@ -61,8 +82,10 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     throw e
   }
   const { url, engine, store } = sandbox
+  const listening = viaListhen?.listening()
   for (const note of (store.info().recovered as { notes?: string[] } | undefined)?.notes ?? []) process.stderr.write(`dcb: ${note}\n`)
-  const exposure = exposureWarning(sandbox.host, !!opts.adminToken, opts.trustProxy)
+  // The token counts when --lan made one up too.
+  const exposure = exposureWarning(sandbox.host, !!adminToken, opts.trustProxy)
   if (exposure) process.stderr.write(exposure)
   if (sandbox.clockKept) {
     const now = engine.clockView().now
@@ -70,22 +93,52 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
       `dcb: ${opts.data} keeps its own clock (now ${now}); --clock ${opts.clock} was not applied. To start over at that time: dcb reset --clock ${opts.clock}\n`,
     )
   }
-  // --quiet: one line, the URL (so --port 0 can be used from scripts).
+  // --quiet: one line, the URL (so --port 0 can be used from scripts); no banner, no QR code.
   if (opts.quiet) process.stdout.write(`${url}\n`)
   else {
     const info = store.info()
     const where = store.kind === 'file' ? `${info.path} (${engine.state.subs.size} subscriptions)` : 'in memory (nothing is kept)'
+    const shown = (f: string) => (relative(process.cwd(), f).startsWith('..') ? f : relative(process.cwd(), f))
+    const rules = engine.world.world.rules
+    const ruleSources = engine.worldSources()?.rules ?? {}
+    // Each file with the rules in force that it brought (a rule replaced by a later file counts there).
+    const fileLines = sandbox.files.map((f, i) => {
+      const ids = rules.filter((r) => ruleSources[r.id] === shown(f)).map((r) => r.id)
+      const list = ids.length > 6 ? `${ids.slice(0, 4).join(', ')}, … ${ids.at(-1)}` : ids.join(', ')
+      return `  ${i ? '          ' : 'fixtures: '}${shown(f)} (${ids.length} rule${ids.length === 1 ? '' : 's'}${ids.length ? `: ${list}` : ''})`
+    })
+    const lan = opts.lan && listening ? await listening.lanUrls() : []
     process.stdout.write(
       [
         `${chalk.green('dcb sandbox')} listening on ${chalk.bold(url)}`,
+        ...lan.map((u) => `  LAN:      ${chalk.bold(u)}  (consent pages open on a phone; the control API needs the admin token)`),
         `  API key:  ${DEMO_API_KEY}   (header API-KEY)`,
-        `  try:      curl -s ${url}/subscriptions/init -H 'API-KEY: ${DEMO_API_KEY}' -H 'Content-Type: application/json' -d '{"msisdn":"60123456001","service_code":"STREAMPLUS","country_code":"my"}'`,
+        `  try:      curl -s${opts.https ? 'k' : ''} ${url}/subscriptions/init -H 'API-KEY: ${DEMO_API_KEY}' -H 'Content-Type: application/json' -d '{"msisdn":"60123456001","service_code":"STREAMPLUS","country_code":"my"}'`,
         `  data:     ${where}`,
         `  clock:    ${engine.clockView().now}${engine.clockView().frozen ? ' (frozen)' : ''}`,
+        ...fileLines,
+        `  rules:    ${rules.length} in force  (${invokedAs()} scenarios describes them)`,
+        ...(cidrs.length
+          ? [
+              `  allow-ip: ${cidrs.join(', ')} added to the allowlists of ${engine.world.world.merchants
+                .filter((m) => m.allowlist.includes('127.0.0.0/8'))
+                .map((m) => m.id)
+                .join(', ')}`,
+            ]
+          : []),
+        ...(opts.lan && !opts.adminToken ? [`  admin:    token ${adminToken}  (Authorization: Bearer …; --admin-token sets your own)`] : []),
+        ...(opts.https ? ['  https:    a self-signed certificate (curl -k; browsers ask once)'] : []),
         `  control:  ${url}/_sandbox/health`,
         '',
       ].join('\n'),
     )
+    if (opts.lan && listening) await listening.showQr()
+  }
+  if (opts.open && listening) {
+    const consoleUrl = `${url}/`
+    if (!opts.quiet) process.stdout.write(`  opening ${consoleUrl} in the default browser\n`)
+    const { openBrowser } = await import('./listen.js')
+    await openBrowser(consoleUrl, listening)
   }
   let stopping = false
   const stop = (signal: string) => {

@@ -242,7 +242,27 @@ export const Scenario = z.object({
   outcome: z.string(),
   description: z.string(),
 })
-export const ScenariosAnswer = z.object({ scenarios: z.array(Scenario) })
+/** The public shape of the loaded world (no keys, no allowlists): enough to build valid MSISDNs (`dcb flow --country`). */
+export const WorldSummary = z.object({
+  countries: z.array(
+    z.object({ code: z.string(), name: z.string().nullable(), calling_code: z.string(), lengths: z.array(z.number().int()), landlines: z.array(z.string()) }),
+  ),
+  carriers: z.array(
+    z.object({
+      code: z.string(),
+      country: z.string(),
+      prefixes: z.array(z.string()),
+      lengths: z.array(z.number().int()),
+      flow: z.string(),
+      provisioned: z.boolean(),
+      short_code: z.string().nullable(),
+    }),
+  ),
+  services: z.array(
+    z.object({ code: z.string(), merchant: z.string(), name: z.string(), period: z.string(), keyword: z.string().nullable(), countries: z.array(z.string()) }),
+  ),
+})
+export const ScenariosAnswer = z.object({ scenarios: z.array(Scenario), world: WorldSummary })
 
 // ---------------------------------------------------------------- types
 
@@ -277,3 +297,4 @@ export type SessionDeletedAnswer = z.infer<typeof SessionDeletedAnswer>
 export type HealthAnswer = z.infer<typeof HealthAnswer>
 export type Scenario = z.infer<typeof Scenario>
 export type ScenariosAnswer = z.infer<typeof ScenariosAnswer>
+export type WorldSummary = z.infer<typeof WorldSummary>

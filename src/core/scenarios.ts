@@ -2,7 +2,7 @@
  * The magic numbers and rules of the loaded world, described for people (`dcb scenarios`, the
  * control API, the README table). Generated from the data, so documentation cannot drift.
  */
-import type { Rule } from './world-schema.js'
+import type { Rule, World } from './world-schema.js'
 import type { Engine } from './engine.js'
 
 export interface Scenario {
@@ -57,10 +57,51 @@ export function describeRule(rule: Rule, source: Scenario['source']): Scenario {
   }
 }
 
-/** The rules in force, in the order consulted, described. */
-export function scenarioList(engine: Engine): { scenarios: Scenario[] } {
+/**
+ * The public shape of the loaded world (no API keys, no allowlists): what a client needs to build
+ * valid MSISDNs and pick services, e.g. `dcb flow --country gb`.
+ */
+export interface WorldSummary {
+  countries: { code: string; name: string | null; calling_code: string; lengths: number[]; landlines: string[] }[]
+  carriers: { code: string; country: string; prefixes: string[]; lengths: number[]; flow: string; provisioned: boolean; short_code: string | null }[]
+  services: { code: string; merchant: string; name: string; period: string; keyword: string | null; countries: string[] }[]
+}
+
+export function worldSummary(world: World): WorldSummary {
+  const countries = new Map(world.countries.map((c) => [c.code, c]))
+  return {
+    countries: world.countries.map((c) => ({
+      code: c.code,
+      name: c.name ?? null,
+      calling_code: c.calling_code,
+      lengths: c.lengths,
+      landlines: c.landlines.map((l) => l.prefix),
+    })),
+    carriers: world.carriers.map((c) => ({
+      code: c.code,
+      country: c.country,
+      prefixes: c.prefixes,
+      lengths: c.lengths ?? countries.get(c.country)?.lengths ?? [],
+      flow: c.flow,
+      provisioned: c.provisioned,
+      short_code: c.short_code ?? null,
+    })),
+    services: world.services.map((s) => ({
+      code: s.code,
+      merchant: s.merchant,
+      name: s.name,
+      period: s.period,
+      keyword: s.keyword ?? null,
+      countries: s.integrations.map((i) => i.country),
+    })),
+  }
+}
+
+/** `GET /_sandbox/scenarios`: the rules in force, in the order consulted, described, and the world they apply to. */
+export function scenarioList(engine: Engine): { scenarios: Scenario[]; world: WorldSummary } {
   return {
     scenarios: engine.rules().rules.map(({ source, used: _used, ...rule }) => describeRule(rule as Rule, source === 'runtime' ? 'runtime' : 'fixture')),
+    world: worldSummary(engine.world.world),
   }
 }
 

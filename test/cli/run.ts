@@ -56,7 +56,7 @@ export function serve(args: string[], opts: { cwd?: string; env?: Record<string,
     }, 15_000)
     const onData = (d: Buffer) => {
       out += d
-      const m = /listening on (http:\/\/\S+)/.exec(out)
+      const m = /listening on (https?:\/\/\S+)/.exec(out)
       if (m) {
         clearTimeout(timer)
         resolve({

@@ -1,0 +1,78 @@
+/**
+ * `dcb rules list | add <json|file> | remove <id> | clear`: the runtime carrier rules of a running
+ * sandbox (`/_sandbox/rules`). `add` takes one rule, an array of rules, or a scenario file's
+ * `{"rules": [...]}`, as JSON text or a file.
+ */
+import { readFileSync } from 'node:fs'
+import chalk from 'chalk'
+import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
+import { CliError, EXIT, invokedAs } from './errors.js'
+
+const VERBS = ['list', 'add', 'remove', 'clear']
+
+/** The rules in a JSON text or file: a rule, an array of rules, or an object with `rules`. */
+export function rulesFrom(arg: string): unknown[] {
+  const text = /^\s*[[{]/.test(arg) ? arg : readRuleFile(arg)
+  let data: unknown
+  try {
+    data = JSON.parse(text)
+  } catch (e) {
+    throw new CliError(`${text === arg ? 'the rule' : arg} is not valid JSON: ${(e as Error).message}`, EXIT.USAGE)
+  }
+  const list = Array.isArray(data)
+    ? data
+    : data && typeof data === 'object' && Array.isArray((data as { rules?: unknown }).rules)
+      ? (data as { rules: unknown[] }).rules
+      : [data]
+  if (!list.length) throw new CliError(`${text === arg ? 'the JSON' : arg} holds no rules`, EXIT.USAGE)
+  return list
+}
+
+function readRuleFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    throw new CliError(`${path}: ${code === 'ENOENT' ? 'no such file (give a rule as JSON text or a file)' : `cannot read (${code})`}`, EXIT.USAGE)
+  }
+}
+
+export async function rules(verb: string | undefined, arg: string | undefined, o: ClientCliOptions): Promise<void> {
+  verb ??= 'list'
+  const usage = `usage: ${invokedAs()} rules list | add <json|file> | remove <id> | clear`
+  if (!VERBS.includes(verb)) throw new CliError(`unknown rules action "${verb}"; ${usage}`, EXIT.USAGE)
+  if ((verb === 'add' || verb === 'remove') !== (arg !== undefined)) throw new CliError(usage, EXIT.USAGE)
+  const c = clientFrom(o)
+  if (verb === 'list') {
+    const r = await guard(() => c.rules.list())
+    if (o.json) return printJson(r)
+    if (!r.runtime.length) out(chalk.dim('no runtime rules'))
+    // Newest first: the order in which they are tried.
+    for (const rec of [...r.runtime].reverse()) {
+      const { id, description, ...rest } = rec.rule as { id: string; description?: string }
+      out(`${chalk.bold(id)}  ${chalk.dim(`used ${rec.used}x`)}  ${description ?? ''}`)
+      out(chalk.dim(`  ${JSON.stringify(rest)}`))
+    }
+    const fixture = r.rules.filter((x) => x.source !== 'runtime').length
+    out(
+      chalk.dim(
+        `${fixture} fixture rule(s) after them (${invokedAs()} world lists every rule in the order consulted, ${invokedAs()} scenarios describes them)`,
+      ),
+    )
+    return
+  }
+  if (verb === 'add') {
+    const added = []
+    for (const rule of rulesFrom(arg!)) {
+      const rec = await guard(() => c.rules.add(rule as Record<string, unknown>))
+      added.push(rec)
+      const description = (rec.rule as { description?: string }).description
+      if (!o.json) out(`${chalk.green('✔')} added ${chalk.bold(rec.id)}${description ? chalk.dim(` ${description}`) : ''}`)
+    }
+    if (o.json) printJson({ added })
+    return
+  }
+  const r = await guard(() => (verb === 'remove' ? c.rules.remove(arg!) : c.rules.clear()))
+  if (o.json) return printJson(r)
+  out(`${chalk.green('✔')} removed ${r.deleted} runtime rule(s)`)
+}
