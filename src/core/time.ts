@@ -169,6 +169,8 @@ export function parseDuration(text: string): Duration | null {
         Number(w ?? 0) * UNIT_MS.w + Number(d ?? 0) * UNIT_MS.d + Number(h ?? 0) * UNIT_MS.h + Number(mi ?? 0) * UNIT_MS.m + Math.round(Number(s ?? 0) * 1000),
     }
   }
+  // `1M` is a minute to some and a month to others: refused (PT1M / 1m, P1M / 1mo say which).
+  if (/^\d+(?:\.\d+)?\s*M$/.test(t)) return null
   const short = SHORT_DURATION_RE.exec(t.toLowerCase())
   if (short) {
     const n = Number(short[1])

@@ -1,0 +1,264 @@
+/**
+ * The CLI as a new user meets it (issue 15), through the real binary: flow and run, names, colour,
+ * summaries, mistakes named, rules and subscription commands.
+ */
+import { execFile } from 'node:child_process'
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:net'
+import { join } from 'node:path'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { startClient, tempDir, type Client } from '../helpers.js'
+import { BIN, dcb } from './run.js'
+
+let c: Client
+let tmp: ReturnType<typeof tempDir>
+beforeAll(async () => {
+  c = await startClient()
+  tmp = tempDir()
+})
+afterAll(async () => {
+  await c.close()
+  tmp.cleanup()
+})
+beforeEach(async () => {
+  await c.control('/reset', {})
+})
+
+const run = (args: string[], extra: Record<string, string | undefined> = {}) => dcb(args, { env: { DCB_BASE_URL: c.url, DCB_API_KEY: undefined, ...extra } })
+const ESC = /\x1b\[/
+
+describe('dcb flow builds numbers from the world the server describes', () => {
+  it.each([
+    ['gb', /Init 447700345201 STREAMPLUS gb/],
+    ['bg', /Init 359873456201 STREAMPLUS bg/],
+    ['my', /Init 60123456201 STREAMPLUS my/],
+  ])('--scenario 201 --country %s: a valid number of that country reaches the first charge', async (country, init) => {
+    const r = await run(['flow', '--scenario', '201', '--country', country])
+    expect(r.stdout).toMatch(init)
+    expect(r.stdout).not.toContain('INVALID_MSISDN')
+    expect(r.stdout).toMatch(/3\. Verify[\s\S]*INSUFFICIENT_FUNDS/)
+    expect(r.code).toBe(1)
+  })
+
+  it('--json prints one report: the steps with their answers, ok and the subscription id', async () => {
+    const r = await run(['flow', '--country', 'gb', '--json'])
+    expect(r.code).toBe(0)
+    const report = JSON.parse(r.stdout)
+    expect(report).toMatchObject({ msisdn: '447700345001', service: 'STREAMPLUS', country: 'gb', ok: true })
+    expect(report.steps.map((s: { step: string }) => s.step)).toEqual(['init', 'otp', 'verify', 'status'])
+    expect(report.steps[3].envelope.payload).toMatchObject({ status: 'ACTIVE', subscription_id: report.subscription_id })
+    const failed = await run(['flow', '--scenario', '101', '--json'])
+    expect(failed.code).toBe(1)
+    expect(JSON.parse(failed.stdout)).toMatchObject({ ok: false, steps: [{ step: 'init', envelope: { message: 'INVALID_MSISDN' } }] })
+  })
+
+  it('uses a world loaded with --fixtures (a country the default world does not have), and names valid countries', async () => {
+    const file = join(tmp.dir, 'de.json')
+    writeFileSync(
+      file,
+      JSON.stringify({
+        countries: [{ code: 'de', calling_code: '49', lengths: [13] }],
+        carriers: [{ code: 'sbx-de-otp', country: 'de', prefixes: ['49151'], flow: 'otp' }],
+        services: [{ code: 'DETEST', merchant: 'demo', name: 'DE Test', period: 'P1W', integrations: [{ country: 'de' }] }],
+      }),
+    )
+    const de = await startClient({ fixtures: [file] })
+    try {
+      const r = await dcb(['flow', '--country', 'de', '--base-url', de.url])
+      expect(r.stdout).toMatch(/1\. Init 4915134567001 DETEST de/)
+      expect(r.stdout).toMatch(/4\. Status[\s\S]*ACTIVE/)
+      expect(r.code).toBe(0)
+      const bad = await dcb(['flow', '--country', 'fr', '--base-url', de.url])
+      expect(bad.code).toBe(2)
+      expect(bad.stderr).toBe('dcb: --country "fr" is not in the sandbox world; valid: my, gb, bg, de\n')
+    } finally {
+      await de.close()
+    }
+  })
+})
+
+describe('dcb run', () => {
+  it('resets the sandbox first and says so; --no-reset keeps the state; --json prints the report', async () => {
+    const id = await c.subscribe('60123456001')
+    const file = join(tmp.dir, 'keep.run.json')
+    writeFileSync(file, JSON.stringify({ steps: [{ subscription: id }, { expect: { 'subscription.status': 'ACTIVE' } }] }))
+    const kept = await run(['run', file, '--no-reset'])
+    expect(kept.stdout).not.toMatch(/resetting/)
+    expect(kept.code).toBe(0)
+    const json = await run(['run', file, '--no-reset', '--json'])
+    expect(json.code).toBe(0)
+    const report = JSON.parse(json.stdout)
+    expect(report).toMatchObject({ passed: true, reset: false })
+    expect(report.steps.map((s: { action: string }) => s.action)).toEqual(['subscription', 'expect'])
+    expect(report.steps[1].expect).toEqual([{ path: 'subscription.status', expected: 'ACTIVE', got: 'ACTIVE', pass: true }])
+    const reset = await run(['run', file])
+    expect(reset.stdout).toMatch(/^resetting the sandbox first \(back to the loaded fixtures; --no-reset keeps its state\)/m)
+    expect(reset.stderr).toMatch(/^dcb: SUBSCRIPTION_NOT_FOUND: /)
+    expect(reset.code).toBe(1)
+  })
+})
+
+describe('the name the user typed', () => {
+  it('dcb-sandbox is a second bin name, and hints print it', async () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8'))
+    expect(pkg.bin).toEqual({ dcb: 'bin/dcb.js', 'dcb-sandbox': 'bin/dcb.js' })
+    const link = join(tmp.dir, 'dcb-sandbox')
+    symlinkSync(BIN, link)
+    const exec = (args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+        execFile(process.execPath, [link, ...args], { env: { ...process.env, NO_COLOR: '1', DCB_BASE_URL: c.url } }, (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        ),
+      )
+    const init = await exec(['init', '--msisdn', '60123456001', '--service', 'STREAMPLUS', '--country', 'my'])
+    expect(init.code).toBe(0)
+    expect(init.stdout).toMatch(/next: dcb-sandbox verify --id \S+ --otp \$\(dcb-sandbox otp 60123456001\)/)
+    expect((await exec(['--help'])).stdout).toMatch(/^Usage: dcb-sandbox /)
+    expect((await exec(['nope'])).stderr).toBe("dcb: unknown command 'nope' (see dcb-sandbox --help)\n")
+    expect((await run(['init', '--msisdn', '60123456002', '--service', 'STREAMPLUS', '--country', 'my'])).stdout).toMatch(/next: dcb verify/)
+  })
+})
+
+/** Runs dcb on a pseudo-terminal (no prompts to answer). */
+function onTerminal(args: string[], env: Record<string, string | undefined>): Promise<string> {
+  return new Promise((resolve) =>
+    execFile(
+      'python3',
+      [join(import.meta.dirname, 'pty_drive.py'), '[]', '--', process.execPath, BIN, ...args],
+      { env: { ...process.env, DCB_BASE_URL: c.url, TERM: 'xterm-256color', CI: undefined, NO_COLOR: undefined, FORCE_COLOR: undefined, ...env } },
+      (_err, stdout) => resolve(stdout),
+    ),
+  )
+}
+
+describe('colour', () => {
+  it('colours a terminal; NO_COLOR (on a terminal too) and --no-color turn it off; FORCE_COLOR turns it on in a pipe', async () => {
+    expect(await onTerminal(['status', 'nope'], {})).toMatch(ESC)
+    expect(await onTerminal(['status', 'nope'], { NO_COLOR: '1' })).not.toMatch(ESC)
+    expect(await onTerminal(['status', 'nope', '--no-color'], {})).not.toMatch(ESC)
+    expect((await run(['status', 'nope'], { NO_COLOR: undefined })).stdout).not.toMatch(ESC)
+    expect((await run(['status', 'nope'], { NO_COLOR: undefined, FORCE_COLOR: '1' })).stdout).toMatch(ESC)
+    expect((await run(['status', 'nope', '--no-color'], { NO_COLOR: undefined, FORCE_COLOR: '1' })).stdout).not.toMatch(ESC)
+  })
+})
+
+describe('big answers summarised for people', () => {
+  it('a clock move over many events prints counts per kind and the first and last few; --all and --json list them all', async () => {
+    await c.subscribe('60123456001', 'QUICKTEST')
+    const r = await run(['clock', 'advance', 'P3D'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/^\S+ {2}72 event\(s\)$/m)
+    expect(r.stdout).toMatch(/^ +72 {2}renewed$/m)
+    expect(r.stdout).toMatch(/first 5:[\s\S]*… 62 more …[\s\S]*last 5:/)
+    expect(r.stdout.split('\n').length).toBeLessThan(25)
+    const all = await run(['clock', 'advance', 'P3D', '--all'])
+    expect(all.stdout.split('\n').filter((l) => /renewed/.test(l))).toHaveLength(72)
+    const json = await run(['clock', 'advance', 'P3D', '--json'])
+    expect(JSON.parse(json.stdout).events).toHaveLength(72)
+  })
+
+  it('dcb logs on an empty journal says so', async () => {
+    const r = await run(['logs'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toBe('the request journal is empty (no merchant call since the server started or was reset)\n')
+    expect((await run(['logs', '--json'])).stdout).toBe('')
+  })
+})
+
+describe('mistakes are named', () => {
+  it('subscriptions --status BOGUS lists the valid values', async () => {
+    const r = await run(['subscriptions', '--status', 'BOGUS'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toBe('dcb: --status "BOGUS" is not a subscription status; valid: ACTIVE, CANCELED, EXPIRED\n')
+    expect((await run(['subscriptions', '--status', 'active'])).code).toBe(0)
+  })
+
+  it('clock advance 1M is refused as ambiguous by the CLI and the server; 1m, PT1M, P1M and 1mo are not', async () => {
+    const r = await run(['clock', 'advance', '1M'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toBe('dcb: "1M" is ambiguous: write PT1M or 1m for minutes, P1M or 1mo for months\n')
+    const server = await c.control('/clock/advance', { by: '1M' })
+    expect(server.status).toBe(400)
+    expect(server.body.error).toBe('BAD_DURATION')
+    for (const by of ['1m', 'PT1M', 'P1M', '1mo', '36h', '2d']) expect((await run(['clock', 'advance', by])).code).toBe(0)
+  })
+
+  it('usage errors are one line starting dcb:', async () => {
+    for (const args of [['nope'], ['status', '--bogus'], ['serve', '--port', 'x'], ['rules', 'frob'], ['clock', 'backwards', '1h'], ['logs', '--limit', '0']]) {
+      const r = await run(args)
+      expect(r.code).toBe(2)
+      expect(r.stderr).toMatch(/^dcb: [^\n]+\n$/)
+    }
+  })
+
+  it('fixtures validate lists the valid values of a wrong step or code', async () => {
+    const r = await run(['fixtures', 'validate', 'test/fixtures/broken/bad-schema.json'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain('$.rules[0].step: must be one of api, init, otp, verify, charge, activate, renewal, retry, mo, consent, or a non-empty array of them')
+    expect(r.stderr).toMatch(/\$\.rules\[0\]\.effect\.error: .*"INSUFFICIENT_FUNDS".*"BARRED"/)
+    const json = await run(['fixtures', 'validate', 'test/fixtures/broken/bad-schema.json', '--json'])
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false })
+  })
+
+  it('a server that does not answer shows progress, then gives up at --timeout', async () => {
+    const silent: Server = createServer(() => {})
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    try {
+      const url = `http://127.0.0.1:${(silent.address() as { port: number }).port}`
+      const r = await run(['status', 'x', '--base-url', url, '--timeout', '4'])
+      expect(r.code).toBe(3)
+      expect(r.stderr).toContain(`dcb: no answer from ${url} yet (2 s; giving up after 4 s, see --timeout)\n`)
+      expect(r.stderr).toMatch(/dcb: cannot reach .*: no answer within 4 s\n$/)
+    } finally {
+      silent.close()
+    }
+  })
+})
+
+describe('dcb rules', () => {
+  it('adds (JSON text, or a file with the {"rules": [...]} wrapper), lists, removes and clears runtime rules that take effect', async () => {
+    const add = await run(['rules', 'add', '{"id":"t-barred","match":{"msisdn":"60123456001"},"step":"init","effect":{"error":"BARRED"}}'])
+    expect(add.code).toBe(0)
+    expect(add.stdout).toMatch(/✔ added t-barred/)
+    const init = await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+    expect(init.body.message).toBe('BARRED')
+    const file = join(tmp.dir, 'rules.json')
+    writeFileSync(file, JSON.stringify({ rules: [{ id: 't-a', step: 'init', match: { msisdn: '60123456002' }, effect: { error: 'BLACKLISTED' } }, { step: 'otp', effect: { otp: '1234' } }] }))
+    const fromFile = await run(['rules', 'add', file, '--json'])
+    expect(fromFile.code).toBe(0)
+    expect(JSON.parse(fromFile.stdout).added).toHaveLength(2)
+    const list = await run(['rules', 'list'])
+    // Newest first, the order in which they are tried.
+    expect([...list.stdout.matchAll(/^(\S+) {2}used \d+x/gm)].map((m) => m[1])).toEqual([expect.stringMatching(/^rt-/), 't-a', 't-barred'])
+    expect(list.stdout).toMatch(/28 fixture rule\(s\) after them/)
+    expect(JSON.parse((await run(['rules', '--json'])).stdout).runtime).toHaveLength(3)
+    expect((await run(['rules', 'remove', 't-barred'])).stdout).toMatch(/removed 1 runtime rule/)
+    const gone = await run(['rules', 'remove', 't-barred'])
+    expect(gone.code).toBe(1)
+    expect(gone.stderr).toMatch(/^dcb: RULE_NOT_FOUND: /)
+    expect((await run(['rules', 'clear'])).stdout).toMatch(/removed 2 runtime rule/)
+    const bad = await run(['rules', 'add', '{"step":"nowhere"}'])
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toMatch(/^dcb: BAD_RULE: step: must be one of api, init/)
+    expect((await run(['rules', 'add', join(tmp.dir, 'missing.json')])).stderr).toMatch(/missing\.json: no such file/)
+    expect((await run(['rules', 'add'])).code).toBe(2)
+  })
+})
+
+describe('dcb subscription', () => {
+  it('shows one subscription with its charge history and the messages about it; --json too', async () => {
+    const id = await c.subscribe('60123456001')
+    await c.control('/clock/advance', { by: 'P1M' })
+    const r = await run(['subscription', id])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(new RegExp(`^${id} {2}ACTIVE`, 'm'))
+    expect(r.stdout).toMatch(/charges \(2 kept of 2, oldest first\)\n.*first +SUCCESS.*9\.90 MYR\n.*renewal +SUCCESS/)
+    expect(r.stdout).toMatch(/events[\s\S]*Welcome to Stream Plus/)
+    const json = JSON.parse((await run(['subscription', id, '--json'])).stdout)
+    expect(json.subscription.charges).toHaveLength(2)
+    expect(json.messages.length).toBeGreaterThanOrEqual(2)
+    const none = await run(['subscription', 'nope'])
+    expect(none.code).toBe(1)
+    expect(none.stderr).toMatch(/^dcb: SUBSCRIPTION_NOT_FOUND: /)
+  })
+})
