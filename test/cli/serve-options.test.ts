@@ -1,0 +1,151 @@
+/**
+ * `dcb serve` options of issue 15 through the real binary: the banner, --allow-ip, and listhen's
+ * --https, --open and --lan (loaded only with those flags).
+ */
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
+import { request } from 'node:https'
+import { networkInterfaces } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { tempDir } from '../helpers.js'
+import { dcb, serve } from './run.js'
+
+let tmp: ReturnType<typeof tempDir>
+beforeEach(() => {
+  tmp = tempDir()
+})
+afterEach(() => tmp.cleanup())
+
+/** This machine's first non-loopback IPv4 address (the LAN). */
+const lanAddress = () =>
+  Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === 'IPv4' && !a.internal)!.address
+
+const init = (base: string, headers: Record<string, string> = {}) =>
+  fetch(`${base}/subscriptions/init`, {
+    method: 'POST',
+    headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }),
+  }).then(async (r) => ({ http: r.status, body: (await r.json()) as { status: string; message: string } }))
+
+describe('dcb serve banner and --allow-ip', () => {
+  it('lists the fixture files and the rules each brought', async () => {
+    const s = await serve(['--in-memory', '--fixtures', 'fixtures/scenarios/barred.json'])
+    try {
+      expect(s.output()).toMatch(/fixtures: fixtures\/world\.json \(28 rules: ok-000-099, init-101, init-102, init-103, … delay-5NN\)\n/)
+      expect(s.output()).toMatch(/^ {12}fixtures\/scenarios\/barred\.json \(1 rule: \S+\)$/m)
+      expect(s.output()).toMatch(/rules: {4}29 in force/)
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('--allow-ip lets another address use the demo keys; without it that address gets 403', async () => {
+    const lan = lanAddress()
+    const plain = await serve(['--in-memory', '--host', '0.0.0.0'])
+    try {
+      const port = new URL(plain.url).port
+      expect(await init(`http://${lan}:${port}`)).toMatchObject({ http: 403, body: { message: 'UNAUTHORIZED' } })
+    } finally {
+      await plain.stop()
+    }
+    const allowed = await serve(['--in-memory', '--host', '0.0.0.0', '--allow-ip', `${lan}/32`])
+    try {
+      expect(allowed.output()).toContain(`allow-ip: ${lan}/32 added to the allowlists of demo, other, inactive`)
+      const port = new URL(allowed.url).port
+      expect(await init(`http://${lan}:${port}`)).toMatchObject({ http: 200, body: { status: 'SUCCESS' } })
+    } finally {
+      await allowed.stop()
+    }
+    const bad = await dcb(['serve', '--in-memory', '--allow-ip', '10.0.0.0/33'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toBe('dcb: --allow-ip "10.0.0.0/33" is not an IP address or CIDR range (e.g. 192.168.1.0/24, 10.0.0.7, fd00::/8)\n')
+  })
+})
+
+describe('dcb serve through listhen', () => {
+  it('--https serves HTTPS on loopback with a self-signed certificate; a busy port still fails', async () => {
+    const s = await serve(['--in-memory', '--https'])
+    try {
+      expect(s.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/)
+      const health = await new Promise<string>((resolve, reject) =>
+        request(`${s.url}/_sandbox/health`, { rejectUnauthorized: false }, (res) => {
+          let text = ''
+          res.on('data', (d) => (text += d))
+          res.on('end', () => resolve(text))
+        })
+          .on('error', reject)
+          .end(),
+      )
+      expect(JSON.parse(health).ok).toBe(true)
+      const busy = await dcb(['serve', '--in-memory', '--https', '--port', new URL(s.url).port])
+      expect(busy.code).toBe(1)
+      expect(busy.stderr).toBe(`dcb: port ${new URL(s.url).port} on 127.0.0.1 is already in use; stop what runs there or pick another --port\n`)
+    } finally {
+      expect(await s.stop()).toBe(0)
+    }
+  })
+
+  it('--open opens the console ($BROWSER gets the URL)', async () => {
+    const seen = join(tmp.dir, 'opened.txt')
+    const browser = join(tmp.dir, 'browser.sh')
+    writeFileSync(browser, `#!/bin/sh\necho "$1" > '${seen}'\n`)
+    chmodSync(browser, 0o755)
+    const s = await serve(['--in-memory', '--open'], { env: { BROWSER: browser } })
+    try {
+      const deadline = Date.now() + 5000
+      let opened = ''
+      while (!opened && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100))
+        try {
+          opened = readFileSync(seen, 'utf8')
+        } catch {}
+      }
+      expect(opened).toBe(`${s.url}/\n`)
+      expect(s.url).toMatch(/^http:\/\/127\.0\.0\.1:/)
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('--lan listens on the LAN, prints its URL, a QR code and an admin token, which the control API then needs', async () => {
+    const lan = lanAddress()
+    const s = await serve(['--in-memory', '--lan'])
+    try {
+      await new Promise((r) => setTimeout(r, 300))
+      const out = s.output()
+      const port = new URL(s.url).port
+      expect(out).toContain(`LAN:      http://${lan}:${port}`)
+      expect(out).toMatch(/[▀▄█]{10}/)
+      const token = /admin: +token (\S+)/.exec(out)![1]!
+      const health = (headers: Record<string, string> = {}) => fetch(`http://${lan}:${port}/_sandbox/health`, { headers }).then((r) => r.status)
+      expect(await health()).toBe(403)
+      expect(await health({ authorization: `Bearer ${token}` })).toBe(200)
+      const refused = await dcb(['serve', '--in-memory', '--lan', '--host', '127.0.0.1'])
+      expect(refused.code).toBe(2)
+    } finally {
+      await s.stop()
+    }
+  })
+})
+
+describe('start-up stays light', () => {
+  it('listhen is loaded by serve only with --https, --open or --lan', async () => {
+    const plain = await serve(['--in-memory'])
+    try {
+      const port = new URL(plain.url).port
+      for (const args of [['--help'], ['status', 'x'], ['serve', '--in-memory', '--port', port]]) {
+        const trace = join(tmp.dir, `${args[0]}.txt`)
+        await dcb(args, { env: { DCB_BASE_URL: plain.url, DCB_TRACE_FILE: trace, NODE_OPTIONS: `--import=${join(import.meta.dirname, 'trace-loads.mjs')}` } })
+        expect(readFileSync(trace, 'utf8')).not.toContain('listhen')
+      }
+      const trace = join(tmp.dir, 'https.txt')
+      const https = await serve(['--in-memory', '--https'], { env: { DCB_TRACE_FILE: trace, NODE_OPTIONS: `--import=${join(import.meta.dirname, 'trace-loads.mjs')}` } })
+      await https.stop()
+      expect(readFileSync(trace, 'utf8')).toContain('/listhen/')
+    } finally {
+      await plain.stop()
+    }
+  })
+})
