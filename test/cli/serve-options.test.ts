@@ -141,7 +141,9 @@ describe('start-up stays light', () => {
         expect(readFileSync(trace, 'utf8')).not.toContain('listhen')
       }
       const trace = join(tmp.dir, 'https.txt')
-      const https = await serve(['--in-memory', '--https'], { env: { DCB_TRACE_FILE: trace, NODE_OPTIONS: `--import=${join(import.meta.dirname, 'trace-loads.mjs')}` } })
+      const https = await serve(['--in-memory', '--https'], {
+        env: { DCB_TRACE_FILE: trace, NODE_OPTIONS: `--import=${join(import.meta.dirname, 'trace-loads.mjs')}` },
+      })
       await https.stop()
       expect(readFileSync(trace, 'utf8')).toContain('/listhen/')
     } finally {

@@ -194,7 +194,9 @@ describe('mistakes are named', () => {
   it('fixtures validate lists the valid values of a wrong step or code', async () => {
     const r = await run(['fixtures', 'validate', 'test/fixtures/broken/bad-schema.json'])
     expect(r.code).toBe(1)
-    expect(r.stderr).toContain('$.rules[0].step: must be one of api, init, otp, verify, charge, activate, renewal, retry, mo, consent, or a non-empty array of them')
+    expect(r.stderr).toContain(
+      '$.rules[0].step: must be one of api, init, otp, verify, charge, activate, renewal, retry, mo, consent, or a non-empty array of them',
+    )
     expect(r.stderr).toMatch(/\$\.rules\[0\]\.effect\.error: .*"INSUFFICIENT_FUNDS".*"BARRED"/)
     const json = await run(['fixtures', 'validate', 'test/fixtures/broken/bad-schema.json', '--json'])
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: false })
@@ -223,7 +225,15 @@ describe('dcb rules', () => {
     const init = await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
     expect(init.body.message).toBe('BARRED')
     const file = join(tmp.dir, 'rules.json')
-    writeFileSync(file, JSON.stringify({ rules: [{ id: 't-a', step: 'init', match: { msisdn: '60123456002' }, effect: { error: 'BLACKLISTED' } }, { step: 'otp', effect: { otp: '1234' } }] }))
+    writeFileSync(
+      file,
+      JSON.stringify({
+        rules: [
+          { id: 't-a', step: 'init', match: { msisdn: '60123456002' }, effect: { error: 'BLACKLISTED' } },
+          { step: 'otp', effect: { otp: '1234' } },
+        ],
+      }),
+    )
     const fromFile = await run(['rules', 'add', file, '--json'])
     expect(fromFile.code).toBe(0)
     expect(JSON.parse(fromFile.stdout).added).toHaveLength(2)
@@ -261,4 +271,20 @@ describe('dcb subscription', () => {
     expect(none.code).toBe(1)
     expect(none.stderr).toMatch(/^dcb: SUBSCRIPTION_NOT_FOUND: /)
   })
+})
+
+describe('README', () => {
+  it('documents every option of every command', async () => {
+    const readme = readFileSync('README.md', 'utf8')
+    const top = await dcb(['--help'])
+    const commands = [...top.stdout.split('Commands:')[1]!.matchAll(/^ {2}(\S+)/gm)].map((m) => m[1]!).filter((n) => n !== 'help')
+    expect(commands).toContain('rules')
+    const missing: string[] = []
+    for (const cmd of [[], ...commands.map((c) => [c]), ['fixtures', 'validate'], ['fixtures', 'schema']]) {
+      const help = await dcb([...cmd, '--help'])
+      for (const [, opt] of help.stdout.matchAll(/^\s+(?:-\w, )?(--[a-z][a-z-]*)/gm))
+        if (!['--help', '--version'].includes(opt!) && !readme.includes(`\`${opt}`) && !readme.includes(` ${opt}`)) missing.push(`${cmd.join(' ')} ${opt}`)
+    }
+    expect(missing).toEqual([])
+  }, 60_000)
 })
