@@ -68,6 +68,95 @@ describe('the CLI says why', () => {
   })
 })
 
+describe("the CLI's reports carry the reasons (issues 15 and 18 together)", () => {
+  it('dcb flow --json keeps the reason of a failed step: Verify, MO and consent', async () => {
+    const otp = await run(['flow', '--scenario', '201', '--json'])
+    expect(otp.code).toBe(1)
+    const verify = JSON.parse(otp.stdout).steps.at(-1)
+    expect(verify).toMatchObject({ step: 'verify', http: 200, envelope: { status: 'FAIL', message: 'INSUFFICIENT_FUNDS' } })
+    expect(verify.reason).toBe('rule charge-201 (ending 201): first charge INSUFFICIENT_FUNDS')
+    const psms = await run(['flow', '--msisdn', '60133456202', '--json'])
+    expect(psms.code).toBe(1)
+    expect(JSON.parse(psms.stdout).steps.at(-1)).toEqual({
+      step: 'mo',
+      action: 'charge_failed',
+      code: 'BLACKLISTED',
+      reason: 'rule charge-202 (ending 202): first charge BLACKLISTED',
+    })
+    const human = await run(['flow', '--msisdn', '60133456201'])
+    expect(human.stdout.trim().split('\n').at(-1)).toBe('  ✘ FAIL INSUFFICIENT_FUNDS (MO): rule charge-201 (ending 201): first charge INSUFFICIENT_FUNDS')
+    const denied = await run(['flow', '--msisdn', '359881234001', '--deny', '--json'])
+    expect(denied.code).toBe(1)
+    const consent = JSON.parse(denied.stdout).steps.at(-1)
+    expect(consent).toMatchObject({ step: 'consent', action: 'deny', status: 303, reason: 'the subscriber denied consent' })
+    expect(consent.query).toMatchObject({ status: 'FAIL', message: 'FAILED_INIT_SUB' })
+  })
+
+  it('dcb run --json reports the step and expectation counts the human line prints', async () => {
+    const file = join(tmp.dir, 'counted.run.json')
+    writeFileSync(
+      file,
+      JSON.stringify({
+        steps: [
+          { init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' } },
+          { expect: { 'init.status': 'SUCCESS', 'init.http': 200, 'init.payload.carrier_code': 'sbx-my-otp' } },
+        ],
+      }),
+    )
+    const human = await run(['run', file])
+    expect(human.stdout).toMatch(/^resetting the sandbox first/m)
+    expect(human.stdout.trim().split('\n').at(-1)).toBe('✔ 2 steps, 3 expectations passed')
+    const json = await run(['run', file, '--json'])
+    expect(json.code).toBe(0)
+    expect(JSON.parse(json.stdout)).toMatchObject({ passed: true, reset: true, step_count: 2, expectations_passed: 3 })
+  })
+
+  it('dcb logs: --msisdn with no entry says so, --limit is checked, --all overrides it', async () => {
+    await run(['flow', '--scenario', '201'])
+    const none = await run(['logs', '--msisdn', '60123456999'])
+    expect(none).toMatchObject({ code: 0, stdout: 'no request about 60123456999 in the journal\n' })
+    const bad = await run(['logs', '--limit', '0'])
+    expect(bad).toMatchObject({ code: 2, stderr: 'dcb: --limit "0" must be a whole number from 1 to 100000\n' })
+    const all = await run(['logs', '--all', '--limit', '0', '--json'])
+    expect(all.code).toBe(0)
+    expect(
+      all.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).path),
+    ).toEqual(['/subscriptions/init', '/subscriptions/verify'])
+  })
+
+  it('dcb serve --quiet prints only the URL with the banner options too; --lan --quiet needs a token', async () => {
+    const child = spawn(
+      process.execPath,
+      [BIN, 'serve', '--port', '0', '--in-memory', '--quiet', '--allow-ip', '10.0.0.0/8', '--fixtures', 'fixtures/scenarios/barred.json'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.stderr.on('data', (d) => (err += d))
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', () => out.includes('\n') && resolve(out.trim()))
+      child.on('exit', (code) => reject(new Error(`exited ${code}: ${err}`)))
+    })
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    expect((await fetch(`${url}/_sandbox/health`)).status).toBe(200)
+    const exited = new Promise((r) => child.once('exit', r))
+    child.kill('SIGTERM')
+    await exited
+    expect(out).toBe(`${url}\n`)
+    expect(err).toBe('')
+    const lan = await dcb(['serve', '--port', '0', '--in-memory', '--quiet', '--lan'], { env: { DCB_ADMIN_TOKEN: undefined } })
+    expect(lan).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: 'dcb: --lan --quiet needs --admin-token (or DCB_ADMIN_TOKEN): a made-up token would not be printed\n',
+    })
+  })
+})
+
 describe('dcb serve', () => {
   it('--quiet prints exactly one line, the URL, so --port 0 works from scripts', async () => {
     const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--in-memory', '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] })
