@@ -195,7 +195,7 @@ describe('mistakes are named', () => {
     const r = await run(['fixtures', 'validate', 'test/fixtures/broken/bad-schema.json'])
     expect(r.code).toBe(1)
     expect(r.stderr).toContain(
-      '$.rules[0].step: must be one of api, init, otp, verify, charge, activate, renewal, retry, mo, consent, or a non-empty array of them',
+      '$.rules[0].step: must be one of api, init, verify, status, otp, charge, activate, renewal, retry, mo, consent, or a non-empty array of them (got "nowhere")',
     )
     expect(r.stderr).toMatch(/\$\.rules\[0\]\.effect\.error: .*"INSUFFICIENT_FUNDS".*"BARRED"/)
     const json = await run(['fixtures', 'validate', 'test/fixtures/broken/bad-schema.json', '--json'])
