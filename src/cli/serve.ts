@@ -117,7 +117,7 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
         `  data:     ${where}`,
         `  clock:    ${engine.clockView().now}${engine.clockView().frozen ? ' (frozen)' : ''}`,
         ...fileLines,
-        `  rules:    ${rules.length} in force  (${invokedAs()} scenarios describes them)`,
+        `  rules:    ${rules.length} in force  (${invokedAs()} world lists them in order, ${invokedAs()} scenarios describes them)`,
         ...(cidrs.length
           ? [
               `  allow-ip: ${cidrs.join(', ')} added to the allowlists of ${engine.world.world.merchants

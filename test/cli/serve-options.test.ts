@@ -4,6 +4,7 @@
  */
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:https'
+import { connect } from 'node:net'
 import { networkInterfaces } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -61,6 +62,20 @@ describe('dcb serve banner and --allow-ip', () => {
     const bad = await dcb(['serve', '--in-memory', '--allow-ip', '10.0.0.0/33'])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toBe('dcb: --allow-ip "10.0.0.0/33" is not an IP address or CIDR range (e.g. 192.168.1.0/24, 10.0.0.7, fd00::/8)\n')
+  })
+})
+
+describe('--allow-ip in what is in force', () => {
+  it('dcb world names --allow-ip beside the files of the merchants it changed', async () => {
+    const s = await serve(['--in-memory', '--allow-ip', '10.0.0.0/8'])
+    try {
+      const w = await dcb(['world'], { env: { DCB_BASE_URL: s.url } })
+      expect(w.code).toBe(0)
+      expect(w.stdout).toContain('  demo: 2 API keys; allowlist 127.0.0.0/8, ::1, 10.0.0.0/8  (fixtures/world.json + --allow-ip)\n')
+      expect(w.stdout).toContain('  offsite: 1 API key; allowlist 203.0.113.0/24  (fixtures/world.json)\n')
+    } finally {
+      await s.stop()
+    }
   })
 })
 
@@ -126,6 +141,30 @@ describe('dcb serve through listhen', () => {
       expect(refused.code).toBe(2)
     } finally {
       await s.stop()
+    }
+  })
+})
+
+describe('the server listhen makes keeps the guards of our own', () => {
+  it('a malformed request gets the 400 envelope, with --open as without', async () => {
+    const sendRaw = (url: string, text: string) =>
+      new Promise<string>((resolve, reject) => {
+        const s = connect(Number(new URL(url).port), '127.0.0.1')
+        let out = ''
+        s.on('data', (d) => (out += d))
+        s.on('close', () => resolve(out))
+        s.on('error', reject)
+        s.write(text)
+      })
+    for (const args of [[], ['--open']]) {
+      const s = await serve(['--in-memory', ...args], { env: { BROWSER: 'true' } })
+      try {
+        const bad = await sendRaw(s.url, 'NOT HTTP AT ALL\r\n\r\n')
+        expect(bad, args.join(' ')).toMatch(/^HTTP\/1\.1 400 /)
+        expect(JSON.parse(bad.slice(bad.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 'FAIL', message: 'BAD_REQUEST', status_code: 400 })
+      } finally {
+        await s.stop()
+      }
     }
   })
 })
