@@ -21,6 +21,7 @@ import { FileStore } from './store/file.js'
 import { MemoryStore } from './store/memory.js'
 import type { Store } from './store/types.js'
 import { version } from './version.js'
+import { yieldToEventLoop } from './yield.js'
 
 export interface ServeOptions {
   port?: number
@@ -173,6 +174,8 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
       maxSms: opts.maxSms,
       maxVerifications: opts.maxVerifications,
       realNow: opts.realNow,
+      // Between two batches of a long clock move the server answers requests and hears signals.
+      yieldToHost: yieldToEventLoop,
     }
     engine = new Engine({ world, sources, state, persist: (changes) => store.append(changes), ...engineOptions })
     sessions = new SessionRegistry({
@@ -290,9 +293,14 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
     (closing ??= (async () => {
       clearInterval(timer)
       app.live.close()
+      // A clock move stops at its next batch boundary (what it committed stays); its call answers 503.
+      engine.interrupt()
+      sessions.interrupt()
       await new Promise<void>((resolve) => {
         server.close(() => resolve())
         server.closeIdleConnections()
+        // Connections whose answer was in progress (a move that just stopped) close once it is sent.
+        void Promise.all([engine.idle(), sessions.idle()]).then(() => setImmediate(() => server.closeIdleConnections()))
         // Requests in flight get a moment to finish; then the rest is cut.
         setTimeout(() => server.closeAllConnections(), 3000).unref()
       })

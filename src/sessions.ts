@@ -160,6 +160,17 @@ export class SessionRegistry {
     for (const s of this.sessions.values()) await s.engine.catchUp()
   }
 
+  /** The host shuts down: every session's running clock move stops at its next batch boundary. */
+  interrupt(): void {
+    this.default.engine.interrupt()
+    for (const s of this.sessions.values()) s.engine.interrupt()
+  }
+
+  /** Resolves once no session runs a clock move. */
+  async idle(): Promise<void> {
+    for (const s of this.sessions.values()) await s.engine.idle()
+  }
+
   async close(): Promise<void> {
     const all = [...this.sessions.values()]
     this.sessions.clear()

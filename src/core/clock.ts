@@ -42,7 +42,8 @@ export class Clock {
   /** The sandbox time now, in epoch ms. */
   now(): number {
     const c = this.record()
-    return c.frozen_at ?? this.realNow() + c.offset_ms
+    // A running clock stops at the last time a timestamp can say (it never drifts into year 10000).
+    return c.frozen_at ?? Math.min(this.realNow() + c.offset_ms, LAST_TIME)
   }
 
   view(nextEventAt: number | null): ClockView {
@@ -75,17 +76,19 @@ export class Clock {
     return (now) => addDuration(now, d)
   }
 
-  /** Where `setTime(to)` goes; a ControlError for what is not a time, or one before `now`. */
-  static toTime(to: string, now: number): (now: number) => number {
+  /** Where `setTime(to)` goes; a ControlError for what is not a time, or (when the move runs) one before the clock. */
+  static toTime(to: string): (now: number) => number {
     const t = parseTimestamp(to)
     if (Number.isNaN(t)) throw new ControlError(400, 'BAD_TIME', `"${to}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
-    if (t < now)
-      throw new ControlError(
-        409,
-        'CLOCK_BACKWARDS',
-        `the sandbox clock cannot move backwards (now ${formatTimestamp(now)}); to start over at an earlier time, reset with a clock: POST /_sandbox/reset {"clock": "${to}"} or dcb reset --clock ${to}`,
-      )
-    return () => t
+    return (now) => {
+      if (t < now)
+        throw new ControlError(
+          409,
+          'CLOCK_BACKWARDS',
+          `the sandbox clock cannot move backwards (now ${formatTimestamp(now)}); to start over at an earlier time, reset with a clock: POST /_sandbox/reset {"clock": "${to}"} or dcb reset --clock ${to}`,
+        )
+      return t
+    }
   }
 
   /** A ControlError when a move would go where timestamps cannot say (past the year 9999). */
@@ -95,30 +98,70 @@ export class Clock {
   }
 }
 
-/** Moves the clock to `target(now)`, running every event that falls due on the way, in time order, recorded. */
-export async function moveClock(ctx: EngineContext, target: (now: number) => number): Promise<ClockMove<ClockView>> {
-  const log = await ctx.write((tx, from) => {
+/**
+ * Moves the clock to `target(now)`, running every event that falls due on the way, in time order,
+ * recorded. A long move runs in batches (`limits.moveBatchEvents` events each): each batch is one
+ * transaction that leaves the clock at its end, then the host gets a turn, so the server answers
+ * and hears signals meanwhile. It runs alone: writes wait for it. Interrupted (the host shuts down),
+ * it stops at a batch boundary, the clock there, every event up to it run and none after: a 503
+ * `SHUTTING_DOWN`.
+ */
+export function moveClock(ctx: EngineContext, target: (now: number) => number): Promise<ClockMove<ClockView>> {
+  return ctx.exclusive(async () => {
     const log = new EventLog()
-    const to = target(from)
-    Clock.checkLimit(to)
-    ctx.runDue(tx, to, log)
-    ctx.clock.set(tx, from, to)
-    return log
-  }, false)
-  return new ClockMove(ctx.clock.view(ctx.queue.nextAt()), log)
+    let to = NaN
+    await inBatches(ctx, (tx, now) => {
+      if (Number.isNaN(to)) {
+        to = target(now)
+        Clock.checkLimit(to)
+      }
+      // The batch ends no earlier than the clock reads now: the clock never moves back.
+      const end = ctx.runDue(tx, to, log, ctx.limits.moveBatchEvents, now)
+      ctx.clock.set(tx, now, end ?? to)
+      return end === null
+    })
+    return new ClockMove(ctx.clock.view(ctx.queue.nextAt()), log)
+  })
+}
+
+/**
+ * Runs `batch` (one transaction each) until it answers true. Between batches the host gets a turn;
+ * a batch's durability is awaited before the one after next (the store writes while the engine
+ * runs), the last one's before answering.
+ */
+async function inBatches(ctx: EngineContext, batch: (tx: Tx, now: number) => boolean): Promise<void> {
+  let writing: Promise<void> | null = null
+  for (;;) {
+    const done = ctx.transaction(batch, false)
+    if (writing) await writing
+    writing = done.durable
+    if (done.result) break
+    // Awaited at the next boundary; handled now so a failed write meanwhile is not "unhandled".
+    writing?.catch(() => {})
+    await ctx.yieldToHost()
+    if (ctx.interrupted) {
+      if (writing) await writing
+      throw new ControlError(
+        503,
+        'SHUTTING_DOWN',
+        `the server is shutting down: the clock move stopped at ${formatTimestamp(ctx.clock.now())}, every event up to there run; move it on after the restart`,
+      )
+    }
+  }
+  if (writing) await writing
 }
 
 /**
  * Runs the events due by now (the server's timer, and at its start: the events that fell due while
- * it was down); answers how many ran (counted, not listed: nobody reads a catch-up's events).
+ * it was down), in batches like a clock move; answers how many ran (counted, not listed: nobody
+ * reads a catch-up's events).
  */
 export async function catchUp(ctx: EngineContext): Promise<number> {
   const next = ctx.queue.nextAt()
   if (next === null || next > ctx.clock.now()) return 0
-  const log = await ctx.write((tx, now) => {
+  return ctx.exclusive(async () => {
     const log = new EventLog(0)
-    ctx.runDue(tx, now, log)
-    return log
-  }, false)
-  return log.omitted
+    await inBatches(ctx, (tx, now) => ctx.runDue(tx, now, log, ctx.limits.moveBatchEvents) === null)
+    return log.omitted
+  })
 }

@@ -36,6 +36,17 @@ export interface EngineOptions {
   maxVerifications?: number
   /** How many charges each subscription's history keeps (oldest are dropped; `charge_count` counts all). */
   chargesPerSubscription?: number
+  /**
+   * How many events a long clock move (or catch-up) runs per batch: each batch is one transaction,
+   * committed with the clock at its end, then the host gets a turn (`yieldToHost`). Default 20,000.
+   */
+  moveBatchEvents?: number
+  /**
+   * Gives the host's event loop a turn between two batches of a long clock move (the server passes a
+   * `setImmediate` promise: HTTP requests and signals are served meanwhile). The default only lets
+   * pending promises run (an engine with no host to serve, as in unit tests).
+   */
+  yieldToHost?: () => Promise<void>
 }
 
 export interface Limits {
@@ -43,6 +54,7 @@ export interface Limits {
   maxSms: number
   maxVerifications: number
   chargesPerSubscription: number
+  moveBatchEvents: number
 }
 
 /**
@@ -54,8 +66,12 @@ export interface Committed<T> {
   durable: Promise<void> | null
 }
 
-/** Runs every event due at or before `to` (recorded in `log`, if any). */
-export type RunDue = (tx: Tx, to: number, log: EventLog | null) => void
+/**
+ * Runs every event due at or before `to` (recorded in `log`, if any). With a `budget`, stops once that
+ * many events ran, before the first event later than both `floor` and the last one run: answers that
+ * time (every event up to it ran, none after), or null when every event up to `to` ran.
+ */
+export type RunDue = (tx: Tx, to: number, log: EventLog | null, budget?: number, floor?: number) => number | null
 
 export class EngineContext {
   readonly state: State
@@ -70,7 +86,12 @@ export class EngineContext {
   readonly clockStart: ClockStart | undefined
   readonly sources: WorldSources | undefined
   private readonly persist: (changes: Change[]) => Promise<void>
-  private due: RunDue = () => {}
+  private due: RunDue = () => null
+  readonly yieldToHost: () => Promise<void>
+  /** The clock move or catch-up running now (they take turns; writes wait for it), or null. */
+  private moving: Promise<void> | null = null
+  /** Set when the host shuts down: a running move stops at its next batch boundary. */
+  interrupted = false
   private readonly listeners = new Set<(changes: readonly Change[]) => void>()
 
   constructor(opts: EngineOptions) {
@@ -84,7 +105,9 @@ export class EngineContext {
       chargesPerSubscription: Math.max(1, opts.chargesPerSubscription ?? 100),
       maxSms: Math.max(1, opts.maxSms ?? 50_000),
       maxVerifications: Math.max(1, opts.maxVerifications ?? 50_000),
+      moveBatchEvents: Math.max(1, opts.moveBatchEvents ?? 20_000),
     }
+    this.yieldToHost = opts.yieldToHost ?? (() => Promise.resolve())
     this.clockStart = opts.clockStart
     this.world = opts.world instanceof WorldIndex ? opts.world : new WorldIndex(opts.world, opts.sources)
     this.sources = this.world.sources
@@ -97,9 +120,35 @@ export class EngineContext {
     this.due = due
   }
 
-  /** Runs the events due by `to`, in time order. */
-  runDue(tx: Tx, to: number, log: EventLog | null): void {
-    this.due(tx, to, log)
+  /** Runs the events due by `to`, in time order (see `RunDue` for `budget` and `floor`). */
+  runDue(tx: Tx, to: number, log: EventLog | null, budget?: number, floor?: number): number | null {
+    return this.due(tx, to, log, budget, floor)
+  }
+
+  /** Resolves once no clock move runs; null when none runs (the hot path reads one field). */
+  get busy(): Promise<void> | null {
+    return this.moving
+  }
+
+  /** Waits until no move runs (a move queued meanwhile is waited for too). */
+  async idle(): Promise<void> {
+    while (this.moving) await this.moving
+  }
+
+  /**
+   * Runs `fn` (a clock move, a catch-up) alone: after the move before it, and every write that comes
+   * meanwhile waits for it. Its batches take `transaction` directly.
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    await this.idle()
+    let release!: () => void
+    this.moving = new Promise<void>((resolve) => (release = resolve))
+    try {
+      return await fn()
+    } finally {
+      this.moving = null
+      release()
+    }
   }
 
   /**
@@ -140,8 +189,9 @@ export class EngineContext {
     if (this.listeners.size) for (const l of this.listeners) l(changes)
   }
 
-  /** `transaction`, answered once its changes are durable (the control operations). */
+  /** `transaction` once no clock move runs, answered once its changes are durable (the control operations). */
   async write<T>(fn: (tx: Tx, now: number) => T, catchUp = true): Promise<T> {
+    if (this.moving) await this.idle()
     const done = this.transaction(fn, catchUp)
     if (done.durable) await done.durable
     return done.result

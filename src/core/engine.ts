@@ -78,7 +78,7 @@ export class Engine {
     this.moFlow = new MoFlow(ctx, this.inbox, this.subscriptions)
     this.consentFlow = new ConsentFlow(ctx, this.subscriptions)
     const renewals = new Renewals(ctx, this.subscriptions, this.inbox)
-    ctx.runDueWith((tx, to, log) => renewals.runDue(tx, to, log))
+    ctx.runDueWith((tx, to, log, budget, floor) => renewals.runDue(tx, to, log, budget, floor))
     const start = opts.clockStart
     if (start && !ctx.clock.started) void ctx.write((tx) => ctx.clock.start(tx, start), false).catch(() => {})
   }
@@ -106,8 +106,23 @@ export class Engine {
 
   /** Sets the clock to a time (forward only) and runs every event that falls due. */
   async setTime(to: string): Promise<ClockMove<ClockView>> {
-    const target = Clock.toTime(to, this.now())
+    const target = Clock.toTime(to)
     return moveClock(this.ctx, target)
+  }
+
+  /** Resolves once no clock move runs; null when none runs (merchant calls wait for it; reads need not). */
+  get busy(): Promise<void> | null {
+    return this.ctx.busy
+  }
+
+  /** Resolves once no clock move runs (one queued meanwhile included). */
+  idle(): Promise<void> {
+    return this.ctx.idle()
+  }
+
+  /** The host shuts down: a running clock move stops at its next batch boundary (503 SHUTTING_DOWN), and so does any later one. */
+  interrupt(): void {
+    this.ctx.interrupted = true
   }
 
   /** Runs the events due by now; answers how many ran. */
@@ -246,8 +261,9 @@ export class Engine {
     if (!checked.ok)
       throw new ControlError(400, 'BAD_RULE', checked.problems.map((p) => `${p.path.length ? p.path.join('.') + ': ' : ''}${p.message}`).join('; '))
     const rule = checked.rule
-    if (this.state.rules.has(rule.id)) throw new ControlError(409, 'RULE_EXISTS', `a runtime rule "${rule.id}" exists already`)
     return this.ctx.write((tx, now) => {
+      // Checked as the write runs (it may have waited for a clock move, behind another add).
+      if (this.state.rules.has(rule.id)) throw new ControlError(409, 'RULE_EXISTS', `a runtime rule "${rule.id}" exists already`)
       let seq = 0
       for (const r of this.state.rules.values()) seq = Math.max(seq, r.seq ?? 0)
       const rec: RuntimeRuleRecord = { id: rule.id, created_at: now, seq: seq + 1, rule, used: 0 }
@@ -277,20 +293,20 @@ export class Engine {
   }
 
   async deleteRule(id: string): Promise<void> {
-    if (!this.state.rules.has(id)) throw new ControlError(404, 'RULE_NOT_FOUND', `no runtime rule "${id}"`)
     await this.ctx.write((tx) => {
+      if (!this.state.rules.has(id)) throw new ControlError(404, 'RULE_NOT_FOUND', `no runtime rule "${id}"`)
       tx.del('rules', id)
       this.ctx.ruleset.reload()
     })
   }
 
   async deleteAllRules(): Promise<number> {
-    const n = this.state.rules.size
-    await this.ctx.write((tx) => {
+    return this.ctx.write((tx) => {
+      const n = this.state.rules.size
       for (const id of [...this.state.rules.keys()]) tx.del('rules', id)
       this.ctx.ruleset.reload()
+      return n
     })
-    return n
   }
 
   // ---------------------------------------------------------------- seeding, reset

@@ -32,6 +32,10 @@ export const CONTROL_ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, describe: 'a POST needs Content-Type: application/json, an empty body too' },
   SESSION_LIMIT: { status: 429, describe: 'the server holds --max-sessions sessions already' },
   ERROR: { status: 500, describe: 'unexpected server error (see the server log)' },
+  SHUTTING_DOWN: {
+    status: 503,
+    describe: 'the server is shutting down: a clock move stopped at a batch boundary (the clock is there, every event up to it run)',
+  },
 } as const satisfies Record<string, { status: number; describe: string }>
 
 export type ControlErrorCode = keyof typeof CONTROL_ERRORS

@@ -18,16 +18,26 @@ export class Renewals {
     private readonly inbox: Inbox,
   ) {}
 
-  /** Runs every event due at or before `to`, each at its own time, in time order. */
-  runDue(tx: Tx, to: number, log: EventLog | null): void {
+  /**
+   * Runs every event due at or before `to`, each at its own time, in time order. With a `budget`
+   * (a batch of a long move), stops once that many ran, before the first event later than both
+   * `floor` and the last one run, and answers that time; null when every event up to `to` ran.
+   */
+  runDue(tx: Tx, to: number, log: EventLog | null, budget = Infinity, floor = -Infinity): number | null {
     const { queue, state, ruleset } = this.ctx
+    let ran = 0
+    let last = floor
     for (;;) {
       const top = queue.peek()
-      if (!top || top.at > to) return
+      if (!top || top.at > to) return null
+      // A batch ends between two times, never inside one: every event at `last` has run.
+      if (ran >= budget && top.at > last) return last
       if (!queue.live(top)) {
         queue.pop()
         continue
       }
+      ran++
+      if (top.at > last) last = top.at
       if (top.kind === 'verif') {
         queue.pop()
         const v = state.verifs.get(top.id)!

@@ -153,9 +153,15 @@ export function createMerchantHandler(ctx: MerchantContext) {
         if (!isPlainObject(request)) return answer(fail('BAD_REQUEST', undefined, notObjectReason(request)))
         const call = parseCall(op, request, req, ctx)
         if ('error' in call) return answer(fail('BAD_REQUEST', undefined, schemaReason(call.error, request, FIELDS[op])))
-        const { result, durable } = ctx.engine.perform(m, call)
-        if (!durable) return answer(result)
-        durable.then(() => answer(result), crash)
+        // A clock move runs alone: the call waits for it (and for one queued behind it).
+        const run = (): void => {
+          const busy = ctx.engine.busy
+          if (busy) return void busy.then(run).catch(crash)
+          const { result, durable } = ctx.engine.perform(m, call)
+          if (!durable) return answer(result)
+          durable.then(() => answer(result), crash)
+        }
+        run()
       } catch (err) {
         crash(err)
       }

@@ -17,6 +17,7 @@ import { RequestJournal } from '../http/journal.js'
 import { isSessionName, SessionRegistry } from '../sessions.js'
 import { version } from '../version.js'
 import { SandboxError } from '../core/errors.js'
+import { yieldToEventLoop } from '../yield.js'
 import type { ControlOperations } from '../contract/operations.js'
 
 export interface SandboxOptions {
@@ -95,11 +96,12 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   const clientIp = normalizeIp(opts.clientIp ?? '127.0.0.1')
   if (!clientIp) throw new SandboxError('BAD_REQUEST', `clientIp "${opts.clientIp}" is not an IPv4 or IPv6 address`)
   const { world, sources } = worldOf(opts)
-  const engine = new Engine({ world, sources, state: new State(), clockStart })
+  // Between two batches of a long clock move, the test's other work (timers, I/O) gets a turn.
+  const engine = new Engine({ world, sources, state: new State(), clockStart, yieldToHost: yieldToEventLoop })
   const sessions = new SessionRegistry({
     defaultEngine: engine,
     defaultJournal: new RequestJournal(opts.journalSize ?? 1000),
-    engineOptions: { world: engine.world, clockStart },
+    engineOptions: { world: engine.world, clockStart, yieldToHost: yieldToEventLoop },
     journalSize: opts.journalSize,
     maxSessions: opts.maxSessions,
   })
