@@ -132,13 +132,6 @@ export function moveClock(ctx: EngineContext, target: (now: number) => number): 
 async function inBatches(ctx: EngineContext, batch: (tx: Tx, now: number) => boolean): Promise<void> {
   let writing: Promise<void> | null = null
   for (;;) {
-    const done = ctx.transaction(batch, false)
-    if (writing) await writing
-    writing = done.durable
-    if (done.result) break
-    // Awaited at the next boundary; handled now so a failed write meanwhile is not "unhandled".
-    writing?.catch(() => {})
-    await ctx.yieldToHost()
     if (ctx.interrupted) {
       if (writing) await writing
       throw new ControlError(
@@ -147,6 +140,13 @@ async function inBatches(ctx: EngineContext, batch: (tx: Tx, now: number) => boo
         `the server is shutting down: the clock move stopped at ${formatTimestamp(ctx.clock.now())}, every event up to there run; move it on after the restart`,
       )
     }
+    const done = ctx.transaction(batch, false)
+    if (writing) await writing
+    writing = done.durable
+    if (done.result) break
+    // Awaited at the next boundary; handled now so a failed write meanwhile is not "unhandled".
+    writing?.catch(() => {})
+    await ctx.yieldToHost()
   }
   if (writing) await writing
 }
