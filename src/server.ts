@@ -94,6 +94,8 @@ export interface RunningSandbox {
   clockKept: boolean
   /** The fixture files loaded, the default world first (none for a world object). */
   files: string[]
+  /** What recovery did to the data files, the sessions' included (a torn last line dropped). */
+  recoveryNotes: string[]
 }
 
 /** Why an `allowIps` entry is not an IPv4 or IPv6 address or CIDR range, or undefined when it is one. */
@@ -163,6 +165,8 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
   const port = opts.port ?? DEFAULT_PORT
   let url = ''
   let loopbackListener = true
+  /** What recovery did to the data files (a torn last line dropped), said once at start-up. */
+  const recoveryNotes: string[] = [...((store.info().recovered as { notes?: string[] } | undefined)?.notes ?? [])]
   let engine: Engine
   let sessions: SessionRegistry
   let app: SandboxApp
@@ -205,6 +209,8 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
       baseUrl: () => url,
       onError: opts.onError,
     })
+    // The sessions' files are read and checked now too: damage refuses the start before anything is written.
+    recoveryNotes.push(...(await sessions.loadStored()))
   } catch (e) {
     await store.abandon()
     throw e
@@ -308,7 +314,7 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
       await store.close()
     })())
 
-  return { url, port: addr.port, host, engine, store, app, server, close, clockKept, files: loaded.files }
+  return { url, port: addr.port, host, engine, store, app, server, close, clockKept, files: loaded.files, recoveryNotes }
 }
 
 /** A request Node could not parse (oversized headers, malformed): the envelope, where the socket can still take one. */

@@ -132,6 +132,16 @@ export class SessionRegistry {
     return session
   }
 
+  /**
+   * Reads and checks the stored sessions, writing nothing (before the server is bound: a damaged
+   * file refuses the start and changes nothing). Answers what recovery has to say (a torn line dropped).
+   */
+  async loadStored(): Promise<string[]> {
+    if (!this.journal) return []
+    await this.journal.load()
+    return this.journal.recovered.notes
+  }
+
   /** The sessions stored on disk (reading the folder back once). */
   private storedNames(): Promise<string[]> {
     return (this.stored ??= this.journal ? this.journal.open() : Promise.resolve([]))

@@ -83,7 +83,7 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
   }
   const { url, engine, store } = sandbox
   const listening = viaListhen?.listening()
-  for (const note of (store.info().recovered as { notes?: string[] } | undefined)?.notes ?? []) process.stderr.write(`dcb: ${note}\n`)
+  for (const note of sandbox.recoveryNotes) process.stderr.write(`dcb: ${note}\n`)
   // The token counts when --lan made one up too.
   const exposure = exposureWarning(sandbox.host, !!adminToken, opts.trustProxy)
   if (exposure) process.stderr.write(exposure)

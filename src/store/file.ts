@@ -325,8 +325,8 @@ export class FileStore implements Store {
 }
 
 const RECORD_COLLECTIONS = new Set<string>(['subs', 'verifs', 'sms', 'rules'])
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+export const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0
 
 /** What is wrong with one stored record of a collection, if anything (the fields the state's indexes read). */
 function recordProblem(c: string, id: unknown, v: unknown): string | undefined {
@@ -344,7 +344,12 @@ function recordProblem(c: string, id: unknown, v: unknown): string | undefined {
 /** What is wrong with one journal line's entry, if anything. */
 function entryProblem(e: unknown): string | undefined {
   if (!isObject(e) || !isCount(e.s) || !Array.isArray(e.ch)) return 'not a journal entry { s, ch }'
-  for (const ch of e.ch) {
+  return changesProblem(e.ch)
+}
+
+/** What is wrong with a journal line's list of changes, if anything (the sessions' journal checks its lines by this too). */
+export function changesProblem(list: unknown[]): string | undefined {
+  for (const ch of list) {
     if (!isObject(ch)) return 'a change that is not an object'
     if ('reset' in ch) {
       if (ch.reset !== true) return 'a reset that is not true'
@@ -358,7 +363,7 @@ function entryProblem(e: unknown): string | undefined {
 }
 
 /** What is wrong with a snapshot's fields, if anything. */
-function snapshotProblem(snap: SnapshotData): string | undefined {
+export function snapshotProblem(snap: SnapshotData): string | undefined {
   if (!isCount(snap.seq)) return '"seq" is not a whole number'
   if (!isCount(snap.generation)) return '"generation" is not a whole number'
   if (!isObject(snap.collections)) return '"collections" is not an object'

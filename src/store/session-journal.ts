@@ -12,16 +12,19 @@
  *
  * Recovery: load each snapshot (seq S, generation G); replay the journals in order, applying a
  * session's lines of generation >= G with seq > S; a drop line forgets the session so far. A torn
- * last line is cut off, never fatal.
+ * last line is cut off and reported; any other damage (a complete line that does not parse, an
+ * unknown record, a bad snapshot field) refuses the start naming file and line, changing nothing.
  */
-import { closeSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs'
+import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { COLLECTIONS, State, type Change, type CollectionName } from '../core/state.js'
+import { changesProblem, isCount, isObject, makeDirs, snapshotProblem } from './file.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
 
 const SNAPSHOT = /^([A-Za-z0-9._-]{1,64})\.json$/
+const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/
 const JOURNAL = /^journal\.(\d+)$/
 /** Files of the first layout (a journal and a lock per session), read once and replaced. */
 const LEGACY = /^([A-Za-z0-9._-]{1,64})\.json\.(?:journal\.(\d+)|lock)$/
@@ -53,7 +56,7 @@ export class SessionJournal {
   private closed = false
   private readonly compactBytes: number
   private readonly sync: boolean
-  recovered = { replayed: 0, tornBytes: 0 }
+  recovered = { replayed: 0, tornBytes: 0, notes: [] as string[] }
 
   constructor(
     readonly folder: string,
@@ -77,43 +80,88 @@ export class SessionJournal {
       .sort((a, b) => a - b)
   }
 
-  /** Reads the folder back (snapshots, then journals); answers the names of the stored sessions. */
+  /** Reads the folder back (`load`) and makes it ready for appends (`activate`); answers the names of the stored sessions. */
   async open(): Promise<string[]> {
-    try {
-      mkdirSync(this.folder, { recursive: true })
-    } catch (e) {
-      throw new StoreError(`cannot create the sessions folder ${this.folder}: ${(e as NodeJS.ErrnoException).code}`)
-    }
-    const snapshotGen = new Map<string, number>()
+    const names = await this.load()
+    await this.activate()
+    return names
+  }
+  private loaded: Promise<string[]> | undefined
+  private activated: Promise<void> | undefined
+
+  /**
+   * Reads and checks the folder (snapshots, then journals) into memory, writing nothing: a damaged
+   * file (a complete line that does not parse, an unknown record, a bad snapshot field) refuses the
+   * start with one message naming the file and line, and the files stay as they were; a torn last
+   * line is noted and left for `activate` to cut. Answers the names of the stored sessions.
+   */
+  load(): Promise<string[]> {
+    return (this.loaded ??= this.read())
+  }
+
+  private async read(): Promise<string[]> {
+    if (!existsSync(this.folder)) return []
+    const snapshotGen = this.snapshotGen
     for (const f of readdirSync(this.folder)) {
       const m = SNAPSHOT.exec(f)
       if (!m) continue
       const name = m[1]!
+      const file = this.snapshotPath(name)
       let snap: SnapshotData | null
       try {
-        snap = await new StreamingSnapshotFile(this.snapshotPath(name)).read()
+        snap = await new StreamingSnapshotFile(file).read()
       } catch (e) {
-        throw new StoreError(`the session file ${this.snapshotPath(name)} is not a dcb snapshot (${(e as Error).message}); move it away`)
+        if (e instanceof StoreError) throw e
+        throw new StoreError(`the session file ${file} is not a dcb snapshot (${(e as Error).message}); move it away`)
       }
-      if (!snap || snap.format !== 'dcb-sandbox/1') throw new StoreError(`the session file ${this.snapshotPath(name)} is not a dcb snapshot; move it away`)
+      if (!snap || snap.format !== 'dcb-sandbox/1') throw new StoreError(`the session file ${file} is not a dcb snapshot; move it away`)
+      const problem = snapshotProblem(snap)
+      if (problem) throw new StoreError(`the session file ${file} is damaged at line 1: ${problem}; nothing was changed: move it away or repair it`)
       const state = new State()
       state.load(snap.collections as Partial<Record<CollectionName, Record<string, unknown>>>)
       this.sessions.set(name, { state, seq: snap.seq, dirty: false })
       snapshotGen.set(name, snap.generation)
     }
-    const legacy = this.replayLegacy(snapshotGen)
+    this.legacy = this.replayLegacy(snapshotGen)
     const gens = this.generations()
     for (const g of gens) this.replay(g, snapshotGen)
     this.generation = gens.length ? gens[gens.length - 1]! : 0
-    this.journal = await open(this.journalPath(this.generation), 'a')
-    this.journalBytes = (await this.journal.stat()).size
-    if (this.sync) fsyncDir(this.folder)
-    if (legacy.length) {
-      // Snapshots in this layout first, then the old files can go.
-      await this.compact()
-      for (const f of legacy) rmSync(join(this.folder, f), { force: true })
-    }
     return [...this.sessions.keys()].sort()
+  }
+  private readonly snapshotGen = new Map<string, number>()
+  /** Files of the first layout found by `load`, replaced by `activate`. */
+  private legacy: string[] = []
+  /** Torn journal tails found by `load`, cut by `activate`. */
+  private torn: { file: string; good: number }[] = []
+
+  /** Once the server is bound: makes the folder, cuts torn tails, opens the journal, replaces the first layout. */
+  activate(): Promise<void> {
+    return (this.activated ??= (async () => {
+      await this.load()
+      try {
+        makeDirs(this.folder)
+      } catch (e) {
+        throw new StoreError(`cannot create the sessions folder ${this.folder}: ${(e as NodeJS.ErrnoException).code}`)
+      }
+      for (const { file, good } of this.torn) {
+        const fd = openSync(file, 'r+')
+        try {
+          ftruncateSync(fd, good)
+          fsyncSync(fd)
+        } finally {
+          closeSync(fd)
+        }
+      }
+      this.torn = []
+      this.journal = await open(this.journalPath(this.generation), 'a')
+      this.journalBytes = (await this.journal.stat()).size
+      if (this.sync) fsyncDir(this.folder)
+      if (this.legacy.length) {
+        // Snapshots in this layout first, then the old files can go.
+        await this.compact()
+        for (const f of this.legacy) rmSync(join(this.folder, f), { force: true })
+      }
+    })())
   }
 
   /**
@@ -152,53 +200,49 @@ export class SessionJournal {
     return files
   }
 
+  /** Replays one journal file (checked line by line). Only a last line without its newline is dropped; `activate` cuts it off. */
   private replay(gen: number, snapshotGen: Map<string, number>): void {
     const file = this.journalPath(gen)
     const buf = readFileSync(file)
     let start = 0
-    let good = 0
     let lineNo = 0
     while (start < buf.length) {
       const nl = buf.indexOf(10, start)
       if (nl < 0) break
       lineNo++
       let line: { n: string; s?: number; ch?: Change[]; drop?: 1 }
+      let problem: string | undefined
       try {
         line = JSON.parse(buf.subarray(start, nl).toString('utf8'))
-        if (typeof line.n !== 'string' || (line.drop !== 1 && (typeof line.s !== 'number' || !Array.isArray(line.ch)))) throw new Error('not an entry')
+        problem = lineProblem(line)
       } catch {
-        if (buf.indexOf(10, nl + 1) >= 0)
-          throw new StoreError(
-            `the sessions journal ${file} is damaged at line ${lineNo} (complete lines follow it); move it away to start from the snapshots alone`,
-          )
-        break
+        problem = 'not JSON'
       }
-      start = good = nl + 1
+      if (problem)
+        throw new StoreError(
+          `the sessions journal ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshots alone, or repair that line`,
+        )
+      start = nl + 1
       // Lines older than the session's snapshot are in it already.
-      if (gen < (snapshotGen.get(line.n) ?? -1)) continue
-      if (line.drop === 1) {
-        this.sessions.delete(line.n)
-        snapshotGen.delete(line.n)
+      if (gen < (snapshotGen.get(line!.n) ?? -1)) continue
+      if (line!.drop === 1) {
+        this.sessions.delete(line!.n)
+        snapshotGen.delete(line!.n)
         continue
       }
-      let entry = this.sessions.get(line.n)
-      if (!entry) this.sessions.set(line.n, (entry = { state: new State(), seq: 0, dirty: true }))
-      if (line.s! > entry.seq) {
-        for (const ch of line.ch!) entry.state.apply(ch)
-        entry.seq = line.s!
+      let entry = this.sessions.get(line!.n)
+      if (!entry) this.sessions.set(line!.n, (entry = { state: new State(), seq: 0, dirty: true }))
+      if (line!.s! > entry.seq) {
+        for (const ch of line!.ch!) entry.state.apply(ch)
+        entry.seq = line!.s!
         entry.dirty = true
         this.recovered.replayed++
       }
     }
-    if (good < buf.length) {
-      this.recovered.tornBytes += buf.length - good
-      const fd = openSync(file, 'r+')
-      try {
-        ftruncateSync(fd, good)
-        fsyncSync(fd)
-      } finally {
-        closeSync(fd)
-      }
+    if (start < buf.length) {
+      this.recovered.tornBytes += buf.length - start
+      this.recovered.notes.push(`dropped the torn last line of ${file} (${buf.length - start} bytes without a newline: a write cut short by a crash)`)
+      this.torn.push({ file, good: start })
     }
   }
 
@@ -376,6 +420,14 @@ export class SessionStore implements Store {
   info(): Record<string, unknown> {
     return this.journal.info(this.name)
   }
+}
+
+/** What is wrong with one line of the sessions journal, if anything. */
+function lineProblem(e: unknown): string | undefined {
+  if (!isObject(e) || typeof e.n !== 'string' || !SESSION_NAME.test(e.n)) return 'not a sessions journal entry { n, s, ch } or { n, drop }'
+  if (e.drop !== undefined) return e.drop === 1 && e.s === undefined && e.ch === undefined ? undefined : 'a drop that is not { n, drop: 1 }'
+  if (!isCount(e.s) || !Array.isArray(e.ch)) return 'not a sessions journal entry { n, s, ch } or { n, drop }'
+  return changesProblem(e.ch)
 }
 
 function fsyncDir(dir: string): void {

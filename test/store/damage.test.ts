@@ -146,3 +146,83 @@ describe('a start that fails leaves the data files byte-identical and no lock', 
     expect(r2.stderr.trim()).toMatch(/^dcb: cannot lock \/proc\/sandbox\.json: E[A-Z]+$/)
   })
 })
+
+describe("damaged files of the sessions' shared journal", () => {
+  /** A data file whose session "alice" has a subscription attempt in the sessions' journal; answers that journal. */
+  async function makeSessionData(): Promise<{ data: string; folder: string; journal: string }> {
+    const data = join(tmp.dir, 'sandbox.json')
+    const s = await serve(['--data', data, '--clock', '2026-01-31T00:00:00'])
+    const H = { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json', 'x-dcb-session': 'alice' }
+    const r = await fetch(`${s.url}/subscriptions/init`, {
+      method: 'POST',
+      headers: H,
+      body: '{"msisdn":"60123456001","service_code":"STREAMPLUS","country_code":"my"}',
+    })
+    expect(((await r.json()) as { status: string }).status).toBe('SUCCESS')
+    expect(await s.stop('SIGTERM')).toBe(0)
+    const folder = `${data}.sessions`
+    const journal = join(
+      folder,
+      readdirSync(folder).find((n) => n.startsWith('journal.'))!,
+    )
+    return { data, folder, journal }
+  }
+  const linesOf = (file: string) => readFileSync(file, 'utf8').split('\n').length - 1
+
+  it('a complete line that does not parse, even the last one, refuses the start naming file and line', async () => {
+    const { data, journal } = await makeSessionData()
+    const n = linesOf(journal)
+    appendFileSync(journal, '{"n":"alice","s":1,"ch":[]}\nnot json at all\n')
+    await refuses(
+      data,
+      new RegExp(`^dcb: the sessions journal ${journal.replace(/[.]/g, '\\.')} is damaged at line ${n + 2} \\(not JSON\\); nothing was changed`),
+    )
+  })
+
+  it('an unknown record type, a bad change or a line of no session refuses the start', async () => {
+    const { data, journal } = await makeSessionData()
+    const n = linesOf(journal)
+    const clean = readFileSync(journal)
+    appendFileSync(journal, '{"n":"alice","s":99,"ch":[{"c":"wallets","id":"w1","v":{}}]}\n')
+    await refuses(data, new RegExp(`is damaged at line ${n + 1} \\(unknown record type "wallets"\\)`))
+    writeFileSync(journal, Buffer.concat([clean, Buffer.from('{"n":"alice","s":99,"ch":[{"c":"subs","id":"s1","v":"not a record"}]}\n')]))
+    await refuses(data, /\(subs record "s1" is not an object\)/)
+    writeFileSync(journal, Buffer.concat([clean, Buffer.from('{"s":99,"ch":[]}\n')]))
+    await refuses(data, /\(not a sessions journal entry \{ n, s, ch \} or \{ n, drop \}\)/)
+    writeFileSync(journal, Buffer.concat([clean, Buffer.from('{"n":"alice","drop":true}\n')]))
+    await refuses(data, /\(a drop that is not \{ n, drop: 1 \}\)/)
+  })
+
+  it("a session's snapshot with a bad field refuses the start naming the file and line", async () => {
+    const { data, folder } = await makeSessionData()
+    const file = join(folder, 'alice.json')
+    const snap = { format: 'dcb-sandbox/1', seq: 'seven', generation: 0, saved_at: '2026-01-31T00:00:00.000Z', collections: {} as Record<string, unknown> }
+    writeFileSync(file, JSON.stringify(snap))
+    await refuses(
+      data,
+      new RegExp(`^dcb: the session file ${file.replace(/[.]/g, '\\.')} is damaged at line 1: "seq" is not a whole number; nothing was changed`),
+    )
+    snap.seq = 1 as unknown as string
+    snap.collections = { wallets: {} }
+    writeFileSync(file, JSON.stringify(snap))
+    await refuses(data, /the session file .*alice\.json is damaged at line 1: unknown record type "wallets"/)
+  })
+
+  it('a torn final line (no newline) is dropped and said so; the server starts with the session', async () => {
+    const { data, journal } = await makeSessionData()
+    const clean = readFileSync(journal)
+    appendFileSync(journal, '{"n":"alice","s":50,"ch":[{"c":"counters","id":"x","v":')
+    const s = await serve(['--data', data])
+    try {
+      expect(s.output()).toContain(`dcb: dropped the torn last line of ${journal} (`)
+      expect(s.output()).toMatch(/\(\d+ bytes without a newline: a write cut short by a crash\)/)
+      const sessions = (await (await fetch(`${s.url}/_sandbox/sessions`)).json()) as { sessions: { name: string }[] }
+      expect(sessions.sessions.map((x) => x.name)).toContain('alice')
+    } finally {
+      expect(await s.stop()).toBe(0)
+    }
+    // Cut at the last newline: the lines before it are as they were.
+    expect(readFileSync(journal).subarray(0, clean.length)).toEqual(clean)
+    expect(readFileSync(journal, 'utf8')).not.toContain('"s":50')
+  })
+})
