@@ -180,6 +180,7 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
       realNow: opts.realNow,
       // Between two batches of a long clock move the server answers requests and hears signals.
       yieldToHost: yieldToEventLoop,
+      workClock: () => performance.now(),
     }
     engine = new Engine({ world, sources, state, persist: (changes) => store.append(changes), ...engineOptions })
     sessions = new SessionRegistry({

@@ -100,8 +100,8 @@ export class Clock {
 
 /**
  * Moves the clock to `target(now)`, running every event that falls due on the way, in time order,
- * recorded. A long move runs in batches (`limits.moveBatchEvents` events each): each batch is one
- * transaction that leaves the clock at its end, then the host gets a turn, so the server answers
+ * recorded. A long move runs in batches (`EngineContext.batch`: 250,000 events or half a second of
+ * work): each batch is one transaction that leaves the clock at its end, then the host gets a turn, so the server answers
  * and hears signals meanwhile. It runs alone: writes wait for it. Interrupted (the host shuts down),
  * it stops at a batch boundary, the clock there, every event up to it run and none after: a 503
  * `SHUTTING_DOWN`.
@@ -116,7 +116,7 @@ export function moveClock(ctx: EngineContext, target: (now: number) => number): 
         Clock.checkLimit(to)
       }
       // The batch ends no earlier than the clock reads now: the clock never moves back.
-      const end = ctx.runDue(tx, to, log, ctx.limits.moveBatchEvents, now)
+      const end = ctx.runDue(tx, to, log, ctx.batch(now))
       ctx.clock.set(tx, now, end ?? to)
       return end === null
     })
@@ -161,7 +161,7 @@ export async function catchUp(ctx: EngineContext): Promise<number> {
   if (next === null || next > ctx.clock.now()) return 0
   return ctx.exclusive(async () => {
     const log = new EventLog(0)
-    await inBatches(ctx, (tx, now) => ctx.runDue(tx, now, log, ctx.limits.moveBatchEvents) === null)
+    await inBatches(ctx, (tx, now) => ctx.runDue(tx, now, log, ctx.batch()) === null)
     return log.omitted
   })
 }

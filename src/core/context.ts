@@ -37,10 +37,15 @@ export interface EngineOptions {
   /** How many charges each subscription's history keeps (oldest are dropped; `charge_count` counts all). */
   chargesPerSubscription?: number
   /**
-   * How many events a long clock move (or catch-up) runs per batch: each batch is one transaction,
-   * committed with the clock at its end, then the host gets a turn (`yieldToHost`). Default 20,000.
+   * A long clock move (or catch-up) runs in batches: each one transaction, committed with the clock
+   * at its end, then the host gets a turn (`yieldToHost`). A batch ends at the first event time after
+   * this many events (default 250,000) or, with a `workClock`, after `moveBatchMs` of work (default
+   * 500), whichever comes first: a move of tens of thousands of events stays one batch.
    */
   moveBatchEvents?: number
+  moveBatchMs?: number
+  /** Monotonic milliseconds (`performance.now`), to measure a batch's work; none: batches by count only. */
+  workClock?: () => number
   /**
    * Gives the host's event loop a turn between two batches of a long clock move (the server passes a
    * `setImmediate` promise: HTTP requests and signals are served meanwhile). The default only lets
@@ -55,6 +60,7 @@ export interface Limits {
   maxVerifications: number
   chargesPerSubscription: number
   moveBatchEvents: number
+  moveBatchMs: number
 }
 
 /**
@@ -67,11 +73,19 @@ export interface Committed<T> {
 }
 
 /**
- * Runs every event due at or before `to` (recorded in `log`, if any). With a `budget`, stops once that
- * many events ran, before the first event later than both `floor` and the last one run: answers that
- * time (every event up to it ran, none after), or null when every event up to `to` ran.
+ * Runs every event due at or before `to` (recorded in `log`, if any). With a `budget` (a batch of a
+ * long move), stops once that many events ran or `overTime()` says so (asked every 1,024 events),
+ * before the first event later than both `floor` and the last one run: answers that time (every
+ * event up to it ran, none after), or null when every event up to `to` ran.
  */
-export type RunDue = (tx: Tx, to: number, log: EventLog | null, budget?: number, floor?: number) => number | null
+export type RunDue = (tx: Tx, to: number, log: EventLog | null, budget?: Budget) => number | null
+
+/** When a batch of a long move ends (see `RunDue`). */
+export interface Budget {
+  events: number
+  floor?: number
+  overTime?: () => boolean
+}
 
 export class EngineContext {
   readonly state: State
@@ -88,6 +102,7 @@ export class EngineContext {
   private readonly persist: (changes: Change[]) => Promise<void>
   private due: RunDue = () => null
   readonly yieldToHost: () => Promise<void>
+  readonly workClock: (() => number) | undefined
   /** The clock move or catch-up running now (they take turns; writes wait for it), or null. */
   private moving: Promise<void> | null = null
   /** Set when the host shuts down: a running move stops at its next batch boundary. */
@@ -105,8 +120,10 @@ export class EngineContext {
       chargesPerSubscription: Math.max(1, opts.chargesPerSubscription ?? 100),
       maxSms: Math.max(1, opts.maxSms ?? 50_000),
       maxVerifications: Math.max(1, opts.maxVerifications ?? 50_000),
-      moveBatchEvents: Math.max(1, opts.moveBatchEvents ?? 20_000),
+      moveBatchEvents: Math.max(1, opts.moveBatchEvents ?? 250_000),
+      moveBatchMs: Math.max(1, opts.moveBatchMs ?? 500),
     }
+    this.workClock = opts.workClock
     this.yieldToHost = opts.yieldToHost ?? (() => Promise.resolve())
     this.clockStart = opts.clockStart
     this.world = opts.world instanceof WorldIndex ? opts.world : new WorldIndex(opts.world, opts.sources)
@@ -120,9 +137,17 @@ export class EngineContext {
     this.due = due
   }
 
-  /** Runs the events due by `to`, in time order (see `RunDue` for `budget` and `floor`). */
-  runDue(tx: Tx, to: number, log: EventLog | null, budget?: number, floor?: number): number | null {
-    return this.due(tx, to, log, budget, floor)
+  /** Runs the events due by `to`, in time order (see `RunDue` for `budget`). */
+  runDue(tx: Tx, to: number, log: EventLog | null, budget?: Budget): number | null {
+    return this.due(tx, to, log, budget)
+  }
+
+  /** The budget of one batch of a long move that starts now, ending no earlier than `floor`. */
+  batch(floor?: number): Budget {
+    const clock = this.workClock
+    if (!clock) return { events: this.limits.moveBatchEvents, floor }
+    const end = clock() + this.limits.moveBatchMs
+    return { events: this.limits.moveBatchEvents, floor, overTime: () => clock() >= end }
   }
 
   /** Resolves once no clock move runs; null when none runs (the hot path reads one field). */

@@ -78,7 +78,7 @@ export class Engine {
     this.moFlow = new MoFlow(ctx, this.inbox, this.subscriptions)
     this.consentFlow = new ConsentFlow(ctx, this.subscriptions)
     const renewals = new Renewals(ctx, this.subscriptions, this.inbox)
-    ctx.runDueWith((tx, to, log, budget, floor) => renewals.runDue(tx, to, log, budget, floor))
+    ctx.runDueWith((tx, to, log, budget) => renewals.runDue(tx, to, log, budget))
     const start = opts.clockStart
     if (start && !ctx.clock.started) void ctx.write((tx) => ctx.clock.start(tx, start), false).catch(() => {})
   }

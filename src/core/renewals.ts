@@ -2,7 +2,7 @@
  * The lifecycle events the clock runs, in time order: renewals, the carrier's retries of a failed
  * renewal, carrier cancellations (a rule's `cancel_after`), and OTP / consent expiries.
  */
-import type { EngineContext } from './context.js'
+import type { Budget, EngineContext } from './context.js'
 import type { EventLog } from './events.js'
 import type { Inbox } from './inbox.js'
 import { subEventAt } from './queue.js'
@@ -20,23 +20,29 @@ export class Renewals {
 
   /**
    * Runs every event due at or before `to`, each at its own time, in time order. With a `budget`
-   * (a batch of a long move), stops once that many ran, before the first event later than both
-   * `floor` and the last one run, and answers that time; null when every event up to `to` ran.
+   * (a batch of a long move), stops once it is spent, between two event times (see `RunDue`), and
+   * answers where; null when every event up to `to` ran.
    */
-  runDue(tx: Tx, to: number, log: EventLog | null, budget = Infinity, floor = -Infinity): number | null {
+  runDue(tx: Tx, to: number, log: EventLog | null, budget?: Budget): number | null {
     const { queue, state, ruleset } = this.ctx
     let ran = 0
-    let last = floor
+    let limit = budget ? budget.events : Infinity
+    let last = budget?.floor ?? -Infinity
+    const overTime = budget?.overTime
+    let check = overTime ? 1024 : Infinity
     for (;;) {
       const top = queue.peek()
       if (!top || top.at > to) return null
       // A batch ends between two times, never inside one: every event at `last` has run.
-      if (ran >= budget && top.at > last) return last
+      if (ran >= limit && top.at > last) return last
       if (!queue.live(top)) {
         queue.pop()
         continue
       }
-      ran++
+      if (++ran >= check) {
+        check += 1024
+        if (overTime!()) limit = ran
+      }
       if (top.at > last) last = top.at
       if (top.kind === 'verif') {
         queue.pop()

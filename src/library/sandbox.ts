@@ -97,11 +97,12 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   if (!clientIp) throw new SandboxError('BAD_REQUEST', `clientIp "${opts.clientIp}" is not an IPv4 or IPv6 address`)
   const { world, sources } = worldOf(opts)
   // Between two batches of a long clock move, the test's other work (timers, I/O) gets a turn.
-  const engine = new Engine({ world, sources, state: new State(), clockStart, yieldToHost: yieldToEventLoop })
+  const host = { yieldToHost: yieldToEventLoop, workClock: () => performance.now() }
+  const engine = new Engine({ world, sources, state: new State(), clockStart, ...host })
   const sessions = new SessionRegistry({
     defaultEngine: engine,
     defaultJournal: new RequestJournal(opts.journalSize ?? 1000),
-    engineOptions: { world: engine.world, clockStart, yieldToHost: yieldToEventLoop },
+    engineOptions: { world: engine.world, clockStart, ...host },
     journalSize: opts.journalSize,
     maxSessions: opts.maxSessions,
   })

@@ -168,6 +168,25 @@ describe('a long clock move runs in batches', () => {
     for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBe(3_600_000)
   })
 
+  it('ends a batch after moveBatchMs of work on the injected work clock (asked every 1,024 events)', async () => {
+    let ms = 0
+    let turns = 0
+    // Each reading of the work clock finds 100 ms more work done.
+    const h = engineAt('2026-03-01T00:00:00', { workClock: () => (ms += 100), moveBatchMs: 500, yieldToHost: async () => void turns++ })
+    const id = await h.subscribe('60123456001', 'QUICKTEST')
+    const before = h.persisted.length
+    const move = await h.engine.advance('P730D')
+    expect(move.eventCount).toBe(730 * 24)
+    // Over at the fifth question: 5 x 1,024 events a batch, then the rest.
+    const counts = h.persisted
+      .slice(before)
+      .map((changes) => (changes.find((c) => 'c' in c && c.c === 'subs')! as { v: { charge_count: number } }).v.charge_count)
+    const sizes = counts.map((n, i) => n - (i ? counts[i - 1]! : 1))
+    expect(sizes).toEqual([5120, 5120, 5120, 730 * 24 - 3 * 5120])
+    expect(turns).toBe(3)
+    expect(h.engine.subscription(id).charge_count).toBe(1 + 730 * 24)
+  })
+
   it('runs a long catch-up in batches too', async () => {
     let real = at('2026-03-01T00:00:00')
     let turns = 0
