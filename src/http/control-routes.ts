@@ -171,7 +171,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     summary: 'Moves the clock forward; runs every renewal and lifecycle event that falls due, in time order',
     body: AdvanceBody,
     answer: ClockMoveAnswer,
-    errors: ['BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'BAD_DURATION', 'CLOCK_LIMIT'],
+    errors: ['BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'BAD_DURATION', 'CLOCK_LIMIT', 'SHUTTING_DOWN'],
     call: (ops, { body }) => ops.advance(body.by),
   }),
   route({
@@ -181,7 +181,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     summary: 'Moves the clock forward to a time; runs what falls due, in time order',
     body: SetTimeBody,
     answer: ClockMoveAnswer,
-    errors: ['BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'BAD_TIME', 'CLOCK_BACKWARDS', 'CLOCK_LIMIT'],
+    errors: ['BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'BAD_TIME', 'CLOCK_BACKWARDS', 'CLOCK_LIMIT', 'SHUTTING_DOWN'],
     call: (ops, { body }) => ops.setTime(body.to),
   }),
   route({
