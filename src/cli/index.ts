@@ -82,6 +82,7 @@ program
   .option('--merchant <id>', 'merchant id', 'demo')
   .option('--first-msisdn <msisdn>', 'MSISDNs count up from this one, through endings 000-099 only', '601200000000')
   .option('--spread <duration>', 'start the subscriptions evenly over this long before now (e.g. P1M: renewals fall at realistic, distinct times), not all now')
+  .option('--json', 'print the result as JSON ({seeded, data, total, ms})')
   .action(async (opts) => (await import('./seed.js')).seed(opts))
 
 /** The options every client command takes. */

@@ -15,6 +15,7 @@ export async function seed(o: {
   merchant: string
   firstMsisdn: string
   spread?: string
+  json?: boolean
 }): Promise<void> {
   if (!/^\d{6,15}$/.test(o.firstMsisdn)) throw new CliError('--first-msisdn must be digits', EXIT.USAGE)
   const spread = o.spread === undefined ? undefined : parseDuration(o.spread)
@@ -54,7 +55,10 @@ export async function seed(o: {
   } finally {
     await store.close()
   }
+  const ms = Math.round(performance.now() - started)
   process.stdout.write(
-    `seeded ${o.subscriptions} subscriptions into ${store.path} in ${Math.round(performance.now() - started)} ms (${state.subs.size} in all)\n`,
+    o.json
+      ? JSON.stringify({ seeded: o.subscriptions, data: store.path, total: state.subs.size, ms }) + '\n'
+      : `seeded ${o.subscriptions} subscriptions into ${store.path} in ${ms} ms (${state.subs.size} in all)\n`,
   )
 }

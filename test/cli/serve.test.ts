@@ -87,6 +87,13 @@ describe('dcb serve', () => {
 })
 
 describe('dcb seed', () => {
+  it('prints its result as JSON with --json', async () => {
+    const data = join(tmp.dir, 'seeded-json.json')
+    const r = await dcb(['seed', '--subscriptions', '5', '--data', data, '--json'])
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({ seeded: 5, total: 5, data })
+  })
+
   it('adds many ACTIVE subscriptions with distinct always-succeeds MSISDNs, and refuses a held file', async () => {
     const data = join(tmp.dir, 'seeded.json')
     const r = await dcb(['seed', '--subscriptions', '250', '--data', data])
