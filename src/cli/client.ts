@@ -172,7 +172,6 @@ export async function logs(o: Opts): Promise<void> {
   if (!o.all && (!Number.isInteger(limit) || limit < 1 || limit > 100_000))
     throw new CliError(`--limit "${o.limit}" must be a whole number from 1 to 100000`, EXIT.USAGE)
   const first = await guard(() => c.requests({ since: 0, limit, ...(o.msisdn ? { msisdn: o.msisdn } : {}) }))
-  let last = first.requests[0]?.id ?? 0
   if (!first.requests.length && !o.json) {
     const none = o.msisdn
       ? `no request about ${o.msisdn} in the journal`
@@ -181,12 +180,9 @@ export async function logs(o: Opts): Promise<void> {
   }
   for (const e of [...first.requests].reverse()) print(e)
   if (!o.follow) return
-  for (;;) {
-    await new Promise((r) => setTimeout(r, 500))
-    const next = await guard(() => c.requests({ since: last, limit: 1000, ...(o.msisdn ? { msisdn: o.msisdn } : {}) }))
-    for (const e of [...next.requests].reverse()) print(e)
-    if (next.requests.length) last = next.requests[0]!.id
-  }
+  // Loaded only when following: the stream reader stays out of every other command's start-up.
+  const { follow } = await import('./follow.js')
+  await follow(c, { msisdn: o.msisdn, last: first.requests[0]?.id ?? 0, print })
 }
 
 export async function reset(o: Opts): Promise<void> {

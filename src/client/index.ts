@@ -250,6 +250,84 @@ export class DcbClient implements ControlOperations {
     return this.control('GET', '/health')
   }
 
+  /**
+   * Follows the live stream (`GET /_sandbox/events`, server-sent events): `onEvent` gets each event's
+   * name and parsed data. `done` settles when the stream ends (resolves) or cannot be had (rejects:
+   * TransportError when unreachable, SandboxError when the server refuses it); `close()` ends it.
+   */
+  events(onEvent: (event: string, data: any) => void): { done: Promise<void>; close: () => void } {
+    const headers: Record<string, string> = { accept: 'text/event-stream', ...this.sessionHeader }
+    if (this.opts.adminToken) headers.authorization = `Bearer ${this.opts.adminToken}`
+    const url = new URL(`${this.baseUrl}/_sandbox/events`)
+    let closed = false
+    let req: import('node:http').ClientRequest | undefined
+    const done = (async () => {
+      const mod = url.protocol === 'https:' ? await import('node:https') : await import('node:http')
+      if (closed) return
+      await new Promise<void>((resolve, reject) => {
+        req = mod.request(url, { method: 'GET', headers, agent: false }, (res) => {
+          if (res.statusCode !== 200) {
+            let text = ''
+            res.setEncoding('utf8')
+            res.on('data', (d: string) => (text += d))
+            res.on('end', () => {
+              let parsed: any
+              try {
+                parsed = JSON.parse(text)
+              } catch {}
+              if (parsed && typeof parsed.error === 'string') reject(new SandboxError(parsed.error, parsed.message ?? parsed.error, res.statusCode))
+              else reject(new TransportError(`${url.href} answered HTTP ${res.statusCode}: not a dcb live stream (an older dcb?)`))
+            })
+            return
+          }
+          // Server-sent events: lines; `event:` and `data:` fields; a blank line ends an event; `:` a comment.
+          let buffer = ''
+          let event = 'message'
+          let data: string[] = []
+          res.setEncoding('utf8')
+          res.on('data', (chunk: string) => {
+            buffer += chunk
+            let nl: number
+            while ((nl = buffer.indexOf('\n')) >= 0) {
+              const line = buffer.slice(0, nl).replace(/\r$/, '')
+              buffer = buffer.slice(nl + 1)
+              if (line === '') {
+                if (data.length) {
+                  let parsed: unknown
+                  try {
+                    parsed = JSON.parse(data.join('\n'))
+                  } catch {
+                    parsed = data.join('\n')
+                  }
+                  if (!closed) onEvent(event, parsed)
+                }
+                event = 'message'
+                data = []
+              } else if (line.startsWith('event:')) event = line.slice(6).trim()
+              else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''))
+            }
+          })
+          res.on('end', () => resolve())
+          res.on('close', () => resolve())
+          res.on('error', () => resolve())
+        })
+        req.on('error', (e: NodeJS.ErrnoException) => {
+          if (closed) return resolve()
+          const why = e.code === 'ECONNREFUSED' ? 'connection refused (is `dcb serve` running?)' : e.code === 'ENOTFOUND' ? 'no such host' : e.message
+          reject(new TransportError(`cannot reach ${url.origin}: ${why}`))
+        })
+        req.end()
+      })
+    })()
+    return {
+      done,
+      close: () => {
+        closed = true
+        req?.destroy()
+      },
+    }
+  }
+
   /** Approve or deny a consent page (a redirect_url or its id): answers where the browser would go. */
   async consent(
     urlOrId: string,

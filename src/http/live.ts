@@ -1,6 +1,6 @@
 /**
- * The live stream: one server-sent-events stream (`GET /_sandbox/events`) that tells the console, and
- * later `dcb logs --follow`, what happens: SMS sent and received, subscriptions changed, requests
+ * The live stream: one server-sent-events stream (`GET /_sandbox/events`) that tells the console and
+ * `dcb logs --follow` what happens: SMS sent and received, subscriptions changed, requests
  * journaled, clock moves, resets. The hub listens to the engine and the journal only while a client
  * is connected (no client: no listener, no work on the merchant hot path), gathers what happened for
  * a moment and sends it in bounded batches: a year of renewals or a load test sends a summary, not
