@@ -139,6 +139,8 @@ describe('the console in chromium', () => {
     const before = (await c.control('/clock')).body.now as string
     await page.goto(c.url + '/#/messages')
     await page.getByRole('heading', { name: 'Messages', level: 1 }).waitFor()
+    // As a person waits for the page to settle: the move is done (focus moves to the heading then).
+    await page.locator('main[aria-busy="false"]').waitFor()
     let onClock = false
     for (let i = 0; i < 20 && !onClock; i++) {
       await page.keyboard.press('Tab')
@@ -147,8 +149,9 @@ describe('the console in chromium', () => {
     expect(onClock).toBe(true)
     await page.keyboard.press('Enter')
     await page.getByRole('heading', { name: 'Clock', level: 1 }).waitFor()
-    // The heading has the focus after a move; the next Tab reaches "Advance by".
+    // The heading has the focus after a move (once the page is ready: wait for it, as a person would); the next Tab reaches "Advance by".
     await page.getByRole('textbox', { name: 'Advance by' }).waitFor()
+    await expect.poll(() => page.evaluate(() => (document.activeElement?.tagName === 'H1' ? document.activeElement.textContent : null))).toBe('Clock')
     await page.keyboard.press('Tab')
     expect(await page.evaluate(() => document.activeElement?.getAttribute('placeholder'))).toBe('P1M or 36h')
     await page.keyboard.type('36h')
