@@ -46,7 +46,12 @@ export const SubscriptionFilter = z.object({
   msisdn: z.string().optional(),
   merchant: z.string().optional().describe('merchant id'),
   service: z.string().optional().describe('service code'),
-  status: z.string().optional().describe('ACTIVE, CANCELED or EXPIRED (any case)'),
+  // A typo (`cancelled`, `bogus`) is refused by name rather than answering an empty list.
+  status: z
+    .string()
+    .refine((s) => ['ACTIVE', 'CANCELED', 'EXPIRED'].includes(s.toUpperCase()), { error: 'expected ACTIVE, CANCELED or EXPIRED (any case)' })
+    .optional()
+    .describe('ACTIVE, CANCELED or EXPIRED (any case)'),
   limit: wholeNumber('a positive whole number', 1).optional().describe('at most this many (default 1000), newest first'),
 })
 export const AdvanceBody = z.object({

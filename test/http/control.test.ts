@@ -46,6 +46,9 @@ describe('control API', () => {
     expect((await c.control('/subscriptions?merchant=other')).body.subscriptions.map((s: any) => s.subscription_id)).toEqual([b])
     expect((await c.control('/subscriptions?msisdn=60123456001')).body.subscriptions.map((s: any) => s.subscription_id)).toEqual([a])
     expect((await c.control('/subscriptions?status=canceled')).body.subscriptions).toEqual([])
+    const typo = await c.control('/subscriptions?status=cancelled')
+    expect(typo.status).toBe(400)
+    expect(typo.body).toEqual({ error: 'BAD_REQUEST', message: 'status: expected ACTIVE, CANCELED or EXPIRED (any case)' })
     const one = await c.control(`/subscriptions/${a}`)
     expect(one.body).toMatchObject({
       subscription_id: a,
