@@ -40,6 +40,13 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     const problem = allowIpProblem(cidr)
     if (problem) throw new CliError(problem, EXIT.USAGE)
   }
+  // An empty --host (an unset "$HOST") would make Node listen on every interface: refuse it.
+  if (opts.host !== undefined && !opts.host.trim()) throw new CliError('--host needs an address, e.g. 127.0.0.1 or 0.0.0.0 (it was empty)', EXIT.USAGE)
+  for (const name of opts.allowHost ?? []) {
+    // A name that can never equal a Host header (empty, `*`, spaces) would be silently ignored.
+    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(:\d+)?$/i.test(name.trim()))
+      throw new CliError(`--allow-host ${JSON.stringify(name)} is not a host name (one name per --allow-host, no wildcards)`, EXIT.USAGE)
+  }
   const host = opts.host ?? (opts.lan ? '0.0.0.0' : DEFAULT_HOST)
   if (opts.lan && /^(127\.|::1$|localhost$)/.test(host)) throw new CliError(`--lan listens on the LAN: drop --host ${host} or give a LAN address`, EXIT.USAGE)
   // On the LAN the control API needs the admin token: one is made up when none is given.

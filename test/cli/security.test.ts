@@ -76,6 +76,17 @@ describe('dcb serve beyond loopback', () => {
     }
   })
 
+  it('refuses an empty --host (Node would listen on every interface) and an --allow-host that is no host name', async () => {
+    const empty = await dcb(['serve', '--in-memory', '--port', '0', '--host', ''])
+    expect(empty.code).toBe(2)
+    expect(empty.stderr).toBe('dcb: --host needs an address, e.g. 127.0.0.1 or 0.0.0.0 (it was empty)\n')
+    for (const bad of ['', '*', 'a b', '*.example.test']) {
+      const r = await dcb(['serve', '--in-memory', '--port', '0', '--allow-host', bad])
+      expect(r.code).toBe(2)
+      expect(r.stderr).toBe(`dcb: --allow-host ${JSON.stringify(bad)} is not a host name (one name per --allow-host, no wildcards)\n`)
+    }
+  })
+
   it('says nothing of the kind on loopback', async () => {
     const s = await serve(['--in-memory'])
     try {
