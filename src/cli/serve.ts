@@ -42,6 +42,12 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
   }
   // An empty --host (an unset "$HOST") would make Node listen on every interface: refuse it.
   if (opts.host !== undefined && !opts.host.trim()) throw new CliError('--host needs an address, e.g. 127.0.0.1 or 0.0.0.0 (it was empty)', EXIT.USAGE)
+  // An empty entry (an unset variable, a stray comma) would silently trust nothing: say so instead.
+  if (opts.trustProxy !== undefined && opts.trustProxy.split(',').some((e) => !e.trim()))
+    throw new CliError(
+      `--trust-proxy ${JSON.stringify(opts.trustProxy)} has an empty entry: give addresses, CIDR ranges or loopback, linklocal, uniquelocal, comma-separated`,
+      EXIT.USAGE,
+    )
   for (const name of opts.allowHost ?? []) {
     // A name that can never equal a Host header (empty, `*`, spaces) would be silently ignored.
     if (!/^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(:\d+)?$/i.test(name.trim()))

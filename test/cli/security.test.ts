@@ -87,6 +87,14 @@ describe('dcb serve beyond loopback', () => {
     }
   })
 
+  it('refuses a --trust-proxy with an empty entry (it would trust nothing without a word)', async () => {
+    for (const bad of ['', '10.0.0.1,,', ' , loopback']) {
+      const r = await dcb(['serve', '--in-memory', '--port', '0', '--trust-proxy', bad])
+      expect(r.code).toBe(2)
+      expect(r.stderr).toContain(`dcb: --trust-proxy ${JSON.stringify(bad)} has an empty entry`)
+    }
+  })
+
   it('says nothing of the kind on loopback', async () => {
     const s = await serve(['--in-memory'])
     try {
