@@ -12,6 +12,8 @@ import { StatusPayload } from './merchant.js'
 const text = (what: string) => z.string({ error: `expected ${what}` }).min(1, { error: `expected ${what}` })
 const timestamp = z.string().describe('UTC, YYYY-MM-DDTHH:MM:SS.ffffff')
 const msisdn = text('an MSISDN (digits, calling code first)').describe('MSISDN, digits, calling code first')
+/** A filter by MSISDN: digits only, so a typo is refused by name rather than answering an empty list. */
+const msisdnFilter = z.string().regex(/^\d{1,20}$/, { error: 'expected an MSISDN (digits only, calling code first)' })
 const wholeNumber = (what: string, min: number) =>
   z.coerce
     .number({ error: `expected ${what}` })
@@ -22,7 +24,7 @@ const wholeNumber = (what: string, min: number) =>
 
 export const MsisdnQuery = z.object({ msisdn })
 export const MessagesQuery = z.object({
-  msisdn: z.string().min(1).optional().describe('only this handset'),
+  msisdn: msisdnFilter.optional().describe('only this handset'),
   limit: wholeNumber('a whole number from 1 to 5000', 1)
     .max(5000, { error: 'expected a whole number from 1 to 5000' })
     .optional()
@@ -43,7 +45,7 @@ export const MoBody = z.object({
   text: text('the text of the message, e.g. a keyword or STOP').describe('the message: a PSMS keyword, STOP, or anything else'),
 })
 export const SubscriptionFilter = z.object({
-  msisdn: z.string().optional(),
+  msisdn: msisdnFilter.optional().describe('only this handset'),
   merchant: z.string().optional().describe('merchant id'),
   service: z.string().optional().describe('service code'),
   // A typo (`cancelled`, `bogus`) is refused by name rather than answering an empty list.
@@ -61,7 +63,7 @@ export const SetTimeBody = z.object({ to: text('a time such as 2026-01-31T00:00:
 export const RequestsQuery = z.object({
   limit: wholeNumber('a positive whole number', 1).optional().describe('at most this many (default 100), newest first'),
   since: wholeNumber('a whole number from 0', 0).optional().describe('only entries with an id above this one (default 0)'),
-  msisdn: z.string().optional().describe('only entries about this MSISDN'),
+  msisdn: msisdnFilter.optional().describe('only entries about this MSISDN'),
 })
 export const ResetBody = z.object({
   clock: text('a time such as 2026-01-31T00:00:00').optional().describe('start over at this sandbox time (earlier than now too)'),

@@ -49,6 +49,12 @@ describe('control API', () => {
     const typo = await c.control('/subscriptions?status=cancelled')
     expect(typo.status).toBe(400)
     expect(typo.body).toEqual({ error: 'BAD_REQUEST', message: 'status: expected ACTIVE, CANCELED or EXPIRED (any case)' })
+    // An MSISDN filter that can match nothing is a typo too, on every list that takes one.
+    for (const path of ['/subscriptions?msisdn=6012-345', '/requests?msisdn=abc', '/messages?msisdn=%2B60123456001']) {
+      const bad = await c.control(path)
+      expect(bad.status).toBe(400)
+      expect(bad.body).toEqual({ error: 'BAD_REQUEST', message: 'msisdn: expected an MSISDN (digits only, calling code first)' })
+    }
     const one = await c.control(`/subscriptions/${a}`)
     expect(one.body).toMatchObject({
       subscription_id: a,
