@@ -125,15 +125,7 @@ export class FileStore implements Store {
 
   /** After a successful start: cuts torn tails, drops journals the snapshot covers, opens the journal for appends. */
   async activate(): Promise<void> {
-    for (const { file, good } of this.torn) {
-      const fd = openSync(file, 'r+')
-      try {
-        ftruncateSync(fd, good)
-        fsyncSync(fd)
-      } finally {
-        closeSync(fd)
-      }
-    }
+    cutTornTails(this.torn)
     this.torn = []
     // Older generations are covered by the snapshot.
     for (const g of this.generations()) if (g < this.base) unlinkSync(this.journalPath(g))
@@ -381,6 +373,19 @@ export function snapshotProblem(snap: SnapshotData): string | undefined {
  * `mkdir -p` one level at a time. (Node's recursive mkdir loops forever where mkdir answers ENOENT
  * for a folder whose parent exists, as under /proc.)
  */
+/** Cuts each journal found with a torn last line back to its last complete line, durably. */
+export function cutTornTails(torn: readonly { file: string; good: number }[]): void {
+  for (const { file, good } of torn) {
+    const fd = openSync(file, 'r+')
+    try {
+      ftruncateSync(fd, good)
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+  }
+}
+
 export function makeDirs(dir: string): void {
   const missing: string[] = []
   let d = dir

@@ -15,11 +15,11 @@
  * last line is cut off and reported; any other damage (a complete line that does not parse, an
  * unknown record, a bad snapshot field) refuses the start naming file and line, changing nothing.
  */
-import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs'
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { COLLECTIONS, State, type Change, type CollectionName } from '../core/state.js'
-import { changesProblem, isCount, isObject, makeDirs, snapshotProblem } from './file.js'
+import { changesProblem, cutTornTails, isCount, isObject, makeDirs, snapshotProblem } from './file.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
 
@@ -143,15 +143,7 @@ export class SessionJournal {
       } catch (e) {
         throw new StoreError(`cannot create the sessions folder ${this.folder}: ${(e as NodeJS.ErrnoException).code}`)
       }
-      for (const { file, good } of this.torn) {
-        const fd = openSync(file, 'r+')
-        try {
-          ftruncateSync(fd, good)
-          fsyncSync(fd)
-        } finally {
-          closeSync(fd)
-        }
-      }
+      cutTornTails(this.torn)
       this.torn = []
       this.journal = await open(this.journalPath(this.generation), 'a')
       this.journalBytes = (await this.journal.stat()).size
