@@ -14,6 +14,11 @@ const timestamp = z.string().describe('UTC, YYYY-MM-DDTHH:MM:SS.ffffff')
 const msisdn = text('an MSISDN (digits, calling code first)').describe('MSISDN, digits, calling code first')
 /** A filter by MSISDN: digits only, so a typo is refused by name rather than answering an empty list. */
 const msisdnFilter = z.string().regex(/^\d{1,20}$/, { error: 'expected an MSISDN (digits only, calling code first)' })
+/** The handset a read is about (sms, otp): digits only, so `dcb sms abc` is refused rather than answering no messages. */
+const handset = z
+  .string({ error: 'expected an MSISDN (digits, calling code first)' })
+  .regex(/^\d{1,20}$/, { error: 'expected an MSISDN (digits only, calling code first)' })
+  .describe('MSISDN, digits, calling code first')
 const wholeNumber = (what: string, min: number) =>
   z.coerce
     .number({ error: `expected ${what}` })
@@ -22,7 +27,7 @@ const wholeNumber = (what: string, min: number) =>
 
 // ---------------------------------------------------------------- requests
 
-export const MsisdnQuery = z.object({ msisdn })
+export const MsisdnQuery = z.object({ msisdn: handset })
 export const MessagesQuery = z.object({
   msisdn: msisdnFilter.optional().describe('only this handset'),
   limit: wholeNumber('a whole number from 1 to 5000', 1)
@@ -31,7 +36,7 @@ export const MessagesQuery = z.object({
     .describe('at most this many (default 200)'),
 })
 export const OtpQuery = z.object({
-  msisdn,
+  msisdn: handset,
   wait: z.coerce
     .number({ error: `expected a number of seconds from 0 to ${MAX_OTP_WAIT_S}` })
     .min(0, { error: `expected a number of seconds from 0 to ${MAX_OTP_WAIT_S}` })
