@@ -5,6 +5,7 @@
  */
 import chalk from 'chalk'
 import { describeEffect, describeMatch } from '../core/scenarios.js'
+import { count } from '../core/why.js'
 import type { Rule } from '../core/world-schema.js'
 import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
 
@@ -26,7 +27,7 @@ export async function world(o: Opts): Promise<void> {
     const flow = k.flow === 'psms' ? `PSMS, short code ${k.short_code}` : flows[k.flow]
     const settings =
       k.flow === 'otp'
-        ? `OTP ${k.otp.length} digits, valid ${k.otp.ttl}, ${k.otp.max_attempts} attempts`
+        ? `OTP ${count(k.otp.length, 'digit')}, valid ${k.otp.ttl}, ${count(k.otp.max_attempts, 'attempt')}`
         : k.flow === 'redirect'
           ? `consent valid ${k.consent_ttl}`
           : ''

@@ -11,7 +11,7 @@ import type { Tx, VerificationRecord } from './state.js'
 import type { Subscriptions } from './subscriptions.js'
 import { addDuration, formatTimestamp } from './time.js'
 import type { SubscriptionViews } from './views.js'
-import { integrationReason, quote } from './why.js'
+import { count, integrationReason, quote } from './why.js'
 import type { Merchant, WorldIndex } from './world.js'
 
 export interface InitInput {
@@ -149,7 +149,14 @@ export class MerchantFlow {
       return withMsisdn(fail('PIN_EXPIRED', delayMs, `verification request ${verif.id} was used already (${verif.result ?? verif.state})`), msisdn)
     if (verif.attempts >= maxAttempts) {
       tx.put('verifs', verif.id, { ...verif, attempts: verif.attempts + 1 })
-      return withMsisdn(fail('MAX_PIN_RETRIES', delayMs, `${maxAttempts} wrong OTPs were given already (at most ${maxAttempts} attempts)`), msisdn)
+      return withMsisdn(
+        fail(
+          'MAX_PIN_RETRIES',
+          delayMs,
+          `${count(maxAttempts, 'wrong OTP')} ${maxAttempts === 1 ? 'was' : 'were'} given already (at most ${count(maxAttempts, 'attempt')})`,
+        ),
+        msisdn,
+      )
     }
     if (verif.state === 'expired' || now >= verif.expires_at)
       return withMsisdn(fail('PIN_EXPIRED', delayMs, `the OTP expired at ${formatTimestamp(verif.expires_at)} (sandbox time)`), msisdn)

@@ -18,6 +18,11 @@ export function quote(v: unknown, max = 48): string {
   return s.length > max ? `${s.slice(0, max - 3)}...` : s
 }
 
+/** A count with its noun agreeing in number: `1 wrong OTP`, `2 wrong OTPs`, `1 attempt`. */
+export function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`
+}
+
 /** The rule that decided a step: `rule charge-201 (ending 201): first charge INSUFFICIENT_FUNDS`. */
 export function ruleReason(rule: Rule, what: string): string {
   return `rule ${rule.id} (${describeMatch(rule)}): ${what}`

@@ -6,7 +6,7 @@ import type { Carrier, Country, Integration, Merchant, MessageKind, Rule, Servic
 import type { WorldSources } from './layering.js'
 import type { CarrierCode } from './outcomes.js'
 import { parseDuration, type Duration } from './time.js'
-import { quote } from './why.js'
+import { count, quote } from './why.js'
 
 export type { Carrier, Country, Integration, Merchant, Rule, Service, World }
 
@@ -84,7 +84,7 @@ export class WorldIndex {
       const ls = landline.lengths ?? c.lengths
       return ls.includes(msisdn.length)
         ? no('INVALID_MSISDN_LANDLINE', `is a landline number (prefix ${landline.prefix})`)
-        : no('INVALID_MSISDN', `has ${msisdn.length} digits; ${country} landlines (prefix ${landline.prefix}) have ${lengths(ls)}`)
+        : no('INVALID_MSISDN', `has ${count(msisdn.length, 'digit')}; ${country} landlines (prefix ${landline.prefix}) have ${lengths(ls)}`)
     }
     let best: Carrier | undefined
     let bestLen = 0
@@ -96,7 +96,7 @@ export class WorldIndex {
         }
     if (!best) return no('INVALID_MSISDN', `has no carrier in ${country}: no sandbox carrier there has a prefix of it`)
     const ls = best.lengths ?? c.lengths
-    if (!ls.includes(msisdn.length)) return no('INVALID_MSISDN', `has ${msisdn.length} digits; ${best.code} numbers have ${lengths(ls)}`)
+    if (!ls.includes(msisdn.length)) return no('INVALID_MSISDN', `has ${count(msisdn.length, 'digit')}; ${best.code} numbers have ${lengths(ls)}`)
     return { ok: true, carrier: best }
   }
 
