@@ -41,19 +41,49 @@ const RunFile = z.object({
 
 type Results = Record<string, unknown>
 
+/** A `${...}` reference that names nothing: the run stops before sending the step (an empty value would look green). */
+export class UnresolvedReference extends Error {
+  constructor(
+    readonly reference: string,
+    why: string,
+  ) {
+    super(`\${${reference}} does not resolve: ${why}`)
+  }
+}
+
 /** `${a.b.c}` -> the value at that path of the results; a string that is only a reference keeps its type. */
 export function substitute(v: unknown, results: Results): unknown {
   if (typeof v === 'string') {
     const whole = /^\$\{([^}]+)\}$/.exec(v)
-    if (whole) return lookup(results, whole[1]!)
+    if (whole) return resolve(results, whole[1]!)
     return v.replace(/\$\{([^}]+)\}/g, (_m, path: string) => {
-      const got = lookup(results, path)
-      return got === undefined ? '' : typeof got === 'object' ? JSON.stringify(got) : String(got)
+      const got = resolve(results, path)
+      return typeof got === 'object' && got !== null ? JSON.stringify(got) : String(got)
     })
   }
   if (Array.isArray(v)) return v.map((x) => substitute(x, results))
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substitute(x, results)]))
   return v
+}
+
+/** The value a reference names, or UnresolvedReference saying which part is missing. */
+function resolve(results: Results, path: string): unknown {
+  const parts = path.trim().split('.')
+  const [name] = parts
+  if (!Object.prototype.hasOwnProperty.call(results, name!)) {
+    const known = Object.keys(results)
+    throw new UnresolvedReference(path, `no earlier step is named "${name}" (${known.length ? `named so far: ${known.join(', ')}` : 'no step has run yet'})`)
+  }
+  let cur: unknown = results
+  for (const [i, part] of parts.entries()) {
+    const key = /^\d+$/.test(part) && Array.isArray(cur) ? Number(part) : part
+    if (cur === null || typeof cur !== 'object' || !Object.prototype.hasOwnProperty.call(cur, key)) {
+      const at = parts.slice(0, i).join('.')
+      throw new UnresolvedReference(path, cur === null || typeof cur !== 'object' ? `${at} is ${JSON.stringify(cur)}` : `${at} has no "${part}"`)
+    }
+    cur = (cur as Record<string | number, unknown>)[key]
+  }
+  return cur
 }
 
 export function lookup(root: unknown, path: string): unknown {
@@ -168,7 +198,13 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
     for (const [i, s] of doc.steps.entries()) {
       const action = Object.keys(s).find((k) => (ACTIONS as readonly string[]).includes(k)) as Action
       const where = `${file}: step ${i + 1} (${action})`
-      const arg = substitute(s[action], results)
+      let arg: unknown
+      try {
+        arg = substitute(s[action], results)
+      } catch (e) {
+        if (e instanceof UnresolvedReference) throw new CliError(`${where}: ${e.message}; the step was not sent`, EXIT.FAIL)
+        throw e
+      }
       const name = s.as ?? action
       if (action === 'expect') {
         if (!arg || typeof arg !== 'object' || Array.isArray(arg)) throw new CliError(`${where}: expect needs an object of path: value`, EXIT.USAGE)
