@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs'
 import chalk from 'chalk'
 import type { DcbClient } from '../client/index.js'
-import { clientFrom, guard, out, type ClientCliOptions } from './common.js'
+import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
 import { CliError, EXIT } from './errors.js'
 
 interface Entry {
@@ -89,8 +89,11 @@ export async function replay(file: string, o: ClientCliOptions & { merchant?: st
     if (typeof recorded === 'string' && typeof replayed === 'string') ids.set(recorded, replayed)
   }
   let now = entries[0]!.sandbox_time
+  // --json: one report at the end (for scripts and CI), nothing else on stdout.
+  const say = (line: string) => !o.json && out(line)
+  const report = { file, merchant, from: now, passed: false, count: entries.length, differ: 0, answers: [] as ReplayedAnswer[] }
   await guard(() => c.reset({ clock: now, frozen: true }))
-  out(chalk.dim(`replaying ${entries.length} request(s) of merchant ${merchant} from ${now} (sandbox time)`))
+  say(chalk.dim(`replaying ${entries.length} request(s) of merchant ${merchant} from ${now} (sandbox time)`))
   let differ = 0
   for (const e of entries) {
     if (e.sandbox_time > now) {
@@ -101,15 +104,27 @@ export async function replay(file: string, o: ClientCliOptions & { merchant?: st
     const want: Answer = { http: e.http_status, status: e.response?.status ?? (e.message ? 'FAIL' : 'SUCCESS'), message: e.message ?? '' }
     const same = got.http === want.http && got.status === want.status && got.message === want.message
     if (!same) differ++
+    report.answers.push({ id: e.id, sandbox_time: e.sandbox_time, method: e.method, path: e.path, same, recorded: want, replay: got })
     const show = (a: Answer) => `${a.http} ${a.message || a.status}`
-    out(
+    say(
       `${same ? chalk.green('✔') : chalk.red('✘')} ${chalk.dim(e.sandbox_time)} ${e.method} ${e.path.startsWith('/consent/') ? '/consent/…' : e.path}  recorded ${show(want)}  replay ${(same ? (s: string) => s : chalk.red)(show(got))}${!same && got.reason ? chalk.dim(`  (${got.reason})`) : ''}`,
     )
   }
-  if (differ) {
-    out(chalk.red(`✘ ${differ} of ${entries.length} answers differ from the recording`))
-    process.exitCode = EXIT.FAIL
-  } else out(chalk.green(`✔ ${entries.length} answers match the recording`))
+  if (differ) process.exitCode = EXIT.FAIL
+  if (o.json) return printJson({ ...report, passed: differ === 0, differ })
+  if (differ) out(chalk.red(`✘ ${differ} of ${entries.length} answers differ from the recording`))
+  else out(chalk.green(`✔ ${entries.length} answers match the recording`))
+}
+
+/** One line of the --json report: the recorded answer beside the replay's. */
+interface ReplayedAnswer {
+  id: number
+  sandbox_time: string
+  method: string
+  path: string
+  same: boolean
+  recorded: Answer
+  replay: Answer
 }
 
 async function send(c: DcbClient, e: Entry, map: (id: unknown) => unknown, learn: (a: unknown, b: unknown) => void): Promise<Answer> {
