@@ -208,9 +208,10 @@ export async function scenarios(o: Opts): Promise<void> {
 export async function subscription(id: string, o: Opts): Promise<void> {
   const c = clientFrom(o)
   const sub = await guard(() => c.subscription(id))
+  // --json: the control API's answer as it is (GET /_sandbox/subscriptions/ID), for scripts that know it.
+  if (o.json) return printJson(sub)
   const inbox = await guard(() => c.sms(String(sub.msisdn)))
   const messages = inbox.messages.filter((m) => m.subscription_id === id || String(m.id).startsWith(`${id}.`))
-  if (o.json) return printJson({ subscription: sub, messages })
   const { charges, ...fields } = sub as Record<string, any> & { charges: Record<string, any>[] }
   const color = fields.status === 'ACTIVE' ? chalk.green : fields.status === 'CANCELED' ? chalk.yellow : chalk.red
   out(`${chalk.bold(id)}  ${color(fields.status)}`)
