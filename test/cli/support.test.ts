@@ -1,0 +1,152 @@
+/**
+ * What support engineers hit reproducing tickets from the README (issue 23), through the real binary
+ * against a real server: references that do not resolve, JSON reports, malformed MSISDNs refused,
+ * reasons that agree in number, help that says what a command does.
+ */
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { startClient, tempDir, type Client } from '../helpers.js'
+import { dcb } from './run.js'
+
+let c: Client
+let tmp: ReturnType<typeof tempDir>
+beforeAll(async () => {
+  c = await startClient({ clock: '2026-01-31T09:00:00' })
+  tmp = tempDir()
+})
+afterAll(async () => {
+  await c.close()
+  tmp.cleanup()
+})
+beforeEach(async () => {
+  await c.control('/reset', {})
+})
+
+const run = (args: string[]) => dcb(args, { env: { DCB_BASE_URL: c.url, DCB_API_KEY: undefined } })
+const write = (name: string, doc: unknown): string => {
+  const f = join(tmp.dir, name)
+  writeFileSync(f, JSON.stringify(doc, null, 2))
+  return f
+}
+
+describe('dcb run: a reference that does not resolve', () => {
+  it('stops before sending the step, naming the reference and what is missing (exit 1)', async () => {
+    // A repro that copies a field name wrong: Init answers verif_request_id, not verification_id.
+    const f = write('ticket.json', {
+      steps: [
+        { init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' } },
+        { verify: { verif_request_id: '${init.payload.verification_id}', otp: '0000' } },
+      ],
+    })
+    const r = await run(['run', f])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toBe(
+      `dcb: ${f}: step 2 (verify): \${init.payload.verification_id} does not resolve: init.payload has no "verification_id"; the step was not sent\n`,
+    )
+    // Nothing was sent for step 2: the journal holds the Init alone.
+    expect((await c.control('/requests')).body.requests.map((e: { path: string }) => e.path)).toEqual(['/subscriptions/init'])
+  })
+
+  it('names a step that does not exist, a value that is null, and a reference inside a longer text', async () => {
+    const typo = write('typo.json', { steps: [{ init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' } }, { status: '${int.x}' }] })
+    const r1 = await run(['run', typo, '--json'])
+    expect(r1.code).toBe(1)
+    expect(r1.stderr).toContain('${int.x} does not resolve: no earlier step is named "int" (named so far: init)')
+    expect(JSON.parse(r1.stdout)).toMatchObject({ passed: false, step_count: 2 })
+    // 401 (a wrong key): the envelope's payload is null, so nothing under it resolves.
+    const failed = write('failed.json', {
+      steps: [
+        { init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }, api_key: 'wrong-key' },
+        { sms: 'x${init.payload.verif_request_id}' },
+      ],
+    })
+    const r2 = await run(['run', failed])
+    expect(r2.code).toBe(1)
+    expect(r2.stderr).toContain('step 2 (sms): ${init.payload.verif_request_id} does not resolve: init.payload is null; the step was not sent')
+  })
+})
+
+describe('dcb replay --json', () => {
+  it('prints one JSON report: every answer beside the recorded one, passed and the count that differ', async () => {
+    const init = await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+    await c.api('/subscriptions/verify', { verif_request_id: init.body.payload.verif_request_id, otp: 'nope' })
+    const logs = await run(['logs', '--json', '--all'])
+    const file = join(tmp.dir, 'recording.jsonl')
+    writeFileSync(file, logs.stdout)
+    const r = await run(['replay', file, '--json'])
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    const report = JSON.parse(r.stdout)
+    expect(report).toMatchObject({ file, merchant: 'demo', from: '2026-01-31T09:00:00.000000', passed: true, count: 2, differ: 0 })
+    expect(report.answers.map((a: any) => [a.path, a.same, a.recorded.message, a.replay.message])).toEqual([
+      ['/subscriptions/init', true, '', ''],
+      ['/subscriptions/verify', true, 'INVALID_PIN', 'INVALID_PIN'],
+    ])
+    // A recording whose answer differs: passed false, exit 1, the report still printed.
+    const lines = logs.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+    lines[1].message = 'PIN_EXPIRED'
+    writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n'))
+    const differs = await run(['replay', file, '--json'])
+    expect(differs.code).toBe(1)
+    expect(JSON.parse(differs.stdout)).toMatchObject({ passed: false, differ: 1 })
+  })
+})
+
+describe('a malformed MSISDN', () => {
+  it('GET /_sandbox/sms and /_sandbox/otp refuse it with 400 naming the field; dcb sms abc fails', async () => {
+    for (const path of ['/sms?msisdn=abc', '/otp?msisdn=%2B60123456001', '/otp?msisdn=6012-3&wait=1']) {
+      const bad = await c.control(path)
+      expect(bad.status).toBe(400)
+      expect(bad.body).toEqual({ error: 'BAD_REQUEST', message: 'msisdn: expected an MSISDN (digits only, calling code first)' })
+    }
+    const sms = await run(['sms', 'abc'])
+    expect(sms.code).toBe(1)
+    expect(sms.stdout).toBe('')
+    expect(sms.stderr).toBe('dcb: BAD_REQUEST: msisdn: expected an MSISDN (digits only, calling code first)\n')
+    expect((await run(['otp', 'abc'])).stderr).toBe('dcb: BAD_REQUEST: msisdn: expected an MSISDN (digits only, calling code first)\n')
+    // A well-formed one with nothing sent still answers as before.
+    expect((await run(['sms', '60123456001'])).stdout).toBe('no messages for 60123456001\n')
+  })
+})
+
+describe('dcb reset --help', () => {
+  it('says it also empties the request journal', async () => {
+    const r = await dcb(['reset', '--help'])
+    expect(r.code).toBe(0)
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain(
+      'back to the loaded fixtures (drops subscriptions, messages, runtime rules) and empties the request journal',
+    )
+  })
+})
+
+describe('reasons agree in number', () => {
+  it('a carrier allowing 1 attempt: "1 wrong OTP was given already (at most 1 attempt)"', async () => {
+    const f = write('one-attempt.json', { carriers: [{ code: 'sbx-my-otp', otp: { max_attempts: 1 } }] })
+    const one = await startClient({ fixtures: [f], clock: '2026-01-31T09:00:00' })
+    try {
+      const init = await one.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+      const id = init.body.payload.verif_request_id
+      const wrong = await one.api('/subscriptions/verify', { verif_request_id: id, otp: 'nope' })
+      expect(wrong.headers.get('x-dcb-reason')).toBe('otp "nope" is not the OTP sent to 60123456001 (wrong attempt 1 of 1)')
+      const again = await one.api('/subscriptions/verify', { verif_request_id: id, otp: 'nope' })
+      expect(again.body.message).toBe('MAX_PIN_RETRIES')
+      expect(again.headers.get('x-dcb-reason')).toBe('1 wrong OTP was given already (at most 1 attempt)')
+      const world = await dcb(['world'], { env: { DCB_BASE_URL: one.url } })
+      expect(world.stdout).toContain('OTP 4 digits, valid PT5M, 1 attempt;')
+    } finally {
+      await one.close()
+    }
+  })
+
+  it('the default carrier: "3 wrong OTPs were given already (at most 3 attempts)"', async () => {
+    const init = await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+    const id = init.body.payload.verif_request_id
+    for (let i = 0; i < 3; i++) await c.api('/subscriptions/verify', { verif_request_id: id, otp: 'nope' })
+    const again = await c.api('/subscriptions/verify', { verif_request_id: id, otp: 'nope' })
+    expect(again.headers.get('x-dcb-reason')).toBe('3 wrong OTPs were given already (at most 3 attempts)')
+  })
+})
