@@ -1,5 +1,5 @@
 /** dcb-sandbox as a library: the engine, the server and the fixtures, for scripts and tests. */
-export { Engine, ControlError } from './core/engine.js'
+export { Engine } from './core/engine.js'
 export { SandboxError, CONTROL_ERRORS, type ControlErrorCode } from './core/errors.js'
 export { createControlOperations, type OperationsContext } from './control/operations.js'
 export type { ControlOperations, RuleOperations, OtpOptions } from './contract/operations.js'

@@ -8,6 +8,7 @@
  */
 import type { Engine, EngineOptions } from './core/engine.js'
 import { Engine as EngineClass } from './core/engine.js'
+import { SandboxError } from './core/errors.js'
 import { State } from './core/state.js'
 import { RequestJournal } from './http/journal.js'
 import { MemoryStore } from './store/memory.js'
@@ -19,17 +20,6 @@ const NAME = /^[A-Za-z0-9._-]{1,64}$/
 
 export function isSessionName(name: string): boolean {
   return NAME.test(name)
-}
-
-/** A session refused: a bad name (400) or the cap reached (429). */
-export class SessionError extends Error {
-  constructor(
-    readonly status: 400 | 429,
-    readonly code: 'BAD_REQUEST' | 'SESSION_LIMIT',
-    message: string,
-  ) {
-    super(message)
-  }
 }
 
 export interface Session {
@@ -92,20 +82,16 @@ export class SessionRegistry {
     return name === DEFAULT_SESSION ? this.default : this.sessions.get(name)
   }
 
-  /** The session `name`, made on first use; a bad name or a full registry is a SessionError. */
+  /** The session `name`, made on first use; a bad name or a full registry is a SandboxError (BAD_REQUEST or SESSION_LIMIT). */
   get(name: string): Session | Promise<Session> {
     const have = this.peek(name)
     if (have) return have
-    if (!isSessionName(name)) throw new SessionError(400, 'BAD_REQUEST', `X-DCB-Session must be 1-64 characters of A-Z a-z 0-9 . _ -`)
+    if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `X-DCB-Session must be 1-64 characters of A-Z a-z 0-9 . _ -`)
     const pending = this.opening.get(name)
     if (pending) return pending
     const max = this.opts.maxSessions
     if (max !== undefined && this.sessions.size + this.opening.size >= max)
-      throw new SessionError(
-        429,
-        'SESSION_LIMIT',
-        `the server holds its limit of ${max} sessions (--max-sessions); delete one with DELETE /_sandbox/sessions/NAME`,
-      )
+      throw new SandboxError('SESSION_LIMIT', `the server holds its limit of ${max} sessions (--max-sessions); delete one with DELETE /_sandbox/sessions/NAME`)
     const p = this.open(name).finally(() => this.opening.delete(name))
     this.opening.set(name, p)
     return p
@@ -154,7 +140,7 @@ export class SessionRegistry {
 
   /** Drops a session: its state and its data files. Answers whether it existed. */
   async drop(name: string): Promise<boolean> {
-    if (!isSessionName(name)) throw new SessionError(400, 'BAD_REQUEST', `"${name}" is not a session name`)
+    if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `"${name}" is not a session name`)
     const pending = this.opening.get(name)
     if (pending) await pending.catch(() => {})
     const s = this.sessions.get(name)

@@ -1,4 +1,4 @@
-import { checkSeed, ControlError, Engine, type SeedOptions } from '../core/engine.js'
+import { checkSeed, Engine, SandboxError, type SeedOptions } from '../core/engine.js'
 import { State } from '../core/state.js'
 import { parseDuration, isZeroDuration } from '../core/time.js'
 import { WorldIndex } from '../core/world.js'
@@ -33,7 +33,7 @@ export async function seed(o: {
   try {
     checkSeed(new WorldIndex(world), options)
   } catch (e) {
-    if (e instanceof ControlError) throw new CliError(e.message, EXIT.USAGE)
+    if (e instanceof SandboxError) throw new CliError(e.message, EXIT.USAGE)
     throw e
   }
   const started = performance.now()

@@ -3,7 +3,7 @@
  * survives restarts) and only ever moves forward; a move runs the events that fall due on the way.
  */
 import type { EngineContext } from './context.js'
-import { ControlError } from './errors.js'
+import { SandboxError } from './errors.js'
 import { ClockMove, EventLog } from './events.js'
 import type { ClockRecord, State, Tx } from './state.js'
 import { addDuration, formatTimestamp, isZeroDuration, LAST_TIME, parseDuration, parseTimestamp } from './time.js'
@@ -68,22 +68,21 @@ export class Clock {
     tx.put('meta', CLOCK, rec)
   }
 
-  /** Where `advance(by)` goes from a time; a ControlError for what is not a duration. */
+  /** Where `advance(by)` goes from a time; a SandboxError for what is not a duration. */
   static byDuration(by: string): (now: number) => number {
     const d = parseDuration(by)
     if (!d || isZeroDuration(d))
-      throw new ControlError(400, 'BAD_DURATION', `"${by}" is not a duration: use ISO-8601 (P1M, PT6M, P1DT12H) or a short form (36h, 90m, 2d, 1w, 1mo)`)
+      throw new SandboxError('BAD_DURATION', `"${by}" is not a duration: use ISO-8601 (P1M, PT6M, P1DT12H) or a short form (36h, 90m, 2d, 1w, 1mo)`)
     return (now) => addDuration(now, d)
   }
 
-  /** Where `setTime(to)` goes; a ControlError for what is not a time, or (when the move runs) one before the clock. */
+  /** Where `setTime(to)` goes; a SandboxError for what is not a time, or (when the move runs) one before the clock. */
   static toTime(to: string): (now: number) => number {
     const t = parseTimestamp(to)
-    if (Number.isNaN(t)) throw new ControlError(400, 'BAD_TIME', `"${to}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
+    if (Number.isNaN(t)) throw new SandboxError('BAD_TIME', `"${to}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
     return (now) => {
       if (t < now)
-        throw new ControlError(
-          409,
+        throw new SandboxError(
           'CLOCK_BACKWARDS',
           `the sandbox clock cannot move backwards (now ${formatTimestamp(now)}); to start over at an earlier time, reset with a clock: POST /_sandbox/reset {"clock": "${to}"} or dcb reset --clock ${to}`,
         )
@@ -91,10 +90,10 @@ export class Clock {
     }
   }
 
-  /** A ControlError when a move would go where timestamps cannot say (past the year 9999). */
+  /** A SandboxError when a move would go where timestamps cannot say (past the year 9999). */
   static checkLimit(to: number): void {
     if (!(to <= LAST_TIME))
-      throw new ControlError(400, 'CLOCK_LIMIT', `the sandbox clock cannot go past ${formatTimestamp(LAST_TIME)}: timestamps have four-digit years`)
+      throw new SandboxError('CLOCK_LIMIT', `the sandbox clock cannot go past ${formatTimestamp(LAST_TIME)}: timestamps have four-digit years`)
   }
 }
 
@@ -134,8 +133,7 @@ async function inBatches(ctx: EngineContext, batch: (tx: Tx, now: number) => boo
   for (;;) {
     if (ctx.interrupted) {
       if (writing) await writing
-      throw new ControlError(
-        503,
+      throw new SandboxError(
         'SHUTTING_DOWN',
         `the server is shutting down: the clock move stopped at ${formatTimestamp(ctx.clock.now())}, every event up to there run; move it on after the restart`,
       )

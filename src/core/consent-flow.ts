@@ -2,7 +2,7 @@
  * The consent (redirect) flow: the page a handset's owner opens from the Init answer, and their
  * approval (the activation) or denial, answered as where to send the browser back to.
  */
-import { ControlError } from './errors.js'
+import { SandboxError } from './errors.js'
 import type { EngineContext } from './context.js'
 import type { CarrierCode } from './outcomes.js'
 import { decisionFailure } from './rules.js'
@@ -49,7 +49,7 @@ export class ConsentFlow {
 
   decide(tx: Tx, now: number, id: string, action: ConsentAction): ConsentResult {
     const view = this.view(id, now)
-    if (!view) throw new ControlError(404, 'CONSENT_NOT_FOUND', `no consent request ${id}`)
+    if (!view) throw new SandboxError('CONSENT_NOT_FOUND', `no consent request ${id}`)
     const { verif, service } = view
     const back = (query: Record<string, string>) => (service.return_url ? appendQuery(service.return_url, query) : null)
     if (view.problem)

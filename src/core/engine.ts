@@ -13,7 +13,7 @@
 import { catchUp, Clock, moveClock, type ClockView } from './clock.js'
 import { ConsentFlow, type ConsentAction, type ConsentResult, type ConsentView } from './consent-flow.js'
 import { EngineContext, type Committed, type EngineOptions } from './context.js'
-import { ControlError } from './errors.js'
+import { SandboxError } from './errors.js'
 import type { ClockMove } from './events.js'
 import { Inbox } from './inbox.js'
 import { MerchantFlow, type InitInput, type StatusInput, type VerifyInput } from './merchant-flow.js'
@@ -41,7 +41,7 @@ export type { InitInput, StatusInput, VerifyInput } from './merchant-flow.js'
 export type { MoInput, MoResult } from './mo-flow.js'
 export type { SeedOptions, SeedPlan } from './seeding.js'
 export type { ChargeView, StatusPayload, SubscriptionFilter, SubscriptionView } from './views.js'
-export { ControlError, SandboxError } from './errors.js'
+export { SandboxError } from './errors.js'
 export { appendQuery } from './consent-flow.js'
 export { checkSeed } from './seeding.js'
 export { describePeriod } from './time.js'
@@ -252,18 +252,17 @@ export class Engine {
 
   /**
    * Adds a runtime rule, checked by the one rule validation (schema, step/effect table, names in
-   * `match`): a ControlError 400 BAD_RULE names the field. It is consulted before every other rule; one
+   * `match`): a SandboxError 400 BAD_RULE names the field. It is consulted before every other rule; one
    * with the id of a fixture rule replaces that rule while it exists.
    */
   async addRule(input: unknown): Promise<RuntimeRuleRecord> {
     const base = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {}
     const checked = validateRule({ id: `rt-${this.ctx.newId().slice(0, 8)}`, ...base }, this.names)
-    if (!checked.ok)
-      throw new ControlError(400, 'BAD_RULE', checked.problems.map((p) => `${p.path.length ? p.path.join('.') + ': ' : ''}${p.message}`).join('; '))
+    if (!checked.ok) throw new SandboxError('BAD_RULE', checked.problems.map((p) => `${p.path.length ? p.path.join('.') + ': ' : ''}${p.message}`).join('; '))
     const rule = checked.rule
     return this.ctx.write((tx, now) => {
       // Checked as the write runs (it may have waited for a clock move, behind another add).
-      if (this.state.rules.has(rule.id)) throw new ControlError(409, 'RULE_EXISTS', `a runtime rule "${rule.id}" exists already`)
+      if (this.state.rules.has(rule.id)) throw new SandboxError('RULE_EXISTS', `a runtime rule "${rule.id}" exists already`)
       let seq = 0
       for (const r of this.state.rules.values()) seq = Math.max(seq, r.seq ?? 0)
       const rec: RuntimeRuleRecord = { id: rule.id, created_at: now, seq: seq + 1, rule, used: 0 }
@@ -294,7 +293,7 @@ export class Engine {
 
   async deleteRule(id: string): Promise<void> {
     await this.ctx.write((tx) => {
-      if (!this.state.rules.has(id)) throw new ControlError(404, 'RULE_NOT_FOUND', `no runtime rule "${id}"`)
+      if (!this.state.rules.has(id)) throw new SandboxError('RULE_NOT_FOUND', `no runtime rule "${id}"`)
       tx.del('rules', id)
       this.ctx.ruleset.reload()
     })

@@ -62,13 +62,3 @@ export class SandboxError extends Error {
     this.status = status ?? statusOf(code)
   }
 }
-
-/**
- * The engine's historical form, `new ControlError(status, code, message)`: the same error. The
- * status must equal the table's (a test checks every use); new code writes `new SandboxError(code, message)`.
- */
-export class ControlError extends SandboxError {
-  constructor(status: number, code: ControlErrorCode, message: string) {
-    super(code, message, status)
-  }
-}

@@ -2,7 +2,7 @@
  * Mobile-originated SMS (the PSMS flow): a handset texts a short code a service's keyword (and is
  * subscribed), STOP (and its PSMS subscriptions there end), or anything else (and gets help).
  */
-import { ControlError } from './errors.js'
+import { SandboxError } from './errors.js'
 import type { EngineContext } from './context.js'
 import type { Inbox } from './inbox.js'
 import type { CarrierCode } from './outcomes.js'
@@ -39,10 +39,10 @@ export class MoFlow {
     private readonly subscriptions: Subscriptions,
   ) {}
 
-  /** The carrier of the MSISDN; a ControlError when the sandbox has none (checked before the transaction). */
+  /** The carrier of the MSISDN; a SandboxError when the sandbox has none (checked before the transaction). */
   carrier(msisdn: string): Carrier {
     const carrier = this.ctx.world.carrierOf(msisdn)
-    if (!carrier) throw new ControlError(400, 'INVALID_MSISDN', `no sandbox carrier owns ${msisdn}`)
+    if (!carrier) throw new SandboxError('INVALID_MSISDN', `no sandbox carrier owns ${msisdn}`)
     return carrier
   }
 

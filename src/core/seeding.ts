@@ -2,7 +2,7 @@
  * Seeding: many ACTIVE subscriptions at once, with no SMS and no flow, to build large stores fast
  * for benchmarks and load tests (`dcb seed`).
  */
-import { ControlError } from './errors.js'
+import { SandboxError } from './errors.js'
 import type { EngineContext } from './context.js'
 import { newSubscription } from './subscriptions.js'
 import { addDuration, type Duration } from './time.js'
@@ -27,7 +27,7 @@ export interface SeedPlan {
 }
 
 /**
- * What `Engine.seed` needs, or a ControlError saying why it cannot seed: the integration, the carrier
+ * What `Engine.seed` needs, or a SandboxError saying why it cannot seed: the integration, the carrier
  * of the first MSISDN, and a spread no longer than the period (longer would start subscriptions whose
  * renewals are already due, all of which a server would run at its start). `dcb seed` asks before it
  * touches the data file.
@@ -36,20 +36,18 @@ export function checkSeed(idx: WorldIndex, o: SeedOptions): SeedPlan {
   const merchant = o.merchant ?? 'demo'
   const found = idx.integration(merchant, o.service ?? 'STREAMPLUS', o.country ?? 'my')
   if (!found)
-    throw new ControlError(
-      400,
+    throw new SandboxError(
       'MERCHANT_SERVICE_NOT_CONFIGURED',
       `no integration ${o.service ?? 'STREAMPLUS'}/${o.country ?? 'my'} for merchant ${merchant} in the sandbox world`,
     )
   const first = o.firstMsisdn ?? '601200000000'
   const carrier = idx.carrierOf(first)
-  if (!carrier) throw new ControlError(400, 'INVALID_MSISDN', `no sandbox carrier owns ${first}`)
+  if (!carrier) throw new SandboxError('INVALID_MSISDN', `no sandbox carrier owns ${first}`)
   const period = idx.period(found.service.period)
   // Compared from one fixed time: a month is 28 to 31 days, so the same one for both.
   const t = Date.UTC(2026, 0, 1)
   if (o.spread && t - addDuration(t, { months: -o.spread.over.months, ms: -o.spread.over.ms }) > addDuration(t, period) - t)
-    throw new ControlError(
-      400,
+    throw new SandboxError(
       'BAD_SPREAD',
       `the spread is longer than the ${found.service.code} period (${found.service.period}): some renewals would be due at once`,
     )

@@ -3,7 +3,7 @@
  * consent, PSMS) with the welcome SMS, and cancellation (by the carrier, by a STOP message) with its
  * notice.
  */
-import { ControlError } from './errors.js'
+import { SandboxError } from './errors.js'
 import type { EngineContext } from './context.js'
 import type { Inbox } from './inbox.js'
 import type { CarrierCode } from './outcomes.js'
@@ -158,11 +158,11 @@ export class Subscriptions {
     return done
   }
 
-  /** A ControlError when the subscription cannot be canceled (unknown, or canceled already). */
+  /** A SandboxError when the subscription cannot be canceled (unknown, or canceled already). */
   cancelable(id: string): SubscriptionRecord {
     const sub = this.ctx.state.subs.get(id)
-    if (!sub) throw new ControlError(404, 'SUBSCRIPTION_NOT_FOUND', `no subscription ${id}`)
-    if (sub.status === 'CANCELED') throw new ControlError(409, 'ALREADY_CANCELED', `subscription ${id} was canceled at ${formatTimestamp(sub.canceled_at!)}`)
+    if (!sub) throw new SandboxError('SUBSCRIPTION_NOT_FOUND', `no subscription ${id}`)
+    if (sub.status === 'CANCELED') throw new SandboxError('ALREADY_CANCELED', `subscription ${id} was canceled at ${formatTimestamp(sub.canceled_at!)}`)
     return sub
   }
 }

@@ -2,7 +2,7 @@
  * Read views of subscriptions: the merchant Status payload (cached with its JSON per record: records
  * are immutable, so neither goes stale) and the control API's fuller view and lists.
  */
-import { ControlError } from './errors.js'
+import { SandboxError } from './errors.js'
 import type { EngineContext } from './context.js'
 import type { Charge, SubscriptionRecord, SubscriptionStatus } from './state.js'
 import { formatTimestamp } from './time.js'
@@ -81,14 +81,14 @@ export class SubscriptionViews {
     }
   }
 
-  /** The subscription with this id; a ControlError when there is none. */
+  /** The subscription with this id; a SandboxError when there is none. */
   get(id: string): SubscriptionView {
     return this.view(this.record(id))
   }
 
   record(id: string): SubscriptionRecord {
     const sub = this.ctx.state.subs.get(id)
-    if (!sub) throw new ControlError(404, 'SUBSCRIPTION_NOT_FOUND', `no subscription ${id}`)
+    if (!sub) throw new SandboxError('SUBSCRIPTION_NOT_FOUND', `no subscription ${id}`)
     return sub
   }
 

@@ -7,6 +7,7 @@ import { DEFAULT_BASE_URL } from '../contract/defaults.js'
 import type { ControlOperations } from '../contract/operations.js'
 import { createControlOperations } from '../control/operations.js'
 import type { Engine } from '../core/engine.js'
+import { SandboxError } from '../core/errors.js'
 import { fail, type FailurePayloadMode } from '../core/outcomes.js'
 import { createConsoleHandler, isConsolePath } from './console.js'
 import { checkControlAccess, createControlHandler } from './control.js'
@@ -20,7 +21,7 @@ import { openApiDocument } from './openapi.js'
 import { consentPage, returnPage } from './pages.js'
 import { headerReason, notFoundReason } from './reason.js'
 import { safeDecode, sendEnvelope, sendJson } from './respond.js'
-import { SessionError, SessionRegistry, type Session } from '../sessions.js'
+import { SessionRegistry, type Session } from '../sessions.js'
 import { sessionRoutes } from './sessions.js'
 
 export interface SandboxAppOptions {
@@ -138,8 +139,8 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       const got = sessions.get(Array.isArray(name) ? name.join(', ') : name)
       return got instanceof Promise ? await got : got
     } catch (e) {
-      if (!(e instanceof SessionError)) throw e
-      if (envelopeErrors) sendEnvelope(res, fail(e.code), failurePayload, why(e.message))
+      if (!(e instanceof SandboxError)) throw e
+      if (envelopeErrors) sendEnvelope(res, fail(e.code === 'SESSION_LIMIT' ? 'SESSION_LIMIT' : 'BAD_REQUEST'), failurePayload, why(e.message))
       else sendJson(res, e.status, { error: e.code, message: e.message })
       return undefined
     }

@@ -3,7 +3,7 @@
  * no JavaScript) and the default return page. (The console at / is ./console.ts.)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { ControlError, describePeriod, type Engine } from '../core/engine.js'
+import { describePeriod, SandboxError, type Engine } from '../core/engine.js'
 import { formatTimestamp } from '../core/time.js'
 import { readBody } from './body.js'
 import { headerReason } from './reason.js'
@@ -61,7 +61,7 @@ export async function consentPage(
       const text = out.result === 'SUCCESS' ? `Subscribed: <code>${h(out.subscription_id!)}</code>` : `Not subscribed: <code>${h(out.result)}</code>`
       return sendHtml(res, 200, page('Done', `<div class="card"><h1>Done</h1><p>${text}</p></div>`))
     } catch (e) {
-      if (e instanceof ControlError) return sendHtml(res, e.status, page('Not found', `<h1>Not found</h1><p>${h(e.message)}</p>`))
+      if (e instanceof SandboxError) return sendHtml(res, e.status, page('Not found', `<h1>Not found</h1><p>${h(e.message)}</p>`))
       throw e
     }
   }

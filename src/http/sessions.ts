@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { SessionDeletedAnswer, SessionsAnswer } from '../contract/control.js'
 import { SandboxError } from '../core/errors.js'
 import { formatTimestamp } from '../core/time.js'
-import { SessionError, type SessionRegistry } from '../sessions.js'
+import type { SessionRegistry } from '../sessions.js'
 import { safeDecode, sendJson } from './respond.js'
 
 /** Answers whether it served the request (`false`: not a session call). */
@@ -37,8 +37,7 @@ export function sessionRoutes(sessions: SessionRegistry, checkAccess: (req: Inco
       const deleted: SessionDeletedAnswer = { deleted: name }
       sendJson(res, 200, deleted)
     } catch (e) {
-      if (e instanceof SessionError) sendJson(res, e.status, { error: e.code, message: e.message })
-      else if (e instanceof SandboxError) sendJson(res, e.status, { error: e.code, message: e.message })
+      if (e instanceof SandboxError) sendJson(res, e.status, { error: e.code, message: e.message })
       else throw e
     }
     return true

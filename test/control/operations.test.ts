@@ -142,15 +142,19 @@ describe('the HTTP client: the same operations over the control API', () => {
 })
 
 describe('the control error table', () => {
-  it('every status written beside a code in src equals the table’s', () => {
+  it('every code src throws is in the table (its status comes from there only), and one error class stands for refusals', () => {
     const files = (dir: string): string[] =>
       readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? files(join(dir, f)) : f.endsWith('.ts') ? [join(dir, f)] : []))
     const uses: string[] = []
-    for (const file of files('src'))
-      for (const m of readFileSync(file, 'utf8').matchAll(/ControlError\(\s*(\d{3}),\s*'([A-Z_]+)'/g)) {
-        uses.push(m[2]!)
-        expect(`${m[2]} ${statusOf(m[2]!)}`, file).toBe(`${m[2]} ${m[1]}`)
+    for (const file of files('src')) {
+      const text = readFileSync(file, 'utf8')
+      for (const m of text.matchAll(/new SandboxError\(\s*'([A-Z_]+)'/g)) {
+        uses.push(m[1]!)
+        expect(Object.keys(CONTROL_ERRORS), file).toContain(m[1])
+        expect(statusOf(m[1]!)).toBe(CONTROL_ERRORS[m[1] as keyof typeof CONTROL_ERRORS].status)
       }
+      expect(text, file).not.toMatch(/class (ControlError|SessionError)\b/)
+    }
     expect(uses.length).toBeGreaterThan(5)
     for (const [code, { status }] of Object.entries(CONTROL_ERRORS)) expect(new SandboxError(code, 'x').status).toBe(status)
   })

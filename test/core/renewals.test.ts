@@ -1,6 +1,6 @@
 /** Renewals, retries and carrier cancellations on the sandbox clock, at engine level (no HTTP). */
 import { describe, expect, it } from 'vitest'
-import { ControlError } from '../../src/core/engine.js'
+import { SandboxError } from '../../src/core/engine.js'
 import { at, engineAt } from './harness.js'
 
 const T = (s: string) => `${s}.000000`
@@ -143,7 +143,7 @@ describe('carrier cancellations', () => {
     const done = await engine.cancel(id)
     expect(done).toMatchObject({ subscription_id: id, status: 'CANCELED', cancel_reason: 'carrier', canceled_dt: T('2026-02-01T09:00:00') })
     await expect(engine.cancel(id)).rejects.toMatchObject({ status: 409, code: 'ALREADY_CANCELED' })
-    await expect(engine.cancel('nope')).rejects.toBeInstanceOf(ControlError)
+    await expect(engine.cancel('nope')).rejects.toBeInstanceOf(SandboxError)
     await expect(engine.cancel('nope')).rejects.toMatchObject({ status: 404, code: 'SUBSCRIPTION_NOT_FOUND' })
     expect((await engine.advance('P1Y')).eventCount).toBe(0)
   })

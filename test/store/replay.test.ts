@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { join } from 'node:path'
 import { writeFileSync } from 'node:fs'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { ControlError, Engine } from '../../src/core/engine.js'
+import { Engine, SandboxError } from '../../src/core/engine.js'
 import { State } from '../../src/core/state.js'
 import { loadWorld } from '../../src/world/load.js'
 import { FileStore } from '../../src/store/file.js'
@@ -56,7 +56,7 @@ async function play(engine: Engine, list: Op[]): Promise<void> {
       try {
         await engine.cancel(ids[o.pick % ids.length]!)
       } catch (e) {
-        if (!(e instanceof ControlError)) throw e // canceling twice is refused: fine
+        if (!(e instanceof SandboxError)) throw e // canceling twice is refused: fine
       }
     } else {
       const msisdn = `6012345${String(i).padStart(2, '0')}${o.ending}`
