@@ -5,38 +5,10 @@
  * node:http(s) directly (lighter to load than fetch for short-lived CLI calls).
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import type {
-  ClockMoveAnswer,
-  ClockView,
-  DeletedAnswer,
-  HealthAnswer,
-  InitBody,
-  InitPayload,
-  MoAnswer,
-  MoBody,
-  OtpAnswer,
-  RequestsAnswer,
-  RequestsQuery,
-  ResetAnswer,
-  ResetBody,
-  WorldDocument,
-  WorldWithSources,
-  RulesAnswer,
-  RuntimeRule,
-  ScenariosAnswer,
-  SmsAnswer,
-  MessagesAnswer,
-  MessagesQuery,
-  StatusBody,
-  StatusPayload,
-  SubscriptionFilter,
-  SubscriptionsAnswer,
-  SubscriptionView,
-  VerifyBody,
-  VerifyPayload,
-} from '../contract/index.js'
-import type { ControlOperations, OtpOptions, RuleOperations } from '../contract/operations.js'
+import type { ClockMoveAnswer, InitBody, InitPayload, StatusBody, StatusPayload, VerifyBody, VerifyPayload } from '../contract/index.js'
+import type { ControlOperations } from '../contract/operations.js'
 import { SandboxError } from '../core/errors.js'
+import { deriveOperations } from '../contract/calls.js'
 
 export type { InitPayload, VerifyPayload, StatusPayload, ClockMoveAnswer }
 export { SandboxError }
@@ -120,13 +92,21 @@ function isEnvelope(v: unknown): v is Envelope {
   return (e.status === 'SUCCESS' || e.status === 'FAIL') && typeof e.message === 'string' && typeof e.status_code === 'number'
 }
 
-export class DcbClient implements ControlOperations {
+/** The control operations (`otp`, `advance`, `rules.add`, …) are derived from their one declaration (`contract/calls.ts`). */
+export interface DcbClient extends ControlOperations {}
+
+export class DcbClient {
   readonly baseUrl: string
   /** `X-DCB-Session` on every call, when a session is given. */
   private readonly sessionHeader: Record<string, string>
   constructor(readonly opts: ClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '')
     this.sessionHeader = opts.session ? { 'x-dcb-session': opts.session } : {}
+    // A call that waits (an OTP with `wait`) may take that long beyond the usual answer time.
+    Object.assign(
+      this,
+      deriveOperations((r) => this.control(r.method, r.path, r.body, r.waitSeconds ? (r.waitSeconds + 30) * 1000 : undefined)),
+    )
   }
 
   private call<P>(path: string, body: Record<string, unknown>): Promise<ApiResult<P>> {
@@ -185,69 +165,6 @@ export class DcbClient implements ControlOperations {
       throw new TransportError(`${this.baseUrl}/_sandbox${path} answered HTTP ${res.status}: is this a dcb sandbox?`)
     }
     return parsed as T
-  }
-
-  // ---------------------------------------------------------------- control operations
-
-  otp(msisdn: string, opts: OtpOptions = {}): Promise<OtpAnswer> {
-    const wait = opts.wait ?? 0
-    const q = new URLSearchParams({ msisdn, ...(wait ? { wait: String(wait) } : {}) })
-    return this.control('GET', `/otp?${q}`, undefined, (wait + 30) * 1000)
-  }
-  messages(query: MessagesQuery = {}): Promise<MessagesAnswer> {
-    const q = new URLSearchParams()
-    if (query.msisdn) q.set('msisdn', query.msisdn)
-    if (query.limit !== undefined) q.set('limit', String(query.limit))
-    return this.control('GET', `/messages?${q}`)
-  }
-  sms(msisdn: string): Promise<SmsAnswer> {
-    return this.control('GET', `/sms?${new URLSearchParams({ msisdn })}`)
-  }
-  mo(message: MoBody): Promise<MoAnswer> {
-    return this.control('POST', '/mo', message)
-  }
-  cancel(id: string): Promise<SubscriptionView> {
-    return this.control('POST', `/subscriptions/${encodeURIComponent(id)}/cancel`, {})
-  }
-  subscription(id: string): Promise<SubscriptionView> {
-    return this.control('GET', `/subscriptions/${encodeURIComponent(id)}`)
-  }
-  subscriptions(filter: SubscriptionFilter = {}): Promise<SubscriptionsAnswer> {
-    return this.control('GET', `/subscriptions${queryOf(filter)}`)
-  }
-  now(): Promise<ClockView> {
-    return this.control('GET', '/clock')
-  }
-  advance(by: string): Promise<ClockMoveAnswer> {
-    return this.control('POST', '/clock/advance', { by })
-  }
-  setTime(to: string): Promise<ClockMoveAnswer> {
-    return this.control('POST', '/clock/set', { to })
-  }
-  readonly rules: RuleOperations = {
-    add: (rule: Record<string, unknown>): Promise<RuntimeRule> => this.control('POST', '/rules', rule),
-    remove: (id: string): Promise<DeletedAnswer> => this.control('DELETE', `/rules/${encodeURIComponent(id)}`),
-    list: (): Promise<RulesAnswer> => this.control('GET', '/rules'),
-    clear: (): Promise<DeletedAnswer> => this.control('DELETE', '/rules'),
-  }
-  requests(opts: RequestsQuery = {}): Promise<RequestsAnswer> {
-    return this.control('GET', `/requests${queryOf(opts)}`)
-  }
-  /** Back to the loaded fixtures; with `clock`, starting over at that time (`frozen` to freeze it there). */
-  reset(opts: ResetBody = {}): Promise<ResetAnswer> {
-    return this.control('POST', '/reset', opts)
-  }
-  world(): Promise<WorldDocument> {
-    return this.control('GET', '/world')
-  }
-  worldSources(): Promise<WorldWithSources> {
-    return this.control('GET', '/world?sources=1')
-  }
-  scenarios(): Promise<ScenariosAnswer> {
-    return this.control('GET', '/scenarios')
-  }
-  health(): Promise<HealthAnswer> {
-    return this.control('GET', '/health')
   }
 
   /**
@@ -347,11 +264,4 @@ export class DcbClient implements ControlOperations {
     const reason = res.headers['x-dcb-reason']
     return { status: res.status, location, query, ...(typeof reason === 'string' ? { reason } : {}) }
   }
-}
-
-/** `?k=v&…` of the defined values ('' when none). */
-function queryOf(values: Record<string, string | number | undefined>): string {
-  const q = new URLSearchParams()
-  for (const [k, v] of Object.entries(values)) if (v !== undefined) q.set(k, String(v))
-  return q.size ? `?${q}` : ''
 }

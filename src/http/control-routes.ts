@@ -37,15 +37,10 @@ import {
   WorldQuery,
   WorldWithSources,
 } from '../contract/control.js'
+import { CONTROL_CALLS, operationOf, type CallInput, type OperationName } from '../contract/calls.js'
 import type { ControlOperations } from '../contract/operations.js'
 
-/** What a handler gets: the query and body as their schemas read them, the path parameters, a signal that aborts when the client hangs up. */
-export interface RouteInput<Q, B> {
-  query: Q
-  body: B
-  params: Record<string, string>
-  signal: AbortSignal
-}
+export type RouteInput = CallInput
 
 export interface ControlRoute {
   method: 'GET' | 'POST' | 'DELETE'
@@ -58,7 +53,9 @@ export interface ControlRoute {
   answer: z.ZodType
   /** The control errors this call can answer besides the pipeline's own (FORBIDDEN, METHOD_NOT_ALLOWED, ERROR). */
   errors: ControlErrorCode[]
-  call(ops: ControlOperations, input: RouteInput<unknown, unknown>): Promise<unknown>
+  /** The typed operation it calls (`contract/calls.ts` says how the request maps to its arguments). */
+  operation: OperationName
+  call(ops: ControlOperations, input: RouteInput): Promise<unknown>
 }
 
 const NoInput = z.object({})
@@ -72,9 +69,14 @@ function route<Q extends z.ZodObject = typeof NoInput, B extends z.ZodType = typ
   body?: B
   answer: z.ZodType
   errors?: ControlErrorCode[]
-  call(ops: ControlOperations, input: RouteInput<z.output<Q>, z.output<B>>): Promise<unknown>
+  operation: OperationName
+  /** Only where one path serves two operations; otherwise the declared operation is called. */
+  call?: ControlRoute['call']
 }): ControlRoute {
-  return { ...r, errors: r.errors ?? [], call: r.call as ControlRoute['call'] }
+  const declared = CONTROL_CALLS[r.operation]
+  if (declared.method !== r.method || declared.path !== r.path) throw new Error(`control route ${r.method} ${r.path} is not ${r.operation}'s declared call`)
+  const call: ControlRoute['call'] = (ops, input) => (operationOf(ops, r.operation) as (...a: unknown[]) => Promise<unknown>)(...declared.args(input))
+  return { ...r, errors: r.errors ?? [], call: r.call ?? call }
 }
 
 export const CONTROL_ROUTES: ControlRoute[] = [
@@ -84,7 +86,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operationId: 'health',
     summary: 'Readiness, version, sizes and memory',
     answer: HealthAnswer,
-    call: (ops) => ops.health(),
+    operation: 'health',
   }),
   route({
     method: 'GET',
@@ -92,7 +94,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operationId: 'scenarios',
     summary: 'The magic numbers and carrier rules of the loaded world, and the runtime rules',
     answer: ScenariosAnswer,
-    call: (ops) => ops.scenarios(),
+    operation: 'scenarios',
   }),
   route({
     method: 'GET',
@@ -102,7 +104,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     query: MsisdnQuery,
     answer: SmsAnswer,
     errors: ['BAD_REQUEST'],
-    call: (ops, { query }) => ops.sms(query.msisdn),
+    operation: 'sms',
   }),
   route({
     method: 'GET',
@@ -112,7 +114,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     query: MessagesQuery,
     answer: MessagesAnswer,
     errors: ['BAD_REQUEST'],
-    call: (ops, { query }) => ops.messages(query),
+    operation: 'messages',
   }),
   route({
     method: 'GET',
@@ -122,8 +124,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     query: OtpQuery,
     answer: OtpAnswer,
     errors: ['BAD_REQUEST', 'NO_OTP'],
-    // The signal is asked for only when the call may wait (making one costs more than the lookup).
-    call: (ops, args) => ops.otp(args.query.msisdn, args.query.wait ? { wait: args.query.wait, signal: args.signal } : {}),
+    operation: 'otp',
   }),
   route({
     method: 'POST',
@@ -133,7 +134,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     body: MoBody,
     answer: MoAnswer,
     errors: ['BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'INVALID_MSISDN'],
-    call: (ops, { body }) => ops.mo(body),
+    operation: 'mo',
   }),
   route({
     method: 'GET',
@@ -143,7 +144,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     query: SubscriptionFilter.extend({ service_code: z.string().optional().describe('the same as service') }),
     answer: SubscriptionsAnswer,
     errors: ['BAD_REQUEST'],
-    call: (ops, { query: { service_code, ...filter } }) => ops.subscriptions({ ...filter, service: filter.service ?? service_code }),
+    operation: 'subscriptions',
   }),
   route({
     method: 'GET',
@@ -152,7 +153,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     summary: 'One subscription with its charges',
     answer: SubscriptionView,
     errors: ['SUBSCRIPTION_NOT_FOUND'],
-    call: (ops, { params }) => ops.subscription(params.id!),
+    operation: 'subscription',
   }),
   route({
     method: 'POST',
@@ -161,9 +162,9 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     summary: 'Carrier-side cancellation',
     answer: SubscriptionView,
     errors: ['SUBSCRIPTION_NOT_FOUND', 'ALREADY_CANCELED'],
-    call: (ops, { params }) => ops.cancel(params.id!),
+    operation: 'cancel',
   }),
-  route({ method: 'GET', path: '/clock', operationId: 'now', summary: 'The sandbox clock', answer: ClockView, call: (ops) => ops.now() }),
+  route({ method: 'GET', path: '/clock', operationId: 'now', summary: 'The sandbox clock', answer: ClockView, operation: 'now' }),
   route({
     method: 'POST',
     path: '/clock/advance',
@@ -172,7 +173,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     body: AdvanceBody,
     answer: ClockMoveAnswer,
     errors: ['BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'BAD_DURATION', 'CLOCK_LIMIT', 'SHUTTING_DOWN'],
-    call: (ops, { body }) => ops.advance(body.by),
+    operation: 'advance',
   }),
   route({
     method: 'POST',
@@ -182,7 +183,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     body: SetTimeBody,
     answer: ClockMoveAnswer,
     errors: ['BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'BAD_TIME', 'CLOCK_BACKWARDS', 'CLOCK_LIMIT', 'SHUTTING_DOWN'],
-    call: (ops, { body }) => ops.setTime(body.to),
+    operation: 'setTime',
   }),
   route({
     method: 'GET',
@@ -192,7 +193,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     query: RequestsQuery,
     answer: RequestsAnswer,
     errors: ['BAD_REQUEST'],
-    call: (ops, { query }) => ops.requests(query),
+    operation: 'requests',
   }),
   route({
     method: 'POST',
@@ -202,7 +203,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     body: ResetBody,
     answer: ResetAnswer,
     errors: ['BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'BAD_TIME', 'CLOCK_LIMIT'],
-    call: (ops, { body }) => ops.reset(body),
+    operation: 'reset',
   }),
   route({
     method: 'GET',
@@ -212,6 +213,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     query: WorldQuery,
     answer: z.union([WorldDocument, WorldWithSources]),
     errors: ['BAD_REQUEST'],
+    operation: 'world',
     call: (ops, { query }) => (query.sources !== undefined ? ops.worldSources() : ops.world()),
   }),
   route({
@@ -220,7 +222,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operationId: 'listRules',
     summary: 'Every carrier rule in force, in the order consulted, with its source and use count; and the runtime rules as added',
     answer: RulesAnswer,
-    call: (ops) => ops.rules.list(),
+    operation: 'rules.list',
   }),
   route({
     method: 'POST',
@@ -230,7 +232,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     body: RuleBody,
     answer: RuntimeRule,
     errors: ['BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'BAD_RULE', 'RULE_EXISTS'],
-    call: (ops, { body }) => ops.rules.add(body),
+    operation: 'rules.add',
   }),
   route({
     method: 'DELETE',
@@ -238,7 +240,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operationId: 'clearRules',
     summary: 'Removes every runtime rule',
     answer: DeletedAnswer,
-    call: (ops) => ops.rules.clear(),
+    operation: 'rules.clear',
   }),
   route({
     method: 'DELETE',
@@ -247,7 +249,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     summary: 'Removes one runtime rule',
     answer: DeletedAnswer,
     errors: ['RULE_NOT_FOUND'],
-    call: (ops, { params }) => ops.rules.remove(params.id!),
+    operation: 'rules.remove',
   }),
 ]
 
@@ -255,7 +257,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
  * The session calls (`sessions.ts` serves them: they act on the server's sessions, not on one
  * session's operations), described like the others for the OpenAPI document.
  */
-export const SESSION_ROUTES: Omit<ControlRoute, 'call'>[] = [
+export const SESSION_ROUTES: Omit<ControlRoute, 'call' | 'operation'>[] = [
   {
     method: 'GET',
     path: '/sessions',

@@ -34,7 +34,7 @@ const inner = (schema: z.ZodType, io: 'input' | 'output' = 'input') => {
 /** Every control call can answer these besides its own errors. */
 const PIPELINE_ERRORS: ControlErrorCode[] = ['FORBIDDEN', 'METHOD_NOT_ALLOWED', 'ERROR']
 
-function controlOperation(r: Omit<ControlRoute, 'call'>): Record<string, unknown> {
+function controlOperation(r: Omit<ControlRoute, 'call' | 'operation'>): Record<string, unknown> {
   const errorSchema = inner(ControlErrorAnswer)
   const byStatus = new Map<number, ControlErrorCode[]>()
   for (const code of [...new Set([...r.errors, ...PIPELINE_ERRORS])]) {

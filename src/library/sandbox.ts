@@ -19,6 +19,7 @@ import { version } from '../version.js'
 import { SandboxError } from '../core/errors.js'
 import { yieldToEventLoop } from '../yield.js'
 import type { ControlOperations } from '../contract/operations.js'
+import { deriveOperations, type ControlRequest } from '../contract/calls.js'
 
 export interface SandboxOptions {
   /** A world object (validated like a fixture file) instead of the default world. */
@@ -146,12 +147,13 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
       const request = input instanceof Request && init === undefined ? input : new Request(input, init)
       return route(request, { prefix: '', publicBase: new URL(request.url).origin, session })
     }
-    const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    /** One control call through the same pipeline as `fetch`; a refusal throws the control API's error as a SandboxError. */
+    const call = async (r: ControlRequest): Promise<unknown> => {
       const headers: Record<string, string> = {}
-      if (method !== 'GET' && method !== 'DELETE') headers['content-type'] = 'application/json'
+      if (r.body !== undefined) headers['content-type'] = 'application/json'
       const raw = await send(
-        new URL(`http://localhost/_sandbox${path}`),
-        { method, headers, body: method === 'GET' || method === 'DELETE' ? null : JSON.stringify(body ?? {}) },
+        new URL(`http://localhost/_sandbox${r.path}`),
+        { method: r.method, headers, body: r.body === undefined ? null : JSON.stringify(r.body) },
         { prefix: '', publicBase: 'http://localhost', session },
         // The library's own control calls come from the test itself, whatever `clientIp` requests use.
         '127.0.0.1',
@@ -168,42 +170,9 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
         const e = data as { error?: string; message?: string }
         throw new SandboxError(e.error ?? 'ERROR', e.message ?? `the control API answered ${raw.status}`, raw.status)
       }
-      return data as T
+      return data
     }
-    const q = (params: Record<string, string | number | undefined>): string => {
-      const s = new URLSearchParams()
-      for (const [k, v] of Object.entries(params)) if (v !== undefined) s.set(k, String(v))
-      const text = s.toString()
-      return text ? `?${text}` : ''
-    }
-    const seg = encodeURIComponent
-    return {
-      name: session ?? 'default',
-      fetch: fetchIn,
-      otp: (msisdn, o = {}) => call('GET', `/otp${q({ msisdn, wait: o.wait })}`),
-      sms: (msisdn) => call('GET', `/sms${q({ msisdn })}`),
-      messages: (o = {}) => call('GET', `/messages${q({ msisdn: o.msisdn, limit: o.limit })}`),
-      mo: (input) => call('POST', '/mo', input),
-      subscriptions: (f = {}) =>
-        call('GET', `/subscriptions${q({ msisdn: f.msisdn, merchant: f.merchant, service: f.service, status: f.status, limit: f.limit })}`),
-      subscription: (id) => call('GET', `/subscriptions/${seg(id)}`),
-      cancel: (id) => call('POST', `/subscriptions/${seg(id)}/cancel`),
-      now: () => call('GET', '/clock'),
-      advance: (by) => call('POST', '/clock/advance', { by }),
-      setTime: (to) => call('POST', '/clock/set', { to }),
-      rules: {
-        add: (rule) => call('POST', '/rules', rule),
-        remove: (id) => call('DELETE', `/rules/${seg(id)}`),
-        list: () => call('GET', '/rules'),
-        clear: () => call('DELETE', '/rules'),
-      },
-      health: () => call('GET', '/health'),
-      scenarios: () => call('GET', '/scenarios'),
-      requests: (o = {}) => call('GET', `/requests${q({ limit: o.limit, since: o.since })}`),
-      reset: (o = {}) => call('POST', '/reset', o),
-      world: () => call('GET', '/world'),
-      worldSources: () => call('GET', '/world?sources=1'),
-    }
+    return { name: session ?? 'default', fetch: fetchIn, ...deriveOperations(call) }
   }
 
   const sandbox: Sandbox & RoutedSandbox = {

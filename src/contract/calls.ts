@@ -1,0 +1,122 @@
+/**
+ * The control operations declared once: for each typed function of `ControlOperations`, the control
+ * API call it is (method, path) and how its arguments travel (`request`) and come back off a request
+ * (`args`). The router (`http/control-routes.ts`) calls the operations through `args`; the library and
+ * the HTTP client get their functions from `deriveOperations`, so the three cannot drift.
+ * No zod and no Node here: the client loads this file as it is.
+ */
+import type { ControlOperations, RuleOperations } from './operations.js'
+
+/** `health`, `otp`, …, and `rules.add`, `rules.list`, …: every typed control function by name. */
+export type OperationName = Exclude<keyof ControlOperations, 'rules'> | `rules.${keyof RuleOperations}`
+
+/** The typed function an operation name stands for. */
+export type OperationFn<N extends OperationName> = N extends `rules.${infer K extends keyof RuleOperations}`
+  ? RuleOperations[K]
+  : N extends keyof ControlOperations
+    ? ControlOperations[N]
+    : never
+
+/** A control call as it goes out: path parameters, query values (undefined ones left out), JSON body. */
+export interface CallParts {
+  params?: Record<string, string>
+  query?: object
+  body?: unknown
+  /** How long the call may take beyond a normal one (seconds): an OTP wait. */
+  waitSeconds?: number
+}
+
+/** A request as the router read it: the query and body as their schemas read them, the path parameters. */
+export interface CallInput {
+  query: any
+  body: any
+  params: Record<string, string>
+  /** Aborts when the client hangs up (for calls that wait). */
+  signal: AbortSignal
+}
+
+export interface ControlCall<A extends unknown[] = unknown[]> {
+  method: 'GET' | 'POST' | 'DELETE'
+  /** Under /_sandbox, with `:name` parameters. */
+  path: string
+  request(...args: A): CallParts
+  args(input: CallInput): A
+}
+
+type Calls = { [N in OperationName]: ControlCall<Parameters<OperationFn<N>>> }
+
+export const CONTROL_CALLS: Calls = {
+  health: { method: 'GET', path: '/health', request: () => ({}), args: () => [] },
+  scenarios: { method: 'GET', path: '/scenarios', request: () => ({}), args: () => [] },
+  sms: { method: 'GET', path: '/sms', request: (msisdn) => ({ query: { msisdn } }), args: ({ query }) => [query.msisdn] },
+  messages: { method: 'GET', path: '/messages', request: (query = {}) => ({ query }), args: ({ query }) => [query] },
+  otp: {
+    method: 'GET',
+    path: '/otp',
+    request: (msisdn, opts = {}) => ({ query: { msisdn, wait: opts.wait || undefined }, waitSeconds: opts.wait }),
+    // The signal is asked for only when the call may wait (making one costs more than the lookup).
+    args: (input) => [input.query.msisdn, input.query.wait ? { wait: input.query.wait, signal: input.signal } : {}],
+  },
+  mo: { method: 'POST', path: '/mo', request: (message) => ({ body: message }), args: ({ body }) => [body] },
+  subscriptions: {
+    method: 'GET',
+    path: '/subscriptions',
+    request: (filter = {}) => ({ query: filter }),
+    // `service_code` is read as `service` (the merchant API's name for it).
+    args: ({ query: { service_code, ...filter } }) => [{ ...filter, service: filter.service ?? service_code }],
+  },
+  subscription: { method: 'GET', path: '/subscriptions/:id', request: (id) => ({ params: { id } }), args: ({ params }) => [params.id!] },
+  cancel: { method: 'POST', path: '/subscriptions/:id/cancel', request: (id) => ({ params: { id } }), args: ({ params }) => [params.id!] },
+  now: { method: 'GET', path: '/clock', request: () => ({}), args: () => [] },
+  advance: { method: 'POST', path: '/clock/advance', request: (by) => ({ body: { by } }), args: ({ body }) => [body.by] },
+  setTime: { method: 'POST', path: '/clock/set', request: (to) => ({ body: { to } }), args: ({ body }) => [body.to] },
+  requests: { method: 'GET', path: '/requests', request: (query = {}) => ({ query }), args: ({ query }) => [query] },
+  reset: { method: 'POST', path: '/reset', request: (body = {}) => ({ body }), args: ({ body }) => [body] },
+  world: { method: 'GET', path: '/world', request: () => ({}), args: () => [] },
+  worldSources: { method: 'GET', path: '/world', request: () => ({ query: { sources: 1 } }), args: () => [] },
+  'rules.list': { method: 'GET', path: '/rules', request: () => ({}), args: () => [] },
+  'rules.add': { method: 'POST', path: '/rules', request: (rule) => ({ body: rule }), args: ({ body }) => [body] },
+  'rules.clear': { method: 'DELETE', path: '/rules', request: () => ({}), args: () => [] },
+  'rules.remove': { method: 'DELETE', path: '/rules/:id', request: (id) => ({ params: { id } }), args: ({ params }) => [params.id!] },
+}
+
+export const OPERATION_NAMES = Object.keys(CONTROL_CALLS) as OperationName[]
+
+/** One control call ready to send: the path under /_sandbox with its query, and the JSON body (POST only). */
+export interface ControlRequest {
+  method: 'GET' | 'POST' | 'DELETE'
+  /** Under /_sandbox, parameters filled and encoded, with the query string. */
+  path: string
+  /** The body of a POST (`{}` when the call takes none); undefined otherwise. */
+  body?: unknown
+  waitSeconds?: number
+}
+
+/** The request an operation's call makes. */
+export function controlRequest<N extends OperationName>(name: N, args: Parameters<OperationFn<N>>): ControlRequest {
+  const call = CONTROL_CALLS[name] as unknown as ControlCall
+  const parts = call.request(...args)
+  let path = call.path.replace(/:(\w+)/g, (_, key: string) => encodeURIComponent(parts.params?.[key] ?? ''))
+  const q = new URLSearchParams()
+  for (const [k, v] of Object.entries(parts.query ?? {})) if (v !== undefined && v !== null) q.set(k, String(v))
+  if (q.size) path += `?${q}`
+  return { method: call.method, path, ...(call.method === 'POST' ? { body: parts.body ?? {} } : {}), waitSeconds: parts.waitSeconds }
+}
+
+/** The typed control functions over a transport that sends one control call and answers its JSON (or throws SandboxError). */
+export function deriveOperations(send: (request: ControlRequest) => Promise<unknown>): ControlOperations {
+  const ops: Record<string, unknown> = {}
+  const rules: Record<string, unknown> = {}
+  for (const name of OPERATION_NAMES) {
+    const fn = (...args: unknown[]) => send(controlRequest(name, args as never))
+    if (name.startsWith('rules.')) rules[name.slice('rules.'.length)] = fn
+    else ops[name] = fn
+  }
+  ops.rules = rules
+  return ops as unknown as ControlOperations
+}
+
+/** The function an operation name stands for on a set of operations. */
+export function operationOf<N extends OperationName>(ops: ControlOperations, name: N): OperationFn<N> {
+  return (name.startsWith('rules.') ? ops.rules[name.slice('rules.'.length) as keyof RuleOperations] : ops[name as keyof ControlOperations]) as OperationFn<N>
+}
