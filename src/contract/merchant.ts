@@ -5,6 +5,7 @@
  * Extra fields are ignored.
  */
 import { z } from 'zod'
+import type { CarrierCode } from '../core/outcomes.js'
 
 /** ISO-639-1 code or BCP-47 tag (`en`, `ms-MY`, `zh-Hant-TW`); `null` counts as absent. */
 const language = z
@@ -62,3 +63,34 @@ export type StatusBody = z.infer<typeof StatusBody>
 export type InitPayload = z.infer<typeof InitPayload>
 export type VerifyPayload = z.infer<typeof VerifyPayload>
 export type StatusPayload = z.infer<typeof StatusPayload>
+
+/** Failures any merchant operation can answer (protocol and platform; `ERROR` is HTTP 500). */
+export type PlatformMessage = 'BAD_REQUEST' | 'UNAUTHORIZED' | 'MERCHANT_SERVICE_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'SESSION_LIMIT' | 'ERROR'
+/** The carrier catalog (HTTP 200, `status: FAIL`); carrier rules can make any of them at Init and at Verify's charge. */
+export type CarrierMessage = CarrierCode
+/** Every `message` Init can answer (`''` on success). */
+export type InitMessage = '' | PlatformMessage | CarrierMessage
+/** Every `message` Verify can answer (`''` on success). */
+export type VerifyMessage = '' | PlatformMessage | CarrierMessage
+/** Every `message` Status can answer (`''` on success). */
+export type StatusMessage = '' | PlatformMessage | 'SUBSCRIPTION_NOT_FOUND'
+
+/** The merchant API's envelope: the payload on success; on failure the message, and `payload` null or absent. */
+export type Envelope<P = Record<string, unknown>, M extends string = string> =
+  { status: 'SUCCESS'; message: ''; status_code: 200; payload: P } | { status: 'FAIL'; message: Exclude<M, ''>; status_code: number; payload?: null }
+
+/** A merchant call's answer: the HTTP status, the envelope and, on failure, why (the X-DCB-Reason header). */
+export interface MerchantAnswer<P, M extends string> {
+  httpStatus: number
+  envelope: Envelope<P, M>
+  reason?: string
+}
+export type InitAnswer = MerchantAnswer<InitPayload, InitMessage>
+export type VerifyAnswer = MerchantAnswer<VerifyPayload, VerifyMessage>
+export type StatusAnswer = MerchantAnswer<StatusPayload, StatusMessage>
+
+/** Where a consent decision sends the browser: the answer's status (303) and its `Location`. */
+export interface ConsentAnswer {
+  status: number
+  location: string | null
+}

@@ -29,6 +29,7 @@ import type {
   SubscriptionsAnswer,
   SubscriptionView,
 } from './control.js'
+import type { ConsentAnswer, InitAnswer, InitBody, StatusAnswer, StatusBody, VerifyAnswer, VerifyBody } from './merchant.js'
 
 export interface OtpOptions {
   /** Wait up to this many seconds (0 to 120) for an OTP to arrive. */
@@ -83,4 +84,19 @@ export interface ControlOperations {
   world(): Promise<WorldDocument>
   /** `GET /_sandbox/world?sources=1`: the same, with the file each record and rule came from. */
   worldSources(): Promise<WorldWithSources>
+}
+
+/**
+ * The merchant API's three calls and the subscriber's consent decision, on a sandbox and on a client
+ * alike. They answer what the API answers (a FAIL envelope is an answer, not an exception).
+ */
+export interface MerchantOperations {
+  /** `POST /subscriptions/init` with the API key: `{ httpStatus, envelope, reason }` (`reason` on failures). */
+  init(body: InitBody): Promise<InitAnswer>
+  /** `POST /subscriptions/verify` */
+  verify(body: VerifyBody): Promise<VerifyAnswer>
+  /** `POST /subscriptions/status` */
+  status(body: StatusBody): Promise<StatusAnswer>
+  /** Approves or denies a consent page (its `redirect_url`, or its id): `{ status: 303, location }`; CONSENT_NOT_FOUND when there is none. */
+  consent(url: string, action: 'approve' | 'deny'): Promise<ConsentAnswer>
 }

@@ -18,7 +18,9 @@ import { isSessionName, SessionRegistry } from '../sessions.js'
 import { version } from '../version.js'
 import { SandboxError } from '../core/errors.js'
 import { yieldToEventLoop } from '../yield.js'
-import type { ControlOperations } from '../contract/operations.js'
+import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
+import { DEMO_API_KEY } from '../contract/defaults.js'
+import { merchantOperations } from '../client/fetch.js'
 import { deriveOperations, type ControlRequest } from '../contract/calls.js'
 
 export interface SandboxOptions {
@@ -36,6 +38,8 @@ export interface SandboxOptions {
   journalSize?: number
   /** The most sessions beside the default one (`session(name)`); past it a new one is 429 SESSION_LIMIT. */
   maxSessions?: number
+  /** The merchant API key of `init`, `verify` and `status` (default: the demo key). */
+  apiKey?: string
 }
 
 /** How `fetch` reaches the sandbox: a path prefix to strip and where the sandbox is reached from. */
@@ -44,8 +48,8 @@ export interface RouteOptions {
   baseUrl?: string
 }
 
-/** The control operations (the control API's calls, typed) and `fetch`, bound to one session (or the default one). */
-export interface SandboxSession extends ControlOperations {
+/** The control operations (the control API's calls, typed), the merchant calls and `fetch`, bound to one session (or the default one). */
+export interface SandboxSession extends ControlOperations, MerchantOperations {
   /** The session's name (`default` for the default session). */
   readonly name: string
   /** The whole HTTP surface (merchant API, `/_sandbox`, consent pages, console), as `dcb serve` answers it. */
@@ -172,7 +176,12 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
       }
       return data
     }
-    return { name: session ?? 'default', fetch: fetchIn, ...deriveOperations(call) }
+    return {
+      name: session ?? 'default',
+      fetch: fetchIn,
+      ...deriveOperations(call),
+      ...merchantOperations(fetchIn, 'http://localhost', { apiKey: opts.apiKey ?? DEMO_API_KEY, headers: {} }),
+    }
   }
 
   const sandbox: Sandbox & RoutedSandbox = {

@@ -1,0 +1,66 @@
+/**
+ * `createClient`: a running `dcb serve` with the interface of a sandbox from `createSandbox` (the same
+ * control functions, `init`, `verify`, `status`, `consent`, SandboxError): a test written against one
+ * runs against the other by changing the factory. Uses the global fetch.
+ */
+import { deriveOperations } from '../contract/calls.js'
+import { DEMO_API_KEY } from '../contract/defaults.js'
+import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
+import { SandboxError } from '../core/errors.js'
+import { controlOverFetch, merchantOperations } from './fetch.js'
+
+export interface ClientOptions {
+  /** Where the server answers, e.g. `http://127.0.0.1:7700` (a path prefix is kept). */
+  baseUrl: string
+  /** The merchant API key of `init`, `verify` and `status` (default: the demo key). */
+  apiKey?: string
+  /** Sent as `Authorization: Bearer` on control calls (needed from other addresses than loopback). */
+  adminToken?: string
+  /** The session every call works in (header `X-DCB-Session`; default: the default session). */
+  session?: string
+}
+
+/** A running sandbox's control functions and merchant calls, bound to one session. */
+export interface SandboxClient extends ControlOperations, MerchantOperations {
+  /** The session's name (`default` for the default session). */
+  readonly name: string
+  readonly baseUrl: string
+  /** The same functions bound to the session `name`. */
+  session(name: string): SandboxClient
+  /** Nothing to release (no connection is kept); there for symmetry with a sandbox. */
+  close(): Promise<void>
+}
+
+const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/
+
+/**
+ * A client of a running `dcb serve`.
+ * @example const sandbox = createClient({ baseUrl: 'http://127.0.0.1:7700', session: 'checkout-tests' })
+ */
+export function createClient(opts: ClientOptions): SandboxClient {
+  let url: URL
+  try {
+    url = new URL(opts.baseUrl)
+  } catch {
+    throw new SandboxError('BAD_REQUEST', `baseUrl "${opts.baseUrl}" is not a URL (e.g. http://127.0.0.1:7700)`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SandboxError('BAD_REQUEST', `baseUrl "${opts.baseUrl}" is not an http(s) URL`)
+  const baseUrl = url.href.replace(/\/+$/, '')
+  const apiKey = opts.apiKey ?? DEMO_API_KEY
+  const fetchFn = (input: string, init: RequestInit) => fetch(input, init)
+  const bind = (session: string | undefined): SandboxClient => {
+    if (session !== undefined && !SESSION_NAME.test(session))
+      throw new SandboxError('BAD_REQUEST', `"${session}" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -`)
+    const headers: Record<string, string> = session === undefined ? {} : { 'x-dcb-session': session }
+    const control = opts.adminToken ? { ...headers, authorization: `Bearer ${opts.adminToken}` } : headers
+    return {
+      name: session ?? 'default',
+      baseUrl,
+      ...deriveOperations(controlOverFetch(fetchFn, baseUrl, control)),
+      ...merchantOperations(fetchFn, baseUrl, { apiKey, headers }),
+      session: (name) => bind(name),
+      close: async () => {},
+    }
+  }
+  return bind(opts.session)
+}

@@ -1,0 +1,70 @@
+/**
+ * The merchant calls and the control calls over a fetch function, for `createClient` (the global
+ * fetch, against a running server) and `createSandbox` (its in-process fetch): one implementation, so
+ * a sandbox and a client answer alike. Types only from the contract: no zod, no Node.
+ */
+import { SandboxError } from '../core/errors.js'
+import type { ControlRequest } from '../contract/calls.js'
+import type { MerchantOperations } from '../contract/operations.js'
+
+export type FetchFn = (url: string, init: RequestInit) => Promise<Response>
+
+/** `init`, `verify`, `status` and `consent` against `base` (origin and optional path prefix). */
+export function merchantOperations(fetchFn: FetchFn, base: string, opts: { apiKey: string; headers: Record<string, string> }): MerchantOperations {
+  const post = async (path: string, body: unknown): Promise<any> => {
+    const res = await fetchFn(base + path, {
+      method: 'POST',
+      headers: { ...opts.headers, 'api-key': opts.apiKey, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(body),
+    })
+    const text = await res.text()
+    let envelope: unknown
+    try {
+      envelope = JSON.parse(text)
+    } catch {
+      throw new SandboxError('ERROR', `${base}${path} answered HTTP ${res.status} without the API's envelope: is this a dcb sandbox?`, res.status)
+    }
+    const reason = res.headers.get('x-dcb-reason')
+    return { httpStatus: res.status, envelope, ...(reason === null ? {} : { reason }) }
+  }
+  return {
+    init: (body) => post('/subscriptions/init', body),
+    verify: (body) => post('/subscriptions/verify', body),
+    status: (body) => post('/subscriptions/status', body),
+    async consent(url, action) {
+      if (action !== 'approve' && action !== 'deny') throw new SandboxError('BAD_REQUEST', `consent: action must be approve or deny, not "${String(action)}"`)
+      const target = /^https?:\/\//.test(url) ? url : `${base}/consent/${encodeURIComponent(url)}`
+      const res = await fetchFn(target, {
+        method: 'POST',
+        headers: { ...opts.headers, 'content-type': 'application/x-www-form-urlencoded' },
+        body: `action=${action}`,
+        redirect: 'manual',
+      })
+      await res.arrayBuffer()
+      if (res.status === 404) throw new SandboxError('CONSENT_NOT_FOUND', `no consent page at ${target}`)
+      if (res.status !== 303 && res.status !== 200) throw new SandboxError('ERROR', `${target} answered HTTP ${res.status}: not a consent page`, res.status)
+      return { status: res.status, location: res.headers.get('location') }
+    },
+  }
+}
+
+/** Sends one control call under `base`/_sandbox and answers its JSON; a refusal throws the control API's error as a SandboxError. */
+export function controlOverFetch(fetchFn: FetchFn, base: string, headers: Record<string, string>): (r: ControlRequest) => Promise<unknown> {
+  return async (r) => {
+    const url = `${base}/_sandbox${r.path}`
+    const res = await fetchFn(url, {
+      method: r.method,
+      headers: { ...headers, accept: 'application/json', ...(r.body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(r.body === undefined ? {} : { body: JSON.stringify(r.body) }),
+    })
+    const text = await res.text()
+    let data: any
+    try {
+      data = JSON.parse(text)
+    } catch {
+      throw new SandboxError('ERROR', `${url} answered HTTP ${res.status}, not JSON: is this a dcb sandbox?`, res.status)
+    }
+    if (res.status >= 400) throw new SandboxError(data?.error ?? 'ERROR', data?.message ?? `the control API answered ${res.status}`, res.status)
+    return data
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * One suite, run both ways: against a sandbox from `createSandbox` (in-process) and against
+ * `dcb serve` (the real binary) through `createClient`, one session per test there. A test written
+ * against one runs against the other by changing the factory.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createClient, createSandbox, SandboxError, type SandboxClient, type Sandbox } from '../../src/index.js'
+import { serve, type Served } from '../cli/run.js'
+
+const CLOCK = '2026-01-31T00:00:00'
+type Target = Sandbox | SandboxClient
+
+let server: Served | undefined
+let sessions = 0
+beforeAll(async () => {
+  server = await serve(['--in-memory', '--clock', CLOCK])
+}, 20_000)
+afterAll(async () => {
+  await server?.stop()
+})
+
+const FACTORIES: [string, () => Promise<Target>][] = [
+  ['createSandbox', () => createSandbox({ clock: CLOCK })],
+  ['createClient against dcb serve', async () => createClient({ baseUrl: server!.url, session: `both-ways-${++sessions}` })],
+]
+
+describe.each(FACTORIES)('%s', (_, make) => {
+  it('runs an OTP flow: init, otp, verify, status, and the journal of that MSISDN only', async () => {
+    const sandbox = await make()
+    const init = await sandbox.init({ msisdn: '60123456011', service_code: 'STREAMPLUS', country_code: 'my' })
+    expect(init.httpStatus).toBe(200)
+    expect(init.envelope.status).toBe('SUCCESS')
+    if (init.envelope.status !== 'SUCCESS') return
+    const { otp, verif_request_id } = await sandbox.otp('60123456011')
+    expect(verif_request_id).toBe(init.envelope.payload.verif_request_id)
+    const verified = await sandbox.verify({ verif_request_id, otp })
+    expect(verified).toMatchObject({ httpStatus: 200, envelope: { status: 'SUCCESS', message: '' } })
+    if (verified.envelope.status !== 'SUCCESS') return
+    const status = await sandbox.status({ subscription_id: verified.envelope.payload.subscription_id })
+    expect(status.envelope).toMatchObject({ status: 'SUCCESS', payload: { status: 'ACTIVE', msisdn: '60123456011' } })
+    await sandbox.init({ msisdn: '60123456012', service_code: 'STREAMPLUS', country_code: 'my' })
+    const journal = await sandbox.requests({ msisdn: '60123456011' })
+    expect(journal.requests.map((r) => r.path)).toEqual(['/subscriptions/status', '/subscriptions/verify', '/subscriptions/init'])
+  })
+
+  it('answers a failure as the API does, with the reason', async () => {
+    const sandbox = await make()
+    const r = await sandbox.init({ msisdn: '60123456107', service_code: 'STREAMPLUS', country_code: 'my' })
+    expect(r).toMatchObject({ httpStatus: 200, envelope: { status: 'FAIL', message: 'BARRED' } })
+    expect(r.reason).toMatch(/107/)
+    const bad = await sandbox.status({ subscription_id: 'nope' })
+    expect(bad).toMatchObject({ httpStatus: 404, envelope: { status: 'FAIL', message: 'SUBSCRIPTION_NOT_FOUND' } })
+  })
+
+  it('throws SandboxError with the control API code and status', async () => {
+    const sandbox = await make()
+    const e = await sandbox.subscription('nope').catch((err: unknown) => err)
+    expect(e).toBeInstanceOf(SandboxError)
+    expect(e).toMatchObject({ code: 'SUBSCRIPTION_NOT_FOUND', status: 404 })
+    await expect(sandbox.setTime('2020-01-01T00:00:00')).rejects.toMatchObject({ code: 'CLOCK_BACKWARDS', status: 409 })
+  })
+
+  it('approves and denies consent pages: 303 to the return URL', async () => {
+    const sandbox = await make()
+    const first = await sandbox.init({ msisdn: '359881234001', service_code: 'STREAMPLUS', country_code: 'bg' })
+    if (first.envelope.status !== 'SUCCESS') throw new Error(JSON.stringify(first))
+    const approved = await sandbox.consent(first.envelope.payload.redirect_url!, 'approve')
+    expect(approved.status).toBe(303)
+    expect(approved.location).toMatch(/status=SUCCESS/)
+    const second = await sandbox.init({ msisdn: '359881234002', service_code: 'STREAMPLUS', country_code: 'bg' })
+    if (second.envelope.status !== 'SUCCESS') throw new Error(JSON.stringify(second))
+    const denied = await sandbox.consent(second.envelope.payload.redirect_url!, 'deny')
+    expect(denied.status).toBe(303)
+    expect(denied.location).toMatch(/status=FAIL/)
+    await expect(sandbox.consent('no-such-consent', 'approve')).rejects.toMatchObject({ code: 'CONSENT_NOT_FOUND' })
+  })
+
+  it('renews by advance, and a session keeps its own state', async () => {
+    const sandbox = await make()
+    const r = await sandbox.mo({ msisdn: '60133456001', short_code: '32123', text: 'STREAM' })
+    expect(r).toMatchObject({ action: 'subscribed' })
+    const moved = await sandbox.advance('P1M')
+    expect(moved.events.map((e) => e.type)).toContain('renewed')
+    const other = sandbox.session(`${sandbox.name}-other`)
+    expect((await other.subscriptions()).subscriptions).toEqual([])
+    expect((await sandbox.subscriptions({ msisdn: '60133456001' })).subscriptions).toHaveLength(1)
+  })
+})
