@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startClient, useSandbox, TIMESTAMP, type Client } from '../helpers.js'
+import { withFakeTimers } from '../timers.js'
 
 const c = useSandbox({ journalSize: 5 })
 
@@ -23,66 +24,97 @@ describe('control API', () => {
     expect((await c.control('/sms?msisdn=60123456999')).body.messages).toEqual([])
   })
 
-  it('otp answers 404 when none was sent, and waits for one with ?wait', async () => {
-    const none = await c.control('/otp?msisdn=60123456007')
-    expect(none.status).toBe(404)
-    expect(none.body.error).toBe('NO_OTP')
-    const waiting = c.control('/otp?msisdn=60123456007&wait=5')
-    await new Promise((r) => setTimeout(r, 100))
-    const i = await init('60123456007')
-    const got = await waiting
-    expect(got.status).toBe(200)
-    expect(got.body.verif_request_id).toBe(i.body.payload.verif_request_id)
-    const late = await c.control('/otp?msisdn=60123456008&wait=0.2')
-    expect(late.status).toBe(404)
-    expect((await c.control('/otp?msisdn=60123456008&wait=abc')).status).toBe(400)
-  })
-
-  it('subscriptions lists every merchant’s subscriptions, filterable, and one with its charges', async () => {
-    const a = await c.subscribe('60123456001')
-    const b = await c.subscribe('60123456002', 'NEWSDAILY', 'my', 'sandbox-other-key')
-    const all = (await c.control('/subscriptions')).body.subscriptions
-    expect(all.map((s: any) => s.subscription_id).sort()).toEqual([a, b].sort())
-    expect((await c.control('/subscriptions?merchant=other')).body.subscriptions.map((s: any) => s.subscription_id)).toEqual([b])
-    expect((await c.control('/subscriptions?msisdn=60123456001')).body.subscriptions.map((s: any) => s.subscription_id)).toEqual([a])
-    expect((await c.control('/subscriptions?status=canceled')).body.subscriptions).toEqual([])
-    const typo = await c.control('/subscriptions?status=cancelled')
-    expect(typo.status).toBe(400)
-    expect(typo.body).toEqual({ error: 'BAD_REQUEST', message: 'status: expected ACTIVE, CANCELED or EXPIRED (any case)' })
-    // An MSISDN filter that can match nothing is a typo too, on every list that takes one.
-    for (const path of ['/subscriptions?msisdn=6012-345', '/requests?msisdn=abc', '/messages?msisdn=%2B60123456001']) {
-      const bad = await c.control(path)
-      expect(bad.status).toBe(400)
-      expect(bad.body).toEqual({ error: 'BAD_REQUEST', message: 'msisdn: expected an MSISDN (digits only, calling code first)' })
-    }
-    const one = await c.control(`/subscriptions/${a}`)
-    expect(one.body).toMatchObject({
-      subscription_id: a,
-      merchant: 'demo',
-      carrier_code: 'sbx-my-otp',
-      charges: [{ kind: 'first', outcome: 'SUCCESS', amount: '9.90', currency: 'MYR' }],
+  describe('otp', () => {
+    it('answers 404 NO_OTP when none was sent', async () => {
+      const none = await c.control('/otp?msisdn=60123456007')
+      expect(none.status).toBe(404)
+      expect(none.body.error).toBe('NO_OTP')
     })
-    expect((await c.control('/subscriptions/nope')).status).toBe(404)
+
+    it('with ?wait, waits for the next OTP sent', async () => {
+      await withFakeTimers(async (t) => {
+        const waiting = c.control('/otp?msisdn=60123456007&wait=5')
+        // The server waits for it (up to 5 s) before the Init sends it.
+        expect(await Promise.race([t.next(), waiting])).toBe(5000)
+        const i = await init('60123456007')
+        const got = await waiting
+        expect(got.status).toBe(200)
+        expect(got.body.verif_request_id).toBe(i.body.payload.verif_request_id)
+      })
+    })
+
+    it('with ?wait, answers 404 when none came within the wait; refuses a wait that is no number', async () => {
+      await withFakeTimers(async (t) => {
+        const late = c.control('/otp?msisdn=60123456008&wait=0.2')
+        expect(await Promise.race([t.next(), late])).toBe(200)
+        await t.advance(200)
+        expect((await late).status).toBe(404)
+      })
+      expect((await c.control('/otp?msisdn=60123456008&wait=abc')).status).toBe(400)
+    })
   })
 
-  it('clock: get, advance (ISO and short forms), set forward, refuse backwards and nonsense', async () => {
-    const start = (await c.control('/clock')).body
-    expect(start.now).toMatch(TIMESTAMP)
-    const adv = await c.control('/clock/advance', { by: 'P1D' })
-    expect(adv.status).toBe(200)
-    expect(adv.body.clock.offset_ms - start.offset_ms).toBe(86_400_000)
-    const diff = Date.parse(adv.body.clock.now + 'Z') - Date.parse(start.now + 'Z')
-    expect(diff).toBeGreaterThanOrEqual(86_400_000)
-    expect(diff).toBeLessThan(86_400_000 + 5_000)
-    expect((await c.control('/clock/advance', { by: '36h' })).status).toBe(200)
-    expect((await c.control('/clock/advance', { by: 'soon' })).body.error).toBe('BAD_DURATION')
-    expect((await c.control('/clock/advance', {})).status).toBe(400)
-    const back = await c.control('/clock/set', { to: '2001-01-01T00:00:00' })
-    expect(back.status).toBe(409)
-    expect(back.body.error).toBe('CLOCK_BACKWARDS')
-    expect((await c.control('/clock/set', { to: 'tomorrow' })).body.error).toBe('BAD_TIME')
-    const set = await c.control('/clock/set', { to: '2040-02-29T12:00:00' })
-    expect(set.body.clock.now.startsWith('2040-02-29T12:00:0')).toBe(true)
+  describe('subscriptions', () => {
+    it('lists every merchant’s subscriptions, filterable by merchant, MSISDN and status', async () => {
+      const a = await c.subscribe('60123456001')
+      const b = await c.subscribe('60123456002', 'NEWSDAILY', 'my', 'sandbox-other-key')
+      const all = (await c.control('/subscriptions')).body.subscriptions
+      expect(all.map((s: any) => s.subscription_id).sort()).toEqual([a, b].sort())
+      expect((await c.control('/subscriptions?merchant=other')).body.subscriptions.map((s: any) => s.subscription_id)).toEqual([b])
+      expect((await c.control('/subscriptions?msisdn=60123456001')).body.subscriptions.map((s: any) => s.subscription_id)).toEqual([a])
+      expect((await c.control('/subscriptions?status=canceled')).body.subscriptions).toEqual([])
+    })
+
+    it('refuses a status typo, and an MSISDN filter that can match nothing on every list that takes one', async () => {
+      const typo = await c.control('/subscriptions?status=cancelled')
+      expect(typo.status).toBe(400)
+      expect(typo.body).toEqual({ error: 'BAD_REQUEST', message: 'status: expected ACTIVE, CANCELED or EXPIRED (any case)' })
+      for (const path of ['/subscriptions?msisdn=6012-345', '/requests?msisdn=abc', '/messages?msisdn=%2B60123456001']) {
+        const bad = await c.control(path)
+        expect(bad.status).toBe(400)
+        expect(bad.body).toEqual({ error: 'BAD_REQUEST', message: 'msisdn: expected an MSISDN (digits only, calling code first)' })
+      }
+    })
+
+    it('shows one subscription with its charges; an unknown id is 404', async () => {
+      const a = await c.subscribe('60123456001')
+      const one = await c.control(`/subscriptions/${a}`)
+      expect(one.body).toMatchObject({
+        subscription_id: a,
+        merchant: 'demo',
+        carrier_code: 'sbx-my-otp',
+        charges: [{ kind: 'first', outcome: 'SUCCESS', amount: '9.90', currency: 'MYR' }],
+      })
+      expect((await c.control('/subscriptions/nope')).status).toBe(404)
+    })
+  })
+
+  describe('clock', () => {
+    it('answers the time, and advances by an ISO duration', async () => {
+      const start = (await c.control('/clock')).body
+      expect(start.now).toMatch(TIMESTAMP)
+      const adv = await c.control('/clock/advance', { by: 'P1D' })
+      expect(adv.status).toBe(200)
+      expect(adv.body.clock.offset_ms - start.offset_ms).toBe(86_400_000)
+      const diff = Date.parse(adv.body.clock.now + 'Z') - Date.parse(start.now + 'Z')
+      expect(diff).toBeGreaterThanOrEqual(86_400_000)
+      expect(diff).toBeLessThan(86_400_000 + 5_000)
+    })
+
+    it('advances by a short form; refuses a duration that is nonsense or missing', async () => {
+      expect((await c.control('/clock/advance', { by: '36h' })).status).toBe(200)
+      expect((await c.control('/clock/advance', { by: 'soon' })).body.error).toBe('BAD_DURATION')
+      expect((await c.control('/clock/advance', {})).status).toBe(400)
+    })
+
+    it('sets a later time; refuses an earlier one and nonsense', async () => {
+      const back = await c.control('/clock/set', { to: '2001-01-01T00:00:00' })
+      expect(back.status).toBe(409)
+      expect(back.body.error).toBe('CLOCK_BACKWARDS')
+      expect((await c.control('/clock/set', { to: 'tomorrow' })).body.error).toBe('BAD_TIME')
+      const set = await c.control('/clock/set', { to: '2040-02-29T12:00:00' })
+      expect(set.body.clock.now.startsWith('2040-02-29T12:00:0')).toBe(true)
+    })
   })
 
   it('requests: the journal keeps the latest N merchant calls, newest first', async () => {

@@ -1,33 +1,31 @@
 import { describe, expect, it } from 'vitest'
 import { useSandbox } from '../helpers.js'
+import { closed, nextRequest, withFakeTimers } from '../timers.js'
 
 const c = useSandbox({ clock: '2026-01-31T09:00:00' })
 
 const entries = async (query = '') => (await c.control(`/requests?limit=100${query}`)).body.requests as Record<string, any>[]
 
-async function until<T>(fn: () => Promise<T | undefined>, ms = 5000): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error('timed out')
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
-
 describe('the journal keeps every request', () => {
   it('a client that gives up during a 5NN delay is journaled with client_closed: true (and its OTP was sent)', async () => {
     const msisdn = '60123456510' // every answer held back 1 s
     const abort = new AbortController()
-    const gone = fetch(`${c.url}/subscriptions/init`, {
-      method: 'POST',
-      headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' },
-      body: JSON.stringify({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' }),
-      signal: abort.signal,
-    }).catch((e: Error) => e.name)
-    setTimeout(() => abort.abort(), 200)
-    expect(await gone).toBe('AbortError')
-    const entry = await until(async () => (await entries(`&msisdn=${msisdn}`))[0])
+    const onServer = nextRequest(c.sandbox.server, '/subscriptions/init')
+    await withFakeTimers(async (t) => {
+      const gone = fetch(`${c.url}/subscriptions/init`, {
+        method: 'POST',
+        headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' },
+        body: JSON.stringify({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' }),
+        signal: abort.signal,
+      }).catch((e: Error) => e.name)
+      // The client gives up while the server holds the answer back.
+      expect(await Promise.race([t.next(), gone])).toBe(1000)
+      const { res } = await onServer
+      abort.abort()
+      expect(await gone).toBe('AbortError')
+      await closed(res)
+    })
+    const entry = (await entries(`&msisdn=${msisdn}`))[0]
     expect(entry).toMatchObject({
       method: 'POST',
       path: '/subscriptions/init',
