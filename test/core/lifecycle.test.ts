@@ -203,8 +203,16 @@ describe('time passes when nobody advances it', () => {
     const s = await startClient({ realNow: () => real, tickMs: 20 })
     try {
       const id = await s.subscribe('60123456001', 'QUICKTEST')
+      // Nothing but the server's own tick changes the subscription from here on.
+      const renewed = new Promise<void>((resolve) => {
+        const off = s.sandbox.engine.onChange((changes) => {
+          if (!changes.some((ch) => 'c' in ch && ch.c === 'subs' && ch.id === id)) return
+          off()
+          resolve()
+        })
+      })
       real += 3_600_000 + 1
-      await new Promise((r) => setTimeout(r, 200))
+      await renewed
       const h = (await s.control(`/subscriptions/${id}`)).body
       expect(h.charges.map((x: any) => x.kind)).toEqual(['first', 'renewal'])
     } finally {

@@ -196,11 +196,20 @@ describe('connections', () => {
     const c = await startClient({ maxConnections: 2 })
     const sockets = [0, 1, 2].map(() => connect(Number(new URL(c.url).port), '127.0.0.1'))
     try {
-      const closed = await new Promise<number>((resolve) => {
-        let n = 0
-        for (const s of sockets) s.on('close', () => resolve(++n))
-        setTimeout(() => resolve(n), 3000)
+      let closed = 0
+      const refused = await new Promise((resolve) => {
+        for (const s of sockets)
+          s.on('close', () => {
+            closed++
+            resolve(s)
+          })
       })
+      // The other two are served.
+      for (const s of sockets.filter((s) => s !== refused)) {
+        const answer = new Promise<string>((resolve) => s.once('data', (d) => resolve(String(d))))
+        s.write('GET /_sandbox/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+        expect(await answer).toMatch(/^HTTP\/1\.1 200 /)
+      }
       expect(closed).toBe(1)
     } finally {
       for (const s of sockets) s.destroy()
