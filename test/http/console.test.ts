@@ -13,7 +13,7 @@ import { createSandboxApp } from '../../src/http/app.js'
 import { CONSOLE_FILES } from '../../src/http/console.js'
 import { serve } from '../cli/run.js'
 import { startClient, useSandbox, type Client } from '../helpers.js'
-import { closed, nextRequest } from '../timers.js'
+import { closed, nextRequest } from '../wait.js'
 
 /** An open event stream: the events and comments read so far, and a wait for one that matches. */
 async function openStream(url: string, headers: Record<string, string> = {}) {

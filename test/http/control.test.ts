@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startClient, useSandbox, TIMESTAMP, type Client } from '../helpers.js'
-import { withFakeTimers } from '../timers.js'
+import { withFakeTimers } from '../wait.js'
 
 const c = useSandbox({ journalSize: 5 })
 

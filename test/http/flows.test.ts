@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { join } from 'node:path'
 import { startClient, useSandbox, tempDir, TIMESTAMP } from '../helpers.js'
-import { withFakeTimers } from '../timers.js'
+import { withFakeTimers } from '../wait.js'
 
 const c = useSandbox()
 

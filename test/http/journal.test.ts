@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { useSandbox } from '../helpers.js'
-import { closed, nextRequest, withFakeTimers } from '../timers.js'
+import { closed, nextRequest, withFakeTimers } from '../wait.js'
 
 const c = useSandbox({ clock: '2026-01-31T09:00:00' })
 

@@ -2,7 +2,7 @@ import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { join } from 'node:path'
 import { startClient, tempDir, useSandbox, TIMESTAMP, type Client } from '../helpers.js'
-import { withFakeTimers } from '../timers.js'
+import { withFakeTimers } from '../wait.js'
 
 const c = useSandbox()
 

@@ -2,6 +2,7 @@
  * Waiting on what the code does instead of on the wall clock. A test asserts the delay the sandbox
  * scheduled and what it does before and after that delay passes, never how long a call took.
  */
+import type { ChildProcess } from 'node:child_process'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { resolve, sep } from 'node:path'
 import { vi } from 'vitest'
@@ -84,5 +85,41 @@ export async function nextLiveStream(server: Server): Promise<void> {
       resolve()
       return written
     } as typeof res.write
+  })
+}
+
+/**
+ * Resolves once `output()` (what a child process wrote so far) has `times` lines showing `text`,
+ * looking again at each chunk the child writes; rejects, with the output, when the child's
+ * output ends first. No deadline of its own: a line that never comes is the test's timeout.
+ */
+export function outputShows(child: ChildProcess, output: () => string, text: string | RegExp, times = 1): Promise<void> {
+  const seen = () =>
+    output()
+      .split('\n')
+      .filter((l) => (typeof text === 'string' ? l.includes(text) : text.test(l))).length >= times
+  return new Promise((resolve, reject) => {
+    let closed = false
+    const check = () => {
+      if (seen()) finish()
+      else if (closed) finish(new Error(`ended before showing ${text}:\n${output()}`))
+    }
+    const onClose = () => {
+      closed = true
+      check()
+    }
+    const finish = (err?: Error) => {
+      child.stdout?.off('data', check)
+      child.stderr?.off('data', check)
+      child.off('close', onClose)
+      if (err) reject(err)
+      else resolve()
+    }
+    // Added after the listeners that collect the output, so each chunk is in `output()` when looked at.
+    child.stdout?.on('data', check)
+    child.stderr?.on('data', check)
+    child.on('close', onClose)
+    closed = child.exitCode !== null && !child.stdout?.readable && !child.stderr?.readable
+    check()
   })
 }
