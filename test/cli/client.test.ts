@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startClient, tempDir, type Client } from '../helpers.js'
 import { BIN, dcb } from './run.js'
+import { nextLiveStream, outputShows, withFakeTimers } from '../wait.js'
 
 let c: Client
 let env: Record<string, string>
@@ -101,25 +102,39 @@ describe('dcb init / otp / verify / status', () => {
 })
 
 describe('sandbox commands', () => {
-  it('sms, mo, subscriptions, cancel', async () => {
-    await run(['init', '--msisdn', '60133456001', '--service', 'STREAMPLUS', '--country', 'my'])
-    const m = await run(['mo', '60133456001', '32123', 'STREAM'])
-    expect(m.code).toBe(0)
-    const id = /subscription_id\s+(\S+)/.exec(m.stdout)![1]!
-    const sms = await run(['sms', '60133456001'])
-    expect(sms.stdout).toMatch(/← 32123 Welcome to Stream Plus/)
-    expect(sms.stdout).toMatch(/→ 32123 STREAM/)
-    const list = await run(['subscriptions', '--msisdn', '60133456001'])
-    expect(list.stdout).toContain(id)
-    const cancel = await run(['cancel', id])
-    expect(cancel.code).toBe(0)
-    expect(cancel.stdout).toMatch(/status\s+CANCELED/)
-    const again = await run(['cancel', id])
-    expect(again.code).toBe(1)
-    expect(again.stderr).toMatch(/^dcb: ALREADY_CANCELED: /)
-    const failed = await run(['mo', '60133456204', '32123', 'STREAM'])
-    expect(failed.code).toBe(1)
-    expect(failed.stdout).toContain('charge_failed: NOT_ELIGIBLE')
+  describe('sms, mo, subscriptions, cancel', () => {
+    /** Subscribes 60133456001 by MO keyword; answers the MO's output and the subscription id. */
+    const subscribeByMo = async () => {
+      await run(['init', '--msisdn', '60133456001', '--service', 'STREAMPLUS', '--country', 'my'])
+      const m = await run(['mo', '60133456001', '32123', 'STREAM'])
+      return { m, id: /subscription_id\s+(\S+)/.exec(m.stdout)![1]! }
+    }
+
+    it('mo subscribes by keyword; sms shows both directions; subscriptions lists it', async () => {
+      const { m, id } = await subscribeByMo()
+      expect(m.code).toBe(0)
+      const sms = await run(['sms', '60133456001'])
+      expect(sms.stdout).toMatch(/← 32123 Welcome to Stream Plus/)
+      expect(sms.stdout).toMatch(/→ 32123 STREAM/)
+      const list = await run(['subscriptions', '--msisdn', '60133456001'])
+      expect(list.stdout).toContain(id)
+    })
+
+    it('cancel cancels; a second cancel exits 1 ALREADY_CANCELED', async () => {
+      const { id } = await subscribeByMo()
+      const cancel = await run(['cancel', id])
+      expect(cancel.code).toBe(0)
+      expect(cancel.stdout).toMatch(/status\s+CANCELED/)
+      const again = await run(['cancel', id])
+      expect(again.code).toBe(1)
+      expect(again.stderr).toMatch(/^dcb: ALREADY_CANCELED: /)
+    })
+
+    it('mo exits 1 when the charge fails', async () => {
+      const failed = await run(['mo', '60133456204', '32123', 'STREAM'])
+      expect(failed.code).toBe(1)
+      expect(failed.stdout).toContain('charge_failed: NOT_ELIGIBLE')
+    })
   })
 
   it('consent approves a redirect_url and prints where the browser goes', async () => {
@@ -133,25 +148,38 @@ describe('sandbox commands', () => {
     expect(JSON.parse(d.stdout).query).toMatchObject({ status: 'FAIL', message: 'FAILED_INIT_SUB' })
   })
 
-  it('clock shows, advances and sets; otp --wait; logs; reset; scenarios', async () => {
+  it('clock shows, advances, and refuses to go back', async () => {
     expect((await run(['clock'])).stdout).toMatch(/^\d{4}-\d{2}-\d{2}T/)
     const adv = await run(['clock', 'advance', 'P1D', '--json'])
     expect(JSON.parse(adv.stdout).clock.now).toMatch(/T/)
     const back = await run(['clock', 'set', '2001-01-01'])
     expect(back.code).toBe(1)
     expect(back.stderr).toMatch(/^dcb: CLOCK_BACKWARDS: /)
-    const waiting = run(['otp', '60123456005', '--wait', '5'])
-    await new Promise((r) => setTimeout(r, 300))
-    await c.api('/subscriptions/init', { msisdn: '60123456005', service_code: 'STREAMPLUS', country_code: 'my' })
-    const got = await waiting
-    expect(got.code).toBe(0)
-    expect(got.stdout).toMatch(/^\d{4}\n$/)
+  })
+
+  it('otp --wait prints the next OTP sent; otp exits 1 NO_OTP when none was sent', async () => {
+    await withFakeTimers(async (t) => {
+      const waiting = run(['otp', '60123456005', '--wait', '5'])
+      // The server waits for it (up to 5 s) before the Init sends it.
+      expect(await Promise.race([t.next(), waiting])).toBe(5000)
+      await c.api('/subscriptions/init', { msisdn: '60123456005', service_code: 'STREAMPLUS', country_code: 'my' })
+      const got = await waiting
+      expect(got.code).toBe(0)
+      expect(got.stdout).toMatch(/^\d{4}\n$/)
+    })
     const none = await run(['otp', '60123456006'])
     expect(none.code).toBe(1)
     expect(none.stderr).toMatch(/^dcb: NO_OTP: /)
+  })
+
+  it('logs shows the journal; reset exits 0', async () => {
+    await c.api('/subscriptions/init', { msisdn: '60123456005', service_code: 'STREAMPLUS', country_code: 'my' })
     const logs = await run(['logs'])
     expect(logs.stdout).toMatch(/POST \/subscriptions\/init 200 SUCCESS demo/)
     expect((await run(['reset'])).code).toBe(0)
+  })
+
+  it('scenarios --markdown prints the table the README has', async () => {
     const md = await run(['scenarios', '--markdown'])
     const readme = readFileSync('README.md', 'utf8')
     expect(readme).toContain(md.stdout.trim())
@@ -161,6 +189,7 @@ describe('sandbox commands', () => {
 describe('dcb logs --follow', () => {
   it('prints new requests as they come, until stopped', async () => {
     const { spawn } = await import('node:child_process')
+    const connected = nextLiveStream(c.sandbox.server)
     const child = spawn(process.execPath, [BIN, 'logs', '--follow', '--limit', '1'], {
       env: { ...process.env, ...env, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -168,10 +197,9 @@ describe('dcb logs --follow', () => {
     let out = ''
     child.stdout.on('data', (d) => (out += d))
     try {
-      await new Promise((r) => setTimeout(r, 700))
+      await connected
       await c.api('/subscriptions/status', { subscription_id: 'followed' })
-      const deadline = Date.now() + 5000
-      while (!out.includes('SUBSCRIPTION_NOT_FOUND') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+      await outputShows(child, () => out, 'SUBSCRIPTION_NOT_FOUND')
       expect(out).toMatch(/POST \/subscriptions\/status 404 SUBSCRIPTION_NOT_FOUND demo/)
     } finally {
       child.kill()
