@@ -2,14 +2,15 @@
  * `dcb serve` options of issue 15 through the real binary: the banner, --allow-ip, and listhen's
  * --https, --open and --lan (loaded only with those flags).
  */
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, readFileSync, watch, writeFileSync } from 'node:fs'
 import { request } from 'node:https'
 import { connect } from 'node:net'
 import { networkInterfaces } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { tempDir } from '../helpers.js'
 import { dcb, serve } from './run.js'
+import { outputShows } from '../wait.js'
 
 let tmp: ReturnType<typeof tempDir>
 beforeEach(() => {
@@ -105,21 +106,19 @@ describe('dcb serve through listhen', () => {
   it('--open opens the console ($BROWSER gets the URL)', async () => {
     const seen = join(tmp.dir, 'opened.txt')
     const browser = join(tmp.dir, 'browser.sh')
-    writeFileSync(browser, `#!/bin/sh\necho "$1" > '${seen}'\n`)
+    // Written whole, then renamed into place: the file shows up with its content.
+    writeFileSync(browser, `#!/bin/sh\necho "$1" > '${seen}.part' && mv '${seen}.part' '${seen}'\n`)
     chmodSync(browser, 0o755)
+    const watcher = watch(tmp.dir)
+    const shown = new Promise<void>((resolve) => watcher.on('change', (_, name) => name === basename(seen) && existsSync(seen) && resolve()))
     const s = await serve(['--in-memory', '--open'], { env: { BROWSER: browser } })
     try {
-      const deadline = Date.now() + 5000
-      let opened = ''
-      while (!opened && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100))
-        try {
-          opened = readFileSync(seen, 'utf8')
-        } catch {}
-      }
+      await shown
+      const opened = readFileSync(seen, 'utf8')
       expect(opened).toBe(`${s.url}/\n`)
       expect(s.url).toMatch(/^http:\/\/127\.0\.0\.1:/)
     } finally {
+      watcher.close()
       await s.stop()
     }
   })
@@ -128,7 +127,8 @@ describe('dcb serve through listhen', () => {
     const lan = lanAddress()
     const s = await serve(['--in-memory', '--lan'])
     try {
-      await new Promise((r) => setTimeout(r, 300))
+      // The QR code comes last, after the banner.
+      await outputShows(s.child, s.output, /[▀▄█]{10}/)
       const out = s.output()
       const port = new URL(s.url).port
       expect(out).toContain(`LAN:      http://${lan}:${port}`)

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startClient, tempDir, type Client } from '../helpers.js'
 import { BIN, dcb, serve } from './run.js'
+import { outputShows } from '../wait.js'
 
 let c: Client
 const tmp = tempDir()
@@ -184,7 +185,7 @@ describe('dcb serve', () => {
     await first.stop()
     const again = await serve(['--data', data, '--clock', '2027-06-01T00:00:00'])
     try {
-      for (let i = 0; i < 100 && !again.output().includes('keeps its own clock'); i++) await new Promise((r) => setTimeout(r, 20))
+      await outputShows(again.child, again.output, 'keeps its own clock')
       expect(again.output()).toContain(
         `dcb: ${data} keeps its own clock (now 2026-01-31T00:00:00.000000); --clock 2027-06-01T00:00:00 was not applied. To start over at that time: dcb reset --clock 2027-06-01T00:00:00`,
       )

@@ -35,6 +35,10 @@ describe('crash safety', () => {
     for (let round = 0; round < 4; round++) {
       const s = await serve(['--data', data])
       let stop = false
+      // Killed at a varying point of the traffic: after some 6 to 16 acknowledged subscriptions this round.
+      const killAt = acknowledged.length + 6 + Math.floor(Math.random() * 11)
+      let reached: () => void = () => {}
+      const enough = new Promise<void>((r) => (reached = r))
       const workers = Array.from({ length: 8 }, async () => {
         while (!stop) {
           // Distinct MSISDNs in the always-succeeds range, so no flow is ALREADY_SUBSCRIBED.
@@ -42,13 +46,13 @@ describe('crash safety', () => {
           const msisdn = `6012${String(i).padStart(5, '0')}0${String(i % 100).padStart(2, '0')}`
           try {
             const id = await flow(s.url, msisdn)
-            if (id) acknowledged.push(id)
+            if (id && acknowledged.push(id) >= killAt) reached()
           } catch {
             return // the server is gone
           }
         }
       })
-      await new Promise((r) => setTimeout(r, 250 + Math.random() * 750))
+      await enough
       await s.stop('SIGKILL')
       stop = true
       await Promise.all(workers)
