@@ -2,7 +2,7 @@ import { cpSync } from 'node:fs'
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: { cli: 'src/cli/index.ts', index: 'src/index.ts', msw: 'src/msw.ts' },
+  entry: { cli: 'src/cli/main.ts', index: 'src/index.ts', msw: 'src/msw.ts' },
   format: ['esm'],
   target: 'node20',
   platform: 'node',

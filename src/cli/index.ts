@@ -1,6 +1,7 @@
 /**
  * The `dcb` command line. Each subcommand loads its code when it runs, so `dcb --help` and the
- * client commands never load the server.
+ * client commands never load the server. `main.ts` runs it; the command tree is exported so the
+ * reference test reads the commands and options from commander itself.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { DEFAULT_BASE_URL, DEFAULT_DATA_FILE, DEFAULT_PORT, DEMO_API_KEY } from '../contract/defaults.js'
@@ -10,7 +11,7 @@ import { version } from '../version.js'
 
 decideColor(process.argv, process.env)
 const name = invokedAs()
-const program = new Command()
+export const program = new Command()
 program
   .name(name)
   .description('Local sandbox of the direct-carrier-billing subscription API: serve it, or call it.')
@@ -194,14 +195,13 @@ fixtures
   .description('print the JSON Schema of fixture files')
   .action(async () => (await import('./fixtures.js')).schema())
 
-// A closed pipe (dcb scenarios | head) ends the command quietly.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0)
-  })
-}
-
-async function main(): Promise<void> {
+export async function main(): Promise<void> {
+  // A closed pipe (dcb scenarios | head) ends the command quietly.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0)
+    })
+  }
   try {
     await program.parseAsync(process.argv)
   } catch (err) {
@@ -218,5 +218,3 @@ async function main(): Promise<void> {
     process.exit(EXIT.FAIL)
   }
 }
-
-void main()
