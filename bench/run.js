@@ -510,13 +510,37 @@ function markdown() {
   return rows.join('\n')
 }
 
+const PAGE = join(ROOT, 'docs', 'reference', 'benchmarks.md')
+const MARKED = /(<!-- results:start -->\n)[\s\S]*?(\n<!-- results:end -->)/
+
+/** The benchmarks page with the figures of `results` in its table (between its markers). */
+function pageWithResults() {
+  const text = readFileSync(PAGE, 'utf8')
+  if (!MARKED.test(text)) throw new Error(`${PAGE} has no <!-- results:start --> ... <!-- results:end --> block`)
+  return text.replace(MARKED, (_, start, end) => start + markdown() + end)
+}
+
+/** Writes the figures into the benchmarks page of the docs, the one place they are published. */
+function writeResults() {
+  writeFileSync(PAGE, pageWithResults())
+  console.log(markdown())
+}
+
 const only = process.argv.slice(2)
 if (only[0] === 'report') {
-  // Rewrites RESULTS.md from results.json (no measuring).
+  // Rewrites the page's table from results.json (no measuring); `report --check` only says whether it is in step.
   Object.assign(results, JSON.parse(readFileSync(join(ROOT, 'bench', 'results.json'), 'utf8')))
-  writeFileSync(join(ROOT, 'bench', 'RESULTS.md'), markdown() + '\n')
-  console.log(markdown())
   rmSync(tmp, { recursive: true, force: true })
+  if (only[1] === '--check') {
+    const inStep = pageWithResults() === readFileSync(PAGE, 'utf8')
+    console.log(
+      inStep
+        ? 'docs/reference/benchmarks.md has the figures of bench/results.json'
+        : 'docs/reference/benchmarks.md differs from bench/results.json: run node bench/run.js report',
+    )
+    process.exit(inStep ? 0 : 1)
+  }
+  writeResults()
   process.exit(0)
 }
 const stages = {
@@ -541,8 +565,7 @@ try {
   }
   for (const [name, fn] of Object.entries(stages)) if (!only.length || only.includes(name)) await fn()
   writeFileSync(join(ROOT, 'bench', 'results.json'), JSON.stringify(results, null, 2) + '\n')
-  writeFileSync(join(ROOT, 'bench', 'RESULTS.md'), markdown() + '\n')
-  console.log(markdown())
+  writeResults()
 } finally {
   for (const c of children) c.kill('SIGKILL')
   agent.destroy()

@@ -1,5 +1,5 @@
 /**
- * Sessions (SANDBOX.md section 6): named, isolated sandboxes on one server. Each session has its
+ * Sessions (docs/guides/testing-an-integration.md): named, isolated sandboxes on one server. Each session has its
  * own engine, state and request journal; all share the loaded world (its index and compiled
  * rules). The default session is the server's own engine and data file, untouched by this module;
  * the others are made on first use and stored beside it in one shared journal (group commit: a

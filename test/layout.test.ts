@@ -3,7 +3,7 @@ import { join, relative, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 const SRC = resolve(import.meta.dirname, '../src')
-/** Files a person can hold in their head (TEAM.md): split a file by concern before it passes this. */
+/** Files a person can hold in their head: split a file by concern before it passes this. */
 const MAX_LINES = 450
 
 function files(dir: string): string[] {

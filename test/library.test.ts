@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 
 describe('the package as a library', () => {
-  it("runs the README's example through the package's own name (built dist)", async () => {
+  it("runs the library reference's example (docs/reference/library.md) through the package's own name (built dist)", async () => {
     const script = `
       import { startSandbox } from 'dcb-sandbox'
       const sandbox = await startSandbox({ port: 0, inMemory: true, clock: '2026-01-31T00:00:00' })

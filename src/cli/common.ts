@@ -28,7 +28,7 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
     throw new CliError(`--base-url "${baseUrl}" is not an http(s) URL`, EXIT.USAGE)
   }
   const session = opts.session ?? (process.env.DCB_SESSION || undefined)
-  // The server's rule for names (SANDBOX.md section 6), checked here to fail before any call.
+  // The server's rule for session names, checked here to fail before any call.
   if (session !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(session))
     throw new CliError(`--session "${session}" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -`, EXIT.USAGE)
   waiting = { baseUrl, limitS: opts.timeout ?? 30 }

@@ -1,5 +1,5 @@
 /**
- * The control API's wire contract (`/_sandbox`, SANDBOX.md section 4): every query and body as a zod
+ * The control API's wire contract (`/_sandbox`, docs/reference/control-api.md): every query and body as a zod
  * schema that validates it (a bad one answers 400 naming the field and what was expected), every
  * answer as a zod schema that documents it in `/openapi.json`, and the types of both derived here
  * once. The server and the in-process operations import this module; the client and the CLI import

@@ -1,5 +1,5 @@
 /**
- * The control operations as typed functions (SANDBOX.md section 5): what the control API does, each
+ * The control operations as typed functions (docs/reference/library.md): what the control API does, each
  * answering the control API's JSON. One interface, three implementations' worth of callers: the
  * in-process operations (`src/control/operations.ts`: the HTTP handlers and the library call them),
  * the HTTP client (`src/client/`: the CLI calls it). A refused call throws `SandboxError` (code, status).

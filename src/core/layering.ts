@@ -1,5 +1,5 @@
 /**
- * Layering fixture documents into one world (SANDBOX.md section 8), in one place for every way in:
+ * Layering fixture documents into one world (docs/reference/fixtures.md), in one place for every way in:
  * files (`--fixtures`, `dcb fixtures validate`), the library's world option, the control API.
  *
  * - A record (merchant, service, country, carrier) with the key of an earlier one is merged into it:

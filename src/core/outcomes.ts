@@ -1,6 +1,6 @@
 /**
  * The one table of outcome codes: for each, the HTTP status, the envelope message and the payload
- * form on failure (`null`: `"payload": null`; `absent`: no payload key). SANDBOX.md section 1.
+ * form on failure (`null`: `"payload": null`; `absent`: no payload key). docs/reference/errors.md lists it.
  */
 
 export type PayloadForm = 'null' | 'absent'
@@ -13,7 +13,7 @@ export interface OutcomeSpec {
   describe: string
 }
 
-/** The carrier catalog (SANDBOX.md section 1): HTTP 200, `status: FAIL`. */
+/** The carrier catalog: HTTP 200, `status: FAIL`. */
 export const CARRIER_CODES = [
   'INVALID_MSISDN',
   'INVALID_MSISDN_LANDLINE',

@@ -1,5 +1,5 @@
 /**
- * The carrier rules in force and the one precedence (SANDBOX.md section 8): runtime rules first, the
+ * The carrier rules in force and the one precedence (docs/reference/fixtures.md): runtime rules first, the
  * last added first; then the world's rules in the order the layering gave them (the last fixture file's
  * first, the default world's last). A runtime rule with the id of a world rule replaces it while it
  * exists. The first rule that fits a step decides it: its effect is what the step does, and an empty

@@ -1,6 +1,6 @@
 /**
  * The magic numbers and rules of the loaded world, described for people (`dcb scenarios`, the
- * control API, the README table). Generated from the data, so documentation cannot drift.
+ * control API, the table of docs/reference/magic-endings.md). Generated from the data, so documentation cannot drift.
  */
 import type { Rule, World } from './world-schema.js'
 import type { Engine } from './engine.js'
@@ -105,7 +105,7 @@ export function scenarioList(engine: Engine): { scenarios: Scenario[]; world: Wo
   }
 }
 
-/** The scenarios as a Markdown table (the README's table is this, generated). */
+/** The scenarios as a Markdown table (docs/reference/magic-endings.md has this table, generated). */
 export function scenarioTable(scenarios: Scenario[]): string {
   const rows = scenarios.map((s) => `| ${s.match} | ${s.step} | ${s.outcome} | ${s.description} |`)
   return ['| match | step | outcome | what it shows |', '|---|---|---|---|', ...rows].join('\n')

@@ -41,7 +41,7 @@ function daysInMonth(y: number, m: number): number {
 const scratch = new Uint8Array(26)
 
 /**
- * `2026-04-29T10:15:30.123456`: UTC, six fractional digits, no zone (SANDBOX.md section 1).
+ * `2026-04-29T10:15:30.123456`: UTC, six fractional digits, no zone (docs/reference/spec-silent.md).
  * Computed by arithmetic, without a Date (times outside whole milliseconds of 1970-9999 through Date).
  */
 export function formatTimestamp(ms: number): string {

@@ -1,5 +1,5 @@
 /**
- * The cross-site guard of the control API and the console (SANDBOX.md section 4): a web page the
+ * The cross-site guard of the control API and the console (docs/reference/security.md): a web page the
  * developer happens to visit must not be able to drive the sandbox on their machine.
  *
  * - `Host` (DNS rebinding): while the server listens on loopback, only loopback names and the

@@ -1,5 +1,5 @@
 /**
- * The three merchant operations over HTTP, with the order of checks of SANDBOX.md section 1:
+ * The three merchant operations over HTTP, with the order of checks of docs/reference/spec-silent.md:
  * method (405) -> API key (401) -> source IP (403) -> content type, size, JSON, schema (400/413) ->
  * the engine. Written with callbacks so that an answer that needs no write (every failure before the
  * engine, and Status) leaves in the same tick as the request's last byte.

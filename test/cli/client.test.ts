@@ -181,8 +181,8 @@ describe('sandbox commands', () => {
 
   it('scenarios --markdown prints the table the README has', async () => {
     const md = await run(['scenarios', '--markdown'])
-    const readme = readFileSync('README.md', 'utf8')
-    expect(readme).toContain(md.stdout.trim())
+    const page = readFileSync('docs/reference/magic-endings.md', 'utf8')
+    expect(page).toContain(md.stdout.trim())
   })
 })
 

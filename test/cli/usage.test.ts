@@ -274,9 +274,9 @@ describe('dcb subscription', () => {
   })
 })
 
-describe('README', () => {
+describe('the CLI reference', () => {
   it('documents every option of every command', async () => {
-    const readme = readFileSync('README.md', 'utf8')
+    const readme = readFileSync('docs/reference/cli.md', 'utf8')
     const top = await dcb(['--help'])
     const commands = [...top.stdout.split('Commands:')[1]!.matchAll(/^ {2}(\S+)/gm)].map((m) => m[1]!).filter((n) => n !== 'help')
     expect(commands).toContain('rules')

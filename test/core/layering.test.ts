@@ -1,5 +1,5 @@
 /**
- * SANDBOX.md section 8 at engine level: the precedence of rules, records merged by key, the checks
+ * docs/reference/fixtures.md at engine level: the precedence of rules, records merged by key, the checks
  * of a layered world (names in rules, duplicate prefixes, services without integrations), the world
  * as one document and back, and reset with a clock.
  */

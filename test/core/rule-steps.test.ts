@@ -1,5 +1,5 @@
 /**
- * The step/effect table of SANDBOX.md section 8 at engine level: every pair the table has takes
+ * The step/effect table of docs/reference/fixtures.md at engine level: every pair the table has takes
  * effect (and `nth`, `times` work on every step, `used` counts every decision); every other pair is
  * refused naming the field and the steps that take it.
  */

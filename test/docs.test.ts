@@ -1,0 +1,306 @@
+/**
+ * The documentation kept true: the README as a short front page, and the reference in docs/ checked
+ * against the code both ways (commands and options from commander's own tree, control calls from the
+ * route table, error codes from their tables, generated tables as generated), every relative link
+ * resolving, and no file named that the repository or the package does not contain.
+ */
+import { execFile, execFileSync } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join, normalize } from 'node:path'
+import type { Command } from 'commander'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { program } from '../src/cli/index.js'
+import { worldNames } from '../src/core/layering.js'
+import { CONTROL_ERRORS } from '../src/core/errors.js'
+import { OUTCOMES } from '../src/core/outcomes.js'
+import { validateRule } from '../src/core/rule-check.js'
+import { describeRule, scenarioTable } from '../src/core/scenarios.js'
+import { EFFECTS, STEP_EFFECTS, STEPS } from '../src/core/world-schema.js'
+import { CONSOLE_FILES } from '../src/http/console.js'
+import { CONTROL_ROUTES, SESSION_ROUTES } from '../src/http/control-routes.js'
+import { loadWorld } from '../src/world/load.js'
+import { startClient, type Client } from './helpers.js'
+
+const read = (path: string) => readFileSync(path, 'utf8')
+const docPages = (dir = 'docs'): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? docPages(join(dir, e.name)) : e.name.endsWith('.md') ? [join(dir, e.name)] : []))
+const PAGES = ['README.md', ...docPages()]
+
+/** The text between `<!-- NAME:start -->` and `<!-- NAME:end -->`. */
+function block(text: string, name: string): string {
+  const m = new RegExp(`<!-- ${name}:start -->\\n([\\s\\S]*?)\\n<!-- ${name}:end -->`).exec(text)
+  expect(m, `a ${name} block`).not.toBeNull()
+  return m![1]!
+}
+
+/** Markdown sections by `### ` heading (the heading text without the hashes). */
+function sections(text: string): Map<string, string> {
+  const out = new Map<string, string>()
+  const parts = text.split(/^### /m).slice(1)
+  for (const part of parts) {
+    const nl = part.indexOf('\n')
+    out.set(part.slice(0, nl).trim(), part.slice(nl + 1).split(/^## /m)[0]!)
+  }
+  return out
+}
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
+const slug = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-')
+
+function anchors(text: string): Set<string> {
+  const seen = new Map<string, number>()
+  const out = new Set<string>()
+  for (const m of stripCode(text).matchAll(/^#{1,6} (.+)$/gm)) {
+    const base = slug(m[1]!)
+    const n = seen.get(base) ?? 0
+    seen.set(base, n + 1)
+    out.add(n ? `${base}-${n}` : base)
+  }
+  return out
+}
+
+const stripCode = (text: string) => text.replace(/^```[\s\S]*?^```/gm, '')
+
+describe('the README', () => {
+  const readme = read('README.md')
+
+  it('is a front page of at most 12,000 bytes', () => {
+    expect(Buffer.byteLength(readme)).toBeLessThanOrEqual(12_000)
+  })
+
+  it('names the two commands', () => {
+    expect(readme).toContain('npm ci && npm start')
+    expect(readme).toContain('npm ci && npm test')
+  })
+
+  it('leads to every page of docs/, through docs/README.md', () => {
+    expect(readme).toContain('](docs/README.md)')
+    const index = read('docs/README.md')
+    const linked = new Set([...stripCode(index).matchAll(/\]\(([^)#\s]+)/g)].map((m) => normalize(join('docs', m[1]!))))
+    // The architecture page is written by its own work; every other page is listed.
+    const unlisted = docPages().filter((p) => p !== normalize('docs/README.md') && !linked.has(p))
+    expect(unlisted).toEqual([])
+  })
+})
+
+describe('relative links', () => {
+  it('resolve to a file of the repository, and an anchor to a heading of it', () => {
+    const broken: string[] = []
+    for (const page of PAGES) {
+      const text = stripCode(read(page)).replace(/`[^`\n]*`/g, '')
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/i.test(target!)) continue
+        const [path, anchor] = target!.split('#') as [string, string | undefined]
+        const file = path ? normalize(join(dirname(page), path)) : page
+        if (!existsSync(file)) {
+          broken.push(`${page}: ${target} (no ${file})`)
+          continue
+        }
+        if (anchor !== undefined && (!file.endsWith('.md') || !anchors(read(file)).has(anchor))) broken.push(`${page}: ${target} (no heading #${anchor})`)
+      }
+    }
+    expect(broken).toEqual([])
+  })
+})
+
+describe('the CLI reference (docs/reference/cli.md)', () => {
+  const page = sections(read('docs/reference/cli.md'))
+  const COMMON = 'Options of every client command'
+  const optionsIn = (section: string) => [...section.matchAll(/^- `(?:-\w, )?(--[a-z][a-z-]*)/gm)].map((m) => m[1]!).sort()
+
+  /** Every command that runs, from commander's own tree: `fixtures validate`, not `fixtures`. */
+  function commands(cmd: Command, prefix: string[] = []): [string, Command][] {
+    return cmd.commands.flatMap((sub) => {
+      const path = [...prefix, sub.name()]
+      return sub.commands.length ? commands(sub, path) : [[path.join(' '), sub] as [string, Command]]
+    })
+  }
+  const tree = new Map(commands(program).filter(([name]) => name !== 'help'))
+  /** `dcb fixtures validate PATH…` → `fixtures validate`: the lower-case words after dcb. */
+  const documented = new Map(
+    [...page]
+      .filter(([heading]) => heading.startsWith('`dcb '))
+      .map(([heading, text]) => [/^`dcb ((?:[a-z]+(?: |`|$))+)/.exec(heading)![1]!.replace(/[ `]+$/, ''), text]),
+  )
+
+  it('has a section for every command, and none for a command that does not exist', () => {
+    expect(tree.size).toBeGreaterThan(20)
+    expect([...documented.keys()].sort()).toEqual([...tree.keys()].sort())
+  })
+
+  it("lists each command's options, and only those", () => {
+    const common = optionsIn(page.get(COMMON)!)
+    expect(common).toContain('--base-url')
+    const wrong: Record<string, { code: string[]; docs: string[] }> = {}
+    for (const [name, cmd] of tree) {
+      const text = documented.get(name) ?? ''
+      const docs = [...new Set([...optionsIn(text), ...(text.includes('(#options-of-every-client-command)') ? common : [])])].sort()
+      const code = cmd.options.map((o) => o.long!).sort()
+      if (JSON.stringify(docs) !== JSON.stringify(code)) wrong[name] = { code, docs }
+    }
+    expect(wrong).toEqual({})
+  })
+
+  it("lists the program's own options", () => {
+    expect(optionsIn(page.get('Global options')!)).toEqual(program.options.map((o) => o.long!).sort())
+  })
+})
+
+describe('the control API reference (docs/reference/control-api.md)', () => {
+  const text = read('docs/reference/control-api.md')
+  const calls = (table: string) =>
+    table
+      .split('\n')
+      .filter((row) => row.startsWith('| `'))
+      .flatMap((row) =>
+        [...row.split('|')[1]!.matchAll(/`(GET|POST|PUT|PATCH|DELETE) (\/[^`\s?]*)/g)].map((m) => `${m[1]} ${m[2]!.replace(/\{(\w+)\}/g, ':$1')}`),
+      )
+  const [main, others] = text.split('\nOther paths the server answers:\n') as [string, string]
+  const tableCalls = [...CONTROL_ROUTES, ...SESSION_ROUTES].map((r) => `${r.method} /_sandbox${r.path}`)
+
+  it('lists every call of the route table, and no call it does not have', () => {
+    expect(tableCalls.length).toBeGreaterThan(15)
+    expect(calls(main).sort()).toEqual([...tableCalls].sort())
+  })
+
+  describe('the other paths it names', () => {
+    let c: Client
+    beforeAll(async () => {
+      c = await startClient()
+    })
+    afterAll(() => c.close())
+
+    it('are answered by a real server (none is an unknown path)', async () => {
+      const listed = calls(others)
+      expect(listed.length).toBeGreaterThan(3)
+      const init = await c.api('/subscriptions/init', { msisdn: '359883456001', service_code: 'STREAMPLUS', country_code: 'bg' })
+      const consentId = new URL(init.body.payload.redirect_url).pathname.split('/').pop()!
+      const answers: Record<string, number> = {}
+      for (const call of listed) {
+        const [method, path] = call.split(' ') as [string, string]
+        expect(tableCalls).not.toContain(call)
+        const abort = new AbortController()
+        const res = await fetch(c.url + path.replace(':id', consentId), {
+          method,
+          headers: { 'content-type': 'application/json' },
+          body: method === 'GET' ? undefined : '{}',
+          signal: abort.signal,
+        })
+        answers[call] = res.status
+        abort.abort() // the live stream never ends
+      }
+      expect(Object.entries(answers).filter(([, status]) => status === 404)).toEqual([])
+    })
+  })
+})
+
+describe('the errors reference (docs/reference/errors.md)', () => {
+  const text = read('docs/reference/errors.md')
+
+  it("has the merchant API's outcome table as src/core/outcomes.ts has it", () => {
+    const rows = Object.entries(OUTCOMES).map(
+      ([code, s]) =>
+        `| \`${code}\` | ${s.http} | ${s.message ? `\`${s.message}\`` : '`""`'} | ${code === 'SUCCESS' ? '(the answer)' : s.payload === 'null' ? '`null`' : 'absent'} | ${s.describe} |`,
+    )
+    expect(block(text, 'outcomes')).toBe(['| outcome | HTTP | `message` | payload on failure | what it means |', '|---|---|---|---|---|', ...rows].join('\n'))
+  })
+
+  it('has the control error table as src/core/errors.ts has it', () => {
+    const rows = Object.entries(CONTROL_ERRORS).map(([code, s]) => `| \`${code}\` | ${s.status} | ${s.describe} |`)
+    expect(block(text, 'control-errors')).toBe(['| code | HTTP | what it means |', '|---|---|---|', ...rows].join('\n'))
+  })
+})
+
+describe('the fixtures and magic endings references', () => {
+  it('shows the magic-number table generated from the default world', () => {
+    const { world } = loadWorld()
+    expect(block(read('docs/reference/magic-endings.md'), 'scenarios')).toBe(scenarioTable(world.rules.map((r) => describeRule(r, 'fixture'))))
+  })
+
+  it('keeps the step/effect table of the engine, and every example rule passes the one rule validation', () => {
+    const page = read('docs/reference/fixtures.md')
+    const table = /\| step \| when \| effects \|\n\|---\|---\|---\|\n((?:\|.*\n)+)/.exec(page)![1]!
+    const documented = new Map<string, string[]>()
+    for (const row of table.trim().split('\n')) {
+      const [steps, , effects] = row
+        .split('|')
+        .slice(1, 4)
+        .map((c) => c.trim())
+      const names = [...effects!.matchAll(/`(\w+)`/g)].map((m) => m[1]!).filter((e) => (EFFECTS as readonly string[]).includes(e))
+      for (const step of steps!.matchAll(/`(\w+)`/g)) documented.set(step[1]!, names)
+    }
+    // `error` is documented for init and verify only: the row of init, verify and status says so.
+    documented.set('status', ['delay_ms', 'http'])
+    for (const step of STEPS) expect([step, ...[...documented.get(step)!].sort()]).toEqual([step, ...[...STEP_EFFECTS[step]].sort()])
+    const examples = /```jsonc\n([\s\S]*?)```/
+      .exec(page)![1]!
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line.replace(/\s+\/\/.*$/, '')))
+    expect(new Set(examples.map((r) => (Array.isArray(r.step) ? r.step : [r.step])).flat())).toEqual(new Set(STEPS))
+    const names = worldNames(loadWorld().world)
+    for (const rule of examples) expect(validateRule(rule, names)).toMatchObject({ ok: true })
+  })
+})
+
+describe('the console and benchmarks references', () => {
+  it("states the console's page weight as it is", () => {
+    const bytes = CONSOLE_FILES.reduce((n, f) => n + statSync(`src/console/${f}`).size, 0)
+    expect(read('docs/reference/console.md')).toContain(`Page weight: **${bytes} bytes** in all`)
+  })
+
+  it('has the figures of bench/results.json (bench/run.js report --check)', async () => {
+    const run = await new Promise<{ code: number; out: string }>((resolve) =>
+      execFile(process.execPath, ['bench/run.js', 'report', '--check'], (err, stdout, stderr) =>
+        resolve({ code: err ? Number(err.code ?? 1) : 0, out: stdout + stderr }),
+      ),
+    )
+    expect(run).toEqual({ code: 0, out: 'docs/reference/benchmarks.md has the figures of bench/results.json\n' })
+  })
+})
+
+describe('files named', () => {
+  /** Every text file of the repository (tracked or new, not ignored), relative to its root. */
+  const repoFiles = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { encoding: 'utf8' })
+    .split('\0')
+    .filter((f) => f && existsSync(f))
+  const textual = (f: string) => /\.(ts|js|mjs|cjs|json|md|py|sh|css|html|svg|yml|yaml)$|^\.ci\/run$|^bin\//.test(f) && f !== 'package-lock.json'
+  const named = (text: string) => [...text.matchAll(/[\w.-]*[\w-]\.md\b/g)].map((m) => m[0].split('/').pop()!)
+  const notContained = (files: string[], readText: (f: string) => string) => {
+    const names = new Set(files.map((f) => f.split('/').pop()!))
+    const missing: string[] = []
+    for (const f of files.filter(textual)) for (const name of named(readText(f))) if (!names.has(name)) missing.push(`${f}: ${name}`)
+    return missing
+  }
+
+  it('the repository names no .md file it does not contain (the product contract and team notes live outside it)', () => {
+    expect(repoFiles.length).toBeGreaterThan(100)
+    const outside = ['SANDBOX', 'TEAM', 'STYLE', 'api-spec'].map((n) => `${n}.md`)
+    const citing = repoFiles.filter(textual).filter((f) => outside.some((n) => read(f).includes(n)))
+    expect(citing).toEqual([])
+    expect(notContained(repoFiles, read)).toEqual([])
+  })
+
+  it('the package names no .md file it does not contain, and its relative links resolve inside it', () => {
+    const [pack] = JSON.parse(
+      execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }),
+    )
+    const files: string[] = pack.files.map((f: { path: string }) => f.path)
+    expect(files).toContain('docs/reference/cli.md')
+    expect(notContained(files, read)).toEqual([])
+    const outside: string[] = []
+    for (const page of files.filter((f) => f.endsWith('.md')))
+      for (const [, target] of stripCode(read(page)).matchAll(/\]\(([^)\s#]+)/g))
+        if (
+          !/^[a-z]+:/i.test(target!) &&
+          !files.some((f) => f === normalize(join(dirname(page), target!)) || f.startsWith(normalize(join(dirname(page), target!)) + '/'))
+        )
+          outside.push(`${page}: ${target}`)
+    expect(outside).toEqual([])
+  })
+})
