@@ -2,7 +2,7 @@
 // Everything runs on 127.0.0.1; every load is bounded in count and time.
 import autocannon from 'autocannon'
 import { spawn, execFileSync } from 'node:child_process'
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync, readFileSync } from 'node:fs'
 import http from 'node:http'
 import os from 'node:os'
 import { join, dirname } from 'node:path'
@@ -30,11 +30,12 @@ function log(...a) {
   console.error('[bench]', ...a)
 }
 
-/** Starts a server process and resolves with its URL once it prints "listening on". */
-function start(args, script = BIN) {
+/** Starts a server process and resolves with its URL once it prints "listening on" (`exe`: the single executable instead of node). */
+function start(args, script = BIN, exe = undefined) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now()
-    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } })
+    const [command, argv] = exe ? [exe, args] : [process.execPath, [script, ...args]]
+    const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } })
     children.add(child)
     let out = ''
     const onData = (d) => {
@@ -349,6 +350,47 @@ async function startup() {
   log(results.figures.serve, results.figures.cli)
 }
 
+/** The single executable (npm run build:binary): size, serve time to ready and idle RSS, client wall times. */
+async function binary() {
+  const exe = join(ROOT, 'dist', 'dcb-linux-x64')
+  if (!existsSync(exe)) throw new Error(`${exe} is missing: run npm run build:binary first`)
+  log('the single executable: size, serve time to ready, idle RSS, dcb status and --help wall time')
+  const ready = []
+  let idle = 0
+  let walls = []
+  let help = []
+  for (let k = 0; k < 5; k++) {
+    const s = await start(['serve', '--port', '0', '--in-memory'], undefined, exe)
+    ready.push(s.readyMs)
+    if (k === 4) {
+      await new Promise((r) => setTimeout(r, 1500))
+      idle = rss(s.child.pid)
+      const id = await subscribe(s.url, '60123456001')
+      walls = timed(10, () => execFileSync(exe, ['status', id, '--base-url', s.url], { stdio: 'ignore' }))
+      help = timed(5, () => execFileSync(exe, ['--help'], { stdio: 'ignore' }))
+    }
+    await s.stop()
+  }
+  results.figures.binary = {
+    size_mib: Math.round((statSync(exe).size / 2 ** 20) * 10) / 10,
+    ready_ms: median(ready),
+    idle_rss_mib: Math.round(idle),
+    status_wall_ms: median(walls),
+    help_wall_ms: median(help),
+  }
+  log(results.figures.binary)
+}
+
+function timed(n, fn) {
+  const out = []
+  for (let j = 0; j < n; j++) {
+    const t = performance.now()
+    fn()
+    out.push(performance.now() - t)
+  }
+  return out
+}
+
 async function advanceYear() {
   results.figures.advance = []
   for (const n of [2_000, 5_000, 10_000]) {
@@ -440,11 +482,17 @@ function median(a) {
   return Math.round(s[Math.floor(s.length / 2)])
 }
 
+/** The stages measured after the full run, with their dates (a partial run: `node bench/run.js STAGE`). */
+function laterStages() {
+  const later = Object.entries(results.stages ?? {}).map(([name, date]) => `\`${name}\` ${date.slice(0, 10)}`)
+  return later.length ? ` Measured again since: ${later.join(', ')}.` : ''
+}
+
 function markdown() {
   const f = results.figures
   const m = results.machine
   const rows = [
-    `Measured ${results.date.slice(0, 10)} on ${m.cpu}, ${m.cores} cores, ${m.memory_gib} GiB, Node ${m.node} (${m.os}); ${SECONDS} s per load, all on 127.0.0.1.`,
+    `Measured ${results.date.slice(0, 10)} on ${m.cpu}, ${m.cores} cores, ${m.memory_gib} GiB, Node ${m.node} (${m.os}); ${SECONDS} s per load, all on 127.0.0.1.${laterStages()}`,
     '',
     '| figure | value | goal |',
     '|---|---|---|',
@@ -495,6 +543,10 @@ function markdown() {
   }
   if (f.serve) rows.push(`| dcb serve: time to ready / idle RSS | ${f.serve.ready_ms} ms / ${f.serve.idle_rss_mib} MiB | |`)
   if (f.cli) rows.push(`| dcb status / dcb --help: process wall time | ${f.cli.status_wall_ms} ms / ${f.cli.help_wall_ms} ms | |`)
+  if (f.binary)
+    rows.push(
+      `| single executable (dist/dcb-linux-x64, ${f.binary.size_mib} MiB): serve time to ready / idle RSS; dcb status / dcb --help wall time | ${f.binary.ready_ms} ms / ${f.binary.idle_rss_mib} MiB; ${f.binary.status_wall_ms} ms / ${f.binary.help_wall_ms} ms | |`,
+    )
   if (f.advance)
     for (const a of [].concat(f.advance))
       rows.push(
@@ -551,6 +603,7 @@ const stages = {
   sessions: sessionWrites,
   library,
   startup,
+  binary,
   advance: advanceYear,
   memory: memoryOverMillion,
 }
@@ -561,6 +614,10 @@ try {
     try {
       const last = JSON.parse(readFileSync(join(ROOT, 'bench', 'results.json'), 'utf8'))
       results.figures = { ...last.figures }
+      // The date stays the full run's; the stages measured since say when they were.
+      results.stages = { ...last.stages }
+      for (const name of only) results.stages[name] = results.date
+      results.date = last.date
     } catch {}
   }
   for (const [name, fn] of Object.entries(stages)) if (!only.length || only.includes(name)) await fn()

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { embeddedFile } from './assets.js'
 import { packageRoot } from './paths.js'
 
 let cached: string | undefined
@@ -8,7 +9,8 @@ let cached: string | undefined
 export function version(): string {
   if (!cached) {
     try {
-      cached = (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version
+      const text = embeddedFile('package.json')?.toString('utf8') ?? readFileSync(join(packageRoot(), 'package.json'), 'utf8')
+      cached = (JSON.parse(text) as { version: string }).version
     } catch {
       cached = '0.0.0'
     }

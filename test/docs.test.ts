@@ -292,6 +292,8 @@ describe('files named', () => {
     )
     const files: string[] = pack.files.map((f: { path: string }) => f.path)
     expect(files).toContain('docs/reference/cli.md')
+    // The single executable (123 MiB) is built beside the package, never shipped in it.
+    expect(files.filter((f) => f.startsWith('dist/dcb-'))).toEqual([])
     expect(notContained(files, read)).toEqual([])
     const outside: string[] = []
     for (const page of files.filter((f) => f.endsWith('.md')))

@@ -9,6 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { fileURLToPath } from 'node:url'
+import { embeddedFile } from '../assets.js'
 import { isPlainObject, parseJson, readBody } from './body.js'
 import { CONSOLE_COOKIE, cookieValue, sameText } from './console-cookie.js'
 import { checkControlAccess } from './control.js'
@@ -49,7 +50,7 @@ function assetDir(): string {
 const cache = new Map<string, Buffer>()
 function asset(file: string): Buffer {
   let b = cache.get(file)
-  if (!b) cache.set(file, (b = readFileSync(assetDir() + file)))
+  if (!b) cache.set(file, (b = embeddedFile(`console/${file}`) ?? readFileSync(assetDir() + file)))
   return b
 }
 

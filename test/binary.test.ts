@@ -1,0 +1,98 @@
+/**
+ * The single executable (`npm run build:binary` → dist/dcb-linux-x64; `npm test` and CI build it
+ * before the suite): run as a subprocess from another folder, with a PATH on which there is no
+ * `node`, it serves and runs a whole OTP flow. A missing executable fails here: it is never skipped.
+ */
+import { execFile, spawn } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const EXE = resolve('dist', 'dcb-linux-x64')
+const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version
+
+describe('the single executable (dist/dcb-linux-x64)', () => {
+  let dir: string
+  let env: Record<string, string>
+  let server: ReturnType<typeof spawn> | undefined
+  let url: string
+
+  const run = (args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
+      execFile(EXE, args, { cwd: dir, env, timeout: 20_000 }, (err, stdout, stderr) => done({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr })),
+    )
+
+  beforeAll(async () => {
+    expect(existsSync(EXE), `${EXE} is missing: npm run build:binary writes it`).toBe(true)
+    dir = mkdtempSync(join(tmpdir(), 'dcb-exe-'))
+    // PATH is one empty folder: no node, no npm, nothing the executable could lean on.
+    const bin = join(dir, 'bin')
+    mkdirSync(bin)
+    env = { PATH: bin, HOME: dir, NO_COLOR: '1' }
+    server = spawn(EXE, ['serve', '--port', '0', '--quiet', '--clock', '2026-01-31T00:00:00'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    url = await new Promise<string>((ready, fail) => {
+      let out = ''
+      let err = ''
+      server!.stdout!.on('data', (d) => {
+        out += d
+        if (out.includes('\n')) ready(out.trim())
+      })
+      server!.stderr!.on('data', (d) => (err += d))
+      server!.on('exit', (code) => fail(new Error(`dcb-linux-x64 serve exited ${code}: ${err}`)))
+    })
+    env.DCB_BASE_URL = url
+  })
+
+  afterAll(async () => {
+    if (server && server.exitCode === null) {
+      const exited = new Promise((r) => server!.once('exit', r))
+      server.kill('SIGTERM')
+      await exited
+    }
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('has no node on its PATH, and runs from a folder that is not the package', () => {
+    for (const folder of env.PATH!.split(':')) expect(existsSync(join(folder, 'node'))).toBe(false)
+    expect(existsSync(join(dir, 'package.json'))).toBe(false)
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+  })
+
+  it('runs a whole OTP flow: init, otp, verify, status', async () => {
+    const init = await run(['init', '--msisdn', '60123456001', '--service', 'STREAMPLUS', '--country', 'my', '--json'])
+    expect(init.stderr).toBe('')
+    expect(JSON.parse(init.stdout)).toMatchObject({ status: 'SUCCESS', payload: { carrier_code: 'sbx-my-otp' } })
+    const otp = await run(['otp', '60123456001'])
+    expect(otp.stdout).toMatch(/^\d{4}\n$/)
+    const verify = await run(['verify', '--id', JSON.parse(init.stdout).payload.verif_request_id, '--otp', otp.stdout.trim(), '--json'])
+    expect(JSON.parse(verify.stdout)).toMatchObject({ status: 'SUCCESS' })
+    const id = JSON.parse(verify.stdout).payload.subscription_id
+    const status = await run(['status', id, '--json'])
+    expect(JSON.parse(status.stdout).payload).toMatchObject({
+      subscription_id: id,
+      status: 'ACTIVE',
+      msisdn: '60123456001',
+      expiry_dt: '2026-02-28T00:00:00.000000',
+    })
+    // The data file is where the executable was started, as with dcb serve from the package.
+    expect(existsSync(join(dir, '.dcb', 'sandbox.json.lock'))).toBe(true)
+  })
+
+  it('carries its version, the default world and the console inside it', async () => {
+    expect((await run(['--version'])).stdout.trim()).toBe(VERSION)
+    const world = await run(['world'])
+    expect(world.stdout).toContain('(fixtures/world.json)')
+    const page = await fetch(url + '/')
+    expect(page.status).toBe(200)
+    expect(await page.text()).toBe(readFileSync('src/console/index.html', 'utf8'))
+    const script = await fetch(url + '/_console/app.js')
+    expect(await script.text()).toBe(readFileSync('src/console/app.js', 'utf8'))
+  })
+
+  it('refuses bad input as the CLI does: one line, exit 2', async () => {
+    const bad = await run(['clock', 'advance', '1M'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toMatch(/^dcb: .*\n$/)
+  })
+})
