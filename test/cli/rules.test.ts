@@ -6,9 +6,9 @@
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { tempDir } from '../helpers.js'
-import { dcb, serve } from './run.js'
+import { dcb, serve, type Served } from './run.js'
 
 let tmp: ReturnType<typeof tempDir>
 beforeEach(() => {
@@ -57,53 +57,71 @@ describe('a fixture file with a typo', () => {
 })
 
 describe('dcb world, dcb reset --clock, run files with rule and reset steps', () => {
-  it('shows the override in force with its file; a run file adds a rule and starts over in the past', async () => {
-    const f = write('short-otp.json', {
-      carriers: [{ code: 'sbx-my-otp', otp: { ttl: 'PT1M' } }],
-      rules: [{ id: 'slow-verify', match: { ending: '042' }, step: 'verify', effect: { delay_ms: 300 } }],
+  let s: Served
+  let f: string
+  let own: ReturnType<typeof tempDir>
+  beforeAll(async () => {
+    own = tempDir()
+    f = join(own.dir, 'short-otp.json')
+    writeFileSync(
+      f,
+      JSON.stringify({
+        carriers: [{ code: 'sbx-my-otp', otp: { ttl: 'PT1M' } }],
+        rules: [{ id: 'slow-verify', match: { ending: '042' }, step: 'verify', effect: { delay_ms: 300 } }],
+      }),
+    )
+    s = await serve(['--in-memory', '--fixtures', f, '--clock', '2026-06-01T00:00:00'])
+  })
+  afterAll(async () => {
+    await s?.stop()
+    own?.cleanup()
+  })
+
+  it('dcb world shows the override in force with its file', async () => {
+    const w = await dcb(['world', '--base-url', s.url])
+    expect(w.code).toBe(0)
+    expect(w.stdout).toContain(
+      `sbx-my-otp my: OTP; prefixes 6012; OTP 4 digits, valid PT1M, 3 attempts; retry every P1D, at most 1  (fixtures/world.json + ${f})`,
+    )
+    expect(w.stdout).toContain('STREAMPLUS of demo: "Stream Plus", every P1M, keyword STREAM; my 9.90 MYR, gb 4.99 GBP, bg 5.99 BGN  (fixtures/world.json)')
+    expect(w.stdout).toContain('demo: 2 API keys; allowlist 127.0.0.0/8, ::1  (fixtures/world.json)')
+    expect(w.stdout).toMatch(
+      new RegExp(`  1\\. slow-verify: ending 042 at verify: delay 300 ms; used 0  \\(${f.replace(/[.]/g, '\\.')}\\)\\n +2\\. ok-000-099: `),
+    )
+    const json = JSON.parse((await dcb(['world', '--json', '--base-url', s.url])).stdout)
+    expect(json.extends).toBe('none')
+  })
+
+  it('dcb clock set to the past points to dcb reset --clock, which starts over there', async () => {
+    const past = await dcb(['clock', 'set', '2026-01-01T00:00:00', '--base-url', s.url])
+    expect(past.code).toBe(1)
+    expect(past.stderr).toContain('dcb reset --clock 2026-01-01T00:00:00')
+    const reset = await dcb(['reset', '--clock', '2026-01-01T00:00:00', '--base-url', s.url])
+    expect(reset.stdout).toContain('back to the loaded fixtures at 2026-01-01T00:00:00')
+    expect((await (await fetch(`${s.url}/_sandbox/clock`)).json()).now).toBe('2026-01-01T00:00:00.000000')
+  })
+
+  it('a run file adds a rule and starts over in the past', async () => {
+    const run = write('ticket.run.json', {
+      description: 'ticket 4711: the second Init of 60123456043 fails NOT_ELIGIBLE, in December 2025',
+      steps: [
+        { reset: { clock: '2025-12-01T00:00:00' } },
+        { rule: { id: 'second-init', match: { msisdn: '60123456043' }, step: 'init', nth: 2, effect: { error: 'NOT_ELIGIBLE' } } },
+        { init: { msisdn: '60123456043', service_code: 'STREAMPLUS', country_code: 'my' }, as: 'first' },
+        { init: { msisdn: '60123456043', service_code: 'STREAMPLUS', country_code: 'my' }, as: 'second' },
+        { expect: { 'first.status': 'SUCCESS', 'second.message': 'NOT_ELIGIBLE', 'rule.id': 'second-init' } },
+      ],
     })
-    const s = await serve(['--in-memory', '--fixtures', f, '--clock', '2026-06-01T00:00:00'])
-    try {
-      const w = await dcb(['world', '--base-url', s.url])
-      expect(w.code).toBe(0)
-      expect(w.stdout).toContain(
-        `sbx-my-otp my: OTP; prefixes 6012; OTP 4 digits, valid PT1M, 3 attempts; retry every P1D, at most 1  (fixtures/world.json + ${f})`,
-      )
-      expect(w.stdout).toContain('STREAMPLUS of demo: "Stream Plus", every P1M, keyword STREAM; my 9.90 MYR, gb 4.99 GBP, bg 5.99 BGN  (fixtures/world.json)')
-      expect(w.stdout).toContain('demo: 2 API keys; allowlist 127.0.0.0/8, ::1  (fixtures/world.json)')
-      expect(w.stdout).toMatch(
-        new RegExp(`  1\\. slow-verify: ending 042 at verify: delay 300 ms; used 0  \\(${f.replace(/[.]/g, '\\.')}\\)\\n +2\\. ok-000-099: `),
-      )
-      const json = JSON.parse((await dcb(['world', '--json', '--base-url', s.url])).stdout)
-      expect(json.extends).toBe('none')
+    const r = await dcb(['run', run, '--base-url', s.url])
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    expect((await (await fetch(`${s.url}/_sandbox/clock`)).json()).now).toBe('2025-12-01T00:00:00.000000')
+  })
 
-      const past = await dcb(['clock', 'set', '2026-01-01T00:00:00', '--base-url', s.url])
-      expect(past.code).toBe(1)
-      expect(past.stderr).toContain('dcb reset --clock 2026-01-01T00:00:00')
-      const reset = await dcb(['reset', '--clock', '2026-01-01T00:00:00', '--base-url', s.url])
-      expect(reset.stdout).toContain('back to the loaded fixtures at 2026-01-01T00:00:00')
-      expect((await (await fetch(`${s.url}/_sandbox/clock`)).json()).now).toBe('2026-01-01T00:00:00.000000')
-
-      const run = write('ticket.run.json', {
-        description: 'ticket 4711: the second Init of 60123456043 fails NOT_ELIGIBLE, in December 2025',
-        steps: [
-          { reset: { clock: '2025-12-01T00:00:00' } },
-          { rule: { id: 'second-init', match: { msisdn: '60123456043' }, step: 'init', nth: 2, effect: { error: 'NOT_ELIGIBLE' } } },
-          { init: { msisdn: '60123456043', service_code: 'STREAMPLUS', country_code: 'my' }, as: 'first' },
-          { init: { msisdn: '60123456043', service_code: 'STREAMPLUS', country_code: 'my' }, as: 'second' },
-          { expect: { 'first.status': 'SUCCESS', 'second.message': 'NOT_ELIGIBLE', 'rule.id': 'second-init' } },
-        ],
-      })
-      const r = await dcb(['run', run, '--base-url', s.url])
-      expect(r.stderr).toBe('')
-      expect(r.code).toBe(0)
-      expect((await (await fetch(`${s.url}/_sandbox/clock`)).json()).now).toBe('2025-12-01T00:00:00.000000')
-      const bad = write('bad.run.json', { steps: [{ rule: { step: 'verify', effect: { cancel_after: 'P1D' } } }] })
-      const b = await dcb(['run', bad, '--base-url', s.url])
-      expect(b.code).toBe(1)
-      expect(b.stderr).toContain('effect.cancel_after: step verify does not take cancel_after (the steps that take it: activate)')
-    } finally {
-      await s.stop()
-    }
+  it('a run file with a rule step that does not fit fails naming the field', async () => {
+    const bad = write('bad.run.json', { steps: [{ rule: { step: 'verify', effect: { cancel_after: 'P1D' } } }] })
+    const b = await dcb(['run', bad, '--base-url', s.url])
+    expect(b.code).toBe(1)
+    expect(b.stderr).toContain('effect.cancel_after: step verify does not take cancel_after (the steps that take it: activate)')
   })
 })
