@@ -61,10 +61,14 @@ describe('control operations in-process', () => {
     expect(await refusal(given)).toMatchObject({ code: 'NO_OTP' })
   })
 
-  it('mo, rules and the clock', async () => {
+  it('mo subscribes by keyword and refuses an MSISDN that is none', async () => {
     const { ops } = inProcess()
     expect(await ops.mo({ msisdn: '60133456001', short_code: '32123', text: 'STREAM' })).toMatchObject({ action: 'subscribed', service_code: 'STREAMPLUS' })
     expect(await refusal(ops.mo({ msisdn: '999', short_code: '32123', text: 'STREAM' }))).toMatchObject({ code: 'INVALID_MSISDN', status: 400 })
+  })
+
+  it('rules: add (an id once), list, remove (once) and clear', async () => {
+    const { ops } = inProcess()
     const rule = await ops.rules.add({ id: 'r1', match: { msisdn: '60123456011' }, step: 'charge', effect: { error: 'BARRED' } })
     expect(rule).toMatchObject({ id: 'r1', used: 0 })
     expect(await refusal(ops.rules.add({ id: 'r1', step: 'init' }))).toMatchObject({ code: 'RULE_EXISTS', status: 409 })
@@ -73,6 +77,11 @@ describe('control operations in-process', () => {
     expect(await refusal(ops.rules.remove('r1'))).toMatchObject({ code: 'RULE_NOT_FOUND', status: 404 })
     await ops.rules.add({ step: 'init', effect: { error: 'BARRED' } })
     expect(await ops.rules.clear()).toEqual({ deleted: 1 })
+  })
+
+  it('the clock: now, advance (running what falls due, as plain JSON), and refusals', async () => {
+    const { ops } = inProcess()
+    await ops.mo({ msisdn: '60133456001', short_code: '32123', text: 'STREAM' })
     expect((await ops.now()).now).toBe('2026-01-31T00:00:00.000000')
     const moved = await ops.advance('P1M')
     expect(moved.clock.now).toBe('2026-02-28T00:00:00.000000')

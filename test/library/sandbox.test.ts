@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { createSandbox, SandboxError, type Sandbox } from '../../src/index.js'
 
 const H = { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }
@@ -64,41 +64,52 @@ describe('createSandbox: the engine in-process, no socket', () => {
     expect((await remote.now()).frozen).toBe(false)
   })
 
-  it('answers the whole HTTP surface: errors, runtime rules, consent pages, HEAD, pages, OpenAPI', async () => {
-    const sandbox = await createSandbox({ clock: '2026-01-31T00:00:00' })
-    expect((await sandbox.fetch('http://localhost/subscriptions/init')).status).toBe(405)
-    expect((await init(sandbox, '60123456011', {}, { 'content-type': 'application/json' })).status).toBe(401)
-    expect((await init(sandbox, '60123456011', { country_code: 'GB' })).status).toBe(400)
-    const big = await sandbox.fetch('http://localhost/subscriptions/init', { method: 'POST', headers: H, body: 'x'.repeat(70_000) })
-    expect(big.status).toBe(413)
-    expect(await big.json()).toMatchObject({ message: 'BAD_REQUEST', status_code: 413 })
-    expect((await sandbox.fetch('http://localhost/nope')).status).toBe(404)
-    expect(await (await init(sandbox, '60123456106')).json()).toMatchObject({ status: 'FAIL', message: 'BLACKLISTED' })
-
-    await sandbox.rules.add({ id: 'r1', match: { msisdn: '60123456011' }, step: 'init', effect: { error: 'BARRED' } })
-    expect((await sandbox.rules.list()).runtime.map((r) => r.id)).toEqual(['r1'])
-    expect(await (await init(sandbox, '60123456011')).json()).toMatchObject({ message: 'BARRED' })
-    expect(await sandbox.rules.remove('r1')).toEqual({ deleted: 1 })
-
-    // Redirect flow: the consent link points where the request was addressed.
-    const r = (await (await init(sandbox, '359881234011', { country_code: 'bg' }).then((x) => x)).json()) as { payload: { redirect_url: string } }
-    expect(r.payload.redirect_url).toMatch(/^http:\/\/localhost\/consent\//)
-    const page = await sandbox.fetch(r.payload.redirect_url)
-    expect(page.status).toBe(200)
-    expect(await page.text()).toContain('Approve')
-    const approved = await sandbox.fetch(r.payload.redirect_url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'action=approve',
+  describe('answers the whole HTTP surface', () => {
+    let sandbox: Sandbox
+    beforeEach(async () => {
+      sandbox = await createSandbox({ clock: '2026-01-31T00:00:00' })
     })
-    expect(approved.status).toBe(303)
-    expect(approved.headers.get('location')).toMatch(/status=SUCCESS&subscription_id=/)
 
-    const head = await sandbox.fetch('http://localhost/', { method: 'HEAD' })
-    expect(head.status).toBe(200)
-    expect(await head.text()).toBe('')
-    expect(await (await sandbox.fetch('http://localhost/')).text()).toContain('dcb sandbox')
-    expect(((await (await sandbox.fetch('http://localhost/openapi.json')).json()) as { openapi: string }).openapi).toMatch(/^3\.1/)
+    it('errors: method, key, body, size, path and a magic ending', async () => {
+      expect((await sandbox.fetch('http://localhost/subscriptions/init')).status).toBe(405)
+      expect((await init(sandbox, '60123456011', {}, { 'content-type': 'application/json' })).status).toBe(401)
+      expect((await init(sandbox, '60123456011', { country_code: 'GB' })).status).toBe(400)
+      const big = await sandbox.fetch('http://localhost/subscriptions/init', { method: 'POST', headers: H, body: 'x'.repeat(70_000) })
+      expect(big.status).toBe(413)
+      expect(await big.json()).toMatchObject({ message: 'BAD_REQUEST', status_code: 413 })
+      expect((await sandbox.fetch('http://localhost/nope')).status).toBe(404)
+      expect(await (await init(sandbox, '60123456106')).json()).toMatchObject({ status: 'FAIL', message: 'BLACKLISTED' })
+    })
+
+    it('runtime rules', async () => {
+      await sandbox.rules.add({ id: 'r1', match: { msisdn: '60123456011' }, step: 'init', effect: { error: 'BARRED' } })
+      expect((await sandbox.rules.list()).runtime.map((r) => r.id)).toEqual(['r1'])
+      expect(await (await init(sandbox, '60123456011')).json()).toMatchObject({ message: 'BARRED' })
+      expect(await sandbox.rules.remove('r1')).toEqual({ deleted: 1 })
+    })
+
+    it('consent pages: the link points where the request was addressed; Approve redirects 303', async () => {
+      const r = (await (await init(sandbox, '359881234011', { country_code: 'bg' }).then((x) => x)).json()) as { payload: { redirect_url: string } }
+      expect(r.payload.redirect_url).toMatch(/^http:\/\/localhost\/consent\//)
+      const page = await sandbox.fetch(r.payload.redirect_url)
+      expect(page.status).toBe(200)
+      expect(await page.text()).toContain('Approve')
+      const approved = await sandbox.fetch(r.payload.redirect_url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'action=approve',
+      })
+      expect(approved.status).toBe(303)
+      expect(approved.headers.get('location')).toMatch(/status=SUCCESS&subscription_id=/)
+    })
+
+    it('HEAD, the console page and the OpenAPI document', async () => {
+      const head = await sandbox.fetch('http://localhost/', { method: 'HEAD' })
+      expect(head.status).toBe(200)
+      expect(await head.text()).toBe('')
+      expect(await (await sandbox.fetch('http://localhost/')).text()).toContain('dcb sandbox')
+      expect(((await (await sandbox.fetch('http://localhost/openapi.json')).json()) as { openapi: string }).openapi).toMatch(/^3\.1/)
+    })
   })
 
   it('gives Responses that read like any other (json, text, arrayBuffer, body stream, clone; a body is read once)', async () => {
