@@ -48,7 +48,7 @@ export interface ServeOptions {
   clock?: string
   clockRunning?: boolean
   journalSize?: number
-  /** Bytes of request bodies each request journal keeps (default 32 MiB). */
+  /** Bytes of request bodies the request journals of all sessions keep together (default 32 MiB). */
   journalBytes?: number
   /** Connections open at once; more are refused (default 1024). */
   maxConnections?: number
@@ -57,7 +57,7 @@ export interface ServeOptions {
   /** Time allowed for a request's headers / whole request to arrive (ms; defaults 20 s / 60 s). */
   headersTimeoutMs?: number
   requestTimeoutMs?: number
-  /** The most sessions (X-DCB-Session) beside the default one; a new one past it is 429 SESSION_LIMIT. */
+  /** The most sessions (X-DCB-Session) beside the default one (default 1,000); a new one past it is 429 SESSION_LIMIT. */
   maxSessions?: number
   /** Whether merchant API failures carry the X-DCB-Reason header (default true). */
   reasons?: boolean
@@ -190,7 +190,6 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
       engineOptions: { world: engine.world, ...engineOptions },
       folder: store instanceof FileStore ? SessionRegistry.folderFor(store.path) : undefined,
       journalSize: opts.journalSize,
-      journalBytes: opts.journalBytes,
       maxSessions: opts.maxSessions,
       compactBytes: opts.compactBytes,
     })

@@ -16,6 +16,8 @@ import { SessionJournal } from './store/session-journal.js'
 import type { Store } from './store/types.js'
 
 export const DEFAULT_SESSION = 'default'
+/** `--max-sessions` unless given: every session costs memory, so there is always a cap. */
+export const DEFAULT_MAX_SESSIONS = 1000
 const NAME = /^[A-Za-z0-9._-]{1,64}$/
 
 export function isSessionName(name: string): boolean {
@@ -41,9 +43,7 @@ export interface SessionRegistryOptions {
   /** Where sessions are stored: a folder of data files, or nothing for memory. */
   folder?: string
   journalSize?: number
-  /** Bytes of request bodies each session's journal keeps (default 32 MiB). */
-  journalBytes?: number
-  /** The most sessions beside the default one (default: no cap). */
+  /** The most sessions beside the default one (default 1,000). */
   maxSessions?: number
   compactBytes?: number
 }
@@ -89,8 +89,8 @@ export class SessionRegistry {
     if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `X-DCB-Session must be 1-64 characters of A-Z a-z 0-9 . _ -`)
     const pending = this.opening.get(name)
     if (pending) return pending
-    const max = this.opts.maxSessions
-    if (max !== undefined && this.sessions.size + this.opening.size >= max)
+    const max = this.opts.maxSessions ?? DEFAULT_MAX_SESSIONS
+    if (this.sessions.size + this.opening.size >= max)
       throw new SandboxError('SESSION_LIMIT', `the server holds its limit of ${max} sessions (--max-sessions); delete one with DELETE /_sandbox/sessions/NAME`)
     const p = this.open(name).finally(() => this.opening.delete(name))
     this.opening.set(name, p)
@@ -111,7 +111,9 @@ export class SessionRegistry {
       await store.open(state)
     }
     const engine = new EngineClass({ ...this.opts.engineOptions, state, persist: (changes) => store.append(changes) })
-    const session: Session = { name, engine, journal: new RequestJournal(this.opts.journalSize ?? 1000, this.opts.journalBytes), store }
+    // Every session's journal keeps its bodies within the default journal's budget: one for the server.
+    const journal = new RequestJournal(this.opts.journalSize ?? 1000, this.default.journal.budget)
+    const session: Session = { name, engine, journal, store }
     this.sessions.set(name, session)
     // Events that fell due while it was stored run now, as for the default session at start.
     await engine.catchUp()
@@ -146,6 +148,7 @@ export class SessionRegistry {
     const s = this.sessions.get(name)
     if (!s) return false
     this.sessions.delete(name)
+    s.journal.budget.release(s.journal)
     await s.store.close()
     await this.journal?.drop(name)
     return true

@@ -59,8 +59,13 @@ program
       .default('auto'),
   )
   .option('--journal-size <n>', 'how many requests the request journal keeps', int('--journal-size', 1, 1_000_000), 1000)
-  .option('--max-sessions <n>', 'the most sessions (X-DCB-Session) beside the default one; more is 429 SESSION_LIMIT', int('--max-sessions', 0, 1_000_000))
-  .option('--journal-mib <n>', 'how many MiB of request bodies the request journal keeps', int('--journal-mib', 1, 4096), 32)
+  .option(
+    '--max-sessions <n>',
+    'the most sessions (X-DCB-Session) beside the default one; more is 429 SESSION_LIMIT',
+    int('--max-sessions', 0, 1_000_000),
+    1000,
+  )
+  .option('--journal-mib <n>', 'how many MiB of request bodies the request journals keep, all sessions together', int('--journal-mib', 1, 4096), 32)
   .option('--max-connections <n>', 'connections open at once; more are refused', int('--max-connections', 1, 1_000_000), 1024)
   .option('--sms-per-msisdn <n>', 'how many SMS messages each handset keeps', int('--sms-per-msisdn', 1, 100_000), 50)
   .option('--max-sms <n>', 'how many SMS messages the sandbox keeps in all', int('--max-sms', 1, 100_000_000), 50_000)

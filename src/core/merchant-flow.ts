@@ -10,6 +10,7 @@ import { decisionDelay, decisionFailure, type RuleContext } from './rules.js'
 import type { Tx, VerificationRecord } from './state.js'
 import type { Subscriptions } from './subscriptions.js'
 import { addDuration, formatTimestamp } from './time.js'
+import { MAX_DELAY_MS } from './world-schema.js'
 import type { SubscriptionViews } from './views.js'
 import { count, integrationReason, quote } from './why.js'
 import type { Merchant, WorldIndex } from './world.js'
@@ -204,7 +205,7 @@ function withMsisdn(o: Outcome, msisdn: string): Outcome {
   return o
 }
 
-/** An answer's delay: the `api` step's and the call's own step's, added. */
+/** An answer's delay: the `api` step's and the call's own step's, added; one answer is held at most MAX_DELAY_MS. */
 function addDelays(api: number | undefined, own: number | undefined): number | undefined {
-  return (api ?? 0) + (own ?? 0) || undefined
+  return Math.min((api ?? 0) + (own ?? 0), MAX_DELAY_MS) || undefined
 }

@@ -6,7 +6,7 @@ import { RE2JS } from 're2js'
 import type { CarrierCode, OutcomeCode } from './outcomes.js'
 import type { RuleDecision } from './ruleset.js'
 import { ruleReason } from './why.js'
-import type { Rule, RuleEffect, Step } from './world-schema.js'
+import { MAX_DELAY_MS, type Rule, type RuleEffect, type Step } from './world-schema.js'
 
 export interface RuleContext {
   step: Step
@@ -80,10 +80,12 @@ export function decisionDelay(d: { effect: RuleEffect; match: RegexMatch | true 
 export function effectDelay(effect: RuleEffect, match: RegexMatch | true): number {
   let ms = effect.delay_ms ?? 0
   if (effect.delay_per_unit && match !== true) {
-    const units = Number(match.groups[effect.delay_per_unit.group] ?? 0)
-    if (Number.isFinite(units)) ms += units * effect.delay_per_unit.ms
+    // Digits only: a group that met other text ("1e9" in an unchecked MSISDN) counts no units.
+    const text = match.groups[effect.delay_per_unit.group] ?? ''
+    if (/^\d+$/.test(text)) ms += Number(text) * effect.delay_per_unit.ms
   }
-  return ms
+  // Loading refuses a rule that could ask for more; this holds whatever the MSISDN.
+  return Math.min(ms, MAX_DELAY_MS)
 }
 
 /** What an effect answers a merchant call with: its carrier code, SERVER_ERROR for `http: 500`, or nothing. */

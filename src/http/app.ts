@@ -11,7 +11,7 @@ import { SandboxError } from '../core/errors.js'
 import { fail, type FailurePayloadMode } from '../core/outcomes.js'
 import { createConsoleHandler, isConsolePath } from './console.js'
 import { checkControlAccess, createControlHandler } from './control.js'
-import { crossSiteRefusal, hostName, sendRefusal, type CrossSiteOptions } from './guard.js'
+import { crossSiteRefusal, hostLocal, hostName, sendRefusal, type CrossSiteOptions } from './guard.js'
 import { inProcessCall } from './inprocess.js'
 import { compileTrust, peerTrusted } from './ip.js'
 import { RequestJournal } from './journal.js'
@@ -21,7 +21,7 @@ import { openApiDocument } from './openapi.js'
 import { consentPage, returnPage } from './pages.js'
 import { headerReason, notFoundReason } from './reason.js'
 import { safeDecode, sendEnvelope, sendJson } from './respond.js'
-import { SessionRegistry, type Session } from '../sessions.js'
+import { isSessionName, SessionRegistry, type Session } from '../sessions.js'
 import { sessionRoutes } from './sessions.js'
 
 export interface SandboxAppOptions {
@@ -38,7 +38,7 @@ export interface SandboxAppOptions {
   journalSize?: number
   /** Whether failures of the merchant API carry the X-DCB-Reason header (default true; `dcb serve --no-reasons`). */
   reasons?: boolean
-  /** Bytes of request bodies each request journal keeps (default 32 MiB). */
+  /** Bytes of request bodies the request journals of all sessions keep together (default 32 MiB). */
   journalBytes?: number
   storeInfo?: () => Record<string, unknown>
   baseUrl?: () => string
@@ -54,8 +54,8 @@ export interface SandboxAppOptions {
 }
 
 interface SessionHandlers {
-  merchant: ReturnType<typeof createMerchantHandler>
-  control: ReturnType<typeof createControlHandler>
+  engine: Engine
+  journal: RequestJournal
   operations: ControlOperations
   /** The session's live stream for the console (made on its first use). */
   live: () => LiveHub
@@ -85,7 +85,6 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       defaultJournal: new RequestJournal(opts.journalSize ?? 1000, opts.journalBytes),
       engineOptions: { world: opts.engine.world },
       journalSize: opts.journalSize,
-      journalBytes: opts.journalBytes,
     })
   const journal = sessions.default.journal
   const onError = opts.onError ?? ((err: unknown) => console.error('dcb: unexpected error:', err))
@@ -107,14 +106,16 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   const why = (reason: string) => (reasons ? { 'x-dcb-reason': headerReason(reason) } : undefined)
   const baseUrl = opts.baseUrl ?? (() => DEFAULT_BASE_URL)
   const hubs = new Set<LiveHub>()
+  // Whether a request's Host may go without the admin token from loopback (DNS rebinding, every listener).
+  const hostIsLocal = (req: IncomingMessage) => inProcessCall(req) !== undefined || hostLocal(req, crossSite)
   const handlersOf = (session: Session): SessionHandlers => {
     if (session.handlers) return session.handlers as SessionHandlers
     const { engine, journal } = session
     const operations = createControlOperations({ engine, journal, version: opts.version, storeInfo: opts.storeInfo })
     let live: LiveHub | undefined
     const handlers: SessionHandlers = {
-      merchant: createMerchantHandler({ engine, journal, trustProxy, failurePayload, reasons, baseUrl, onError }),
-      control: createControlHandler({ engine, journal, operations, trustProxy, adminToken: opts.adminToken, onError }),
+      engine,
+      journal,
       operations,
       live: () => {
         const hub = (live ??= new LiveHub(engine, journal, opts.live))
@@ -125,30 +126,70 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     session.handlers = handlers
     return handlers
   }
-  const { merchant, control, operations } = handlersOf(sessions.default)
-  const sessionControl = sessionRoutes(sessions, (req) => checkControlAccess(req, { trustProxy, adminToken: opts.adminToken }))
+  const { operations } = handlersOf(sessions.default)
+  /** A named session for a request that passed its checks: open, or made now (a full registry is a SandboxError). */
+  const named = {
+    peek: (name: string) => {
+      const s = sessions.peek(name)
+      return s && handlersOf(s)
+    },
+    open: async (name: string) => handlersOf(await sessions.get(name)),
+  }
+  const merchant = createMerchantHandler({
+    engine: opts.engine,
+    journal,
+    sessions: named,
+    trustProxy,
+    failurePayload,
+    reasons,
+    baseUrl,
+    onError,
+  })
+  const control = createControlHandler({
+    engine: opts.engine,
+    journal,
+    operations,
+    sessions: named,
+    trustProxy,
+    adminToken: opts.adminToken,
+    hostLocal: hostIsLocal,
+    onError,
+  })
+  const sessionControl = sessionRoutes(sessions, (req) => checkControlAccess(req, { trustProxy, adminToken: opts.adminToken, hostLocal: hostIsLocal }))
 
   /**
-   * The session a request names (X-DCB-Session), made on first use; or, when the name is bad or
-   * the cap is reached, the refusal written (an envelope on the merchant API, error JSON elsewhere).
+   * The session name a request gives (X-DCB-Session; undefined: the default session), or, when it is
+   * not a session name, the refusal written (an envelope on the merchant API, error JSON elsewhere)
+   * and null. Checking a name makes nothing.
    */
-  const sessionOf = async (req: IncomingMessage, res: ServerResponse, envelopeErrors: boolean): Promise<Session | undefined> => {
-    const name = req.headers['x-dcb-session']
+  const sessionName = (req: IncomingMessage, res: ServerResponse, envelopeErrors: boolean): string | undefined | null => {
+    const header = req.headers['x-dcb-session']
+    if (header === undefined) return undefined
+    const name = Array.isArray(header) ? header.join(', ') : header
+    if (isSessionName(name)) return name
+    const message = 'X-DCB-Session must be 1-64 characters of A-Z a-z 0-9 . _ -'
+    if (envelopeErrors) sendEnvelope(res, fail('BAD_REQUEST'), failurePayload, why(message))
+    else sendJson(res, 400, { error: 'BAD_REQUEST', message })
+    return null
+  }
+  /** The session a request names, made on first use (for calls that passed their checks), or the refusal written. */
+  const sessionOf = async (req: IncomingMessage, res: ServerResponse): Promise<Session | undefined> => {
+    const name = sessionName(req, res, false)
+    if (name === null) return undefined
     if (name === undefined) return sessions.default
     try {
-      const got = sessions.get(Array.isArray(name) ? name.join(', ') : name)
-      return got instanceof Promise ? await got : got
+      return await sessions.get(name)
     } catch (e) {
       if (!(e instanceof SandboxError)) throw e
-      if (envelopeErrors) sendEnvelope(res, fail(e.code === 'SESSION_LIMIT' ? 'SESSION_LIMIT' : 'BAD_REQUEST'), failurePayload, why(e.message))
-      else sendJson(res, e.status, { error: e.code, message: e.message })
+      sendJson(res, e.status, { error: e.code, message: e.message })
       return undefined
     }
   }
-  /** A merchant call in a named session (the default session's calls skip this). */
-  const merchantIn = async (req: IncomingMessage, res: ServerResponse, op: Operation, path: string): Promise<void> => {
-    const session = await sessionOf(req, res, true)
-    if (session) await handlersOf(session).merchant(req, res, op, path)
+  /** A merchant call; a bad session name is refused first (making nothing). */
+  const merchantCall = (req: IncomingMessage, res: ServerResponse, op: Operation, path: string): Promise<void> => {
+    if (req.headers['x-dcb-session'] === undefined) return merchant(req, res, op, path)
+    const name = sessionName(req, res, true)
+    return name === null ? Promise.resolve() : merchant(req, res, op, path, name)
   }
   /** A consent link carries no header (a browser follows it): its id finds the session. */
   const consentSession = (id: string): Session => {
@@ -158,10 +199,12 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   const consoleHandler = createConsoleHandler({
     trustProxy,
     adminToken: opts.adminToken,
+    hostLocal: hostIsLocal,
     // The stream of the session the console shows: X-DCB-Session, or ?session= (EventSource sends no headers).
+    // Asked only once the request passed the console's access check.
     liveOf: async (req, res, name) => {
       if (name !== null) req.headers['x-dcb-session'] = name
-      const session = await sessionOf(req, res, false)
+      const session = await sessionOf(req, res)
       return session && handlersOf(session).live()
     },
   })
@@ -178,7 +221,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     const { req, res } = event.node
     const { path, query } = splitUrl(req.url)
     const op = MERCHANT_PATHS[path]
-    if (op) return req.headers['x-dcb-session'] === undefined ? merchant(req, res, op, path) : merchantIn(req, res, op, path)
+    if (op) return merchantCall(req, res, op, path)
     // The control API and the console (`/` and its paths) refuse what a web page could send them (guard.ts). The
     // return page is where a consent page sends the subscriber's browser: a page of the flow, not guarded.
     if (((path === '/_sandbox' || path.startsWith('/_sandbox/')) && path !== '/_sandbox/return') || path === '/' || isConsolePath(path)) {
@@ -190,15 +233,17 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       if (path === '/_sandbox/return') return returnPage(res, new URLSearchParams(query))
       if (await sessionControl(req, res, path)) return
       if (req.headers['x-dcb-session'] === undefined) return control(event, path)
-      const session = await sessionOf(req, res, false)
-      if (session) return handlersOf(session).control(event, path)
+      const name = sessionName(req, res, false)
+      if (name !== null) return control(event, path, name)
       return
     }
     if (path.startsWith('/consent/')) {
       const id = safeDecode(path.slice('/consent/'.length))
-      const session = req.headers['x-dcb-session'] === undefined ? consentSession(id) : await sessionOf(req, res, false)
-      if (session) return consentPage(session.engine, req, res, id, session.journal, trustProxy, reasons)
-      return
+      const name = sessionName(req, res, false)
+      if (name === null) return
+      // A consent page never makes a session: one not open is looked up by the consent id, as without the header.
+      const session = (name !== undefined && sessions.peek(name)) || consentSession(id)
+      return consentPage(session.engine, req, res, id, session.journal, trustProxy, reasons)
     }
     if (path === '/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
       openapi ??= JSON.stringify(openApiDocument(opts.version))
@@ -221,8 +266,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     const { path } = splitUrl(req.url)
     const op = MERCHANT_PATHS[path]
     if (!op) return void h3listener(req, res)
-    const done = req.headers['x-dcb-session'] === undefined ? merchant(req, res, op, path) : merchantIn(req, res, op, path)
-    done.catch((err) => crashed(res, err))
+    merchantCall(req, res, op, path).catch((err) => crashed(res, err))
   }
   const closeStreams = () => {
     for (const hub of hubs) hub.close()

@@ -59,6 +59,7 @@ export interface ConsoleContext {
   liveOf: (req: IncomingMessage, res: ServerResponse, name: string | null) => Promise<LiveHub | undefined>
   trustProxy: ProxyTrust | undefined
   adminToken?: string
+  hostLocal?: (req: IncomingMessage) => boolean
 }
 
 /** The console's paths; the handler answers whether it took the request. */

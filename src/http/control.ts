@@ -21,26 +21,38 @@ import { safeDecode, sendJson } from './respond.js'
 
 export { smsView } from '../control/operations.js'
 
-export interface ControlContext {
+/** Where a control call runs: a session's engine, request journal and operations. */
+export interface ControlTarget {
   engine: Engine
   journal: RequestJournal
   operations: ControlOperations
+}
+
+export interface ControlContext extends ControlTarget {
+  /**
+   * The named sessions (X-DCB-Session): the one open now, if any, and how one is made: only once
+   * its call passed access, route, method, query and body checks (a refused one creates nothing).
+   */
+  sessions?: { peek(name: string): ControlTarget | undefined; open(name: string): Promise<ControlTarget> }
   trustProxy: ProxyTrust | undefined
   adminToken?: string
+  /** Whether a request's Host is a loopback or --allow-host name (guard.ts `hostLocal`; default: yes). */
+  hostLocal?: (req: IncomingMessage) => boolean
   onError: (err: unknown) => void
 }
 
 /**
  * The control API's access rule (`guard.ts`): open when the socket peer and the client are both
- * loopback; otherwise only with `Authorization: Bearer <admin token>` or the console's sign-in cookie
+ * loopback and the Host is a loopback or --allow-host name; otherwise only with `Authorization: Bearer <admin token>` or the console's sign-in cookie
  * sent from the server's own pages (a merchant API key never opens it). Throws FORBIDDEN.
  */
-export function checkControlAccess(req: IncomingMessage, ctx: Pick<ControlContext, 'trustProxy' | 'adminToken'>): void {
+export function checkControlAccess(req: IncomingMessage, ctx: Pick<ControlContext, 'trustProxy' | 'adminToken' | 'hostLocal'>): void {
   const refused = accessRefusal(req, {
     peer: peerIp(req),
     client: clientIp(req, ctx.trustProxy),
     isAdmin: (r) => bearerAdmin(ctx.adminToken)(r) || hasConsoleCookie(req, ctx.adminToken),
     adminTokenSet: !!ctx.adminToken,
+    hostLocal: ctx.hostLocal?.(req) ?? true,
   })
   if (refused) throw new SandboxError(refused.error, refused.message)
 }
@@ -87,6 +99,7 @@ export function createControlHandler(ctx: ControlContext) {
 
   async function serve(event: H3Event, r: ControlRoute): Promise<true> {
     const { req, res } = event.node
+    const session = event.context.controlSession as string | undefined
     const started = performance.now()
     const q = event.path.indexOf('?')
     const params: Record<string, string> = {}
@@ -101,10 +114,12 @@ export function createControlHandler(ctx: ControlContext) {
     req.socket.once('close', onClose)
     let result: unknown
     let body: unknown = null
+    let target: ControlTarget
     try {
       const query = r.query ? check(r.query, q >= 0 ? queryObject(event.path.slice(q + 1)) : {}) : {}
       if (r.body) body = check(r.body, await jsonBody(req))
-      result = await r.call(ctx.operations, {
+      target = session === undefined ? ctx : (ctx.sessions?.peek(session) ?? (await ctx.sessions!.open(session)))
+      result = await r.call(target.operations, {
         query,
         body: body ?? {},
         params,
@@ -122,9 +137,9 @@ export function createControlHandler(ctx: ControlContext) {
     if (!res.destroyed) sendJson(res, 200, result)
     // Changes made through the control API (MO, rules, clock, cancel) are journaled too; reset empties the journal.
     if (r.method !== 'GET' && r.path !== '/reset') {
-      ctx.journal.add({
+      target.journal.add({
         time: Date.now(),
-        sandbox_time: ctx.engine.now(),
+        sandbox_time: target.engine.now(),
         method: req.method ?? '',
         path: event.context.controlPath as string,
         ip: clientIp(req, ctx.trustProxy) ?? null,
@@ -142,10 +157,11 @@ export function createControlHandler(ctx: ControlContext) {
     return true
   }
 
-  /** Serves one request under /_sandbox (`path` without the query). */
-  return async function handle(event: H3Event, path: string): Promise<void> {
+  /** Serves one request under /_sandbox (`path` without the query; `session`: the checked X-DCB-Session name). */
+  return async function handle(event: H3Event, path: string, session?: string): Promise<void> {
     const { res } = event.node
     event.context.controlPath = path
+    event.context.controlSession = session
     try {
       checkControlAccess(event.node.req, ctx)
       const served = await router.handler(event)

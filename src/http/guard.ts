@@ -7,8 +7,8 @@
  * - `Origin` (and `Sec-Fetch-Site`): when a browser names one, it must be the server's own.
  * - `Content-Type`: a POST (PUT, PATCH) must say `application/json`, an empty body included; HTML
  *   forms and `text/plain` fetches (the requests a page may send without asking) cannot.
- * - Access: the control API is open when the socket peer and the client are both loopback; otherwise
- *   it needs the admin token (`isAdmin`: `Authorization: Bearer`, any case; the console adds a cookie).
+ * - Access: the control API is open when the socket peer and the client are both loopback and the
+ *   `Host` is a loopback or `--allow-host` name (on every listener); otherwise it needs the admin token (`isAdmin`: `Authorization: Bearer`, any case; the console adds a cookie).
  *
  * Every check is a function of a small request shape, so the library (a fetch `Request`, no socket)
  * can run the same rules with `socket: false`. Failures are the control API's JSON error form.
@@ -55,6 +55,12 @@ export interface AccessOptions {
   isAdmin: (req: GuardRequest) => boolean
   /** Whether an admin token is configured at all (for the message). */
   adminTokenSet: boolean
+  /**
+   * Whether the request's `Host` is a loopback or `--allow-host` name (`hostLocal`). On a listener
+   * that is not loopback (`--lan`, `--host 0.0.0.0`) a rebinding page reaches the server from a
+   * loopback peer with its own name as `Host`: such a request is not exempt from the admin token.
+   */
+  hostLocal: boolean
 }
 
 /** Methods that carry a body and change state: they must be JSON. DELETE takes no body. */
@@ -84,13 +90,21 @@ export function isLoopbackName(name: string): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)
 }
 
-export function hostRefusal(req: GuardRequest, opts: CrossSiteOptions): GuardRefusal | undefined {
-  if (!opts.socket || !opts.loopbackListener()) return
+/**
+ * Whether the `Host` a request names is one a rebinding page cannot send: a loopback name or an
+ * `--allow-host` name (or none: browsers always send one). Always true without a socket (the library).
+ */
+export function hostLocal(req: GuardRequest, opts: CrossSiteOptions): boolean {
+  if (!opts.socket) return true
   const host = header(req, 'host')
-  // No Host at all is not a browser (they always send one): nothing to rebind.
-  if (host === undefined) return
+  if (host === undefined) return true
   const name = hostName(host)
-  if (isLoopbackName(name) || opts.allowHosts?.includes(name)) return
+  return isLoopbackName(name) || !!opts.allowHosts?.includes(name)
+}
+
+export function hostRefusal(req: GuardRequest, opts: CrossSiteOptions): GuardRefusal | undefined {
+  if (!opts.socket || !opts.loopbackListener() || hostLocal(req, opts)) return
+  const host = header(req, 'host')!
   return {
     status: 403,
     error: 'FORBIDDEN_HOST',
@@ -157,14 +171,16 @@ export function bearerAdmin(token: string | undefined): (req: GuardRequest) => b
 
 /** The control API's access rule: loopback peer and loopback client, or the admin. */
 export function accessRefusal(req: GuardRequest, opts: AccessOptions): GuardRefusal | undefined {
-  if (isLoopback(opts.peer) && isLoopback(opts.client)) return
+  if (isLoopback(opts.peer) && isLoopback(opts.client) && opts.hostLocal) return
   if (opts.isAdmin(req)) return
   return {
     status: 403,
     error: 'FORBIDDEN',
-    message: opts.adminTokenSet
-      ? 'the control API needs Authorization: Bearer <admin token> from this address'
-      : 'the control API is open from loopback only; start the server with --admin-token to open it to other addresses',
+    message: !opts.hostLocal
+      ? `the Host "${header(req, 'host')}" is not a loopback name or an --allow-host name: the control API needs Authorization: Bearer <admin token> for it, from loopback too (DNS rebinding)`
+      : opts.adminTokenSet
+        ? 'the control API needs Authorization: Bearer <admin token> from this address'
+        : 'the control API is open from loopback only; start the server with --admin-token to open it to other addresses',
   }
 }
 

@@ -44,20 +44,73 @@ export const DEFAULT_JOURNAL_BYTES = 32 * 2 ** 20
 /** Bodies nested deeper than this are listed as their text (re-encoding them would overflow the stack). */
 const MAX_LISTED_DEPTH = 64
 
+/**
+ * The bytes of request bodies every journal of a server keeps together (one budget for all the
+ * sessions, not one each: memory stays bounded however many sessions there are). Past it, the
+ * oldest entries of any journal go first (each entry carries a server-wide sequence number).
+ */
+export class JournalBudget {
+  bytes = 0
+  private seq = 0
+  private readonly journals = new Set<RequestJournal>()
+
+  constructor(readonly limit = DEFAULT_JOURNAL_BYTES) {}
+
+  /** @internal A journal that keeps its bodies within this budget. */
+  join(journal: RequestJournal): void {
+    this.journals.add(journal)
+  }
+
+  /** @internal An entry `bytes` long was added; answers its sequence number. */
+  added(bytes: number): number {
+    this.bytes += bytes
+    return ++this.seq
+  }
+
+  /** A journal that is gone (its session dropped) gives its bytes back. */
+  release(journal: RequestJournal): void {
+    journal.clear()
+    this.journals.delete(journal)
+  }
+
+  /** Drops the oldest entries, server-wide, until the bodies fit (never `keep`, the entry just added). */
+  settle(keep: RequestJournal): void {
+    while (this.bytes > this.limit) {
+      let oldest: RequestJournal | undefined
+      let seq = Infinity
+      for (const j of this.journals) {
+        const s = j.oldestSeq()
+        if (s < seq) [oldest, seq] = [j, s]
+      }
+      if (!oldest || !oldest.dropOldest(keep === oldest)) return
+    }
+  }
+}
+
 export class RequestJournal {
   private readonly ring: (Stored | undefined)[]
+  private readonly seqs: number[]
   private next = 1
   /** Told of every entry added (the console's live stream); null when none listens, so adding costs nothing more. */
   onAdd: ((id: number) => void) | null = null
   /** The oldest id still kept (older ones were dropped for count or for bytes). */
   private first = 1
   private bytes = 0
+  /** The byte budget, shared by every journal of a server (a number: a budget of this journal's own). */
+  readonly budget: JournalBudget
 
   constructor(
     readonly capacity = 1000,
-    readonly byteBudget = DEFAULT_JOURNAL_BYTES,
+    budget: number | JournalBudget = DEFAULT_JOURNAL_BYTES,
   ) {
     this.ring = new Array(Math.max(1, capacity))
+    this.seqs = new Array(this.ring.length).fill(0)
+    this.budget = typeof budget === 'number' ? new JournalBudget(budget) : budget
+    this.budget.join(this)
+  }
+
+  get byteBudget(): number {
+    return this.budget.limit
   }
 
   add(e: JournalRecord): void {
@@ -65,19 +118,40 @@ export class RequestJournal {
     entry.id = this.next++
     const slot = entry.id % this.ring.length
     const old = this.ring[slot]
-    if (old) this.bytes -= old.request?.length ?? 0
+    if (old) this.forget(old)
     this.ring[slot] = entry
-    this.bytes += entry.request?.length ?? 0
+    const size = entry.request?.length ?? 0
+    this.bytes += size
+    this.seqs[slot] = this.budget.added(size)
     if (this.first < entry.id - this.ring.length + 1) this.first = entry.id - this.ring.length + 1
-    while (this.bytes > this.byteBudget && this.first < entry.id) {
-      const oldest = this.ring[this.first % this.ring.length]
-      if (oldest && oldest.id === this.first) {
-        this.bytes -= oldest.request?.length ?? 0
-        this.ring[this.first % this.ring.length] = undefined
-      }
-      this.first++
-    }
+    if (this.budget.bytes > this.budget.limit) this.budget.settle(this)
     if (this.onAdd) this.onAdd(entry.id)
+  }
+
+  private forget(e: Stored): void {
+    const size = e.request?.length ?? 0
+    this.bytes -= size
+    this.budget.bytes -= size
+  }
+
+  /** @internal The server-wide sequence number of the oldest entry kept (Infinity when none holds bytes). */
+  oldestSeq(): number {
+    if (this.bytes === 0) return Infinity
+    while (this.first < this.next && this.ring[this.first % this.ring.length]?.id !== this.first) this.first++
+    return this.first < this.next ? this.seqs[this.first % this.ring.length]! : Infinity
+  }
+
+  /** @internal Drops the oldest entry (never the newest when `keepNewest`); answers whether one went. */
+  dropOldest(keepNewest: boolean): boolean {
+    if (this.first >= this.next - (keepNewest ? 1 : 0)) return false
+    const slot = this.first % this.ring.length
+    const oldest = this.ring[slot]
+    if (oldest && oldest.id === this.first) {
+      this.forget(oldest)
+      this.ring[slot] = undefined
+    }
+    this.first++
+    return true
   }
 
   /** The id the next entry will get. */
@@ -106,6 +180,7 @@ export class RequestJournal {
   clear(): void {
     this.ring.fill(undefined)
     this.first = this.next
+    this.budget.bytes -= this.bytes
     this.bytes = 0
   }
 

@@ -30,6 +30,7 @@ import {
 import { BODY_LIMIT } from './body.js'
 import { sendEnvelope } from './respond.js'
 import { InitBody, StatusBody, VerifyBody } from '../contract/merchant.js'
+import { SandboxError } from '../core/errors.js'
 
 export type Operation = 'init' | 'verify' | 'status'
 
@@ -39,9 +40,18 @@ export const MERCHANT_PATHS: Record<string, Operation> = {
   '/subscriptions/status': 'status',
 }
 
-export interface MerchantContext {
+/** Where a call runs: a session's engine and request journal. */
+export interface MerchantTarget {
   engine: Engine
   journal: RequestJournal
+}
+
+export interface MerchantContext extends MerchantTarget {
+  /**
+   * The named sessions (X-DCB-Session): the one open now, if any, and how one is made. A session is
+   * made only once its request passed every check (a refused one creates and stores nothing).
+   */
+  sessions?: { peek(name: string): MerchantTarget | undefined; open(name: string): Promise<MerchantTarget> }
   trustProxy: ProxyTrust | undefined
   failurePayload: FailurePayloadMode
   /** Whether failures carry the X-DCB-Reason header (`dcb serve --no-reasons`: not). */
@@ -59,14 +69,19 @@ export function createMerchantHandler(ctx: MerchantContext) {
     return a
   }
 
-  /** Resolves once the answer is written (h3 waits for it); the answer itself is written synchronously where it can be. */
-  return function handle(req: IncomingMessage, res: ServerResponse, op: Operation, path: string): Promise<void> {
-    return new Promise<void>((done) => serve(req, res, op, path, done))
+  /**
+   * Resolves once the answer is written (h3 waits for it); the answer itself is written synchronously
+   * where it can be. `session`: the X-DCB-Session name (already checked), undefined for the default.
+   */
+  return function handle(req: IncomingMessage, res: ServerResponse, op: Operation, path: string, session?: string): Promise<void> {
+    return new Promise<void>((done) => serve(req, res, op, path, session, done))
   }
 
-  function serve(req: IncomingMessage, res: ServerResponse, op: Operation, path: string, done: () => void): void {
+  function serve(req: IncomingMessage, res: ServerResponse, op: Operation, path: string, session: string | undefined, done: () => void): void {
     const started = performance.now()
-    const sandboxAt = ctx.engine.now()
+    // A named session not made yet stays so until the request passed every check (nothing journaled before).
+    let target: MerchantTarget | undefined = session === undefined ? ctx : ctx.sessions?.peek(session)
+    let sandboxAt = target ? target.engine.now() : 0
     const ip = clientIp(req, ctx.trustProxy) ?? null
     let merchant: Merchant | undefined
     let request: unknown = null
@@ -76,8 +91,9 @@ export function createMerchantHandler(ctx: MerchantContext) {
     let closeAfter = false
 
     const record = (outcome: Outcome, response: Record<string, unknown>, clientClosed: boolean) => {
+      if (!target) return
       const msisdn = outcome.msisdn ?? (op === 'init' && isPlainObject(request) && typeof request.msisdn === 'string' ? request.msisdn : null)
-      ctx.journal.add({
+      target.journal.add({
         time: Date.now(),
         sandbox_time: sandboxAt,
         method: req.method ?? '',
@@ -126,6 +142,8 @@ export function createMerchantHandler(ctx: MerchantContext) {
       ctx.onError(err)
       answer(fail('SERVER_ERROR', undefined, 'unexpected server error (see the server log)'))
     }
+    const refusedSession = (err: unknown) =>
+      err instanceof SandboxError ? answer(fail(err.code === 'SESSION_LIMIT' ? 'SESSION_LIMIT' : 'BAD_REQUEST', undefined, err.message)) : crash(err)
 
     if (req.method !== 'POST') {
       allowPost = true
@@ -154,14 +172,20 @@ export function createMerchantHandler(ctx: MerchantContext) {
         const call = parseCall(op, request, req, ctx)
         if ('error' in call) return answer(fail('BAD_REQUEST', undefined, schemaReason(call.error, request, FIELDS[op])))
         // A clock move runs alone: the call waits for it (and for one queued behind it).
-        const run = (): void => {
-          const busy = ctx.engine.busy
-          if (busy) return void busy.then(run).catch(crash)
-          const { result, durable } = ctx.engine.perform(m, call)
+        const run = (engine: Engine): void => {
+          const busy = engine.busy
+          if (busy) return void busy.then(() => run(engine)).catch(crash)
+          const { result, durable } = engine.perform(m, call)
           if (!durable) return answer(result)
           durable.then(() => answer(result), crash)
         }
-        run()
+        if (target) return run(target.engine)
+        // Every check passed: now the named session is made (or refused: the cap).
+        ctx.sessions!.open(session!).then((made) => {
+          target = made
+          sandboxAt = made.engine.now()
+          run(made.engine)
+        }, refusedSession)
       } catch (err) {
         crash(err)
       }

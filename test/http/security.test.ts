@@ -94,11 +94,14 @@ describe('cross-site guard of the control API and console', () => {
     expect((await raw(c.url, 'GET', '/consent/nope', { host: `api.carrier.test:${port}` })).status).toBe(404)
   })
 
-  it('checks no Host on a server listening on every address (it says so at start instead)', async () => {
+  it('on a server listening on every address, answers any Host, but a foreign one from loopback needs the admin token (DNS rebinding)', async () => {
     const open = await startClient({ host: '0.0.0.0' })
     try {
       const port = new URL(open.url).port
-      expect((await raw(`http://127.0.0.1:${port}`, 'GET', '/_sandbox/health', { host: `lan-name.example:${port}` })).status).toBe(200)
+      const rebound = await raw(`http://127.0.0.1:${port}`, 'GET', '/_sandbox/health', { host: `lan-name.example:${port}` })
+      expect(rebound.status).toBe(403)
+      expect(rebound.body.error).toBe('FORBIDDEN')
+      expect((await raw(`http://127.0.0.1:${port}`, 'GET', '/_sandbox/health', { host: `localhost:${port}` })).status).toBe(200)
     } finally {
       await open.close()
     }
