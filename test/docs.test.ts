@@ -19,6 +19,8 @@ import { EFFECTS, STEP_EFFECTS, STEPS } from '../src/core/world-schema.js'
 import { CONSOLE_FILES } from '../src/http/console.js'
 import { CONTROL_ROUTES, SESSION_ROUTES } from '../src/http/control-routes.js'
 import { loadWorld } from '../src/world/load.js'
+import { createClient } from '../src/client/create.js'
+import { createSandbox } from '../src/library/sandbox.js'
 import { startClient, type Client } from './helpers.js'
 
 const read = (path: string) => readFileSync(path, 'utf8')
@@ -196,6 +198,28 @@ describe('the control API reference (docs/reference/control-api.md)', () => {
       }
       expect(Object.entries(answers).filter(([, status]) => status === 404)).toEqual([])
     })
+  })
+})
+
+describe('the library reference (docs/reference/library.md)', () => {
+  /** The functions an object offers, own and inherited. */
+  const functions = (o: Record<string, unknown>, prefix = '') => {
+    const out = new Set<string>()
+    for (let p = o; p && p !== Object.prototype; p = Object.getPrototypeOf(p))
+      for (const k of Object.getOwnPropertyNames(p)) if (k !== 'constructor' && typeof o[k] === 'function') out.add(prefix + k)
+    return [...out]
+  }
+
+  it('names every function of a sandbox, a session and a client, and none they lack', async () => {
+    const sandbox = (await createSandbox()) as unknown as Record<string, unknown>
+    const client = createClient({ baseUrl: 'http://127.0.0.1:7700' }) as unknown as Record<string, unknown>
+    const session = (sandbox.session as (n: string) => Record<string, unknown>)('docs')
+    const code = new Set([sandbox, client, session].flatMap((o) => [...functions(o), ...functions(o.rules as Record<string, unknown>, 'rules.')]))
+    await (sandbox.close as () => Promise<void>)()
+    const page = read('docs/reference/library.md')
+    const table = /\| sandbox \(and `sandbox\.session\(name\)`[^\n]*\n\|---\|---\|\n((?:\|.*\n)+)/.exec(page)![1]!
+    const documented = table.split('\n').flatMap((row) => [...(row.split('|')[1] ?? '').matchAll(/`([\w.]+)\(/g)].map((m) => m[1]!))
+    expect([...new Set(documented)].sort()).toEqual([...code].sort())
   })
 })
 
