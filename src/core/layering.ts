@@ -11,6 +11,7 @@
  * - Every problem names the layer (the file), the JSON path in it and the value.
  */
 import type { z } from 'zod'
+import { nearestName } from './nearest.js'
 import { checkRuleNames, type WorldNames } from './rule-check.js'
 import {
   CarrierSchema,
@@ -61,6 +62,8 @@ const COLLECTIONS = Object.keys(RECORD_KEYS) as RecordCollection[]
 
 interface Contribution {
   source: string
+  /** Which layer (0: the bottom one). */
+  layer: number
   index: number
   given: Record<string, unknown>
 }
@@ -75,41 +78,48 @@ export function extendsNothing(data: unknown): boolean {
   return !!data && typeof data === 'object' && (data as Record<string, unknown>).extends === 'none'
 }
 
-/** Layers documents, the first at the bottom. Answers the world or every problem found. */
+/**
+ * Layers documents, the first at the bottom. Answers the world or every problem found: schema,
+ * merging and cross references together (a record or rule that does not fit the schema is left out
+ * and the rest still checked, so one run names every problem).
+ */
 export function layerWorlds(inputs: LayerInput[]): LayerResult {
   const problems: string[] = []
   const layers: { source: string; doc: Layer }[] = []
   for (const { source, data } of inputs) {
     const ext = data && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>).extends : undefined
-    if (ext !== undefined && ext !== 'default' && ext !== 'none') {
+    if (ext !== undefined && ext !== 'default' && ext !== 'none')
       problems.push(`${source}: $.extends: must be "default" or "none" (got ${JSON.stringify(ext)})`)
-      continue
-    }
     const parsed = LayerSchema.safeParse(data)
     if (!parsed.success) {
       for (const issue of parsed.error.issues) problems.push(`${source}: ${jsonPath(issue.path)}: ${issue.message}${got(data, issue.path)}`)
+      const salvaged = salvage(data)
+      if (salvaged) {
+        duplicates(source, salvaged, problems)
+        layers.push({ source, doc: salvaged })
+      }
       continue
     }
     duplicates(source, parsed.data, problems)
     layers.push({ source, doc: parsed.data })
   }
-  if (problems.length) return { ok: false, problems }
 
   const merged = {} as Record<RecordCollection, Map<string, Merged>>
   for (const coll of COLLECTIONS) {
     const map = (merged[coll] = new Map<string, Merged>())
     const key = RECORD_KEYS[coll]
-    for (const { source, doc } of layers)
+    layers.forEach(({ source, doc }, layer) =>
       (doc[coll] as Record<string, unknown>[]).forEach((given, index) => {
         const k = given[key] as string
         const prev = map.get(k)
-        const from = { source, index, given }
+        const from = { source, layer, index, given }
         if (!prev) map.set(k, { value: { ...given }, from: [from] })
         else {
           prev.value = mergeRecord(prev.value, given, NESTED_FIELDS[coll], FULL[coll])
           prev.from.push(from)
         }
-      })
+      }),
+    )
   }
 
   const world: World = { merchants: [], services: [], countries: [], carriers: [], rules: [], messages: {} }
@@ -119,7 +129,14 @@ export function layerWorlds(inputs: LayerInput[]): LayerResult {
       const parsed = FULL[coll].safeParse(m.value)
       if (!parsed.success) {
         const first = m.from[0]!
-        for (const issue of parsed.error.issues)
+        let issues = parsed.error.issues
+        // A partial record above the bottom layer whose key nothing below has: meant to change a record, most likely mistyped.
+        const typo = first.layer > 0 && issues.some((i) => m.value[i.path[0] as string] === undefined) && noSuchRecord(coll, first, merged[coll])
+        if (typo) {
+          problems.push(typo)
+          issues = issues.filter((i) => m.value[i.path[0] as string] !== undefined)
+        }
+        for (const issue of issues)
           problems.push(`${first.source}: ${jsonPath([coll, first.index, ...issue.path])}: ${issue.message} (after merging the layers: ${sourceList(m.from)})`)
         continue
       }
@@ -130,12 +147,12 @@ export function layerWorlds(inputs: LayerInput[]): LayerResult {
   // Rules in the order they are consulted: later layers first, a replaced rule at its new place.
   const seen = new Set<string>()
   const ruleOrigin = new Map<object, Contribution>()
-  for (const { source, doc } of [...layers].reverse())
+  for (const [layer, { source, doc }] of [...layers.entries()].reverse())
     doc.rules.forEach((rule, index) => {
       if (seen.has(rule.id)) return
       seen.add(rule.id)
       world.rules.push(rule)
-      ruleOrigin.set(rule, { source, index, given: rule as unknown as Record<string, unknown> })
+      ruleOrigin.set(rule, { source, layer, index, given: rule as unknown as Record<string, unknown> })
     })
 
   for (const { doc } of layers) {
@@ -145,7 +162,6 @@ export function layerWorlds(inputs: LayerInput[]): LayerResult {
     }
     if (doc.description) world.description = doc.description
   }
-  if (problems.length) return { ok: false, problems }
 
   const where = (path: PropertyKey[]): string => {
     const [coll, i, field] = path as [string, number, string | undefined]
@@ -179,6 +195,44 @@ function mergeRecord(base: Record<string, unknown>, top: Record<string, unknown>
     out[k] = nested.includes(k) && old && typeof old === 'object' && v && typeof v === 'object' ? { ...old, ...v } : v
   }
   return out
+}
+
+const NOUN: Record<RecordCollection, string> = { merchants: 'merchant', services: 'service', countries: 'country', carriers: 'carrier' }
+
+/**
+ * `no carrier sbx-my-otpp; did you mean sbx-my-otp?` for a record whose key is near an existing
+ * one of a lower layer; undefined when no key is near (then it reads as a new record, its missing
+ * fields named).
+ */
+function noSuchRecord(coll: RecordCollection, first: Contribution, records: Map<string, Merged>): string | undefined {
+  const key = String(first.given[RECORD_KEYS[coll]])
+  const below = [...records].filter(([k, m]) => k !== key && m.from[0]!.layer < first.layer).map(([k]) => k)
+  const near = nearestName(key, below)
+  if (near === undefined) return undefined
+  return `${first.source}: ${jsonPath([coll, first.index, RECORD_KEYS[coll]])}: no ${NOUN[coll]} ${key}; did you mean ${near}? (a record changes the one with its ${RECORD_KEYS[coll]}; a new ${NOUN[coll]} needs every field)`
+}
+
+/**
+ * The records and rules of a document that fit the schema one by one, kept at their own index (the
+ * arrays have holes where an item did not fit), so the rest can still be layered and checked.
+ */
+function salvage(data: unknown): Layer | undefined {
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return undefined
+  const doc = LayerSchema.parse({}) as Layer
+  const d = data as Record<string, unknown>
+  for (const coll of [...COLLECTIONS, 'rules'] as const) {
+    const items = d[coll]
+    if (!Array.isArray(items)) continue
+    const kept: unknown[] = new Array(items.length)
+    items.forEach((item, i) => {
+      const one = LayerSchema.safeParse({ [coll]: [item] })
+      if (one.success) kept[i] = (one.data[coll] as unknown[])[0]
+    })
+    ;(doc as Record<string, unknown>)[coll] = kept
+  }
+  const messages = LayerSchema.safeParse({ messages: d.messages })
+  if (messages.success) doc.messages = messages.data.messages
+  return doc
 }
 
 function sourceList(from: Contribution[]): string {
