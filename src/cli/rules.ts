@@ -37,6 +37,35 @@ function readRuleFile(path: string): string {
   }
 }
 
+/**
+ * Every rule checked before any is added, by the server's own rule validation against the world it
+ * runs (schema, step/effect table, names, ids in use): one run names every problem, and a file with a
+ * bad rule adds none. The server checks each again as it adds it.
+ */
+async function checkAll(c: ReturnType<typeof clientFrom>, list: unknown[]): Promise<void> {
+  const [{ validateRule }, world, inForce] = await Promise.all([import('../core/rule-check.js'), guard(() => c.world()), guard(() => c.rules.list())])
+  const codes = (records: unknown[]) => new Set(records.map((r) => String((r as { code?: unknown }).code)))
+  const names = { carriers: codes(world.carriers), services: codes(world.services), countries: codes(world.countries) }
+  const taken = new Map(inForce.runtime.map((r) => [r.id, 'a runtime rule in force']))
+  const lines: string[] = []
+  list.forEach((rule, i) => {
+    const given = rule && typeof rule === 'object' && !Array.isArray(rule) ? (rule as Record<string, unknown>) : {}
+    const checked = validateRule({ id: 'rule', ...given }, names)
+    const problems = checked.ok ? [] : checked.problems.map((p) => `${p.path.length ? p.path.join('.') + ': ' : ''}${p.message}`)
+    if (typeof given.id === 'string') {
+      const other = taken.get(given.id)
+      if (other) problems.push(`a runtime rule "${given.id}" exists already (${other})`)
+      taken.set(given.id, `rule ${i + 1} of this list`)
+    }
+    if (!problems.length) return
+    const which = list.length > 1 ? `rule ${i + 1}${typeof given.id === 'string' ? ` (${given.id})` : ''}: ` : ''
+    lines.push(`${problems.some((p) => p.includes('exists already')) && checked.ok ? 'RULE_EXISTS' : 'BAD_RULE'}: ${which}${problems.join('; ')}`)
+  })
+  if (!lines.length) return
+  for (const line of lines.slice(0, -1)) process.stderr.write(`dcb: ${line}\n`)
+  throw new CliError(`${lines.at(-1)!}${list.length > 1 ? ` (no rule was added: ${lines.length} of ${list.length} have problems)` : ''}`, EXIT.FAIL)
+}
+
 export async function rules(verb: string | undefined, arg: string | undefined, o: ClientCliOptions): Promise<void> {
   verb ??= 'list'
   const usage = `usage: ${invokedAs()} rules list | add <json|file> | remove <id> | clear`
@@ -62,8 +91,10 @@ export async function rules(verb: string | undefined, arg: string | undefined, o
     return
   }
   if (verb === 'add') {
+    const list = rulesFrom(arg!)
+    await checkAll(c, list)
     const added = []
-    for (const rule of rulesFrom(arg!)) {
+    for (const rule of list) {
       const rec = await guard(() => c.rules.add(rule as Record<string, unknown>))
       added.push(rec)
       const description = (rec.rule as { description?: string }).description
