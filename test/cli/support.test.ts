@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startClient, tempDir, type Client } from '../helpers.js'
-import { dcb } from './run.js'
+import { dcb, serve } from './run.js'
 
 let c: Client
 let tmp: ReturnType<typeof tempDir>
@@ -148,5 +148,85 @@ describe('reasons agree in number', () => {
     for (let i = 0; i < 3; i++) await c.api('/subscriptions/verify', { verif_request_id: id, otp: 'nope' })
     const again = await c.api('/subscriptions/verify', { verif_request_id: id, otp: 'nope' })
     expect(again.headers.get('x-dcb-reason')).toBe('3 wrong OTPs were given already (at most 3 attempts)')
+  })
+})
+
+describe('dcb fixtures validate and dcb rules add name every problem in one run', () => {
+  it('schema, layering and cross-check problems of several files together; a mistyped key suggests the nearest one', async () => {
+    // Ticket: three files, three kinds of mistake. Before, the schema problem alone was reported.
+    const schema = write('a-schema.json', { rules: [{ id: 'slow', match: { country: 'MY' }, step: 'verify', effect: { delay_ms: 100 } }] })
+    const typo = write('b-typo.json', { carriers: [{ code: 'sbx-my-otpp', otp: { max_attempts: 1 } }] })
+    const cross = write('c-cross.json', {
+      services: [{ code: 'STREAMPLUS', integrations: [{ country: 'fr' }] }],
+      rules: [{ id: 'barred', match: { service: 'STREAMPLUSS' }, step: 'init', effect: { error: 'BARRED' } }],
+    })
+    const r = await dcb(['fixtures', 'validate', schema, typo, cross])
+    expect(r.code).toBe(1)
+    const lines = r.stderr.trim().split('\n')
+    expect(lines).toEqual([
+      `${schema}: $.rules[0].match.country: a lower-case country code such as "my" (got "MY")`,
+      `${typo}: $.carriers[0].code: no carrier sbx-my-otpp; did you mean sbx-my-otp? (a record changes the one with its code; a new carrier needs every field)`,
+      expect.stringMatching(
+        new RegExp(`^${cross.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: \\$\\.services\\[0\\]\\.integrations\\[0\\]\\.country: unknown country "fr"`),
+      ),
+      expect.stringMatching(/\$\.rules\[0\]\.match\.service: unknown service "STREAMPLUSS" \(services: .*\); did you mean STREAMPLUS\?$/),
+      'dcb: 4 problem(s) found',
+    ])
+    const json = JSON.parse((await dcb(['fixtures', 'validate', schema, typo, cross, '--json'])).stdout)
+    expect(json).toMatchObject({ ok: false, problems: lines.slice(0, 4) })
+    // A new record whose key is near nothing is a new record: its missing fields are named.
+    const fresh = write('fresh.json', { carriers: [{ code: 'acme-fr', otp: { max_attempts: 1 } }] })
+    const f = await dcb(['fixtures', 'validate', fresh])
+    expect(f.stderr).toContain(`${fresh}: $.carriers[0].country:`)
+    expect(f.stderr).not.toContain('did you mean')
+    // An unreadable file is named, and the others are still checked.
+    const g = await dcb(['fixtures', 'validate', join(tmp.dir, 'missing.json'), typo])
+    expect(g.stderr).toMatch(/missing\.json: no such file or directory/)
+  })
+
+  it('dcb rules add checks every rule before adding any: every problem named, nothing added', async () => {
+    const f = write('rules.json', {
+      rules: [
+        { id: 'ok-one', match: { msisdn: '60123456001' }, step: 'init', effect: { error: 'BARRED' } },
+        { id: 'two', match: { carrier: 'sbx-my-otpp' }, step: 'nowhere', effect: {} },
+        { id: 'ok-one', match: { country: 'my' }, step: 'init', effect: { error: 'BARRED' } },
+      ],
+    })
+    const r = await run(['rules', 'add', f])
+    expect(r.code).toBe(1)
+    const lines = r.stderr.trim().split('\n')
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toMatch(
+      /^dcb: BAD_RULE: rule 2 \(two\): step: must be one of api, init.*; match\.carrier: unknown carrier "sbx-my-otpp" \(carriers: .*\); did you mean sbx-my-otp\?$/,
+    )
+    expect(lines[1]).toBe(
+      'dcb: RULE_EXISTS: rule 3 (ok-one): a runtime rule "ok-one" exists already (rule 1 of this list) (no rule was added: 2 of 3 have problems)',
+    )
+    expect((await c.control('/rules')).body.runtime).toEqual([])
+    // One rule alone: its problems on one line, as the server says them.
+    const one = await run(['rules', 'add', '{"step":"nowhere","match":{"service":"GAMECLUBB"}}'])
+    expect(one.stderr).toMatch(
+      /^dcb: BAD_RULE: step: must be one of api, init.*; match\.service: unknown service "GAMECLUBB" \(services: .*\); did you mean GAMECLUB\?\n$/,
+    )
+    // The control API answers the same problems together.
+    const http = await c.control('/rules', { step: 'nowhere', match: { service: 'GAMECLUBB' } })
+    expect(http.status).toBe(400)
+    expect(http.body.message).toMatch(/^step: must be one of api, init.*; match\.service: unknown service "GAMECLUBB" .*did you mean GAMECLUB\?$/)
+  })
+})
+
+describe("the default world's rule sources", () => {
+  it('read fixtures/world.json whatever the working directory of dcb serve', async () => {
+    const elsewhere = await serve(['--in-memory'], { cwd: tmp.dir })
+    try {
+      const w = await dcb(['rules', 'list', '--json'], { env: { DCB_BASE_URL: elsewhere.url }, cwd: tmp.dir })
+      expect(w.code).toBe(0)
+      const { rules } = JSON.parse(w.stdout)
+      expect(new Set(rules.map((r: { source: string }) => r.source))).toEqual(new Set(['fixtures/world.json']))
+      const human = await dcb(['world'], { env: { DCB_BASE_URL: elsewhere.url }, cwd: tmp.dir })
+      expect(human.stdout).toContain('demo: 2 API keys; allowlist 127.0.0.0/8, ::1  (fixtures/world.json)')
+    } finally {
+      await elsewhere.stop()
+    }
   })
 })

@@ -58,6 +58,14 @@ describe('the packed package in a consumer project (examples/merchant)', () => {
     expect(r.code).toBe(0)
   }, 120_000)
 
+  it("names the default world's rules fixtures/world.json in the installed library, not a node_modules path", async () => {
+    const script = `import { createSandbox } from 'dcb-sandbox'
+const { rules } = await (await createSandbox()).rules.list()
+console.log(JSON.stringify([...new Set(rules.map((r) => r.source))]))`
+    const r = await run(process.execPath, ['--input-type=module', '-e', script], app)
+    expect(r.out).toBe('["fixtures/world.json"]\n')
+  })
+
   it('compiles the example with tsc --strict against the shipped declarations (no TS7016)', async () => {
     const r = await run(process.execPath, [join(MODULES, 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--strict'], app)
     expect(r.out).toBe('')
