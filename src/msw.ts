@@ -30,7 +30,15 @@ export function sandboxHandlers(sandbox: Sandbox, opts: SandboxHandlersOptions):
   // A RegExp is matched against the whole URL by every msw 2.x: the base, then the end or a separator.
   const under = new RegExp(`^${escapeRegExp(publicBase)}(?:[/?#]|$)`)
   const info = { prefix, publicBase, session: opts.session }
-  return [new SandboxHandler(under, ({ request }) => route.call(routed, request, info))]
+  // A request the caller gave up: msw already rejected its fetch with the signal's reason (the
+  // sandbox journaled a client that went away); a network error ends the handler without msw
+  // reporting the reason again as an exception of the handler.
+  const answer = ({ request }: { request: Request }) =>
+    route.call(routed, request, info).catch((e: unknown) => {
+      if (request.signal.aborted) return Response.error()
+      throw e
+    })
+  return [new SandboxHandler(under, answer)]
 }
 
 /**

@@ -190,10 +190,10 @@ class InProcessResponse extends EventEmitter {
     return this
   }
 
-  destroy(): this {
+  destroy(reason?: unknown): this {
     if (this.destroyed) return this
     this.destroyed = true
-    if (this.stream) this.stream.error(new Error('the sandbox cut the response'))
+    if (this.stream) this.stream.error(reason ?? new Error('the sandbox cut the response'))
     else if (!this.settled) this.answer(this.chunks.length ? Buffer.concat(this.chunks) : null)
     this.markClosed()
     return this
@@ -264,11 +264,25 @@ export interface RawRequest {
   body: string | Uint8Array | null
 }
 
-/** Runs `listener` for one request, in memory. */
-export function runListener(listener: NodeListener, request: RawRequest, call: InProcessCall): Promise<RawResponse> {
-  return new Promise<RawResponse>((resolve) => {
+/**
+ * Runs `listener` for one request, in memory. A `signal` that aborts before the answer rejects with
+ * its reason, as fetch does, and the listener sees a client that went away (the response closes, as
+ * when a socket closes): a held answer is journaled `client_closed`. One that aborts later errors a
+ * streamed body with its reason.
+ */
+export function runListener(listener: NodeListener, request: RawRequest, call: InProcessCall, signal?: AbortSignal | null): Promise<RawResponse> {
+  if (signal?.aborted) return Promise.reject(signal.reason)
+  return new Promise<RawResponse>((resolve, reject) => {
     const req = new InProcessRequest(request.method, call.url, request.headers, request.body, call)
     const res = new InProcessResponse(req, resolve)
+    if (signal) {
+      const onAbort = () => {
+        reject(signal.reason)
+        res.destroy(signal.reason)
+      }
+      signal.addEventListener('abort', onAbort, { once: true })
+      res.once('close', () => signal.removeEventListener('abort', onAbort))
+    }
     listener(req as unknown as IncomingMessage, res as unknown as ServerResponse)
   })
 }

@@ -127,6 +127,11 @@ export function createMerchantHandler(ctx: MerchantContext) {
     /** A delayed answer (5NN endings, delay rules): a client that leaves meanwhile is journaled at once. */
     const hold = (outcome: Outcome, ms: number) => {
       const later = { ...outcome, delayMs: undefined }
+      // Gone already (while the answer was worked out): journaled now, not after the delay.
+      if (res.destroyed) {
+        record(later, envelope(later, ctx.failurePayload).body, true)
+        return done()
+      }
       const onClose = () => {
         clearTimeout(timer)
         if (!res.headersSent) record(later, envelope(later, ctx.failurePayload).body, true)

@@ -17,6 +17,7 @@ import { RequestJournal } from '../http/journal.js'
 import { isSessionName, SessionRegistry } from '../sessions.js'
 import { version } from '../version.js'
 import { SandboxError } from '../core/errors.js'
+import { libraryMessage } from './errors.js'
 import { yieldToEventLoop } from '../yield.js'
 import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
 import { DEMO_API_KEY } from '../contract/defaults.js'
@@ -124,7 +125,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   let closed = false
 
   /** One request through the server's listener; `url` is as the client addressed it. */
-  const send = (url: URL, request: RawRequest, r: Route, from = clientIp): Promise<RawResponse> => {
+  const send = (url: URL, request: RawRequest, r: Route, from = clientIp, signal?: AbortSignal | null): Promise<RawResponse> => {
     if (closed) return Promise.reject(new SandboxError('SANDBOX_CLOSED', 'this sandbox was closed'))
     let path = url.pathname
     if (r.prefix) path = path === r.prefix ? '/' : path.slice(r.prefix.length)
@@ -134,9 +135,14 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
     // As a fetch client over a socket would send it.
     if (request.body && headers['content-length'] === undefined)
       headers['content-length'] = String(typeof request.body === 'string' ? Buffer.byteLength(request.body) : request.body.byteLength)
-    return runListener(app.listener, request, { clientIp: from, url: path + url.search, publicBase: r.publicBase })
+    return runListener(app.listener, request, { clientIp: from, url: path + url.search, publicBase: r.publicBase }, signal)
   }
-  const route = async (request: Request, r: Route): Promise<Response> => toResponse(await send(new URL(request.url), await rawRequest(request), r))
+  // The request's signal, as global fetch honours it: msw's request carries the caller's.
+  const route = async (request: Request, r: Route): Promise<Response> => {
+    request.signal.throwIfAborted()
+    const raw = await rawRequest(request)
+    return toResponse(await send(new URL(request.url), raw, r, clientIp, request.signal))
+  }
 
   const bind = (session: string | undefined): SandboxSession => {
     const fetchIn = async (input: Request | string | URL, init?: RequestInit): Promise<Response> => {
@@ -146,7 +152,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
         const url = new URL(input)
         const method = (init?.method ?? 'GET').toUpperCase()
         const raw = { method, headers: headerRecord(init?.headers), body: body ?? null }
-        return toResponse(await send(url, raw, { prefix: '', publicBase: url.origin, session }))
+        return toResponse(await send(url, raw, { prefix: '', publicBase: url.origin, session }, clientIp, init?.signal))
       }
       const request = input instanceof Request && init === undefined ? input : new Request(input, init)
       return route(request, { prefix: '', publicBase: new URL(request.url).origin, session })
@@ -172,7 +178,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
       }
       if (raw.status !== 200) {
         const e = data as { error?: string; message?: string }
-        throw new SandboxError(e.error ?? 'ERROR', e.message ?? `the control API answered ${raw.status}`, raw.status)
+        throw new SandboxError(e.error ?? 'ERROR', libraryMessage(e.error ?? 'ERROR', e.message ?? `the control API answered ${raw.status}`), raw.status)
       }
       return data
     }
