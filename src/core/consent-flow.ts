@@ -54,7 +54,7 @@ export class ConsentFlow {
     const back = (query: Record<string, string>) => (service.return_url ? appendQuery(service.return_url, query) : null)
     if (view.problem)
       return {
-        location: back({ status: 'FAIL', message: 'PIN_EXPIRED', verif_request_id: id }),
+        location: back({ status: 'FAIL', message: 'PIN_EXPIRED' }),
         result: 'PIN_EXPIRED',
         subscription_id: null,
         reason: view.problem.startsWith('This link was') ? `consent request ${id} was used already` : `consent request ${id} expired`,
@@ -62,7 +62,7 @@ export class ConsentFlow {
     if (action === 'deny') {
       tx.put('verifs', verif.id, { ...verif, state: 'denied', result: 'FAILED_INIT_SUB' })
       return {
-        location: back({ status: 'FAIL', message: 'FAILED_INIT_SUB', verif_request_id: id }),
+        location: back({ status: 'FAIL', message: 'FAILED_INIT_SUB' }),
         result: 'FAILED_INIT_SUB',
         subscription_id: null,
         reason: `the subscriber denied consent`,
@@ -73,7 +73,7 @@ export class ConsentFlow {
     if (refused) {
       tx.put('verifs', verif.id, { ...verif, state: 'used', result: refused.code })
       return {
-        location: back({ status: 'FAIL', message: refused.code, verif_request_id: id }),
+        location: back({ status: 'FAIL', message: refused.code }),
         result: refused.code as CarrierCode,
         subscription_id: null,
         reason: refused.reason,
@@ -82,7 +82,7 @@ export class ConsentFlow {
     const result = this.subscriptions.activate(tx, now, verif, view, undefined)
     if ('refused' in result)
       return {
-        location: back({ status: 'FAIL', message: result.refused, verif_request_id: id }),
+        location: back({ status: 'FAIL', message: result.refused }),
         result: result.refused,
         subscription_id: null,
         reason: result.reason,

@@ -7,6 +7,7 @@ import { describePeriod, SandboxError, type Engine } from '../core/engine.js'
 import { formatTimestamp } from '../core/time.js'
 import { readBody } from './body.js'
 import { headerReason } from './reason.js'
+import { inProcessCall } from './inprocess.js'
 import { clientIp, type ProxyTrust } from './ip.js'
 import type { RequestJournal } from './journal.js'
 import { escapeHtml as h, redirect, sendHtml } from './respond.js'
@@ -18,6 +19,16 @@ button.approve{background:#0a7d32;color:#fff;border-color:#0a7d32}.note{color:#6
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${h(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`
+}
+
+/**
+ * The path the sandbox is reached under, as the client sees it: '' over a socket (`dcb serve` is
+ * at the root), the base URL's path in process (an msw base URL such as `https://x.test/v1`), so
+ * the links a page makes stay under it.
+ */
+function mountPath(req: IncomingMessage): string {
+  const base = inProcessCall(req)?.publicBase
+  return base ? new URL(base).pathname.replace(/\/+$/, '') : ''
 }
 
 export async function consentPage(
@@ -41,6 +52,8 @@ export async function consentPage(
       const sandboxAt = engine.now()
       const verif = engine.consentView(id)?.verif ?? engine.state.verifs.get(id)
       const out = await engine.consent(id, action)
+      // A return path on the sandbox itself (the default world's /_sandbox/return) stays under the mount path.
+      if (out.location?.startsWith('/') && !out.location.startsWith('//')) out.location = mountPath(req) + out.location
       // Approvals and denials are journaled: a redirect that failed shows there, with why.
       journal?.add({
         time: Date.now(),
@@ -83,7 +96,7 @@ export async function consentPage(
       page('Link not valid', `<div class="card"><h1>${h(view.problem)}</h1>${details}<p class="note">Start again from the merchant's site.</p></div>`),
     )
   }
-  const form = `<form method="post" action="/consent/${h(encodeURIComponent(verif.id))}"><button class="approve" name="action" value="approve">Approve</button><button name="action" value="deny">Deny</button></form>`
+  const form = `<form method="post" action="${h(mountPath(req))}/consent/${h(encodeURIComponent(verif.id))}"><button class="approve" name="action" value="approve">Approve</button><button name="action" value="deny">Deny</button></form>`
   const expires = formatTimestamp(verif.expires_at).slice(0, 19).replace('T', ' ')
   sendHtml(
     res,

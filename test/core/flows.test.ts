@@ -63,7 +63,8 @@ describe('consent (redirect flow)', () => {
     const h = engineAt('2026-01-31T09:00:00')
     const id = await init(h)
     expect(await h.engine.consent(id, 'deny')).toEqual({
-      location: `/_sandbox/return?status=FAIL&message=FAILED_INIT_SUB&verif_request_id=${id}`,
+      // As on approve: no verif_request_id, which Init does not give in the redirect flow.
+      location: '/_sandbox/return?status=FAIL&message=FAILED_INIT_SUB',
       result: 'FAILED_INIT_SUB',
       reason: 'the subscriber denied consent',
       subscription_id: null,
