@@ -171,11 +171,25 @@ export async function logs(o: Opts): Promise<void> {
   const limit = o.all ? 1_000_000 : Number(o.limit ?? 20)
   if (!o.all && (!Number.isInteger(limit) || limit < 1 || limit > 100_000))
     throw new CliError(`--limit "${o.limit}" must be a whole number from 1 to 100000`, EXIT.USAGE)
-  const first = await guard(() => c.requests({ since: 0, limit, ...(o.msisdn ? { msisdn: o.msisdn } : {}) }))
+  if (o.subscription !== undefined && o.follow)
+    throw new CliError('--subscription lists what the journal holds; it does not follow (use --msisdn with -f)', EXIT.USAGE)
+  // A mistyped id is SUBSCRIPTION_NOT_FOUND, not an empty list.
+  if (o.subscription !== undefined) await guard(() => c.subscription(String(o.subscription)))
+  const first = await guard(() =>
+    c.requests({
+      since: 0,
+      limit,
+      ...(o.msisdn ? { msisdn: o.msisdn } : {}),
+      ...(o.subscription !== undefined ? { subscription: String(o.subscription) } : {}),
+    }),
+  )
   if (!first.requests.length && !o.json) {
-    const none = o.msisdn
-      ? `no request about ${o.msisdn} in the journal`
-      : 'the request journal is empty (no merchant call since the server started or was reset)'
+    const none =
+      o.subscription !== undefined
+        ? `no request about subscription ${o.subscription} in the journal`
+        : o.msisdn
+          ? `no request about ${o.msisdn} in the journal`
+          : 'the request journal is empty (no merchant call since the server started or was reset)'
     out(chalk.dim(`${none}${o.follow ? '; waiting for requests…' : ''}`))
   }
   for (const e of [...first.requests].reverse()) print(e)

@@ -69,6 +69,9 @@ export const RequestsQuery = z.object({
   limit: wholeNumber('a positive whole number', 1).optional().describe('at most this many (default 100), newest first'),
   since: wholeNumber('a whole number from 0', 0).optional().describe('only entries with an id above this one (default 0)'),
   msisdn: msisdnFilter.optional().describe('only entries about this MSISDN'),
+  subscription: text('a subscription_id')
+    .optional()
+    .describe('only entries about this subscription: the ones that name it and the ones that created it (its Init, Verify attempts, consent decision or MO)'),
 })
 export const ResetBody = z.object({
   clock: text('a time such as 2026-01-31T00:00:00').optional().describe('start over at this sandbox time (earlier than now too)'),

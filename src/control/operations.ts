@@ -28,6 +28,7 @@ import {
   type WorldDocument,
 } from '../contract/control.js'
 import type { ControlOperations } from '../contract/operations.js'
+import { aboutSubscription } from '../http/journal-about.js'
 import type { RequestJournal } from '../http/journal.js'
 
 export interface OperationsContext {
@@ -157,8 +158,11 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
       return { world: engine.worldDocument() as WorldDocument, sources: engine.worldSources() }
     },
     async requests(opts = {}) {
-      const { limit = 100, since = 0, msisdn } = check(RequestsQuery, opts)
-      return { capacity: journal.capacity, requests: journal.list(limit, since, msisdn) }
+      const { limit = 100, since = 0, msisdn, subscription } = check(RequestsQuery, opts)
+      if (subscription === undefined) return { capacity: journal.capacity, requests: journal.list(limit, since, msisdn) }
+      // The entries that created it are found from the ones that name it: the whole journal is read (it is bounded).
+      const about = aboutSubscription(journal.list(journal.capacity, since, msisdn), subscription)
+      return { capacity: journal.capacity, requests: about.slice(0, limit) }
     },
     async reset(opts = {}) {
       const { clock, frozen } = check(ResetBody, opts)
