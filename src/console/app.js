@@ -18,7 +18,9 @@ const views = {
 
 async function route() {
   if (ui.signedOut) return
-  const [, name = 'messages', id] = location.hash.replace(/^#\/?/, '#/').split('/')
+  // `#/page/id?query`: the query filters a page (`#/requests?subscription=ID`).
+  const [path, query = ''] = location.hash.replace(/^#\/?/, '#/').split('?')
+  const [, name = 'messages', id] = path.split('/')
   ui.onLive = null
   clearInterval(ui.clockTimer)
   // Sessions start on their first request, anywhere: whether to show Sessions is asked on every move.
@@ -29,7 +31,8 @@ async function route() {
     else a.removeAttribute('aria-current')
   }
   main.setAttribute('aria-busy', 'true')
-  const view = name === 'subscriptions' && id ? () => subscriptionView(decodeURIComponent(id)) : views[name] || messagesView
+  const params = new URLSearchParams(query)
+  const view = name === 'subscriptions' && id ? () => subscriptionView(decodeURIComponent(id)) : () => (views[name] || messagesView)(params)
   try {
     await view()
   } catch (e) {

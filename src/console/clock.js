@@ -1,5 +1,5 @@
 // The Clock page (the time, advance, set, what a move ran) and the Requests page (the journal, live).
-import { act, api, h, json, page, say, shortTime, ui } from './lib.js'
+import { act, api, debounce, h, json, page, say, shortTime, ui } from './lib.js'
 
 // ------------------------------------------------------------------ Clock
 
@@ -118,10 +118,13 @@ function requestItem(r) {
         h('span', { class: `tag ${ok ? 'ok' : 'bad'}` }, r.http_status),
         ` ${r.method} ${r.path} `,
         r.message ? h('strong', {}, r.message) : null,
+        r.client_closed ? h('span', { class: 'tag bad', title: 'the client went away before the answer' }, 'client gone') : null,
         h(
           'span',
           { class: 'line' },
-          h('time', {}, shortTime(r.time)),
+          // Sandbox time, as on the other pages (the wall time is in the details).
+          h('time', {}, shortTime(r.sandbox_time)),
+          r.msisdn ? h('span', {}, r.msisdn) : null,
           h('span', {}, `${r.duration_ms} ms`),
           h('span', {}, `session ${ui.session || 'default'}`),
           r.merchant ? h('span', {}, r.merchant) : null,
@@ -133,6 +136,8 @@ function requestItem(r) {
         {},
         h('dt', {}, 'Sandbox time'),
         h('dd', {}, r.sandbox_time),
+        h('dt', {}, 'Wall time'),
+        h('dd', {}, r.time),
         h('dt', {}, 'Client'),
         h('dd', {}, r.ip || '—'),
         r.msisdn !== undefined ? [h('dt', {}, 'MSISDN'), h('dd', {}, r.msisdn || '—')] : null,
@@ -145,20 +150,43 @@ function requestItem(r) {
   )
 }
 
-export async function requestsView() {
+/** The Requests page; `params` (the hash's query) may name an `msisdn` or a `subscription` to show only its requests. */
+export async function requestsView(params = new URLSearchParams()) {
+  const subscription = params.get('subscription') || ''
+  let filter = params.get('msisdn') || ''
   const list = h('ol', { class: 'items', 'aria-label': 'Requests, newest first' })
+  const filterInput = h('input', { type: 'search', inputmode: 'numeric', autocomplete: 'off', value: filter })
   const load = async () => {
-    const r = await api('/_sandbox/requests?limit=200')
+    const q = new URLSearchParams({ limit: '200' })
+    if (filter) q.set('msisdn', filter)
+    if (subscription) q.set('subscription', subscription)
+    const r = await api(`/_sandbox/requests?${q}`)
     list.replaceChildren(...r.requests.map(requestItem))
-    if (!r.requests.length) list.append(h('li', { class: 'empty' }, 'No requests yet.'))
+    if (!r.requests.length) list.append(h('li', { class: 'empty' }, filter || subscription ? 'No requests match.' : 'No requests yet.'))
   }
-  page('Requests', h('p', { class: 'empty' }, 'Merchant API calls and the control calls that change state. Open one for its bodies.'), list)
+  const reload = debounce(() => act(load), 250)
+  filterInput.addEventListener('input', () => {
+    filter = filterInput.value.trim()
+    reload()
+  })
+  page(
+    'Requests',
+    h('p', { class: 'empty' }, 'Merchant API calls and the control calls that change state, at sandbox time. Open one for its bodies.'),
+    subscription
+      ? h('p', {}, `About subscription ${subscription}, the requests that created it included. `, h('a', { href: '#/requests' }, 'All requests'))
+      : null,
+    h('form', { role: 'search', 'aria-label': 'Filter requests', onsubmit: (e) => e.preventDefault() }, h('label', {}, 'Filter by MSISDN', filterInput)),
+    list,
+  )
   await load()
   ui.onLive = (type, data) => {
     if (type === 'reset' || (type === 'requests' && data.skipped)) return act(load)
     if (type !== 'requests') return
+    // Which new entries are about a subscription only the server can tell (the ones that created it).
+    if (subscription) return reload()
     list.querySelector('.empty')?.remove()
-    for (const r of [...data.requests].reverse()) if (!list.querySelector(`[data-id="${r.id}"]`)) list.prepend(requestItem(r))
+    for (const r of [...data.requests].reverse())
+      if ((!filter || r.msisdn === filter) && !list.querySelector(`[data-id="${r.id}"]`)) list.prepend(requestItem(r))
     while (list.children.length > 500) list.lastElementChild.remove()
   }
 }

@@ -231,7 +231,17 @@ export async function subscriptionView(id) {
       ),
     )
   }
-  page(`Subscription ${id}`, h('p', {}, h('a', { href: '#/subscriptions' }, 'All subscriptions')), body)
+  page(
+    `Subscription ${id}`,
+    h(
+      'p',
+      {},
+      h('a', { href: '#/subscriptions' }, 'All subscriptions'),
+      ' · ',
+      h('a', { href: `#/requests?subscription=${encodeURIComponent(id)}` }, 'Its requests'),
+    ),
+    body,
+  )
   await load()
   ui.onLive = (type, data) => {
     if ((type === 'subscriptions' && (data.more || data.ids.includes(id))) || type === 'reset') act(load)
