@@ -230,3 +230,56 @@ describe("the default world's rule sources", () => {
     }
   })
 })
+
+describe('dcb logs --subscription ID', () => {
+  it('lists the requests about that subscription, the ones that created it included (OTP flow, a renewal, a cancel)', async () => {
+    const init = await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+    const verif = init.body.payload.verif_request_id
+    // Noise: another number's flow, and a Status of nothing.
+    await c.api('/subscriptions/init', { msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' })
+    await c.api('/subscriptions/verify', { verif_request_id: verif, otp: 'nope' })
+    const otp = (await c.control('/otp?msisdn=60123456001')).body.otp
+    const id = (await c.api('/subscriptions/verify', { verif_request_id: verif, otp })).body.payload.subscription_id
+    await c.api('/subscriptions/status', { subscription_id: 'nope' })
+    await c.api('/subscriptions/status', { subscription_id: id })
+    await c.control('/clock/advance', { by: 'P1M' })
+    await c.control(`/subscriptions/${id}/cancel`, {})
+    const r = await run(['logs', '--subscription', id, '--json', '--all'])
+    expect(r.code).toBe(0)
+    const entries = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+    expect(entries.map((e) => [e.path, e.message])).toEqual([
+      ['/subscriptions/init', ''],
+      ['/subscriptions/verify', 'INVALID_PIN'],
+      ['/subscriptions/verify', ''],
+      ['/subscriptions/status', ''],
+      ['/_sandbox/clock/advance', ''],
+      [`/_sandbox/subscriptions/${id}/cancel`, ''],
+    ])
+    const human = await run(['logs', '--subscription', id])
+    expect(
+      human.stdout
+        .trim()
+        .split('\n')
+        .filter((l) => /^\d{4}-/.test(l)),
+    ).toHaveLength(6)
+  })
+
+  it('a PSMS subscription: the Init that gave the short code and the MO; an unknown id is SUBSCRIPTION_NOT_FOUND', async () => {
+    await c.api('/subscriptions/init', { msisdn: '60133456001', service_code: 'GAMECLUB', country_code: 'my' })
+    const mo = await c.control('/mo', { msisdn: '60133456001', short_code: '32123', text: 'GAME' })
+    const r = await run(['logs', '--subscription', mo.body.subscription_id, '--json', '--all'])
+    expect(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).path),
+    ).toEqual(['/subscriptions/init', '/_sandbox/mo'])
+    const none = await run(['logs', '--subscription', 'nope'])
+    expect(none.code).toBe(1)
+    expect(none.stderr).toMatch(/^dcb: SUBSCRIPTION_NOT_FOUND: /)
+    expect((await run(['logs', '--subscription', 'x', '-f'])).code).toBe(2)
+  })
+})

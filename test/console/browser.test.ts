@@ -208,6 +208,49 @@ describe('the console in chromium', () => {
     await page.getByText('The pages now show session default.').waitFor()
   })
 
+  it('Requests: sandbox time, a client gone, a filter by MSISDN; a subscription links to its requests', async () => {
+    const id = await c.subscribe('60123456021')
+    await c.api('/subscriptions/init', { msisdn: '60123456022', service_code: 'STREAMPLUS', country_code: 'my' })
+    // A client that gives up while its answer is held back (ending 599: 9.9 s), once the OTP is out.
+    const gone = new AbortController()
+    const slow = fetch(`${c.url}/subscriptions/init`, {
+      method: 'POST',
+      headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' },
+      body: JSON.stringify({ msisdn: '60123456599', service_code: 'STREAMPLUS', country_code: 'my' }),
+      signal: gone.signal,
+    }).catch(() => 'aborted')
+    await c.control('/otp?msisdn=60123456599&wait=5')
+    gone.abort()
+    expect(await slow).toBe('aborted')
+    await expect.poll(async () => (await c.control('/requests?msisdn=60123456599')).body.requests[0]?.client_closed).toBe(true)
+
+    await page.goto(`${c.url}/#/subscriptions/${id}`)
+    await page.getByRole('link', { name: 'Its requests' }).click()
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Requests')
+    const list = page.getByRole('list', { name: 'Requests, newest first' })
+    const about = (await c.control(`/requests?subscription=${id}`)).body.requests as { path: string; sandbox_time: string; time: string }[]
+    expect(about.map((e) => e.path)).toEqual(['/subscriptions/verify', '/subscriptions/init'])
+    await expect
+      .poll(() => list.locator('summary').allTextContents())
+      .toEqual([expect.stringMatching(/^200 POST \/subscriptions\/verify /), expect.stringMatching(/^200 POST \/subscriptions\/init /)])
+    // Sandbox time, as on the other pages: not the wall time.
+    const shown = await list.locator('summary time').allTextContents()
+    expect(shown).toEqual(about.map((e) => e.sandbox_time.slice(0, 19).replace('T', ' ')))
+    expect(shown[0]).not.toBe(about[0]!.time.slice(0, 19).replace('T', ' '))
+
+    await nav('Requests').click()
+    await page.getByRole('searchbox', { name: 'Filter by MSISDN' }).fill('60123456599')
+    await expect.poll(() => list.locator('summary').allTextContents()).toEqual([expect.stringMatching(/^200 POST \/subscriptions\/init client gone/)])
+    await page.getByRole('searchbox', { name: 'Filter by MSISDN' }).fill('60123456022')
+    await expect.poll(() => list.locator('summary').allTextContents()).toEqual([expect.stringMatching(/^200 POST \/subscriptions\/init .*60123456022/)])
+    // Live: a new request of another number stays out of the filtered list, one of this number comes in.
+    await c.api('/subscriptions/init', { msisdn: '60123456023', service_code: 'STREAMPLUS', country_code: 'my' })
+    await c.api('/subscriptions/status', { subscription_id: 'nope' })
+    await c.api('/subscriptions/init', { msisdn: '60123456022', service_code: 'STREAMPLUS', country_code: 'my' })
+    await expect.poll(() => list.locator('summary').count()).toBe(2)
+    expect((await list.locator('summary').allTextContents()).every((t) => t.includes('60123456022'))).toBe(true)
+  })
+
   it('made no request off the server and logged no error', () => {
     expect(offOrigin).toEqual([])
     expect(problems).toEqual([])
