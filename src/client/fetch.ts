@@ -4,6 +4,7 @@
  * a sandbox and a client answer alike. Types only from the contract: no zod, no Node.
  */
 import { SandboxError } from '../core/errors.js'
+import { libraryMessage } from '../library/errors.js'
 import type { ControlRequest } from '../contract/calls.js'
 import type { MerchantOperations } from '../contract/operations.js'
 
@@ -64,7 +65,13 @@ export function controlOverFetch(fetchFn: FetchFn, base: string, headers: Record
     } catch {
       throw new SandboxError('ERROR', `${url} answered HTTP ${res.status}, not JSON: is this a dcb sandbox?`, res.status)
     }
-    if (res.status >= 400) throw new SandboxError(data?.error ?? 'ERROR', data?.message ?? `the control API answered ${res.status}`, res.status)
+    // Said in library terms, as createSandbox's functions say it (the control API's names routes and commands).
+    if (res.status >= 400)
+      throw new SandboxError(
+        data?.error ?? 'ERROR',
+        libraryMessage(data?.error ?? 'ERROR', data?.message ?? `the control API answered ${res.status}`),
+        res.status,
+      )
     return data
   }
 }
