@@ -6,7 +6,8 @@
  */
 import { setupServer } from 'msw/node'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { createSandbox, SandboxError, type Sandbox } from '../../src/index.js'
+import { createClient, createSandbox, SandboxError, type Sandbox } from '../../src/index.js'
+import { startClient } from '../helpers.js'
 import { sandboxHandlers } from '../../src/msw.js'
 
 const H = { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }
@@ -135,6 +136,21 @@ describe('errors thrown by the library name library calls', () => {
     expect((err as Error).message).toBe(
       "the sandbox clock cannot move backwards (now 2026-01-31T00:00:00.000000); to start over at an earlier time, call sandbox.reset({ clock: '2025-12-01T00:00:00' })",
     )
+  })
+
+  it('createClient against dcb serve says it the same way', async () => {
+    const served = await startClient({ clock: '2026-01-31T00:00:00' })
+    try {
+      const err = await createClient({ baseUrl: served.url })
+        .setTime('2025-12-01T00:00:00')
+        .catch((e: unknown) => e)
+      expect(err).toMatchObject({ code: 'CLOCK_BACKWARDS', status: 409 })
+      expect((err as Error).message).toMatch(/to start over at an earlier time, call sandbox\.reset\(\{ clock: '2025-12-01T00:00:00' \}\)$/)
+      // The control API itself still names its route and the CLI.
+      expect((await served.control('/clock/set', { to: '2025-12-01T00:00:00' })).body.message).toMatch(/POST \/_sandbox\/reset .* or dcb reset --clock/)
+    } finally {
+      await served.close()
+    }
   })
 
   it('SESSION_LIMIT points to the maxSessions option', async () => {

@@ -31,10 +31,15 @@ interface Step {
 async function transcript(base: string, fetchIn: Fetch): Promise<Step[]> {
   const steps: Step[] = []
   const ids = new Map<string, string>()
+  // The path of a base URL (msw's `https://api.carrier.test/dcb`) prefixes the paths the sandbox links to
+  // (the consent form's action, the return page): named away like the base.
+  const prefix = new URL(base).pathname.replace(/\/+$/, '')
   const name = (text: string) =>
     text
       .split(base)
       .join('<base>')
+      .split(prefix ? `${prefix}/` : '\0')
+      .join('/')
       .replace(UUID, (id) => {
         if (!ids.has(id)) ids.set(id, `<id${ids.size + 1}>`)
         return ids.get(id)!
