@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs'
 import chalk from 'chalk'
 import { z } from 'zod'
-import type { DcbClient } from '../client/index.js'
 import type { InitBody, StatusBody, VerifyBody } from '../contract/index.js'
 import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
 import { CliError, EXIT } from './errors.js'
+import type { RunTarget } from './run-local.js'
 
 const ACTIONS = ['init', 'verify', 'status', 'otp', 'sms', 'mo', 'consent', 'cancel', 'clock', 'reset', 'rule', 'subscription', 'expect'] as const
 type Action = (typeof ACTIONS)[number]
@@ -101,7 +101,7 @@ const str = (o: Record<string, unknown>, k: string, where: string): string => {
   return v
 }
 
-async function perform(c: DcbClient, action: Action, arg: unknown, where: string): Promise<unknown> {
+async function perform(c: RunTarget, action: Action, arg: unknown, where: string): Promise<unknown> {
   const a = (arg ?? {}) as Record<string, unknown>
   const envelope = (r: { http: number; envelope: object }) => ({ http: r.http, ...r.envelope })
   // Merchant bodies go to the server as written (a run file may send a bad one on purpose): the server judges them.
@@ -149,6 +149,10 @@ async function perform(c: DcbClient, action: Action, arg: unknown, where: string
 export interface RunCliOptions extends ClientCliOptions {
   /** false with --no-reset: keep the sandbox's state instead of resetting it first. */
   reset?: boolean
+  /** --fixtures (repeatable): run against a fresh in-process sandbox with these fixture files, no server. */
+  fixtures?: string[]
+  /** --clock: that sandbox's clock, frozen there (in process; with the default world when no --fixtures). */
+  clock?: string
 }
 
 interface StepReport {
@@ -175,6 +179,12 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
   }
   const doc = parsed.data
   const base = { ...o, baseUrl: o.baseUrl ?? doc.base_url, apiKey: o.apiKey ?? doc.api_key }
+  const inProcess = o.fixtures !== undefined || o.clock !== undefined
+  if (inProcess && (o.baseUrl !== undefined || o.session !== undefined || o.reset === false))
+    throw new CliError('--fixtures and --clock run a fresh in-process sandbox: --base-url, --session and --no-reset are for a running server', EXIT.USAGE)
+  // Loaded only for an in-process run: a run against a server stays as light as the other client commands.
+  const local = inProcess ? await (await import('./run-local.js')).localSandbox(o.fixtures ?? [], o.clock) : undefined
+  const targetFor = (apiKey: string | undefined): RunTarget => local?.target(apiKey ?? base.apiKey) ?? clientFrom(apiKey ? { ...base, apiKey } : base)
   const human = !o.json
   const say = (line: string) => human && out(line)
   const results: Results = {}
@@ -183,6 +193,7 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
     file,
     description: doc.description ?? null,
     reset: o.reset !== false,
+    in_process: inProcess,
     passed: false,
     step_count: doc.steps.length,
     expectations_passed: 0,
@@ -190,7 +201,9 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
   }
   if (doc.description) say(chalk.bold(doc.description))
   // A run starts from the loaded fixtures, so it gives the same answers every time.
-  if (o.reset !== false) {
+  if (local)
+    say(chalk.dim(`a fresh in-process sandbox${o.fixtures?.length ? ` with ${o.fixtures.join(', ')}` : ''}${o.clock ? `, clock ${o.clock} (frozen)` : ''}`))
+  else if (o.reset !== false) {
     say(chalk.dim('resetting the sandbox first (back to the loaded fixtures; --no-reset keeps its state)'))
     await guard(() => clientFrom(base).reset())
   }
@@ -222,7 +235,7 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
         }
         continue
       }
-      const c = clientFrom(s.api_key ? { ...base, apiKey: s.api_key } : base)
+      const c = targetFor(s.api_key)
       say(`${chalk.cyan('→')} ${chalk.bold(name)}${s.note ? chalk.dim(` (${s.note})`) : ''} ${chalk.dim(JSON.stringify(arg ?? {}))}`)
       const result = await guard(() => perform(c, action, arg, where))
       results[name] = result
@@ -230,6 +243,7 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
       say(`${chalk.cyan('←')} ${JSON.stringify(result)}`)
     }
   } finally {
+    await local?.close()
     // With --json the report is printed whatever happened; the error (if any) still goes to stderr.
     report.passed = report.steps.length === doc.steps.length && report.steps.every((s) => !s.expect || s.expect.every((e) => e.pass))
     report.expectations_passed = expectations

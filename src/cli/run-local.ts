@@ -1,0 +1,61 @@
+/**
+ * `dcb run FILE --fixtures F… [--clock T]`: the run file against a fresh in-process sandbox (the
+ * library's `createSandbox`) with those fixtures, no server needed. The steps call it through the
+ * shape of the HTTP client a run otherwise uses.
+ */
+import type { DcbClient } from '../client/index.js'
+import { merchantOperations } from '../client/fetch.js'
+import { DEMO_API_KEY } from '../contract/defaults.js'
+import { SandboxError } from '../core/errors.js'
+import { createSandbox } from '../library/sandbox.js'
+import { FixtureError } from '../world/load.js'
+import { CliError, EXIT } from './errors.js'
+
+/** What the steps of a run call. */
+export type RunTarget = Pick<
+  DcbClient,
+  'init' | 'verify' | 'status' | 'otp' | 'sms' | 'mo' | 'consent' | 'cancel' | 'subscription' | 'advance' | 'setTime' | 'reset' | 'rules'
+>
+
+/** A fresh sandbox with these fixtures and clock; `target(apiKey)` is what a step with that key calls. */
+export async function localSandbox(
+  fixtures: string[],
+  clock: string | undefined,
+): Promise<{ target: (apiKey?: string) => RunTarget; close: () => Promise<void> }> {
+  let sandbox: Awaited<ReturnType<typeof createSandbox>>
+  try {
+    sandbox = await createSandbox({ fixtures, ...(clock !== undefined ? { clock } : {}) })
+  } catch (e) {
+    if (e instanceof FixtureError) throw new CliError(`fixture error: ${e.problems.join('\ndcb: fixture error: ')}`, EXIT.FAIL)
+    if (e instanceof SandboxError) throw new CliError(`--clock: ${e.message}`, EXIT.USAGE)
+    throw e
+  }
+  const fetchIn = (url: string, init: RequestInit) => sandbox.fetch(url, init)
+  const target = (apiKey = DEMO_API_KEY): RunTarget => {
+    const m = merchantOperations(fetchIn, 'http://localhost', { apiKey, headers: {} })
+    // The HTTP client's shape: `http` for the status, the query of a consent redirect parsed.
+    const api = async (answer: Promise<{ httpStatus: number; envelope: unknown; reason?: string }>) => {
+      const r = await answer
+      return { http: r.httpStatus, envelope: r.envelope, ...(r.reason === undefined ? {} : { reason: r.reason }) } as any
+    }
+    return {
+      init: (body) => api(m.init(body)),
+      verify: (body) => api(m.verify(body)),
+      status: (body) => api(m.status(body)),
+      consent: async (url, action) => {
+        const r = await m.consent(url, action)
+        return { status: r.status, location: r.location, query: r.location ? Object.fromEntries(new URL(r.location, 'http://localhost').searchParams) : {} }
+      },
+      otp: (msisdn, opts) => sandbox.otp(msisdn, opts),
+      sms: (msisdn) => sandbox.sms(msisdn),
+      mo: (message) => sandbox.mo(message),
+      cancel: (id) => sandbox.cancel(id),
+      subscription: (id) => sandbox.subscription(id),
+      advance: (by) => sandbox.advance(by),
+      setTime: (to) => sandbox.setTime(to),
+      reset: (opts) => sandbox.reset(opts),
+      rules: sandbox.rules,
+    }
+  }
+  return { target, close: () => sandbox.close() }
+}
