@@ -283,3 +283,52 @@ describe('dcb logs --subscription ID', () => {
     expect((await run(['logs', '--subscription', 'x', '-f'])).code).toBe(2)
   })
 })
+
+describe('dcb run FILE --fixtures F --clock T', () => {
+  it('runs against a fresh in-process sandbox with those fixtures, no server; reset takes frozen as the control API does', async () => {
+    const fixture = write('ticket-barred.json', { rules: [{ id: 'barred-001', match: { msisdn: '60123456001' }, step: 'init', effect: { error: 'BARRED' } }] })
+    const f = write('repro.json', {
+      steps: [
+        { init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' } },
+        { expect: { 'init.message': 'BARRED', 'init.status': 'FAIL' } },
+        { as: 'ok', init: { msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' } },
+        { otp: '60123456002' },
+        { verify: { verif_request_id: '${ok.payload.verif_request_id}', otp: '${otp.otp}' } },
+        { expect: { 'verify.status': 'SUCCESS', 'otp.sent_dt': '2026-01-31T09:00:00.000000' } },
+        { reset: { clock: '2025-12-01T00:00:00', frozen: false } },
+        { as: 'running', clock: { advance: 'P1D' } },
+        { expect: { 'running.clock.frozen': false } },
+        { reset: { clock: '2025-12-01T00:00:00', frozen: true } },
+        { as: 'frozen', clock: { advance: 'P1D' } },
+        { expect: { 'frozen.clock.frozen': true, 'frozen.clock.now': '2025-12-02T00:00:00.000000' } },
+      ],
+    })
+    // No server anywhere: the base URL points at a closed port.
+    const env = { DCB_BASE_URL: 'http://127.0.0.1:9', DCB_API_KEY: undefined }
+    const r = await dcb(['run', f, '--fixtures', fixture, '--clock', '2026-01-31T09:00:00'], { env })
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain(`a fresh in-process sandbox with ${fixture}, clock 2026-01-31T09:00:00 (frozen)`)
+    expect(r.stdout).toContain('✔ 12 steps, 7 expectations passed')
+    const json = JSON.parse((await dcb(['run', f, '--fixtures', fixture, '--clock', '2026-01-31T09:00:00', '--json'], { env })).stdout)
+    expect(json).toMatchObject({ passed: true, in_process: true, expectations_passed: 7 })
+    // The server it did not use saw nothing: its journal is empty.
+    expect((await c.control('/requests')).body.requests).toEqual([])
+  })
+
+  it('names a fixture problem, a bad clock and options meant for a server', async () => {
+    const f = write('one.json', { steps: [{ sms: '60123456001' }] })
+    const bad = write('bad-fixture.json', { carriers: [{ code: 'sbx-my-otpp', otp: { max_attempts: 1 } }] })
+    const r = await dcb(['run', f, '--fixtures', bad])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`dcb: fixture error: ${bad}: $.carriers[0].code: no carrier sbx-my-otpp; did you mean sbx-my-otp?`)
+    const clock = await dcb(['run', f, '--clock', 'tomorrow'])
+    expect(clock.code).toBe(2)
+    expect(clock.stderr).toMatch(/^dcb: --clock: clock "tomorrow" is not a time/)
+    const both = await dcb(['run', f, '--clock', '2026-01-31T00:00:00', '--base-url', c.url])
+    expect(both.code).toBe(2)
+    // --clock alone: the default world, in process.
+    const alone = await dcb(['run', f, '--clock', '2026-01-31T00:00:00'], { env: { DCB_BASE_URL: 'http://127.0.0.1:9' } })
+    expect(alone.code).toBe(0)
+  })
+})
