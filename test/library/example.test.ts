@@ -66,6 +66,30 @@ console.log(JSON.stringify([...new Set(rules.map((r) => r.source))]))`
     expect(r.out).toBe('["fixtures/world.json"]\n')
   })
 
+  it('the installed library honours AbortSignal and names library calls in its errors', async () => {
+    const script = `import { createSandbox } from 'dcb-sandbox'
+const sandbox = await createSandbox({ clock: '2026-01-31T00:00:00' })
+const init = (signal) => sandbox.fetch('http://localhost/subscriptions/init', { method: 'POST', signal,
+  headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' },
+  body: JSON.stringify({ msisdn: '60123456599', service_code: 'STREAMPLUS', country_code: 'my' }) })
+const early = await init(AbortSignal.abort(new Error('early'))).catch((e) => e.message)
+const controller = new AbortController()
+const answer = init(controller.signal).catch((e) => e.message)
+await sandbox.otp('60123456599', { wait: 5 })
+controller.abort(new Error('late'))
+const late = await answer
+const [entry] = (await sandbox.requests()).requests
+const backwards = await sandbox.setTime('2025-01-01T00:00:00').catch((e) => e.message)
+console.log(JSON.stringify({ early, late, client_closed: entry.client_closed, backwards }))`
+    const r = await run(process.execPath, ['--input-type=module', '-e', script], app)
+    expect(JSON.parse(r.out)).toEqual({
+      early: 'early',
+      late: 'late',
+      client_closed: true,
+      backwards: expect.stringMatching(/call sandbox\.reset\(\{ clock: '2025-01-01T00:00:00' \}\)$/),
+    })
+  })
+
   it('compiles the example with tsc --strict against the shipped declarations (no TS7016)', async () => {
     const r = await run(process.execPath, [join(MODULES, 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--strict'], app)
     expect(r.out).toBe('')
