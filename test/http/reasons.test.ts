@@ -32,23 +32,43 @@ describe('X-DCB-Reason: every FAIL answer says why', () => {
     expect(reasonOf(big)).toBe('the body is larger than 65536 bytes (64 KiB)')
   })
 
-  it('400: no Content-Type, msisdn as a number and service instead of service_code each get their own reason', async () => {
-    const body = JSON.stringify({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
-    const none = await rawPost(`${c.url}/subscriptions/init`, { 'api-key': 'sandbox-demo-key' }, body)
-    expect(none.status).toBe(400)
-    expect(none.reason).toBe('no Content-Type header: send Content-Type: application/json')
-    const plain = await rawPost(`${c.url}/subscriptions/init`, { 'api-key': 'sandbox-demo-key', 'content-type': 'text/plain' }, body)
-    expect(plain.reason).toBe('Content-Type "text/plain" is not application/json')
-    const number = await init({ msisdn: 60123456001 })
-    expect(number.status).toBe(400)
-    expect(reasonOf(number)).toBe('msisdn: must be a string (got number 60123456001)')
-    const renamed = await c.api('/subscriptions/init', { msisdn: '60123456001', service: 'STREAMPLUS', country_code: 'my' })
-    expect(reasonOf(renamed)).toBe('service_code: required (the body has "service": did you mean service_code?)')
-    expect(reasonOf(await init({ country_code: 'MY' }))).toBe('country_code: must be lower case (got "MY")')
-    expect(reasonOf(await init({ language: 'en_GB!' }))).toBe('language: must be an ISO-639-1 code or BCP-47 tag (e.g. "ms" or "ms-MY") (got "en_GB!")')
-    expect(reasonOf(await c.api('/subscriptions/init', undefined, { raw: '{"msisdn":' }))).toMatch(/^the body is not valid JSON/)
-    expect(reasonOf(await c.api('/subscriptions/init', ['x']))).toBe('the body must be a JSON object, not an array')
-    expect(reasonOf(await c.api('/subscriptions/verify', { verif_request_id: 'x', otp: 1234 }))).toBe('otp: must be a string (got number 1234)')
+  describe('400: each problem of a request gets its own reason', () => {
+    it('no Content-Type, or one that is not JSON', async () => {
+      const body = JSON.stringify({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+      const none = await rawPost(`${c.url}/subscriptions/init`, { 'api-key': 'sandbox-demo-key' }, body)
+      expect(none.status).toBe(400)
+      expect(none.reason).toBe('no Content-Type header: send Content-Type: application/json')
+      const plain = await rawPost(`${c.url}/subscriptions/init`, { 'api-key': 'sandbox-demo-key', 'content-type': 'text/plain' }, body)
+      expect(plain.reason).toBe('Content-Type "text/plain" is not application/json')
+    })
+
+    it('msisdn as a number', async () => {
+      const number = await init({ msisdn: 60123456001 })
+      expect(number.status).toBe(400)
+      expect(reasonOf(number)).toBe('msisdn: must be a string (got number 60123456001)')
+    })
+
+    it.each([
+      [
+        'service instead of service_code',
+        () => c.api('/subscriptions/init', { msisdn: '60123456001', service: 'STREAMPLUS', country_code: 'my' }),
+        'service_code: required (the body has "service": did you mean service_code?)',
+      ],
+      ['an upper-case country code', () => init({ country_code: 'MY' }), 'country_code: must be lower case (got "MY")'],
+      [
+        'a language that is no tag',
+        () => init({ language: 'en_GB!' }),
+        'language: must be an ISO-639-1 code or BCP-47 tag (e.g. "ms" or "ms-MY") (got "en_GB!")',
+      ],
+      ['an array for a body', () => c.api('/subscriptions/init', ['x']), 'the body must be a JSON object, not an array'],
+      ['an OTP as a number', () => c.api('/subscriptions/verify', { verif_request_id: 'x', otp: 1234 }), 'otp: must be a string (got number 1234)'],
+    ])('%s', async (_what, send, reason) => {
+      expect(reasonOf(await send())).toBe(reason)
+    })
+
+    it('a body that is not JSON', async () => {
+      expect(reasonOf(await c.api('/subscriptions/init', undefined, { raw: '{"msisdn":' }))).toMatch(/^the body is not valid JSON/)
+    })
   })
 
   it('401 and 403 name the check that failed', async () => {
@@ -67,28 +87,36 @@ describe('X-DCB-Reason: every FAIL answer says why', () => {
     expect(reasonOf(await init({ service_code: 'NOPE' }))).toBe('merchant demo has no service "NOPE"')
   })
 
-  it('carrier failures name the rule or magic ending, the lookup or the OTP check that decided', async () => {
-    expect(reasonOf(await init({ msisdn: '60123456107' }))).toBe('rule init-107 (ending 107): Init BARRED')
-    expect(reasonOf(await init({ msisdn: '60123456150' }))).toBe('rule init-150 (ending 150): Init HTTP 500 ERROR')
-    expect(reasonOf(await init({ msisdn: '6012345' }))).toBe('msisdn "6012345" has 7 digits; sbx-my-otp numbers have 11 or 12')
-    expect(reasonOf(await init({ msisdn: '6031234567' }))).toBe('msisdn "6031234567" is a landline number (prefix 603)')
-    expect(reasonOf(await init({ msisdn: '60193456001' }))).toBe('carrier sbx-my-legacy is not provisioned')
+  describe('carrier failures name the rule or magic ending, the lookup or the OTP check that decided', () => {
+    it.each([
+      ['60123456107', 'rule init-107 (ending 107): Init BARRED'],
+      ['60123456150', 'rule init-150 (ending 150): Init HTTP 500 ERROR'],
+      ['6012345', 'msisdn "6012345" has 7 digits; sbx-my-otp numbers have 11 or 12'],
+      ['6031234567', 'msisdn "6031234567" is a landline number (prefix 603)'],
+      ['60193456001', 'carrier sbx-my-legacy is not provisioned'],
+    ])('Init of %s', async (msisdn, reason) => {
+      expect(reasonOf(await init({ msisdn }))).toBe(reason)
+    })
 
-    const first = await init({ msisdn: '60123456201' })
-    const id = first.body.payload.verif_request_id
-    const wrong = await c.api('/subscriptions/verify', { verif_request_id: id, otp: 'nope' })
-    expect(wrong.body.message).toBe('INVALID_PIN')
-    expect(reasonOf(wrong)).toBe('otp "nope" is not the OTP sent to 60123456201 (wrong attempt 1 of 3)')
-    const { body: otp } = await c.control('/otp?msisdn=60123456201')
-    const charged = await c.api('/subscriptions/verify', { verif_request_id: id, otp: otp.otp })
-    expect(charged.body.message).toBe('INSUFFICIENT_FUNDS')
-    expect(reasonOf(charged)).toBe('rule charge-201 (ending 201): first charge INSUFFICIENT_FUNDS')
-    expect(reasonOf(await c.api('/subscriptions/verify', { verif_request_id: id, otp: otp.otp }))).toBe(
-      `verification request ${id} was used already (INSUFFICIENT_FUNDS)`,
-    )
+    it('Verify: a wrong OTP, a failed first charge, a request used already', async () => {
+      const first = await init({ msisdn: '60123456201' })
+      const id = first.body.payload.verif_request_id
+      const wrong = await c.api('/subscriptions/verify', { verif_request_id: id, otp: 'nope' })
+      expect(wrong.body.message).toBe('INVALID_PIN')
+      expect(reasonOf(wrong)).toBe('otp "nope" is not the OTP sent to 60123456201 (wrong attempt 1 of 3)')
+      const { body: otp } = await c.control('/otp?msisdn=60123456201')
+      const charged = await c.api('/subscriptions/verify', { verif_request_id: id, otp: otp.otp })
+      expect(charged.body.message).toBe('INSUFFICIENT_FUNDS')
+      expect(reasonOf(charged)).toBe('rule charge-201 (ending 201): first charge INSUFFICIENT_FUNDS')
+      expect(reasonOf(await c.api('/subscriptions/verify', { verif_request_id: id, otp: otp.otp }))).toBe(
+        `verification request ${id} was used already (INSUFFICIENT_FUNDS)`,
+      )
+    })
 
-    const sub = await c.subscribe('60123456001')
-    expect(reasonOf(await init({}))).toBe(`msisdn 60123456001 has ACTIVE subscription ${sub} to STREAMPLUS`)
+    it('Init for an MSISDN with an active subscription names it', async () => {
+      const sub = await c.subscribe('60123456001')
+      expect(reasonOf(await init({}))).toBe(`msisdn 60123456001 has ACTIVE subscription ${sub} to STREAMPLUS`)
+    })
   })
 
   it('a runtime rule is named by its id', async () => {
