@@ -30,30 +30,44 @@ describe('sessions (X-DCB-Session)', () => {
   })
   afterEach(() => c.close())
 
-  it('isolate subscriptions, inboxes, clock, runtime rules and journal; the world is shared', async () => {
-    expect((await subscribe(c.url, '60123456011', 'a')).status).toBe('SUCCESS')
-    // The same MSISDN in another session and in the default one: no ALREADY_SUBSCRIBED.
-    expect((await subscribe(c.url, '60123456011', 'b')).status).toBe('SUCCESS')
-    expect((await c.control('/subscriptions?msisdn=60123456011')).body.subscriptions).toEqual([])
-    expect((await c.control('/otp?msisdn=60123456011')).status).toBe(404)
-    expect((await c.control('/subscriptions', undefined, { headers: S('a') })).body.subscriptions).toHaveLength(1)
+  describe('isolate subscriptions, inboxes, clock, runtime rules and journal; the world is shared', () => {
+    const onlyB = () => c.control('/rules', { id: 'only-b', match: { msisdn: '60123456012' }, step: 'init', effect: { error: 'BARRED' } }, { headers: S('b') })
 
-    const moved = await c.control('/clock/advance', { by: 'P1M' }, { headers: S('a') })
-    expect(moved.body.events.map((e: any) => e.type)).toEqual(['renewed'])
-    expect((await c.control('/clock', undefined, { headers: S('a') })).body.now).toBe('2026-02-28T00:00:00.000000')
-    expect((await c.control('/clock', undefined, { headers: S('b') })).body.now).toBe('2026-01-31T00:00:00.000000')
-    expect((await c.control('/clock')).body.now).toBe('2026-01-31T00:00:00.000000')
+    it('subscriptions and inboxes', async () => {
+      expect((await subscribe(c.url, '60123456011', 'a')).status).toBe('SUCCESS')
+      // The same MSISDN in another session and in the default one: no ALREADY_SUBSCRIBED.
+      expect((await subscribe(c.url, '60123456011', 'b')).status).toBe('SUCCESS')
+      expect((await c.control('/subscriptions?msisdn=60123456011')).body.subscriptions).toEqual([])
+      expect((await c.control('/otp?msisdn=60123456011')).status).toBe(404)
+      expect((await c.control('/subscriptions', undefined, { headers: S('a') })).body.subscriptions).toHaveLength(1)
+    })
 
-    await c.control('/rules', { id: 'only-b', match: { msisdn: '60123456012' }, step: 'init', effect: { error: 'BARRED' } }, { headers: S('b') })
-    expect((await subscribe(c.url, '60123456012', 'b')).message).toBe('BARRED')
-    expect((await subscribe(c.url, '60123456012', 'a')).status).toBe('SUCCESS')
-    // Fixture rules (magic endings) hold in every session.
-    expect((await subscribe(c.url, '60123456106', 'a')).message).toBe('BLACKLISTED')
+    it('the clock', async () => {
+      await subscribe(c.url, '60123456011', 'a')
+      const moved = await c.control('/clock/advance', { by: 'P1M' }, { headers: S('a') })
+      expect(moved.body.events.map((e: any) => e.type)).toEqual(['renewed'])
+      expect((await c.control('/clock', undefined, { headers: S('a') })).body.now).toBe('2026-02-28T00:00:00.000000')
+      expect((await c.control('/clock', undefined, { headers: S('b') })).body.now).toBe('2026-01-31T00:00:00.000000')
+      expect((await c.control('/clock')).body.now).toBe('2026-01-31T00:00:00.000000')
+    })
 
-    const paths = async (h: Record<string, string>) =>
-      (await c.control('/requests', undefined, { headers: h })).body.requests.filter((r: any) => r.merchant).map((r: any) => r.path)
-    expect(await paths({})).toEqual([])
-    expect(await paths(S('b'))).toEqual(['/subscriptions/init', '/subscriptions/verify', '/subscriptions/init'])
+    it("runtime rules; the fixtures' rules hold in every session", async () => {
+      await onlyB()
+      expect((await subscribe(c.url, '60123456012', 'b')).message).toBe('BARRED')
+      expect((await subscribe(c.url, '60123456012', 'a')).status).toBe('SUCCESS')
+      // Fixture rules (magic endings) hold in every session.
+      expect((await subscribe(c.url, '60123456106', 'a')).message).toBe('BLACKLISTED')
+    })
+
+    it('the request journal', async () => {
+      await subscribe(c.url, '60123456011', 'b')
+      await onlyB()
+      await subscribe(c.url, '60123456012', 'b')
+      const paths = async (h: Record<string, string>) =>
+        (await c.control('/requests', undefined, { headers: h })).body.requests.filter((r: any) => r.merchant).map((r: any) => r.path)
+      expect(await paths({})).toEqual([])
+      expect(await paths(S('b'))).toEqual(['/subscriptions/init', '/subscriptions/verify', '/subscriptions/init'])
+    })
   })
 
   it('list with counts (default included) and drop sessions; reset resets only the session named', async () => {
