@@ -22,8 +22,18 @@ export async function follow(c: DcbClient, opts: { msisdn?: string; last: number
   /** Prints what the journal holds after `last` up to `upTo` (the stream said there is more than it sent). */
   const catchUp = async (upTo: number) => {
     if (upTo <= last) return
-    const r = await c.requests({ since: last, limit: upTo - last, ...(opts.msisdn ? { msisdn: opts.msisdn } : {}) })
-    show((r.requests as Entry[]).filter((e) => e.id <= upTo))
+    // The journal answers the newest `limit` entries after `last`: entries added since the stream said
+    // `upTo` take places in that answer, so ask again with room for them until none is left out.
+    let limit = upTo - last
+    let entries: Entry[]
+    for (;;) {
+      const r = await c.requests({ since: last, limit, ...(opts.msisdn ? { msisdn: opts.msisdn } : {}) })
+      entries = r.requests as Entry[]
+      const newer = entries.filter((e) => e.id > upTo).length
+      if (entries.length < limit || !newer) break
+      limit += newer
+    }
+    show(entries.filter((e) => e.id <= upTo))
     last = upTo
   }
 

@@ -1,5 +1,6 @@
 /** `dcb logs -f` through the real binary: it follows the live stream of a real server. */
 import { spawn, type ChildProcess } from 'node:child_process'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startClient, type Client } from '../helpers.js'
 import { nextLiveStream, outputShows } from '../wait.js'
@@ -115,6 +116,35 @@ describe('dcb logs -f follows the live stream', () => {
       .map((l) => JSON.parse(l).id)
     expect(ids.pop()).toBe(46)
     expect(ids).toEqual(Array.from({ length: 45 }, (_, i) => i + 1))
+  })
+
+  it('fills a gap whole while requests keep coming (newer entries do not push older ones out of the catch-up)', async () => {
+    const c = await server()
+    // The server handles the first request to each of these paths only after `before` ran.
+    const handlers = c.sandbox.server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[]
+    c.sandbox.server.removeAllListeners('request')
+    const held = new Map<string, () => Promise<unknown>>()
+    c.sandbox.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      const path = [...held.keys()].find((p) => req.url?.startsWith(p))
+      const before = path === undefined ? undefined : held.get(path)
+      if (path !== undefined) held.delete(path)
+      void (before ?? (async () => {}))().then(() => handlers.forEach((h) => h(req, res)))
+    })
+    const burst = (from: number, n: number) => Promise.all(Array.from({ length: n }, (_, i) => status(c, `gap-${from + i}`)))
+    // 30 entries before the stream's hello (it names 30 as the newest), 5 more before the catch-up is answered.
+    held.set('/_sandbox/events', () => burst(0, 30))
+    held.set('/_sandbox/requests?since=0&limit=30', () => burst(30, 5))
+    const f = follow(c.url, ['--json'])
+    // A first line: the catch-up was answered, after both bursts.
+    await f.waitFor('SUBSCRIPTION_NOT_FOUND')
+    await status(c, 'last')
+    await f.waitFor('"subscription_id":"last"')
+    const ids = f
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).id)
+    expect(ids).toEqual(Array.from({ length: 36 }, (_, i) => i + 1))
   })
 
   it("--session follows that session's stream only", async () => {
