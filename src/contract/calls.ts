@@ -71,6 +71,7 @@ export const CONTROL_CALLS: Calls = {
   advance: { method: 'POST', path: '/clock/advance', request: (by) => ({ body: { by } }), args: ({ body }) => [body.by] },
   setTime: { method: 'POST', path: '/clock/set', request: (to) => ({ body: { to } }), args: ({ body }) => [body.to] },
   requests: { method: 'GET', path: '/requests', request: (query = {}) => ({ query }), args: ({ query }) => [query] },
+  coverage: { method: 'GET', path: '/coverage', request: (query = {}) => ({ query }), args: ({ query }) => [query] },
   reset: { method: 'POST', path: '/reset', request: (body = {}) => ({ body }), args: ({ body }) => [body] },
   world: { method: 'GET', path: '/world', request: () => ({}), args: () => [] },
   worldSources: { method: 'GET', path: '/world', request: () => ({ query: { sources: 1 } }), args: () => [] },

@@ -77,6 +77,9 @@ export const ResetBody = z.object({
   clock: text('a time such as 2026-01-31T00:00:00').optional().describe('start over at this sandbox time (earlier than now too)'),
   frozen: z.boolean({ error: 'expected true or false' }).optional().describe('with clock: freeze it there (default: frozen or running as it is)'),
 })
+export const CoverageQuery = z.object({
+  merchant: text('a merchant id').optional().describe('only this merchant (default: every merchant with traffic in the session)'),
+})
 export const WorldQuery = z.object({
   sources: z.string().optional().describe('present: answer { world, sources } with the file each record and rule came from'),
 })
@@ -235,6 +238,23 @@ export const SessionView = z.object({
 })
 export const SessionsAnswer = z.object({ sessions: z.array(SessionView).describe('every session, the default one first') })
 export const SessionDeletedAnswer = z.object({ deleted: z.string().describe('the name of the session deleted') })
+export const CoverageOutcomeCount = z.object({ id: z.string().describe('e.g. init.otp, verify.INSUFFICIENT_FUNDS, renewal.failed'), count: z.number().int() })
+export const CoverageFinding = z.object({
+  code: z.enum(['LOST_ACTIVATION', 'VERIFY_AFTER_LOCKOUT', 'INVALID_REQUEST', 'AUTH_FAILURE', 'FAST_RETRY', 'INIT_WHILE_ACTIVE', 'UNRECONCILED']),
+  count: z.number().int(),
+  example: z.number().int().nullable().describe('the journal id of the latest occurrence (null when the journal no longer holds it)'),
+  advice: z.string().describe('what to do instead, in one sentence'),
+})
+export const MerchantCoverage = z.object({
+  merchant: z.string(),
+  since: timestamp.describe('the sandbox time the counts started (the last reset)'),
+  covered: z.number().int().describe('outcomes with a count above zero'),
+  total: z.number().int().describe('outcomes in all'),
+  percent: z.number().int().describe('covered / total, rounded down'),
+  outcomes: z.array(CoverageOutcomeCount).describe('every outcome, in a fixed order'),
+  findings: z.array(CoverageFinding).describe('what the traffic did wrong (only those seen), in a fixed order'),
+})
+export const CoverageAnswer = z.object({ coverage: z.array(MerchantCoverage).describe('per merchant, in the order of the world') })
 export const HealthAnswer = z.object({
   ok: z.literal(true),
   version: z.string(),
@@ -310,6 +330,10 @@ export type SessionView = z.infer<typeof SessionView>
 export type SessionsAnswer = z.infer<typeof SessionsAnswer>
 export type SessionDeletedAnswer = z.infer<typeof SessionDeletedAnswer>
 export type HealthAnswer = z.infer<typeof HealthAnswer>
+export type CoverageQuery = z.infer<typeof CoverageQuery>
+export type CoverageAnswer = z.infer<typeof CoverageAnswer>
+export type MerchantCoverage = z.infer<typeof MerchantCoverage>
+export type CoverageFinding = z.infer<typeof CoverageFinding>
 export type Scenario = z.infer<typeof Scenario>
 export type ScenariosAnswer = z.infer<typeof ScenariosAnswer>
 export type WorldSummary = z.infer<typeof WorldSummary>

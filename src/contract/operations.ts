@@ -7,6 +7,8 @@
  */
 import type {
   ClockMoveAnswer,
+  CoverageAnswer,
+  CoverageQuery,
   ClockView,
   DeletedAnswer,
   HealthAnswer,
@@ -78,6 +80,8 @@ export interface ControlOperations {
   rules: RuleOperations
   /** `GET /_sandbox/requests?limit=&since=&msisdn=`: the request journal, newest first. */
   requests(opts?: RequestsQuery): Promise<RequestsAnswer>
+  /** `GET /_sandbox/coverage?merchant=`: per merchant, the outcomes its traffic exercised and its findings, since the last reset. */
+  coverage(opts?: CoverageQuery): Promise<CoverageAnswer>
   /** `POST /_sandbox/reset {clock?, frozen?}`: back to the loaded world (and an empty journal), at `clock` when given. */
   reset(opts?: ResetBody): Promise<ResetAnswer>
   /** `GET /_sandbox/world`: the world as loaded, as one fixture document (runtime rules not included). */

@@ -13,6 +13,7 @@ import type { SmsRecord } from '../core/state.js'
 import { formatTimestamp, parseTimestamp } from '../core/time.js'
 import {
   AdvanceBody,
+  CoverageQuery,
   MessagesQuery,
   MoBody,
   MsisdnQuery,
@@ -163,6 +164,17 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
       // The entries that created it are found from the ones that name it: the whole journal is read (it is bounded).
       const about = aboutSubscription(journal.list(journal.capacity, since, msisdn), subscription)
       return { capacity: journal.capacity, requests: about.slice(0, limit) }
+    },
+    async coverage(opts = {}) {
+      const { merchant } = check(CoverageQuery, opts)
+      return {
+        coverage: engine.coverageReport(merchant).map((c) => ({
+          ...c,
+          since: formatTimestamp(c.since),
+          // An example the journal no longer holds (dropped, or before a restart) reads as null.
+          findings: c.findings.map((f) => ({ ...f, example: f.example !== null && journal.holds(f.example) ? f.example : null })),
+        })),
+      }
     },
     async reset(opts = {}) {
       const { clock, frozen } = check(ResetBody, opts)

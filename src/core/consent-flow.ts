@@ -59,8 +59,10 @@ export class ConsentFlow {
         subscription_id: null,
         reason: view.problem.startsWith('This link was') ? `consent request ${id} was used already` : `consent request ${id} expired`,
       }
+    const coverage = this.ctx.coverage
     if (action === 'deny') {
       tx.put('verifs', verif.id, { ...verif, state: 'denied', result: 'FAILED_INIT_SUB' })
+      coverage.count(tx, verif.merchant, 'consent.denied', now)
       return {
         location: back({ status: 'FAIL', message: 'FAILED_INIT_SUB' }),
         result: 'FAILED_INIT_SUB',
@@ -72,6 +74,7 @@ export class ConsentFlow {
     const refused = decisionFailure(this.ctx.ruleset.decide(tx, { step: 'consent', msisdn, country, carrier, service: service.code }), 'consent approval')
     if (refused) {
       tx.put('verifs', verif.id, { ...verif, state: 'used', result: refused.code })
+      coverage.count(tx, verif.merchant, 'consent.charge_failed', now)
       return {
         location: back({ status: 'FAIL', message: refused.code }),
         result: refused.code as CarrierCode,
@@ -80,13 +83,17 @@ export class ConsentFlow {
       }
     }
     const result = this.subscriptions.activate(tx, now, verif, view, undefined)
-    if ('refused' in result)
+    if ('refused' in result) {
+      coverage.count(tx, verif.merchant, 'consent.charge_failed', now)
       return {
         location: back({ status: 'FAIL', message: result.refused }),
         result: result.refused,
         subscription_id: null,
         reason: result.reason,
       }
+    }
+    coverage.count(tx, verif.merchant, 'consent.approved', now)
+    coverage.changed(tx, result, now)
     return { location: back({ status: 'SUCCESS', subscription_id: result.id }), result: 'SUCCESS', subscription_id: result.id }
   }
 }

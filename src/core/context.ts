@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { Clock, type ClockStart } from './clock.js'
+import type { Coverage } from './coverage.js'
 import type { EventLog } from './events.js'
 import { EventQueue } from './queue.js'
 import type { RenewalPlan } from './renewal-plan.js'
@@ -107,7 +108,12 @@ export class EngineContext {
   private moving: Promise<void> | null = null
   /** Set when the host shuts down: a running move stops at its next batch boundary. */
   interrupted = false
+  /** The coverage counts (set once, by the engine), for the flows that decide outcomes. */
+  coverage!: Coverage
   private readonly listeners = new Set<(changes: readonly Change[]) => void>()
+  /** Records changed by `soft` and not yet durable (collection and id; the value is read as it is written). */
+  private readonly softPending = new Map<string, { c: 'counters' | 'meta'; id: string }>()
+  private softWriting = false
 
   constructor(opts: EngineOptions) {
     this.state = opts.state ?? new State()
@@ -200,7 +206,49 @@ export class EngineContext {
     if (!tx.size) return { result, durable: null }
     const changes = tx.changes
     this.tell(changes)
-    return { result, durable: this.persist(changes) }
+    const durable = this.persist(changes)
+    // Soft changes that waited for writes to work again go as soon as one does.
+    if (this.softPending.size && !this.softWriting)
+      durable.then(
+        () => this.writeSoft(),
+        () => {},
+      )
+    return { result, durable }
+  }
+
+  /**
+   * A change nobody waits for (what a read such as Status adds to the coverage counts): applied at
+   * once, written on its own soon after (all soft changes of a moment in one write). While writes
+   * fail it waits in memory and is written after the next write that works.
+   */
+  soft(c: 'counters' | 'meta', id: string, v: number | null): void {
+    const map = this.state[c] as Map<string, unknown>
+    if (v === null) map.delete(id)
+    else map.set(id, v)
+    this.softPending.set(c + '|' + id, { c, id })
+    if (!this.softWriting) {
+      this.softWriting = true
+      queueMicrotask(() => this.writeSoft())
+    }
+  }
+
+  private writeSoft(): void {
+    if (!this.softPending.size) {
+      this.softWriting = false
+      return
+    }
+    this.softWriting = true
+    const records = [...this.softPending.values()]
+    this.softPending.clear()
+    // The values as they are now: a later write of the same record never goes before an older one.
+    const changes: Change[] = records.map(({ c, id }) => ({ c, id, v: (this.state[c] as Map<string, unknown>).get(id) ?? null }))
+    this.persist(changes).then(
+      () => this.writeSoft(),
+      () => {
+        for (const r of records) if (!this.softPending.has(r.c + '|' + r.id)) this.softPending.set(r.c + '|' + r.id, r)
+        this.softWriting = false
+      },
+    )
   }
 
   /** Calls `listener` with the changes of every transaction from now on, as it ends; returns the unsubscribe function. */

@@ -13,6 +13,7 @@
 import { catchUp, Clock, moveClock, type ClockView } from './clock.js'
 import { ConsentFlow, type ConsentAction, type ConsentResult, type ConsentView } from './consent-flow.js'
 import { EngineContext, type Committed, type EngineOptions } from './context.js'
+import { Coverage, COVERAGE_SINCE, type CoverageReport } from './coverage.js'
 import { SandboxError } from './errors.js'
 import type { ClockMove } from './events.js'
 import { Inbox } from './inbox.js'
@@ -22,7 +23,7 @@ import type { Outcome } from './outcomes.js'
 import { Renewals } from './renewals.js'
 import type { RuleInForce } from './ruleset.js'
 import { seed, type SeedOptions } from './seeding.js'
-import type { Change, RuntimeRuleRecord, SmsRecord, State, SubscriptionRecord } from './state.js'
+import type { Change, RuntimeRuleRecord, SmsRecord, State, SubscriptionRecord, Tx } from './state.js'
 import { Subscriptions } from './subscriptions.js'
 import { SubscriptionViews, type SubscriptionFilter, type SubscriptionView } from './views.js'
 import { validateRule, type WorldNames } from './rule-check.js'
@@ -39,6 +40,8 @@ export type { Committed, EngineOptions } from './context.js'
 export type { ConsentAction, ConsentResult, ConsentView } from './consent-flow.js'
 export type { InitInput, StatusInput, VerifyInput } from './merchant-flow.js'
 export type { MoInput, MoResult } from './mo-flow.js'
+export type { AnsweredCall, CoverageReport, CoverageOutcome, FindingCode } from './coverage.js'
+export { COVERAGE_OUTCOMES, FINDING_ADVICE, FINDING_CODES } from './coverage.js'
 export type { SeedOptions, SeedPlan } from './seeding.js'
 export type { ChargeView, StatusPayload, SubscriptionFilter, SubscriptionView } from './views.js'
 export { SandboxError } from './errors.js'
@@ -60,6 +63,8 @@ export interface EngineSizes {
 
 export class Engine {
   readonly state: State
+  /** What each merchant's traffic exercised and did wrong (counted where outcomes are decided). */
+  readonly coverage: Coverage
   private readonly ctx: EngineContext
   private readonly inbox: Inbox
   private readonly views: SubscriptionViews
@@ -72,6 +77,7 @@ export class Engine {
     const ctx = (this.ctx = new EngineContext(opts))
     this.state = ctx.state
     this.inbox = new Inbox(ctx)
+    this.coverage = ctx.coverage = new Coverage(ctx)
     this.views = new SubscriptionViews(ctx)
     this.subscriptions = new Subscriptions(ctx, this.inbox)
     this.merchantFlow = new MerchantFlow(ctx, this.inbox, this.subscriptions, this.views)
@@ -126,8 +132,12 @@ export class Engine {
   }
 
   /** Runs the events due by now; answers how many ran. */
-  catchUp(): Promise<number> {
-    return catchUp(this.ctx)
+  async catchUp(): Promise<number> {
+    const mark = this.coverage.mark()
+    const ran = await catchUp(this.ctx)
+    // Findings of a catch-up no call asked for have no journal entry to point at.
+    this.coverage.take(mark)
+    return ran
   }
 
   /** When the next event falls due (sandbox time), or null. */
@@ -149,22 +159,53 @@ export class Engine {
    * when it is null (no write: a Status call never waits).
    */
   perform(merchant: Merchant, call: MerchantCall): Committed<Outcome> {
-    const flow = this.merchantFlow
-    if (call.op === 'init') return this.ctx.transaction((tx, now) => flow.init(tx, now, merchant, call.input, call.baseUrl))
-    if (call.op === 'verify') return this.ctx.transaction((tx, now) => flow.verify(tx, now, merchant, call.input))
-    return this.ctx.transaction((tx) => flow.status(tx, merchant, call.input))
+    const coverage = this.coverage
+    const mark = coverage.mark()
+    const done = this.ctx.transaction(this.operation(merchant, call))
+    const raised = coverage.take(mark)
+    if (raised) done.result.raised = raised
+    return done
+  }
+
+  /** A merchant call as a transaction's function: the flow decides the outcome, and coverage counts it. */
+  private operation(merchant: Merchant, call: MerchantCall): (tx: Tx, now: number) => Outcome {
+    const { merchantFlow: flow, coverage } = this
+    if (call.op === 'init')
+      return (tx, now) => {
+        const out = flow.init(tx, now, merchant, call.input, call.baseUrl)
+        coverage.init(tx, now, merchant.id, out)
+        return out
+      }
+    if (call.op === 'verify')
+      return (tx, now) => {
+        const before = this.state.verifs.get(call.input.verif_request_id)
+        const out = flow.verify(tx, now, merchant, call.input)
+        coverage.verify(tx, now, merchant.id, before, out)
+        return out
+      }
+    return (tx, now) => {
+      const out = flow.status(tx, merchant, call.input)
+      coverage.status(now, merchant.id, call.input.subscription_id, out)
+      return out
+    }
   }
 
   init(merchant: Merchant, input: InitInput, ctx: { baseUrl: string }): Promise<Outcome> {
-    return this.ctx.write((tx, now) => this.merchantFlow.init(tx, now, merchant, input, ctx.baseUrl))
+    return this.ctx.write(this.operation(merchant, { op: 'init', input, baseUrl: ctx.baseUrl }))
   }
 
   verify(merchant: Merchant, input: VerifyInput): Promise<Outcome> {
-    return this.ctx.write((tx, now) => this.merchantFlow.verify(tx, now, merchant, input))
+    return this.ctx.write(this.operation(merchant, { op: 'verify', input }))
   }
 
   status(merchant: Merchant, input: StatusInput): Promise<Outcome> {
-    return this.ctx.write((tx) => this.merchantFlow.status(tx, merchant, input))
+    return this.ctx.write(this.operation(merchant, { op: 'status', input }))
+  }
+
+  /** Each merchant's coverage (`merchant`: that one's, else every merchant with traffic), for `GET /_sandbox/coverage`. */
+  coverageReport(merchant?: string): CoverageReport[] {
+    if (merchant !== undefined && !this.ctx.world.merchants.has(merchant)) throw new SandboxError('MERCHANT_NOT_FOUND', `no merchant ${merchant} in the world`)
+    return (merchant !== undefined ? [merchant] : this.coverage.merchantsWithTraffic()).map((m) => this.coverage.report(m))
   }
 
   // ---------------------------------------------------------------- carrier side
@@ -192,7 +233,12 @@ export class Engine {
 
   /** Carrier-side cancellation. */
   cancel(id: string): Promise<SubscriptionView> {
-    return this.ctx.write((tx, now) => this.views.view(this.subscriptions.cancelByCarrier(tx, now, this.subscriptions.cancelable(id))))
+    return this.ctx.write((tx, now) => {
+      const done = this.subscriptions.cancelByCarrier(tx, now, this.subscriptions.cancelable(id))
+      this.coverage.count(tx, done.merchant, 'carrier.canceled', now)
+      this.coverage.changed(tx, done, now)
+      return this.views.view(done)
+    })
   }
 
   // ---------------------------------------------------------------- subscriptions and inboxes (read)
@@ -320,9 +366,12 @@ export class Engine {
     const { clock, clockStart, queue, ruleset } = this.ctx
     // A reset at a given time keeps the clock frozen or running as it is, unless told.
     const from = start ? { at: start.at, frozen: start.frozen ?? this.clockView().frozen } : clockStart
+    this.coverage.clear()
     return this.ctx.write((tx) => {
       tx.reset()
       if (from) clock.start(tx, from)
+      // Coverage counts start over, from the time the sandbox starts over at.
+      tx.put('meta', COVERAGE_SINCE, clock.now())
       queue.rebuild()
       ruleset.reload()
       ruleset.resetCounts()

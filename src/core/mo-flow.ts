@@ -87,12 +87,18 @@ export class MoFlow {
     }
     const language = this.initLanguage(msisdn, match.service)
     const result = this.subscriptions.activate(tx, now, null, match, language, { msisdn, country, carrier, merchant: match.service.merchant, flow: 'psms' })
+    const coverage = this.ctx.coverage
+    const merchant = match.service.merchant
     if ('refused' in result) {
       this.failureSms(tx, now, msisdn, short_code, match.service, result.refused)
       const { refused: code, reason } = result
-      return code === 'ALREADY_SUBSCRIBED' ? { action: 'rejected', code, reason } : { action: 'charge_failed', code, reason }
+      if (code === 'ALREADY_SUBSCRIBED') return { action: 'rejected', code, reason }
+      coverage.count(tx, merchant, 'mo.charge_failed', now)
+      return { action: 'charge_failed', code, reason }
     }
-    return { action: 'subscribed', subscription_id: result.id, service_code: match.service.code, merchant: match.service.merchant }
+    coverage.count(tx, merchant, 'mo.subscribed', now)
+    coverage.changed(tx, result, now)
+    return { action: 'subscribed', subscription_id: result.id, service_code: match.service.code, merchant }
   }
 
   /** STOP [keyword]: ends the handset's PSMS subscriptions on this carrier (only the keyword's, if one is given). */
@@ -104,7 +110,9 @@ export class MoFlow {
       const s = state.subs.get(id)!
       if (s.carrier !== carrier.code || s.status === 'CANCELED' || s.flow !== 'psms') continue
       if (only && s.service !== only.service.code) continue
-      this.subscriptions.end(tx, now, s, 'mo_stop')
+      const ended = this.subscriptions.end(tx, now, s, 'mo_stop')
+      this.ctx.coverage.count(tx, s.merchant, 'mo.stop', now)
+      this.ctx.coverage.changed(tx, ended, now)
       const service = world.service(s.merchant, s.service)
       this.inbox.send(tx, now, {
         msisdn,

@@ -109,6 +109,8 @@ export interface Outcome {
   reason?: string
   /** The MSISDN the call concerns, when the calling merchant may see it (for the journal). */
   msisdn?: string
+  /** Coverage findings this call raised (`Coverage.take`): their example is this call's journal entry. */
+  raised?: string[]
 }
 
 export const ok = (payload: Record<string, unknown>, delayMs?: number): Outcome => ({ code: 'SUCCESS', payload, delayMs })

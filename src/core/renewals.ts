@@ -71,6 +71,8 @@ export class Renewals {
   private subEvent(tx: Tx, sub: SubscriptionRecord, at: number, log: EventLog | null, plan: RenewalPlan): SubscriptionRecord {
     if (sub.status === 'ACTIVE' && sub.carrier_cancel_at !== null && sub.carrier_cancel_at <= sub.expiry_at && at === sub.carrier_cancel_at) {
       const done = this.subscriptions.cancelByCarrier(tx, at, sub)
+      this.ctx.coverage.count(tx, sub.merchant, 'carrier.canceled', at)
+      this.ctx.coverage.changed(tx, done, at)
       log?.sub(at, 'carrier_canceled', done, plan.subject)
       return done
     }
@@ -85,6 +87,7 @@ export class Renewals {
       // A record this transaction made already (an earlier renewal of a long advance) renews in place.
       const renewed = tx.renewOwned(sub, charge, expiry, keep) ? sub : tx.put('subs', sub.id, renewedCopy(sub, charge, expiry, keep))
       this.inbox.chargeMade(renewed, plan)
+      this.ctx.coverage.count(tx, sub.merchant, 'renewal.succeeded', at)
       log?.sub(at, 'renewed', renewed, plan.subject)
       return renewed
     }
@@ -103,6 +106,7 @@ export class Renewals {
       }
       tx.put('subs', sub.id, renewed)
       this.inbox.chargeMade(renewed, plan)
+      this.ctx.coverage.count(tx, sub.merchant, 'retry.succeeded', at)
       log?.sub(at, 'retry_succeeded', renewed, plan.subject)
       return renewed
     }
@@ -112,6 +116,11 @@ export class Renewals {
     const failed: SubscriptionRecord = { ...sub, status: 'EXPIRED', retries, next_retry_at: nextRetry, charges, charge_count: sub.charge_count + 1 }
     tx.put('subs', sub.id, failed)
     this.inbox.chargeMade(failed, plan)
+    // A failed retry counts nowhere: the subscription was EXPIRED already.
+    if (!isRetry) {
+      this.ctx.coverage.count(tx, sub.merchant, 'renewal.failed', at)
+      this.ctx.coverage.changed(tx, failed, at)
+    }
     log?.sub(at, isRetry ? 'retry_failed' : 'renewal_failed', failed, plan.subject, code)
     return failed
   }

@@ -60,6 +60,8 @@ export interface VerificationRecord {
   state: 'pending' | 'used' | 'denied' | 'expired'
   subscription_id: string | null
   result: string | null
+  /** It answered MAX_PIN_RETRIES or PIN_EXPIRED: a later Verify for it is a coverage finding. */
+  locked_out?: true
 }
 
 export interface SmsRecord {

@@ -137,7 +137,7 @@ export function createControlHandler(ctx: ControlContext) {
     if (!res.destroyed) sendJson(res, 200, result)
     // Changes made through the control API (MO, rules, clock, cancel) are journaled too; reset empties the journal.
     if (r.method !== 'GET' && r.path !== '/reset') {
-      target.journal.add({
+      const id = target.journal.add({
         time: Date.now(),
         sandbox_time: target.engine.now(),
         method: req.method ?? '',
@@ -153,6 +153,8 @@ export function createControlHandler(ctx: ControlContext) {
         request: body === null ? null : JSON.stringify(body),
         response: journalView(result),
       })
+      // Coverage findings this call raised (a subscription changed outside the merchant's calls) point here.
+      target.engine.coverage.exampleOf(id)
     }
     return true
   }

@@ -113,7 +113,8 @@ export class RequestJournal {
     return this.budget.limit
   }
 
-  add(e: JournalRecord): void {
+  /** Adds an entry; answers its id. */
+  add(e: JournalRecord): number {
     const entry = e as Stored
     entry.id = this.next++
     const slot = entry.id % this.ring.length
@@ -126,6 +127,13 @@ export class RequestJournal {
     if (this.first < entry.id - this.ring.length + 1) this.first = entry.id - this.ring.length + 1
     if (this.budget.bytes > this.budget.limit) this.budget.settle(this)
     if (this.onAdd) this.onAdd(entry.id)
+    return entry.id
+  }
+
+  /** Whether the entry with this id is still kept. */
+  holds(id: number): boolean {
+    if (id < this.first || id >= this.next) return false
+    return this.ring[id % this.ring.length]?.id === id
   }
 
   private forget(e: Stored): void {

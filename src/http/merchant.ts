@@ -79,11 +79,16 @@ export function createMerchantHandler(ctx: MerchantContext) {
 
   function serve(req: IncomingMessage, res: ServerResponse, op: Operation, path: string, session: string | undefined, done: () => void): void {
     const started = performance.now()
+    const sentAt = Date.now()
     // A named session not made yet stays so until the request passed every check (nothing journaled before).
     let target: MerchantTarget | undefined = session === undefined ? ctx : ctx.sessions?.peek(session)
     let sandboxAt = target ? target.engine.now() : 0
     const ip = clientIp(req, ctx.trustProxy) ?? null
     let merchant: Merchant | undefined
+    /** The merchant of a known key that was refused (inactive): its coverage counts the refusal. */
+    let refused: Merchant | undefined
+    /** The answer is the crash envelope, not the engine's outcome. */
+    let crashed = false
     let request: unknown = null
     /** The body as received: what the journal keeps (one string, not the object graph of it). */
     let requestText: string | null = null
@@ -93,8 +98,9 @@ export function createMerchantHandler(ctx: MerchantContext) {
     const record = (outcome: Outcome, response: Record<string, unknown>, clientClosed: boolean) => {
       if (!target) return
       const msisdn = outcome.msisdn ?? (op === 'init' && isPlainObject(request) && typeof request.msisdn === 'string' ? request.msisdn : null)
-      target.journal.add({
-        time: Date.now(),
+      const answeredAt = Date.now()
+      const id = target.journal.add({
+        time: answeredAt,
         sandbox_time: sandboxAt,
         method: req.method ?? '',
         path,
@@ -109,6 +115,24 @@ export function createMerchantHandler(ctx: MerchantContext) {
         request: requestText,
         response,
       })
+      const who = merchant ?? refused
+      if (who)
+        target.engine.coverage.answered(
+          who.id,
+          {
+            op,
+            http: response.status_code as number,
+            code: response.message as string,
+            crashed,
+            clientGone: clientClosed,
+            activated: op === 'verify' && outcome.code === 'SUCCESS',
+            body: requestText,
+            sentAt,
+            answeredAt,
+          },
+          id,
+          outcome.raised,
+        )
     }
     const answer = (outcome: Outcome) => {
       if (outcome.delayMs) return hold(outcome, outcome.delayMs)
@@ -145,6 +169,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
     }
     const crash = (err: unknown) => {
       ctx.onError(err)
+      crashed = true
       answer(fail('SERVER_ERROR', undefined, 'unexpected server error (see the server log)'))
     }
     const refusedSession = (err: unknown) =>
@@ -157,7 +182,10 @@ export function createMerchantHandler(ctx: MerchantContext) {
     const header = req.headers['api-key']
     const key = Array.isArray(header) ? header[0] : header
     merchant = ctx.engine.authenticate(key)
-    if (!merchant) return answer(fail('UNAUTHORIZED', undefined, unauthorizedReason(key)))
+    if (!merchant) {
+      refused = key ? ctx.engine.world.merchantByKey(key) : undefined
+      return answer(fail('UNAUTHORIZED', undefined, unauthorizedReason(key)))
+    }
     if (!allowlist(merchant).allows(ip ?? undefined)) return answer(fail('IP_NOT_ALLOWED', undefined, ipReason(ip, merchant.id)))
     const contentType = req.headers['content-type']
     if (!isJsonContentType(contentType)) return answer(fail('BAD_REQUEST', undefined, contentTypeReason(contentType)))

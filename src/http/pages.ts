@@ -55,7 +55,7 @@ export async function consentPage(
       // A return path on the sandbox itself (the default world's /_sandbox/return) stays under the mount path.
       if (out.location?.startsWith('/') && !out.location.startsWith('//')) out.location = mountPath(req) + out.location
       // Approvals and denials are journaled: a redirect that failed shows there, with why.
-      journal?.add({
+      const entry = journal?.add({
         time: Date.now(),
         sandbox_time: sandboxAt,
         method: 'POST',
@@ -70,6 +70,9 @@ export async function consentPage(
         request: `{"action":"${action}"}`,
         response: { location: out.location, result: out.result, subscription_id: out.subscription_id },
       })
+      engine.coverage.exampleOf(entry ?? null)
+      // The browser went away before the redirect: the merchant may never learn of the subscription.
+      if (res.destroyed && out.result === 'SUCCESS' && verif) engine.coverage.consentLost(verif.merchant, entry ?? null)
       if (out.location) return redirect(res, out.location, 303, out.reason && reasons ? { 'x-dcb-reason': headerReason(out.reason) } : undefined)
       const text = out.result === 'SUCCESS' ? `Subscribed: <code>${h(out.subscription_id!)}</code>` : `Not subscribed: <code>${h(out.result)}</code>`
       return sendHtml(res, 200, page('Done', `<div class="card"><h1>Done</h1><p>${text}</p></div>`))
