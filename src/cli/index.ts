@@ -172,6 +172,11 @@ clientCommand('replay', 'replay a recorded session (dcb logs --json --all) and c
 clientCommand('world', 'print the world in force: carriers, services, merchants, rules in the order consulted, each with its file').action(async (o) =>
   (await import('./world.js')).world(o),
 )
+clientCommand('coverage', "what each merchant's traffic exercised (outcomes seen) and did wrong (findings), since the session's last reset")
+  .option('--merchant <id>', 'only this merchant (default: every merchant with traffic)')
+  .option('--junit <file>', 'also write a JUnit XML report: a test case per outcome (failing when never seen), a failing one per finding')
+  .option('--min <percent>', 'exit 1 when a merchant shown is below this percentage of outcomes seen', int('--min', 0, 100))
+  .action(async (o) => (await import('./coverage.js')).coverage(o))
 clientCommand('scenarios', 'list the magic numbers and rules of the running sandbox')
   .option('--markdown', 'as a Markdown table')
   .action(async (o) => (await client()).scenarios(o))

@@ -1,6 +1,7 @@
 // The dcb console: plain JavaScript over the control API (same origin, JSON) and one live stream
 // (GET /_sandbox/events). No framework, no build step. This file routes between the pages.
 import { clockView, requestsView } from './clock.js'
+import { coverageView } from './coverage.js'
 import { connect, h, main, page, say, ui } from './lib.js'
 import { messagesView, subscriptionsView, subscriptionView } from './messages.js'
 import { refreshSessionsNav, scenariosView, sessionsView } from './scenarios.js'
@@ -13,6 +14,7 @@ const views = {
   clock: clockView,
   requests: requestsView,
   scenarios: scenariosView,
+  coverage: coverageView,
   sessions: sessionsView,
 }
 

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { FINDING_ADVICE } from '../../src/core/coverage.js'
 import { startClient, type Client } from '../helpers.js'
 
 const CHROMIUM = '/usr/bin/chromium'
@@ -133,6 +134,31 @@ describe('the console in chromium', () => {
     // Opening the entry shows its bodies.
     await list.getByRole('group').first().locator('summary').click()
     await list.getByText('"country_code": "MY"').first().waitFor()
+  })
+
+  it("shows Coverage: each merchant's share of outcomes, the outcomes never seen, its findings with advice; live", async () => {
+    await nav('Coverage').click()
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Coverage')
+    const demo = (await c.control('/coverage?merchant=demo')).body.coverage[0]
+    await page.getByRole('heading', { level: 2, name: `demo: ${demo.percent}% (${demo.covered} of 45 outcomes)` }).waitFor({ timeout: 2000 })
+    // The 400 of the Requests test is a finding, with its advice.
+    expect(demo.findings.map((f: { code: string }) => f.code)).toContain('INVALID_REQUEST')
+    const section = page.getByRole('region', { name: /^demo: / })
+    await section.getByText(FINDING_ADVICE.INVALID_REQUEST).waitFor()
+    await section
+      .getByText(/init\.psms|init\.redirect/)
+      .first()
+      .waitFor()
+    const seen = section.getByRole('table', { name: 'Outcomes seen by demo' })
+    expect(await seen.getByRole('row', { name: /^init\.otp \d+$/ }).count()).toBe(1)
+    // Another merchant's first call shows up live.
+    const r = await c.api('/subscriptions/init', { msisdn: '60123456004', service_code: 'NEWSDAILY', country_code: 'my' }, { key: 'sandbox-other-key' })
+    expect(r.body.status).toBe('SUCCESS')
+    await page.getByRole('heading', { level: 2, name: 'other: 2% (1 of 45 outcomes)' }).waitFor({ timeout: 2000 })
+    await page
+      .getByRole('region', { name: /^other: / })
+      .getByText('No findings.')
+      .waitFor()
   })
 
   it('works with the keyboard alone: to the Clock page and an advance of 36h', async () => {

@@ -1,0 +1,79 @@
+/** `dcb coverage`: what each merchant's traffic exercised and what it did wrong, for people, as JSON, or as a JUnit report for CI. */
+import { writeFileSync } from 'node:fs'
+import chalk from 'chalk'
+import type { CoverageAnswer, MerchantCoverage } from '../contract/index.js'
+import { CliError, EXIT } from './errors.js'
+import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
+
+export interface CoverageCliOptions extends ClientCliOptions {
+  merchant?: string
+  junit?: string
+  /** A whole percentage, 0 to 100 (checked by the command line). */
+  min?: number
+}
+
+export async function coverage(o: CoverageCliOptions): Promise<void> {
+  const answer = await guard(() => clientFrom(o).coverage(o.merchant === undefined ? {} : { merchant: o.merchant }))
+  if (o.junit !== undefined) writeJunit(o.junit, answer)
+  if (o.json) printJson(answer)
+  else print(answer, o.min)
+  if (o.min === undefined) return
+  const below = answer.coverage.filter((m) => m.percent < o.min!)
+  // No traffic at all is below any minimum above zero: a CI run that sent nothing must not pass.
+  if (!answer.coverage.length && o.min > 0) throw new CliError(`no merchant has traffic in this session: coverage 0% is below --min ${o.min}%`, EXIT.FAIL)
+  if (below.length) throw new CliError(`coverage below --min ${o.min}%: ${below.map((m) => `${m.merchant} ${m.percent}%`).join(', ')}`, EXIT.FAIL)
+}
+
+function print(answer: CoverageAnswer, min: number | undefined): void {
+  if (!answer.coverage.length) return out(chalk.dim('no merchant has traffic in this session yet'))
+  for (const [i, m] of answer.coverage.entries()) {
+    if (i) out()
+    const low = min !== undefined && m.percent < min
+    const pct = `${m.percent}%`
+    out(`${chalk.bold(m.merchant)}  ${low ? chalk.red(pct) : chalk.green(pct)} of outcomes seen (${m.covered} of ${m.total}) since ${m.since}`)
+    const never = m.outcomes.filter((x) => x.count === 0).map((x) => x.id)
+    if (never.length) out(`  never seen: ${never.join(', ')}`)
+    if (!m.findings.length) out(chalk.green('  no findings'))
+    for (const f of m.findings) {
+      out(`  ${chalk.yellow('!')} ${chalk.bold(f.code)} x${f.count}${f.example === null ? '' : chalk.dim(` (latest: journal entry ${f.example})`)}`)
+      out(`    ${f.advice}`)
+    }
+  }
+}
+
+/** One test suite per merchant: a test case per outcome (failing when never seen), a failing one per finding. */
+export function junitXml(answer: CoverageAnswer): string {
+  const suites = answer.coverage.map(suite)
+  const tests = answer.coverage.reduce((n, m) => n + m.outcomes.length + m.findings.length, 0)
+  const failures = answer.coverage.reduce((n, m) => n + m.outcomes.filter((x) => !x.count).length + m.findings.length, 0)
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="dcb coverage" tests="${tests}" failures="${failures}">\n${suites.join('')}</testsuites>\n`
+}
+
+function suite(m: MerchantCoverage): string {
+  const cls = xml(`dcb.coverage.${m.merchant}`)
+  const cases = m.outcomes.map((x) =>
+    x.count
+      ? `    <testcase classname="${cls}" name="${xml(x.id)}"><system-out>${x.count} seen</system-out></testcase>\n`
+      : `    <testcase classname="${cls}" name="${xml(x.id)}"><failure message="never seen" type="uncovered">outcome ${xml(x.id)} was never seen since ${xml(m.since)}</failure></testcase>\n`,
+  )
+  for (const f of m.findings) {
+    const detail = `${f.count} time(s)${f.example === null ? '' : `; latest: journal entry ${f.example}`}. ${f.advice}`
+    cases.push(
+      `    <testcase classname="${cls}" name="finding ${xml(f.code)}"><failure message="${xml(f.advice)}" type="${xml(f.code)}">${xml(detail)}</failure></testcase>\n`,
+    )
+  }
+  const failures = m.outcomes.filter((x) => !x.count).length + m.findings.length
+  return `  <testsuite name="${cls}" tests="${cases.length}" failures="${failures}">\n${cases.join('')}  </testsuite>\n`
+}
+
+function xml(s: string): string {
+  return s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
+}
+
+function writeJunit(file: string, answer: CoverageAnswer): void {
+  try {
+    writeFileSync(file, junitXml(answer))
+  } catch (e) {
+    throw new CliError(`cannot write the JUnit report ${file}: ${(e as Error).message}`, EXIT.FAIL)
+  }
+}

@@ -1,0 +1,68 @@
+// The Coverage page: per merchant, the share of outcomes its traffic exercised, the outcomes never
+// seen, and the findings (what the traffic did wrong) with their advice. Live: asked again on traffic.
+import { api, debounce, h, page, ui } from './lib.js'
+
+export async function coverageView() {
+  const body = h('div')
+  const load = async () => {
+    const { coverage } = await api('/_sandbox/coverage')
+    if (!coverage.length) {
+      body.replaceChildren(h('p', { class: 'empty' }, 'No merchant has traffic in this session yet: run your tests against this sandbox.'))
+      return
+    }
+    body.replaceChildren(...coverage.map(merchantSection))
+  }
+  page('Coverage', h('p', {}, "What each merchant's traffic exercised, and what it did wrong, since the session's last reset."), body)
+  await load()
+  const again = debounce(() => load().catch(() => {}), 300)
+  ui.onLive = (type) => {
+    if (type === 'requests' || type === 'subscriptions' || type === 'clock' || type === 'reset') again()
+  }
+}
+
+function merchantSection(m) {
+  const never = m.outcomes.filter((o) => !o.count)
+  const seen = m.outcomes.filter((o) => o.count)
+  const findings = m.findings.length
+    ? h(
+        'ul',
+        { class: 'findings' },
+        m.findings.map((f) =>
+          h(
+            'li',
+            {},
+            h('strong', {}, f.code),
+            ` ×${f.count}`,
+            f.example === null ? '' : h('span', { class: 'meta' }, ` (latest: journal entry ${f.example})`),
+            h('br'),
+            f.advice,
+          ),
+        ),
+      )
+    : h('p', {}, 'No findings.')
+  return h(
+    'section',
+    { 'aria-labelledby': `coverage-${m.merchant}` },
+    h('h2', { id: `coverage-${m.merchant}` }, `${m.merchant}: ${m.percent}% (${m.covered} of ${m.total} outcomes)`),
+    h('p', { class: 'meta' }, `Since ${m.since}`),
+    h('h3', {}, 'Findings'),
+    findings,
+    h('h3', {}, 'Never seen'),
+    never.length ? h('p', {}, never.map((o) => o.id).join(', ')) : h('p', {}, 'Every outcome was seen.'),
+    h(
+      'div',
+      { class: 'table' },
+      h(
+        'table',
+        {},
+        h('caption', {}, `Outcomes seen by ${m.merchant}`),
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Outcome'), h('th', { scope: 'col' }, 'Count'))),
+        h(
+          'tbody',
+          {},
+          seen.map((o) => h('tr', {}, h('td', {}, o.id), h('td', {}, String(o.count)))),
+        ),
+      ),
+    ),
+  )
+}
