@@ -92,6 +92,9 @@ describe('GET /_sandbox/coverage', () => {
     chargeCodes.push('SPENDING_LIMIT_REACHED', 'TRX_COUNT_REACHED', 'TRX_LIMIT_EXCEEDED', 'ERROR')
     for (const [i, code] of chargeCodes.entries()) expect((await otpFlow(`6012345${6201 + i}`)).body.message).toBe(code)
     expect((await otpFlow('60123456250')).status).toBe(500)
+    // A runtime rule reaches an outcome too: a first charge refused NOT_ELIGIBLE for one more number.
+    expect((await c.control('/rules', { match: { msisdn: '60123456077' }, step: 'charge', effect: { error: 'NOT_ELIGIBLE' } })).status).toBe(200)
+    expect((await otpFlow('60123456077')).body.message).toBe('NOT_ELIGIBLE')
     // Status: each state, and an unknown id.
     expect((await status(sub)).body.payload.status).toBe('ACTIVE')
     expect((await status('nope')).body.message).toBe('SUBSCRIPTION_NOT_FOUND')
@@ -118,12 +121,11 @@ describe('GET /_sandbox/coverage', () => {
 
     const m = await of('demo')
     const expected: Record<string, number> = {
-      'init.otp': 2 + 10 + 1 + 3 + 1, // 001-004, the charge endings, 250, the QUICKTEST three, 510
       'init.psms': 1,
       'init.redirect': 4,
       'init.ALREADY_SUBSCRIBED': 1,
       'init.ERROR_500': 1,
-      'verify.SUCCESS': 4,
+      'verify.SUCCESS': 4, // 002, 005, 302, 401
       'verify.INVALID_PIN': 3,
       'verify.PIN_EXPIRED': 1,
       'verify.MAX_PIN_RETRIES': 1,
@@ -140,9 +142,11 @@ describe('GET /_sandbox/coverage', () => {
       'consent.charge_failed': 1,
       'client.gone': 1,
     }
-    expected['init.otp'] = 4 + 10 + 1 + 3 + 1
+    // 001-004, the ten charge endings, 250, the rule's 077, the three QUICKTEST, 510
+    expected['init.otp'] = 4 + 10 + 1 + 1 + 3 + 1
     for (const code of initCodes) expected[`init.${code}`] = 1
     for (const code of chargeCodes) expected[`verify.${code}`] = 1
+    expected['verify.NOT_ELIGIBLE'] = 2
     // QUICKTEST renews hourly: 005 and 401 renew every hour for a day and an hour (401 until the carrier cancels it
     // a day after activation); 302 fails its first renewal, and its retry a day later succeeds.
     const got = counts(m)
