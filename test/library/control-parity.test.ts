@@ -146,6 +146,21 @@ const SCRIPT: Step[] = [
     () => get('/requests?msisdn=60133456001&limit=5&since=1'),
   ),
   step(
+    'coverage',
+    (o) => o.coverage(),
+    () => get('/coverage'),
+  ),
+  step(
+    'coverage',
+    (o) => o.coverage({ merchant: 'other' }),
+    () => get('/coverage?merchant=other'),
+  ),
+  step(
+    'coverage',
+    (o) => o.coverage({ merchant: 'nobody' }),
+    () => get('/coverage?merchant=nobody'),
+  ),
+  step(
     'cancel',
     (o, c) => o.cancel(c.sub!),
     (c) => post(`/subscriptions/${c.sub}/cancel`),
