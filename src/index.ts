@@ -1,25 +1,65 @@
-/** dcb-sandbox as a library: the engine, the server and the fixtures, for scripts and tests. */
-export { Engine } from './core/engine.js'
-export { SandboxError, CONTROL_ERRORS, type ControlErrorCode } from './core/errors.js'
-export { createControlOperations, type OperationsContext } from './control/operations.js'
-export type { ControlOperations, RuleOperations, OtpOptions } from './contract/operations.js'
-export type * from './contract/control.js'
-export * from './contract/defaults.js'
-export { RequestJournal } from './http/journal.js'
-export type { SandboxEvent, InitInput, VerifyInput, StatusInput } from './core/engine.js'
-export { OUTCOMES, CARRIER_CODES, envelope } from './core/outcomes.js'
-export { COVERAGE_OUTCOMES, FINDING_ADVICE, FINDING_CODES } from './core/coverage.js'
-export { State } from './core/state.js'
-export { loadWorld, FixtureError } from './world/load.js'
-export { WorldSchema } from './core/world-schema.js'
-export type { World } from './core/world-schema.js'
-export { createSandboxApp } from './http/app.js'
-export { startSandbox } from './server.js'
-export type { ServeOptions, RunningSandbox } from './server.js'
-export { MemoryStore } from './store/memory.js'
-export { FileStore } from './store/file.js'
-export { scenarioList, scenarioTable, describeRule } from './core/scenarios.js'
+/**
+ * dcb-sandbox, the public API: a sandbox in-process (`createSandbox`), a client of a running one
+ * (`createClient`) with the same functions, `dcb serve` as a function (`startSandbox`), the one error
+ * of refused calls, and the types of the merchant API and of the control API. Everything else is
+ * internal and may change.
+ */
+import { startSandbox as startServer, type ServeOptions } from './server.js'
+
 export { createSandbox } from './library/sandbox.js'
 export type { Sandbox, SandboxSession, SandboxOptions } from './library/sandbox.js'
 export { createClient } from './client/create.js'
 export type { SandboxClient, ClientOptions } from './client/create.js'
+export { SandboxError, CONTROL_ERRORS, type ControlErrorCode } from './core/errors.js'
+export { FixtureError } from './world/load.js'
+export type { World } from './core/world-schema.js'
+export { DEMO_API_KEY, DEFAULT_BASE_URL, DEFAULT_HOST, DEFAULT_PORT } from './contract/defaults.js'
+export type { ControlOperations, RuleOperations, OtpOptions, MerchantOperations } from './contract/operations.js'
+export type * from './contract/control.js'
+export type {
+  InitBody,
+  VerifyBody,
+  StatusBody,
+  InitPayload,
+  VerifyPayload,
+  StatusPayload,
+  Envelope,
+  MerchantAnswer,
+  InitAnswer,
+  VerifyAnswer,
+  StatusAnswer,
+  ConsentAnswer,
+  InitMessage,
+  VerifyMessage,
+  StatusMessage,
+  PlatformMessage,
+  CarrierMessage,
+} from './contract/merchant.js'
+
+/** The options of `startSandbox`: those of `dcb serve`. */
+export type SandboxServerOptions = Omit<ServeOptions, 'listen' | 'realNow'>
+
+/** A running `dcb serve` started from code. */
+export interface SandboxServer {
+  /** Where it listens, e.g. `http://127.0.0.1:40123` (give it to `createClient`). */
+  url: string
+  port: number
+  host: string
+  /** `clock` was given but the data file keeps its own clock (it was not applied). */
+  clockKept: boolean
+  /** The fixture files loaded, the default world first (none for a world object). */
+  files: string[]
+  /** What recovery did to the data files (a torn last line dropped). */
+  recoveryNotes: string[]
+  /** Stops listening, ends the live streams, closes the store. */
+  close(): Promise<void>
+}
+
+/**
+ * `dcb serve` as a function.
+ * @example const server = await startSandbox({ port: 0, inMemory: true }); const sandbox = createClient({ baseUrl: server.url })
+ */
+export async function startSandbox(opts: SandboxServerOptions = {}): Promise<SandboxServer> {
+  const s = await startServer(opts)
+  return { url: s.url, port: s.port, host: s.host, clockKept: s.clockKept, files: s.files, recoveryNotes: s.recoveryNotes, close: () => s.close() }
+}
