@@ -4,7 +4,8 @@
  * of refused calls, and the types of the merchant API and of the control API. Everything else is
  * internal and may change.
  */
-import { startSandbox as startServer, type ServeOptions } from './server.js'
+import { startSandbox as startServer } from './server.js'
+import type { ServeOptions } from './serve-options.js'
 
 export { createSandbox } from './library/sandbox.js'
 export type { Sandbox, SandboxSession, SandboxOptions } from './library/sandbox.js'
@@ -37,7 +38,7 @@ export type {
 } from './contract/merchant.js'
 
 /** The options of `startSandbox`: those of `dcb serve`. */
-export type SandboxServerOptions = Omit<ServeOptions, 'listen' | 'realNow'>
+export type SandboxServerOptions = Omit<ServeOptions, 'realNow'>
 
 /** A running `dcb serve` started from code. */
 export interface SandboxServer {

@@ -12,67 +12,21 @@ import { parseTimestamp } from './core/time.js'
 import { layerWorlds, type WorldSources } from './core/layering.js'
 import { FixtureError, loadWorld } from './world/load.js'
 import type { World } from './core/world-schema.js'
+import type { ServeOptions } from './serve-options.js'
+
+export type { ServeOptions } from './serve-options.js'
 import { createSandboxApp, type SandboxApp } from './http/app.js'
 import { compileTrust, isLoopback, normalizeIp, TrustProxyError } from './http/ip.js'
 import { envelope, fail } from './core/outcomes.js'
-import { RequestJournal } from './http/journal.js'
-import { SessionRegistry } from './sessions.js'
+import { Host } from './runtime/host.js'
 import { FileStore } from './store/file.js'
 import { MemoryStore } from './store/memory.js'
 import type { Store } from './store/types.js'
 import { version } from './version.js'
 import { yieldToEventLoop } from './yield.js'
 
-export interface ServeOptions {
-  port?: number
-  host?: string
-  /** The data file (default `.dcb/sandbox.json`); ignored with `inMemory`. */
-  data?: string
-  inMemory?: boolean
-  /** Fixture files layered on the default world. */
-  fixtures?: string[]
-  /** A world object instead of files (the library and tests). */
-  world?: World
-  /**
-   * Addresses or CIDR ranges added to the allowlist of every merchant that allows loopback (the demo
-   * keys), so another machine or a container network can use them (`dcb serve --allow-ip`).
-   */
-  allowIps?: string[]
-  /** `--trust-proxy`: the proxies whose X-Forwarded-For is read (addresses, CIDRs, loopback, linklocal, uniquelocal). */
-  trustProxy?: string | string[]
-  adminToken?: string
-  /** `--allow-host`: host names accepted on a loopback listener besides the loopback names. */
-  allowHosts?: string[]
-  failurePayload?: FailurePayloadMode
-  /** Start the sandbox clock at this time (ISO-8601), frozen unless `clockRunning`. */
-  clock?: string
-  clockRunning?: boolean
-  journalSize?: number
-  /** Bytes of request bodies the request journals of all sessions keep together (default 32 MiB). */
-  journalBytes?: number
-  /** Connections open at once; more are refused (default 1024). */
-  maxConnections?: number
-  /** A connection with no bytes either way and no answer in progress is closed after this long (ms; default 30 s). */
-  idleTimeoutMs?: number
-  /** Time allowed for a request's headers / whole request to arrive (ms; defaults 20 s / 60 s). */
-  headersTimeoutMs?: number
-  requestTimeoutMs?: number
-  /** The most sessions (X-DCB-Session) beside the default one (default 1,000); a new one past it is 429 SESSION_LIMIT. */
-  maxSessions?: number
-  /** Whether merchant API failures carry the X-DCB-Reason header (default true). */
-  reasons?: boolean
-  smsPerMsisdn?: number
-  chargesPerSubscription?: number
-  maxSms?: number
-  maxVerifications?: number
-  /** How often the server runs events that fell due on their own (ms). */
-  tickMs?: number
-  compactBytes?: number
-  onError?: (err: unknown) => void
-  /** Where fixture warnings go (default: stderr, one `dcb: warning:` line each). */
-  onWarning?: (text: string) => void
-  /** Real time source (tests). */
-  realNow?: () => number
+/** What the server needs beyond the options (`dcb serve --https/--lan/--open`). */
+export interface ServeHooks extends ServeOptions {
   /**
    * Listens in place of node:http (`dcb serve --https/--lan/--open` use listhen). Must fail with
    * EADDRINUSE on a busy port rather than pick another. The server it makes gets the same timeouts,
@@ -85,8 +39,11 @@ export interface RunningSandbox {
   url: string
   port: number
   host: string
+  /** The default session's engine and store. */
   engine: Engine
   store: Store
+  /** Every session, the default one included. */
+  sessions: Host
   app: SandboxApp
   server: Server
   close(): Promise<void>
@@ -130,7 +87,7 @@ export class ServeError extends Error {
   }
 }
 
-export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSandbox> {
+export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbox> {
   // Everything that can refuse an option comes first: a bad option touches nothing on disk.
   // A world object goes through the same layering and checks as a fixture file.
   const layered = opts.world ? layerWorlds([{ source: 'world', data: opts.world }]) : undefined
@@ -167,45 +124,42 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
   let loopbackListener = true
   /** What recovery did to the data files (a torn last line dropped), said once at start-up. */
   const recoveryNotes: string[] = [...((store.info().recovered as { notes?: string[] } | undefined)?.notes ?? [])]
-  let engine: Engine
-  let sessions: SessionRegistry
+  let sessions: Host
   let app: SandboxApp
   try {
-    const engineOptions = {
-      clockStart,
-      smsPerMsisdn: opts.smsPerMsisdn,
-      chargesPerSubscription: opts.chargesPerSubscription,
-      maxSms: opts.maxSms,
-      maxVerifications: opts.maxVerifications,
-      realNow: opts.realNow,
-      // Between two batches of a long clock move the server answers requests and hears signals.
-      yieldToHost: yieldToEventLoop,
-      workClock: () => performance.now(),
-    }
-    engine = new Engine({ world, sources, state, persist: (changes) => store.append(changes), ...engineOptions })
-    sessions = new SessionRegistry({
-      defaultEngine: engine,
-      defaultJournal: new RequestJournal(opts.journalSize ?? 1000, opts.journalBytes),
-      defaultStore: store,
-      engineOptions: { world: engine.world, ...engineOptions },
-      folder: store instanceof FileStore ? SessionRegistry.folderFor(store.path) : undefined,
+    sessions = new Host({
+      engine: {
+        world,
+        sources,
+        clockStart,
+        smsPerMsisdn: opts.smsPerMsisdn,
+        chargesPerSubscription: opts.chargesPerSubscription,
+        maxSms: opts.maxSms,
+        maxVerifications: opts.maxVerifications,
+        realNow: opts.realNow,
+        // Between two batches of a long clock move the server answers requests and hears signals.
+        yieldToHost: yieldToEventLoop,
+        workClock: () => performance.now(),
+      },
+      store,
+      state,
+      folder: store instanceof FileStore ? Host.folderFor(store.path) : undefined,
       journalSize: opts.journalSize,
+      journalBytes: opts.journalBytes,
       maxSessions: opts.maxSessions,
       compactBytes: opts.compactBytes,
+      version: version(),
+      storeInfo: () => store.info(),
     })
     app = createSandboxApp({
-      engine,
+      host: sessions,
       version: version(),
       trustProxy: opts.trustProxy,
       adminToken: opts.adminToken,
       allowHosts: opts.allowHosts,
       loopbackListener: () => loopbackListener,
       failurePayload: opts.failurePayload,
-      journalSize: opts.journalSize,
-      journalBytes: opts.journalBytes,
-      sessions,
       reasons: opts.reasons,
-      storeInfo: () => store.info(),
       baseUrl: () => url,
       onError: opts.onError,
     })
@@ -270,13 +224,12 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
     await store.activate()
     // Events that fell due while the server was down run now, in order, once (in every session):
     // only once the port is ours, so a start that fails changes no data file.
-    await engine.catchUp()
+    await sessions.default.engine.catchUp()
     await sessions.openStored()
   } catch (e) {
     server.close()
     server.closeAllConnections()
     await sessions.close().catch(() => {})
-    await store.close().catch(() => {})
     throw e
   }
   ready = true
@@ -286,9 +239,8 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
   const timer = setInterval(() => {
     if (ticking) return
     ticking = true
-    engine
+    sessions
       .catchUp()
-      .then(() => sessions.catchUp())
       .catch((err) => (opts.onError ?? console.error)(err))
       .finally(() => (ticking = false))
   }, opts.tickMs ?? 1000)
@@ -298,23 +250,23 @@ export async function startSandbox(opts: ServeOptions = {}): Promise<RunningSand
   const close = () =>
     (closing ??= (async () => {
       clearInterval(timer)
-      app.live.close()
+      // Every session's live streams end now (a console open on any session would hold the server up).
+      sessions.closeStreams()
       // A clock move stops at its next batch boundary (what it committed stays); its call answers 503.
-      engine.interrupt()
       sessions.interrupt()
       await new Promise<void>((resolve) => {
         server.close(() => resolve())
         server.closeIdleConnections()
         // Connections whose answer was in progress (a move that just stopped) close once it is sent.
-        void Promise.all([engine.idle(), sessions.idle()]).then(() => setImmediate(() => server.closeIdleConnections()))
+        void sessions.idle().then(() => setImmediate(() => server.closeIdleConnections()))
         // Requests in flight get a moment to finish; then the rest is cut.
         setTimeout(() => server.closeAllConnections(), 3000).unref()
       })
       await sessions.close()
-      await store.close()
     })())
 
-  return { url, port: addr.port, host, engine, store, app, server, close, clockKept, files: loaded.files, recoveryNotes }
+  const engine = sessions.default.engine
+  return { url, port: addr.port, host, engine, store, sessions, app, server, close, clockKept, files: loaded.files, recoveryNotes }
 }
 
 /** A request Node could not parse (oversized headers, malformed): the envelope, where the socket can still take one. */

@@ -29,8 +29,8 @@ import {
   type WorldDocument,
 } from '../contract/control.js'
 import type { ControlOperations } from '../contract/operations.js'
-import { aboutSubscription } from '../http/journal-about.js'
-import type { RequestJournal } from '../http/journal.js'
+import { aboutSubscription } from '../runtime/journal-about.js'
+import type { RequestJournal } from '../runtime/request-log.js'
 
 export interface OperationsContext {
   engine: Engine

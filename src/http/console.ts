@@ -14,7 +14,7 @@ import { isPlainObject, parseJson, readBody } from './body.js'
 import { CONSOLE_COOKIE, cookieValue, sameText } from './console-cookie.js'
 import { checkControlAccess } from './control.js'
 import { peerTrusted, type ProxyTrust } from './ip.js'
-import type { LiveHub } from './live.js'
+import type { LiveHub } from '../runtime/live.js'
 import { sendJson } from './respond.js'
 
 /** The console's own headers: nothing off the server, no framing. */
@@ -63,10 +63,8 @@ export interface ConsoleContext {
   hostLocal?: (req: IncomingMessage) => boolean
 }
 
-/** The console's paths; the handler answers whether it took the request. */
-export function isConsolePath(path: string): boolean {
-  return path in ASSETS || path === '/_console/login' || path === '/_sandbox/events'
-}
+/** The console's paths: its files, the sign-in and the live stream. */
+export const CONSOLE_PATHS = [...Object.keys(ASSETS), '/_console/login', '/_sandbox/events']
 
 export function createConsoleHandler(ctx: ConsoleContext) {
   const authorized = (req: IncomingMessage): boolean => {

@@ -1,23 +1,23 @@
 /**
  * The control API under /_sandbox, the same pipeline for every call: access check (one call, first)
- * -> h3 router over the route table -> query and body read with their zod schemas (a bad one is 400
- * naming the field) -> the typed operation -> JSON. Failures answer `{ "error": CODE, "message" }`
+ * -> the route the app's dispatch table found for the path, by method (405 naming the others) ->
+ * query and body read with their zod schemas (a bad one is 400 naming the field) -> the session
+ * (made now if new) -> the typed operation -> JSON. Failures answer `{ "error": CODE, "message" }`
  * with the status of the control error table. Changes are journaled like merchant calls.
  */
-import type { IncomingMessage } from 'node:http'
-import { createRouter, eventHandler, type H3Event } from 'h3'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Engine } from '../core/engine.js'
 import { journalView } from '../core/encoded.js'
 import { SandboxError } from '../core/errors.js'
 import type { ControlOperations } from '../contract/operations.js'
 import { check } from '../control/operations.js'
 import { isPlainObject, parseJson, readBody } from './body.js'
-import { CONTROL_ROUTES, type ControlRoute } from './control-routes.js'
+import type { ControlRoute } from './control-routes.js'
 import { hasConsoleCookie } from './console-cookie.js'
 import { accessRefusal, bearerAdmin } from './guard.js'
 import { clientIp, peerIp, type ProxyTrust } from './ip.js'
-import type { RequestJournal } from './journal.js'
-import { safeDecode, sendJson } from './respond.js'
+import type { RequestJournal } from '../runtime/request-log.js'
+import { sendJson } from './respond.js'
 
 export { smsView } from '../control/operations.js'
 
@@ -28,12 +28,18 @@ export interface ControlTarget {
   operations: ControlOperations
 }
 
-export interface ControlContext extends ControlTarget {
+/** The control routes of one path, by method, and the path's parameters (decoded). */
+export interface ControlMatch {
+  methods: Map<string, ControlRoute>
+  params: Record<string, string>
+}
+
+export interface ControlContext {
   /**
-   * The named sessions (X-DCB-Session): the one open now, if any, and how one is made: only once
-   * its call passed access, route, method, query and body checks (a refused one creates nothing).
+   * The sessions: the one open now, if any, and how one is made: only once its call passed access,
+   * route, method, query and body checks (a refused one creates nothing).
    */
-  sessions?: { peek(name: string): ControlTarget | undefined; open(name: string): Promise<ControlTarget> }
+  sessions: { peek(name: string): ControlTarget | undefined; open(name: string): Promise<ControlTarget> }
   trustProxy: ProxyTrust | undefined
   adminToken?: string
   /** Whether a request's Host is a loopback or --allow-host name (guard.ts `hostLocal`; default: yes). */
@@ -78,32 +84,16 @@ function queryObject(query: string): Record<string, string> {
 }
 
 export function createControlHandler(ctx: ControlContext) {
-  const router = createRouter()
-  const methodsByPath = new Map<string, string[]>()
-  for (const r of CONTROL_ROUTES) {
-    router.use(
-      `/_sandbox${r.path}`,
-      eventHandler((event) => serve(event, r)),
-      r.method === 'GET' ? ['get', 'head'] : r.method === 'POST' ? 'post' : 'delete',
-    )
-    methodsByPath.set(r.path, [...(methodsByPath.get(r.path) ?? []), r.method])
-  }
-  // Any other method on a known path: 405 naming the ones it takes.
-  for (const [path, methods] of methodsByPath)
-    router.use(
-      `/_sandbox${path}`,
-      eventHandler((event) => {
-        throw new SandboxError('METHOD_NOT_ALLOWED', `${event.method} is not allowed on ${event.context.controlPath as string}; use ${methods.join(' or ')}`)
-      }),
-    )
-
-  async function serve(event: H3Event, r: ControlRoute): Promise<true> {
-    const { req, res } = event.node
-    const session = event.context.controlSession as string | undefined
+  async function serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: string,
+    r: ControlRoute,
+    params: Record<string, string>,
+    session: string,
+  ) {
     const started = performance.now()
-    const q = event.path.indexOf('?')
-    const params: Record<string, string> = {}
-    for (const [k, v] of Object.entries(event.context.params ?? {})) params[k] = safeDecode(v)
     // The signal (for calls that wait, e.g. an OTP with `wait`) is made only when a call asks for it.
     let aborted: AbortController | undefined
     let gone = false
@@ -116,11 +106,11 @@ export function createControlHandler(ctx: ControlContext) {
     let body: unknown = null
     let target: ControlTarget
     try {
-      const query = r.query ? check(r.query, q >= 0 ? queryObject(event.path.slice(q + 1)) : {}) : {}
+      const values = r.query ? check(r.query, query ? queryObject(query) : {}) : {}
       if (r.body) body = check(r.body, await jsonBody(req))
-      target = session === undefined ? ctx : (ctx.sessions?.peek(session) ?? (await ctx.sessions!.open(session)))
+      target = ctx.sessions.peek(session) ?? (await ctx.sessions.open(session))
       result = await r.call(target.operations, {
-        query,
+        query: values,
         body: body ?? {},
         params,
         get signal() {
@@ -141,7 +131,7 @@ export function createControlHandler(ctx: ControlContext) {
         time: Date.now(),
         sandbox_time: target.engine.now(),
         method: req.method ?? '',
-        path: event.context.controlPath as string,
+        path,
         ip: clientIp(req, ctx.trustProxy) ?? null,
         merchant: null,
         msisdn: msisdnOf(r.path, body, result),
@@ -156,18 +146,28 @@ export function createControlHandler(ctx: ControlContext) {
       // Coverage findings this call raised (a subscription changed outside the merchant's calls) point here.
       target.engine.coverage.exampleOf(id)
     }
-    return true
   }
 
-  /** Serves one request under /_sandbox (`path` without the query; `session`: the checked X-DCB-Session name). */
-  return async function handle(event: H3Event, path: string, session?: string): Promise<void> {
-    const { res } = event.node
-    event.context.controlPath = path
-    event.context.controlSession = session
+  /**
+   * Serves one request under /_sandbox: `path` without the query, `match` the routes the dispatch
+   * table found for it (none: NOT_FOUND once access is checked), `session` the checked X-DCB-Session
+   * name (the default session's without the header).
+   */
+  return async function handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: string,
+    match: ControlMatch | undefined,
+    session: string,
+  ): Promise<void> {
     try {
-      checkControlAccess(event.node.req, ctx)
-      const served = await router.handler(event)
-      if (served !== true) throw new SandboxError('NOT_FOUND', `no control call ${event.method} ${path}`)
+      checkControlAccess(req, ctx)
+      const method = req.method ?? 'GET'
+      if (!match) throw new SandboxError('NOT_FOUND', `no control call ${method} ${path}`)
+      const r = match.methods.get(method) ?? (method === 'HEAD' ? match.methods.get('GET') : undefined)
+      if (!r) throw new SandboxError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; use ${[...match.methods.keys()].join(' or ')}`)
+      await serve(req, res, path, query, r, match.params, session)
     } catch (err) {
       if (res.headersSent || res.destroyed) return
       if (err instanceof SandboxError) return sendJson(res, err.status, { error: err.code, message: err.message })

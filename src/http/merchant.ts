@@ -8,11 +8,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { z } from 'zod'
 import type { Engine } from '../core/engine.js'
 import { envelope, fail, type FailurePayloadMode, type Outcome } from '../core/outcomes.js'
-import type { Merchant } from '../core/world.js'
+import type { Merchant, WorldIndex } from '../core/world.js'
 import { isJsonContentType, isPlainObject, parseJson, readBodyThen } from './body.js'
 import { inProcessCall } from './inprocess.js'
 import { Allowlist, clientIp, peerTrusted, type ProxyTrust } from './ip.js'
-import type { RequestJournal } from './journal.js'
+import type { RequestJournal } from '../runtime/request-log.js'
 import {
   abortedReason,
   headerReason,
@@ -46,12 +46,14 @@ export interface MerchantTarget {
   journal: RequestJournal
 }
 
-export interface MerchantContext extends MerchantTarget {
+export interface MerchantContext {
+  /** The loaded world, shared by every session (API keys, merchants). */
+  world: WorldIndex
   /**
-   * The named sessions (X-DCB-Session): the one open now, if any, and how one is made. A session is
-   * made only once its request passed every check (a refused one creates and stores nothing).
+   * The sessions: the one open now, if any, and how one is made. A session is made only once its
+   * request passed every check (a refused one creates and stores nothing).
    */
-  sessions?: { peek(name: string): MerchantTarget | undefined; open(name: string): Promise<MerchantTarget> }
+  sessions: { peek(name: string): MerchantTarget | undefined; open(name: string): Promise<MerchantTarget> }
   trustProxy: ProxyTrust | undefined
   failurePayload: FailurePayloadMode
   /** Whether failures carry the X-DCB-Reason header (`dcb serve --no-reasons`: not). */
@@ -70,18 +72,15 @@ export function createMerchantHandler(ctx: MerchantContext) {
   }
 
   /**
-   * Resolves once the answer is written (h3 waits for it); the answer itself is written synchronously
-   * where it can be. `session`: the X-DCB-Session name (already checked), undefined for the default.
+   * Serves one call; the answer is written synchronously where it can be (every failure before the
+   * engine, and Status). `session`: the X-DCB-Session name, already checked (the default session's
+   * without the header). `done` is told once the answer is written.
    */
-  return function handle(req: IncomingMessage, res: ServerResponse, op: Operation, path: string, session?: string): Promise<void> {
-    return new Promise<void>((done) => serve(req, res, op, path, session, done))
-  }
-
-  function serve(req: IncomingMessage, res: ServerResponse, op: Operation, path: string, session: string | undefined, done: () => void): void {
+  return function serve(req: IncomingMessage, res: ServerResponse, op: Operation, path: string, session: string, done: () => void = noop): void {
     const started = performance.now()
     const sentAt = Date.now()
     // A named session not made yet stays so until the request passed every check (nothing journaled before).
-    let target: MerchantTarget | undefined = session === undefined ? ctx : ctx.sessions?.peek(session)
+    let target: MerchantTarget | undefined = ctx.sessions.peek(session)
     let sandboxAt = target ? target.engine.now() : 0
     const ip = clientIp(req, ctx.trustProxy) ?? null
     let merchant: Merchant | undefined
@@ -181,9 +180,10 @@ export function createMerchantHandler(ctx: MerchantContext) {
     }
     const header = req.headers['api-key']
     const key = Array.isArray(header) ? header[0] : header
-    merchant = ctx.engine.authenticate(key)
+    const known = key ? ctx.world.merchantByKey(key) : undefined
+    merchant = known?.active ? known : undefined
     if (!merchant) {
-      refused = key ? ctx.engine.world.merchantByKey(key) : undefined
+      refused = known
       return answer(fail('UNAUTHORIZED', undefined, unauthorizedReason(key)))
     }
     if (!allowlist(merchant).allows(ip ?? undefined)) return answer(fail('IP_NOT_ALLOWED', undefined, ipReason(ip, merchant.id)))
@@ -214,7 +214,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
         }
         if (target) return run(target.engine)
         // Every check passed: now the named session is made (or refused: the cap).
-        ctx.sessions!.open(session!).then((made) => {
+        ctx.sessions.open(session).then((made) => {
           target = made
           sandboxAt = made.engine.now()
           run(made.engine)
@@ -227,10 +227,12 @@ export function createMerchantHandler(ctx: MerchantContext) {
 
   function unauthorizedReason(key: string | undefined): string {
     if (!key) return noKeyReason()
-    const known = ctx.engine.world.merchantByKey(key)
+    const known = ctx.world.merchantByKey(key)
     return known ? inactiveReason(known.id) : unknownKeyReason()
   }
 }
+
+function noop(): void {}
 
 /** The fields of each body (a key outside them that looks like one is named in a reason). */
 const FIELDS: Record<Operation, string[]> = {

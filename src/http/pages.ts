@@ -9,7 +9,7 @@ import { readBody } from './body.js'
 import { headerReason } from './reason.js'
 import { inProcessCall } from './inprocess.js'
 import { clientIp, type ProxyTrust } from './ip.js'
-import type { RequestJournal } from './journal.js'
+import type { RequestJournal } from '../runtime/request-log.js'
 import { escapeHtml as h, redirect, sendHtml } from './respond.js'
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#222}

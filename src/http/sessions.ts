@@ -7,13 +7,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { SessionDeletedAnswer, SessionsAnswer } from '../contract/control.js'
 import { SandboxError } from '../core/errors.js'
 import { formatTimestamp } from '../core/time.js'
-import type { SessionRegistry } from '../sessions.js'
+import type { Host } from '../runtime/host.js'
 import { safeDecode, sendJson } from './respond.js'
 
-/** Answers whether it served the request (`false`: not a session call). */
-export function sessionRoutes(sessions: SessionRegistry, checkAccess: (req: IncomingMessage) => void) {
-  return async function serve(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
-    if (path !== '/_sandbox/sessions' && !path.startsWith('/_sandbox/sessions/')) return false
+/** Serves `/_sandbox/sessions` and `/_sandbox/sessions/NAME` (the app's dispatch table sends only these). */
+export function sessionRoutes(sessions: Host, checkAccess: (req: IncomingMessage) => void) {
+  return async function serve(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     try {
       checkAccess(req)
       const name = path === '/_sandbox/sessions' ? undefined : safeDecode(path.slice('/_sandbox/sessions/'.length))
@@ -28,11 +27,9 @@ export function sessionRoutes(sessions: SessionRegistry, checkAccess: (req: Inco
             now: formatTimestamp(s.engine.now()),
           })),
         }
-        sendJson(res, 200, answer)
-        return true
+        return sendJson(res, 200, answer)
       }
       if (req.method !== 'DELETE') throw new SandboxError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use DELETE`)
-      if (name === sessions.default.name) throw new SandboxError('BAD_REQUEST', 'the default session cannot be deleted; reset it with POST /_sandbox/reset')
       if (!(await sessions.drop(name))) throw new SandboxError('SESSION_NOT_FOUND', `no session ${name}`)
       const deleted: SessionDeletedAnswer = { deleted: name }
       sendJson(res, 200, deleted)
@@ -40,6 +37,5 @@ export function sessionRoutes(sessions: SessionRegistry, checkAccess: (req: Inco
       if (e instanceof SandboxError) sendJson(res, e.status, { error: e.code, message: e.message })
       else throw e
     }
-    return true
   }
 }

@@ -3,9 +3,7 @@
  * same HTTP pipeline as `dcb serve`, in memory, with no socket: `fetch` runs the server's request
  * listener on an in-memory request, and the control operations are the control API's calls.
  */
-import { Engine } from '../core/engine.js'
 import type { FailurePayloadMode } from '../core/outcomes.js'
-import { State } from '../core/state.js'
 import { parseTimestamp } from '../core/time.js'
 import { layerWorlds, type WorldSources } from '../core/layering.js'
 import { FixtureError, loadWorld } from '../world/load.js'
@@ -13,8 +11,7 @@ import type { World } from '../core/world-schema.js'
 import { createSandboxApp } from '../http/app.js'
 import { rawRequest, runListener, toResponse, type RawRequest, type RawResponse } from '../http/inprocess.js'
 import { normalizeIp } from '../http/ip.js'
-import { RequestJournal } from '../http/journal.js'
-import { isSessionName, SessionRegistry } from '../sessions.js'
+import { Host, isSessionName } from '../runtime/host.js'
 import { version } from '../version.js'
 import { SandboxError } from '../core/errors.js'
 import { libraryMessage } from './errors.js'
@@ -102,23 +99,18 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   const clientIp = normalizeIp(opts.clientIp ?? '127.0.0.1')
   if (!clientIp) throw new SandboxError('BAD_REQUEST', `clientIp "${opts.clientIp}" is not an IPv4 or IPv6 address`)
   const { world, sources } = worldOf(opts)
-  // Between two batches of a long clock move, the test's other work (timers, I/O) gets a turn.
-  const host = { yieldToHost: yieldToEventLoop, workClock: () => performance.now() }
-  const engine = new Engine({ world, sources, state: new State(), clockStart, ...host })
-  const sessions = new SessionRegistry({
-    defaultEngine: engine,
-    defaultJournal: new RequestJournal(opts.journalSize ?? 1000),
-    engineOptions: { world: engine.world, clockStart, ...host },
+  const host = new Host({
+    // Between two batches of a long clock move, the test's other work (timers, I/O) gets a turn.
+    engine: { world, sources, clockStart, yieldToHost: yieldToEventLoop, workClock: () => performance.now() },
     journalSize: opts.journalSize,
     maxSessions: opts.maxSessions,
+    version: version(),
+    storeInfo: () => ({ kind: 'memory' }),
   })
   const app = createSandboxApp({
-    engine,
-    sessions,
+    host,
     version: version(),
     failurePayload: opts.failurePayload,
-    journalSize: opts.journalSize,
-    storeInfo: () => ({ kind: 'memory' }),
     baseUrl: () => 'http://localhost',
     onError: (err) => console.error('dcb-sandbox: unexpected error:', err),
   })
@@ -198,6 +190,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
     },
     close: async () => {
       closed = true
+      await host.close()
     },
     [ROUTE]: route,
   }

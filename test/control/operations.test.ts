@@ -8,7 +8,7 @@ import { Engine } from '../../src/core/engine.js'
 import { CONTROL_ERRORS, SandboxError, statusOf } from '../../src/core/errors.js'
 import { parseTimestamp } from '../../src/core/time.js'
 import { loadWorld } from '../../src/world/load.js'
-import { RequestJournal } from '../../src/http/journal.js'
+import { RequestJournal } from '../../src/runtime/request-log.js'
 import { useSandbox } from '../helpers.js'
 
 const world = loadWorld([]).world
@@ -135,7 +135,7 @@ describe('the HTTP client: the same operations over the control API', () => {
 
   it('answers what the in-process operations answer, and throws the same SandboxError', async () => {
     const http = client()
-    const local = c.sandbox.app.operations
+    const local = c.sandbox.sessions.default.operations
     expect(await http.now()).toEqual(await local.now())
     expect(await http.mo({ msisdn: '60133456001', short_code: '32123', text: 'STREAM' })).toMatchObject({ action: 'subscribed' })
     expect(await http.subscriptions({ msisdn: '60133456001' })).toEqual(await local.subscriptions({ msisdn: '60133456001' }))

@@ -43,3 +43,21 @@ describe('src/core stands alone', () => {
     expect(bad).toEqual([])
   })
 })
+
+describe('the layers below the HTTP layer stand without it', () => {
+  const SRC = resolve(import.meta.dirname, '../../src')
+  const BELOW = ['core', 'store', 'contract', 'control', 'runtime', 'world']
+
+  it('nothing in src/core, store, contract, control, runtime or world imports from src/http (or the server, library, client, CLI)', () => {
+    const bad: string[] = []
+    for (const layer of BELOW)
+      for (const file of files(join(SRC, layer)))
+        for (const spec of specifiers(readFileSync(file, 'utf8'))) {
+          if (!spec.startsWith('.')) continue
+          const target = relative(SRC, resolve(file, '..', spec))
+          if (/^(http|cli|client|library)\//.test(target) || target === 'server.ts' || target === 'server.js') bad.push(`${relative(SRC, file)}: ${spec}`)
+        }
+    expect(files(join(SRC, 'runtime')).length).toBeGreaterThanOrEqual(4)
+    expect(bad).toEqual([])
+  })
+})

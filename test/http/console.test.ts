@@ -7,9 +7,9 @@ import { createServer, request, type Server } from 'node:http'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { Engine } from '../../src/core/engine.js'
 import { loadWorld } from '../../src/world/load.js'
 import { createSandboxApp } from '../../src/http/app.js'
+import { Host } from '../../src/runtime/host.js'
 import { CONSOLE_FILES } from '../../src/http/console.js'
 import { serve } from '../cli/run.js'
 import { startClient, useSandbox, type Client } from '../helpers.js'
@@ -251,18 +251,18 @@ describe('the live stream', () => {
   })
 
   it('listens to the engine only while a client is connected', async () => {
-    const journal = c.sandbox.app.journal
+    const journal = c.sandbox.sessions.default.journal
     expect(journal.onAdd).toBeNull()
     const onServer = nextRequest(c.sandbox.server, '/_sandbox/events')
     const s = await openStream(c.url + '/_sandbox/events')
     await s.event('hello')
     expect(journal.onAdd).not.toBeNull()
-    expect(c.sandbox.app.live.clientCount).toBe(1)
+    expect(c.sandbox.sessions.default.live().clientCount).toBe(1)
     const { res } = await onServer
     s.close()
     await closed(res)
     expect(journal.onAdd).toBeNull()
-    expect(c.sandbox.app.live.clientCount).toBe(0)
+    expect(c.sandbox.sessions.default.live().clientCount).toBe(0)
   })
 })
 
@@ -270,8 +270,8 @@ describe('the live stream keeps itself alive', () => {
   let server: Server
   let url: string
   beforeAll(async () => {
-    const engine = new Engine({ world: loadWorld([]).world })
-    const app = createSandboxApp({ engine, version: 'test', live: { heartbeatMs: 100 } })
+    const host = new Host({ engine: { world: loadWorld([]).world }, version: 'test', live: { heartbeatMs: 100 } })
+    const app = createSandboxApp({ host, version: 'test' })
     server = createServer(app.listener)
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`

@@ -5,7 +5,7 @@
  * `tsc --strict` compiles it against the declarations the package ships.
  */
 import { execFile } from 'node:child_process'
-import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs'
+import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tempDir } from '../helpers.js'
@@ -89,6 +89,69 @@ console.log(JSON.stringify({ early, late, client_closed: entry.client_closed, ba
       backwards: expect.stringMatching(/call sandbox\.reset\(\{ clock: '2025-01-01T00:00:00' \}\)$/),
     })
   })
+
+  it('the example does not skip the library checks', () => {
+    expect(JSON.parse(readFileSync(join(app, 'tsconfig.json'), 'utf8')).compilerOptions.skipLibCheck).toBeUndefined()
+  })
+
+  /** A strict consumer project beside the example, with these compiler options, compiling `code`. */
+  const consumer = async (name: string, options: Record<string, unknown>, code: string) => {
+    const dir = join(app, name)
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(join(dir, 'main.ts'), code)
+    const compilerOptions = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, ...options }
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['main.ts'] }))
+    return run(process.execPath, [join(MODULES, 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.json')], app)
+  }
+  // Every public name used with its type: the factories, the error, the merchant API's types and unions.
+  const USES = `
+    import { createClient, createSandbox, SandboxError, type Envelope, type InitAnswer, type InitMessage, type VerifyMessage, type StatusMessage, type InitBody, type StatusPayload, type Sandbox, type SandboxClient, type RequestsAnswer } from 'dcb-sandbox'
+    const body: InitBody = { msisdn: '60123456011', service_code: 'STREAMPLUS', country_code: 'my' }
+    export async function both(): Promise<void> {
+      const targets: (Sandbox | SandboxClient)[] = [await createSandbox(), createClient({ baseUrl: 'http://127.0.0.1:7700' })]
+      for (const t of targets) {
+        const r: InitAnswer = await t.init(body)
+        const m: InitMessage = r.envelope.message
+        if (r.envelope.status === 'SUCCESS') console.log(r.envelope.payload.verif_request_id, m)
+        const journal: RequestsAnswer = await t.requests({ msisdn: '60123456011' })
+        console.log(journal.requests.length)
+        try { await t.subscription('x') } catch (e) { if (e instanceof SandboxError) console.log(e.code, e.status) }
+      }
+    }
+    const v: VerifyMessage = 'INVALID_PIN'
+    const s: StatusMessage = 'SUBSCRIPTION_NOT_FOUND'
+    const e: Envelope<StatusPayload, StatusMessage> = { status: 'FAIL', message: s, status_code: 404, payload: null }
+    console.log(v, e)
+  `
+
+  it('the main entry compiles under tsc --strict without skipLibCheck: lib ES2022 with @types/node', async () => {
+    const r = await consumer('strict-node', { lib: ['ES2022'], types: ['node'] }, USES)
+    expect(r.out).toBe('')
+    expect(r.code).toBe(0)
+  }, 120_000)
+
+  it('the main entry compiles under tsc --strict without skipLibCheck: the DOM lib, no @types/node', async () => {
+    const r = await consumer('strict-dom', { lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: [] }, USES)
+    expect(r.out).toBe('')
+    expect(r.code).toBe(0)
+  }, 120_000)
+
+  it('the msw entry without the DOM lib: no error outside msw’s own declarations', async () => {
+    const r = await consumer(
+      'strict-msw',
+      { lib: ['ES2022'], types: ['node'] },
+      `import { sandboxHandlers } from 'dcb-sandbox/msw'\nconsole.log(typeof sandboxHandlers)\n`,
+    )
+    // msw's own declarations (msw and the packages it brings) need the DOM lib; none of ours, nor the consumer's code, may fail.
+    const errors = r.out.split('\n').filter((line) => /error TS/.test(line))
+    expect(
+      errors.every((line) =>
+        /node_modules\/(msw|@mswjs|rettime|@open-draft|headers-polyfill|outvariant|strict-event-emitter|@bundled-es-modules)\//.test(line),
+      ),
+    ).toBe(true)
+    const ours = errors.filter((line) => line.includes('dcb-sandbox') || line.includes('main.ts'))
+    expect(ours).toEqual([])
+  }, 120_000)
 
   it('compiles the example with tsc --strict against the shipped declarations (no TS7016)', async () => {
     const r = await run(process.execPath, [join(MODULES, 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--strict'], app)

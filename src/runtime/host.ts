@@ -1,21 +1,23 @@
 /**
- * Sessions (docs/guides/testing-an-integration.md): named, isolated sandboxes on one server. Each session has its
- * own engine, state and request journal; all share the loaded world (its index and compiled
- * rules). The default session is the server's own engine and data file, untouched by this module;
- * the others are made on first use and stored beside it in one shared journal (group commit: a
- * write in any session costs a share of one fsync) with a snapshot file per session, so they
- * survive restarts and crashes exactly as the default one does.
+ * The host of sessions: the default session and the named ones
+ * (X-DCB-Session), every one built by `createSession` over the one loaded world (its index and
+ * compiled rules shared). `dcb serve` and `createSandbox` are thin over it. Named sessions are made
+ * on first use and, with a data folder, stored beside the default data file in one shared journal
+ * (group commit: a write in any session costs a share of one fsync) with a snapshot file per
+ * session, so they survive restarts and crashes exactly as the default one does.
  */
-import type { Engine, EngineOptions } from './core/engine.js'
-import { Engine as EngineClass } from './core/engine.js'
-import { SandboxError } from './core/errors.js'
-import { State } from './core/state.js'
-import { RequestJournal } from './http/journal.js'
-import { MemoryStore } from './store/memory.js'
-import { SessionJournal } from './store/session-journal.js'
-import type { Store } from './store/types.js'
+import type { EngineOptions } from '../core/engine.js'
+import { SandboxError } from '../core/errors.js'
+import { State } from '../core/state.js'
+import { MemoryStore } from '../store/memory.js'
+import { SessionJournal } from '../store/session-journal.js'
+import type { Store } from '../store/types.js'
+import type { LiveHubOptions } from './live.js'
+import { JournalBudget } from './request-log.js'
+import { createSession, DEFAULT_SESSION, type Session } from './session.js'
 
-export const DEFAULT_SESSION = 'default'
+export { DEFAULT_SESSION, type Session } from './session.js'
+
 /** `--max-sessions` unless given: every session costs memory, so there is always a cap. */
 export const DEFAULT_MAX_SESSIONS = 1000
 const NAME = /^[A-Za-z0-9._-]{1,64}$/
@@ -24,43 +26,45 @@ export function isSessionName(name: string): boolean {
   return NAME.test(name)
 }
 
-export interface Session {
-  name: string
-  engine: Engine
-  journal: RequestJournal
-  store: Store
-  /** Handlers made for this session on its first request (by the HTTP layer). */
-  handlers?: unknown
-}
-
-export interface SessionRegistryOptions {
-  /** The default session's engine and journal (the server's own). */
-  defaultEngine: Engine
-  defaultJournal: RequestJournal
-  defaultStore?: Store
-  /** How a session's engine is made (world and limits as the default one; not state or persist). */
-  engineOptions: Omit<EngineOptions, 'state' | 'persist'>
-  /** Where sessions are stored: a folder of data files, or nothing for memory. */
+export interface HostOptions {
+  /** World, limits and host hooks every session's engine gets (not state or persist). */
+  engine: Omit<EngineOptions, 'state' | 'persist'>
+  /** The default session's store and the state it loaded (default: in memory, empty). */
+  store?: Store
+  state?: State
+  /** Where named sessions are stored: a folder of data files, or nothing for memory. */
   folder?: string
   journalSize?: number
+  /** Bytes of request bodies the request journals of all sessions keep together (default 32 MiB). */
+  journalBytes?: number
   /** The most sessions beside the default one (default 1,000). */
   maxSessions?: number
   compactBytes?: number
+  version: string
+  /** What `health` says of the store. */
+  storeInfo?: () => Record<string, unknown>
+  /** The console's live streams (tests shorten their intervals). */
+  live?: LiveHubOptions
 }
 
-export class SessionRegistry {
+export class Host {
   readonly default: Session
   private readonly sessions = new Map<string, Session>()
   private readonly opening = new Map<string, Promise<Session>>()
-  private readonly opts: SessionRegistryOptions
-  /** The sessions' shared store on disk (none in memory), read back on first use. */
+  /** The named sessions' shared store on disk (none in memory), read back on first use. */
   private readonly journal: SessionJournal | undefined
   private stored: Promise<string[]> | undefined
+  private readonly budget: JournalBudget
+  /** What every session's engine is made with (the world as the default session indexed it). */
+  private shared: HostOptions['engine']
 
-  constructor(opts: SessionRegistryOptions) {
-    this.opts = opts
+  constructor(private readonly opts: HostOptions) {
     this.journal = opts.folder ? new SessionJournal(opts.folder, { compactBytes: opts.compactBytes }) : undefined
-    this.default = { name: DEFAULT_SESSION, engine: opts.defaultEngine, journal: opts.defaultJournal, store: opts.defaultStore ?? new MemoryStore() }
+    this.budget = new JournalBudget(opts.journalBytes)
+    this.shared = opts.engine
+    this.default = this.build(DEFAULT_SESSION, opts.state ?? new State(), opts.store ?? new MemoryStore())
+    // Every other session shares the default one's index of the world (its compiled rules included).
+    this.shared = { ...opts.engine, world: this.default.engine.world }
   }
 
   /** Folder of the session data files beside a data file: `sandbox.json` -> `sandbox.json.sessions/`. */
@@ -68,6 +72,22 @@ export class SessionRegistry {
     return `${dataFile}.sessions`
   }
 
+  private build(name: string, state: State, store: Store): Session {
+    const o = this.opts
+    return createSession({
+      name,
+      state,
+      store,
+      engine: this.shared,
+      journalSize: o.journalSize,
+      journalBudget: this.budget,
+      version: o.version,
+      storeInfo: o.storeInfo,
+      live: o.live,
+    })
+  }
+
+  /** How many named sessions are open. */
   get size(): number {
     return this.sessions.size
   }
@@ -82,7 +102,7 @@ export class SessionRegistry {
     return name === DEFAULT_SESSION ? this.default : this.sessions.get(name)
   }
 
-  /** The session `name`, made on first use; a bad name or a full registry is a SandboxError (BAD_REQUEST or SESSION_LIMIT). */
+  /** The session `name`, made on first use; a bad name or a full host is a SandboxError (BAD_REQUEST or SESSION_LIMIT). */
   get(name: string): Session | Promise<Session> {
     const have = this.peek(name)
     if (have) return have
@@ -110,13 +130,10 @@ export class SessionRegistry {
       state = new State()
       await store.open(state)
     }
-    const engine = new EngineClass({ ...this.opts.engineOptions, state, persist: (changes) => store.append(changes) })
-    // Every session's journal keeps its bodies within the default journal's budget: one for the server.
-    const journal = new RequestJournal(this.opts.journalSize ?? 1000, this.default.journal.budget)
-    const session: Session = { name, engine, journal, store }
+    const session = this.build(name, state, store)
     this.sessions.set(name, session)
     // Events that fell due while it was stored run now, as for the default session at start.
-    await engine.catchUp()
+    await session.engine.catchUp()
     return session
   }
 
@@ -140,41 +157,49 @@ export class SessionRegistry {
     for (const name of await this.storedNames()) if (!this.sessions.has(name)) await this.open(name)
   }
 
-  /** Drops a session: its state and its data files. Answers whether it existed. */
+  /** Drops a named session: its streams, its state and its data files. Answers whether it existed. */
   async drop(name: string): Promise<boolean> {
     if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `"${name}" is not a session name`)
+    if (name === DEFAULT_SESSION) throw new SandboxError('BAD_REQUEST', 'the default session cannot be deleted; reset it with POST /_sandbox/reset')
     const pending = this.opening.get(name)
     if (pending) await pending.catch(() => {})
     const s = this.sessions.get(name)
     if (!s) return false
     this.sessions.delete(name)
-    s.journal.budget.release(s.journal)
-    await s.store.close()
+    this.budget.release(s.journal)
+    await s.close()
     await this.journal?.drop(name)
     return true
   }
 
   /** Runs what fell due in every session (the server's timer). */
   async catchUp(): Promise<void> {
-    for (const s of this.sessions.values()) await s.engine.catchUp()
+    for (const s of this.all()) await s.engine.catchUp()
   }
 
   /** The host shuts down: every session's running clock move stops at its next batch boundary. */
   interrupt(): void {
-    this.default.engine.interrupt()
-    for (const s of this.sessions.values()) s.engine.interrupt()
+    for (const s of this.all()) s.engine.interrupt()
   }
 
   /** Resolves once no session runs a clock move. */
   async idle(): Promise<void> {
-    for (const s of this.sessions.values()) await s.engine.idle()
+    for (const s of this.all()) await s.engine.idle()
   }
 
+  /** Ends every session's live streams (the console's, `dcb logs -f`). */
+  closeStreams(): void {
+    for (const s of this.all()) s.closeStreams()
+  }
+
+  /** Closes every session (streams and stores, the default one's last) and the shared journal. */
   async close(): Promise<void> {
-    const all = [...this.sessions.values()]
+    const named = [...this.sessions.values()]
     this.sessions.clear()
-    await Promise.all(all.map((s) => s.store.close()))
+    this.default.closeStreams()
+    await Promise.all(named.map((s) => s.close()))
     if (this.stored) await this.stored.catch(() => {})
     await this.journal?.close()
+    await this.default.close()
   }
 }

@@ -1,0 +1,58 @@
+/**
+ * The options of `dcb serve` as a function (`startSandbox`). Types only, and no Node types: the
+ * package's public declarations import this file.
+ */
+import type { FailurePayloadMode } from './core/outcomes.js'
+import type { World } from './core/world-schema.js'
+
+export interface ServeOptions {
+  port?: number
+  host?: string
+  /** The data file (default `.dcb/sandbox.json`); ignored with `inMemory`. */
+  data?: string
+  inMemory?: boolean
+  /** Fixture files layered on the default world. */
+  fixtures?: string[]
+  /** A world object instead of files (the library and tests). */
+  world?: World
+  /**
+   * Addresses or CIDR ranges added to the allowlist of every merchant that allows loopback (the demo
+   * keys), so another machine or a container network can use them (`dcb serve --allow-ip`).
+   */
+  allowIps?: string[]
+  /** `--trust-proxy`: the proxies whose X-Forwarded-For is read (addresses, CIDRs, loopback, linklocal, uniquelocal). */
+  trustProxy?: string | string[]
+  adminToken?: string
+  /** `--allow-host`: host names accepted on a loopback listener besides the loopback names. */
+  allowHosts?: string[]
+  failurePayload?: FailurePayloadMode
+  /** Start the sandbox clock at this time (ISO-8601), frozen unless `clockRunning`. */
+  clock?: string
+  clockRunning?: boolean
+  journalSize?: number
+  /** Bytes of request bodies the request journals of all sessions keep together (default 32 MiB). */
+  journalBytes?: number
+  /** Connections open at once; more are refused (default 1024). */
+  maxConnections?: number
+  /** A connection with no bytes either way and no answer in progress is closed after this long (ms; default 30 s). */
+  idleTimeoutMs?: number
+  /** Time allowed for a request's headers / whole request to arrive (ms; defaults 20 s / 60 s). */
+  headersTimeoutMs?: number
+  requestTimeoutMs?: number
+  /** The most sessions (X-DCB-Session) beside the default one (default 1,000); a new one past it is 429 SESSION_LIMIT. */
+  maxSessions?: number
+  /** Whether merchant API failures carry the X-DCB-Reason header (default true). */
+  reasons?: boolean
+  smsPerMsisdn?: number
+  chargesPerSubscription?: number
+  maxSms?: number
+  maxVerifications?: number
+  /** How often the server runs events that fell due on their own (ms). */
+  tickMs?: number
+  compactBytes?: number
+  onError?: (err: unknown) => void
+  /** Where fixture warnings go (default: stderr, one `dcb: warning:` line each). */
+  onWarning?: (text: string) => void
+  /** Real time source (tests). */
+  realNow?: () => number
+}
