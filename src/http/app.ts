@@ -221,15 +221,15 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     const url = req.url ?? '/'
     const q = url.indexOf('?')
     const path = q >= 0 ? url.slice(0, q) : url
-    const found = lookup(path)
+    const hit = exact.get(path)
     try {
-      if (found?.entry.kind === 'merchant') {
-        // The hot path: a bad session name is refused first (making nothing).
+      if (hit?.kind === 'merchant') {
+        // The hot path: one lookup, no allocation; a bad session name is refused first (making nothing).
         const name = sessionName(req, res, true)
-        if (name !== null) merchant(req, res, found.entry.op, path, name)
+        if (name !== null) merchant(req, res, hit.op, path, name)
         return
       }
-      dispatch(req, res, path, q >= 0 ? url.slice(q + 1) : '', found).catch((err) => crashed(res, err))
+      dispatch(req, res, path, q >= 0 ? url.slice(q + 1) : '', hit ? { entry: hit, params: {} } : lookup(path)).catch((err) => crashed(res, err))
     } catch (err) {
       crashed(res, err)
     }
