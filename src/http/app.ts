@@ -211,8 +211,11 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
         }
         break
       default:
-        // Any other path under /_sandbox: the control API's refusal (access first, then NOT_FOUND).
-        if (underSandbox) return control(req, res, path, query, undefined, DEFAULT_SESSION)
+        // Any other path under /_sandbox: the control API's refusal (a bad session name, access, then NOT_FOUND).
+        if (underSandbox) {
+          const name = sessionName(req, res, false)
+          return name === null ? undefined : control(req, res, path, query, undefined, name)
+        }
     }
     sendEnvelope(res, fail('NOT_FOUND'), failurePayload, why(notFoundReason(req.method, path)))
   }
