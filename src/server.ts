@@ -22,6 +22,7 @@ import { Host } from './runtime/host.js'
 import { FileStore } from './store/file.js'
 import { MemoryStore } from './store/memory.js'
 import type { Store } from './store/types.js'
+import type { StoreIo } from './store/wal.js'
 import { version } from './version.js'
 import { yieldToEventLoop } from './yield.js'
 
@@ -33,6 +34,8 @@ export interface ServeHooks extends ServeOptions {
    * connection cap and protocol-error answers.
    */
   listen?: (listener: RequestListener, port: number, host: string) => Promise<{ server: Server; protocol: 'http' | 'https' }>
+  /** Where the data files' writes and fsyncs can be made to fail (tests). */
+  storeIo?: StoreIo
 }
 
 export interface RunningSandbox {
@@ -112,7 +115,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     if (e instanceof TrustProxyError) throw new ServeError(e.message)
     throw e
   }
-  const store: Store = opts.inMemory ? new MemoryStore() : new FileStore(opts.data ?? DEFAULT_DATA_FILE, { compactBytes: opts.compactBytes })
+  const store: Store = opts.inMemory ? new MemoryStore() : new FileStore(opts.data ?? DEFAULT_DATA_FILE, { compactBytes: opts.compactBytes, io: opts.storeIo })
   const state = new State()
   // Reads and checks the data files and takes the lock, writing nothing (that waits until the port is ours).
   await store.load(state)
@@ -150,6 +153,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
       compactBytes: opts.compactBytes,
       version: version(),
       storeInfo: () => store.info(),
+      storeIo: opts.storeIo,
     })
     app = createSandboxApp({
       host: sessions,
@@ -160,6 +164,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
       loopbackListener: () => loopbackListener,
       failurePayload: opts.failurePayload,
       reasons: opts.reasons,
+      storeFailure: () => store.failure?.() ?? sessions.failure(),
       baseUrl: () => url,
       onError: opts.onError,
     })

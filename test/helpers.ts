@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach } from 'vitest'
-import { startSandbox, type RunningSandbox, type ServeOptions } from '../src/server.js'
+import { startSandbox, type RunningSandbox, type ServeHooks as ServeOptions } from '../src/server.js'
 
 export const DEMO = 'sandbox-demo-key'
 

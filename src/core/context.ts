@@ -20,8 +20,12 @@ export interface EngineOptions {
   /** Where the world's records and rules came from (the files), with a World; an index carries its own. */
   sources?: WorldSources
   state?: State
-  /** Persists a transaction's changes; resolves when they are durable. */
-  persist?: (changes: Change[]) => Promise<void>
+  /**
+   * Persists a transaction's changes; resolves when they are durable. When they cannot be made
+   * durable it calls `undo` (the transaction's changes taken back from the state, before anything
+   * else runs) and rejects.
+   */
+  persist?: (changes: Change[], undo?: () => void) => Promise<void>
   /** Real time in epoch ms (tests inject a fake). */
   realNow?: () => number
   /** A number in [0, 1), for OTPs. */
@@ -100,7 +104,7 @@ export class EngineContext {
   readonly random: () => number
   readonly clockStart: ClockStart | undefined
   readonly sources: WorldSources | undefined
-  private readonly persist: (changes: Change[]) => Promise<void>
+  private readonly persist: (changes: Change[], undo?: () => void) => Promise<void>
   private due: RunDue = () => null
   readonly yieldToHost: () => Promise<void>
   readonly workClock: (() => number) | undefined
@@ -186,7 +190,8 @@ export class EngineContext {
    * The one transaction path. Runs `fn` in one transaction, at once, with the sandbox time read as
    * it starts; first the events due by then run (every operation sees the world as of now), unless
    * `catchUp` is false (a clock move runs them itself, to record them). What was applied before an
-   * error is persisted all the same: memory and disk never differ.
+   * error is persisted all the same: memory and disk never differ. Changes that cannot be made
+   * durable are taken back (`rollback`): afterwards the sandbox answers as if the call never ran.
    */
   transaction<T>(fn: (tx: Tx, now: number) => T, catchUp = true): Committed<T> {
     const tx = new Tx(this.state)
@@ -199,14 +204,14 @@ export class EngineContext {
       if (tx.size) {
         const changes = tx.changes
         this.tell(changes)
-        void this.persist(changes).catch(() => {})
+        void this.persist(changes, () => this.rollback(tx)).catch(() => {})
       }
       throw e
     }
     if (!tx.size) return { result, durable: null }
     const changes = tx.changes
     this.tell(changes)
-    const durable = this.persist(changes)
+    const durable = this.persist(changes, () => this.rollback(tx))
     // Soft changes that waited for writes to work again go as soon as one does.
     if (this.softPending.size && !this.softWriting)
       durable.then(
@@ -249,6 +254,17 @@ export class EngineContext {
         this.softWriting = false
       },
     )
+  }
+
+  /**
+   * Takes a transaction's changes back (its write failed). The store calls this for every
+   * transaction of a failed write and those queued behind it, the latest first, so each one finds
+   * the state as it left it. What is derived from the state (due events, runtime rules) is read anew.
+   */
+  private rollback(tx: Tx): void {
+    tx.rollback()
+    this.queue.rebuild()
+    this.ruleset.reload()
   }
 
   /** Calls `listener` with the changes of every transaction from now on, as it ends; returns the unsubscribe function. */

@@ -33,6 +33,10 @@ export const CONTROL_ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, describe: 'a POST needs Content-Type: application/json, an empty body too' },
   SESSION_LIMIT: { status: 429, describe: 'the server holds --max-sessions sessions already' },
   ERROR: { status: 500, describe: 'unexpected server error (see the server log)' },
+  STORE_UNAVAILABLE: {
+    status: 503,
+    describe: 'the change could not be made durable (disk full, a write or fsync failed): nothing was changed; writing resumes by itself',
+  },
   SHUTTING_DOWN: {
     status: 503,
     describe: 'the server is shutting down: a clock move stopped at a batch boundary (the clock is there, every event up to it run)',

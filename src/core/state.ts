@@ -207,6 +207,25 @@ export class State {
     }
   }
 
+  /**
+   * Puts a record back as it was before a transaction (`prev` undefined: it did not exist). A
+   * message comes back at its place in its inbox (by number), not at the end.
+   */
+  restore(c: CollectionName, id: string, prev: unknown): void {
+    const map = this[c] as Map<string, unknown>
+    if (prev === undefined) return this.apply({ c, id, v: null })
+    if (map.get(id) === prev) return
+    if (c !== 'sms' || map.has(id)) return this.apply({ c, id, v: prev })
+    const rec = prev as SmsRecord
+    map.set(id, rec)
+    let list = this.smsByMsisdn.get(rec.msisdn)
+    if (!list) this.smsByMsisdn.set(rec.msisdn, (list = []))
+    let i = list.length
+    while (i > 0 && (this.sms.get(list[i - 1]!)?.n ?? 0) > rec.n) i--
+    list.splice(i, 0, id)
+    this.smsOrder.push(id)
+  }
+
   clear(): void {
     for (const m of [this.subs, this.verifs, this.sms, this.rules, this.counters, this.meta, this.subsByMsisdn, this.smsByMsisdn]) m.clear()
     this.smsSeq = 0
@@ -237,6 +256,9 @@ export class State {
 
 export const COLLECTIONS: CollectionName[] = ['subs', 'verifs', 'sms', 'rules', 'counters', 'meta']
 
+/** A reset in a transaction's undo log. */
+const RESET = Symbol('reset')
+
 /**
  * Collects the changes of one operation while applying them to the state. Several changes to one
  * record within a transaction are kept as the last one (a year of renewals writes each subscription
@@ -247,6 +269,11 @@ export class Tx {
   private readonly byCollection = new Map<CollectionName, Map<string, Change>>()
   private count = 0
   private wasReset = false
+  /**
+   * What `rollback` puts back, flat: collection, id, the record before this transaction first
+   * touched it (undefined: none). A reset is kept as RESET and a copy of every collection.
+   */
+  private readonly undo: unknown[] = []
   /** Subscription records this transaction created: it may change them in place until it ends (nothing else has seen them). */
   private readonly created = new WeakSet<object>()
   constructor(readonly state: State) {}
@@ -271,16 +298,34 @@ export class Tx {
   /** SMS messages are only ever added or dropped, never changed: their changes are kept as they come. */
   private readonly smsChanges: Change[] = []
 
+  /** Records a change (before it is applied: the record as it was is kept for `rollback`). */
   private record(c: CollectionName, id: string, change: Change): void {
     if (c === 'sms') {
+      this.undo.push(c, id, this.state.sms.get(id))
       this.smsChanges.push(change)
       this.count++
       return
     }
     let m = this.byCollection.get(c)
     if (!m) this.byCollection.set(c, (m = new Map()))
-    if (!m.has(id)) this.count++
+    if (!m.has(id)) {
+      this.count++
+      this.undo.push(c, id, (this.state[c] as Map<string, unknown>).get(id))
+    }
     m.set(id, change)
+  }
+
+  /** Takes every change of this transaction back from the state, the latest first. */
+  rollback(): void {
+    const u = this.undo
+    for (let i = u.length - 3; i >= 0; i -= 3) {
+      if (u[i] === RESET) {
+        this.state.clear()
+        const before = u[i + 2] as [CollectionName, [string, unknown][]][]
+        for (const [c, entries] of before) for (const [id, v] of entries) this.state.apply({ c, id, v })
+      } else this.state.restore(u[i] as CollectionName, u[i + 1] as string, u[i + 2])
+    }
+    u.length = 0
   }
 
   /** Subscriptions as they were before this transaction first changed them (for charge deltas). */
@@ -289,19 +334,24 @@ export class Tx {
   put<C extends CollectionName>(c: C, id: string, v: Collections[C]): Collections[C] {
     if (c === 'subs' && !this.subsBefore.has(id)) this.subsBefore.set(id, this.state.subs.get(id))
     const change: Change = { c, id, v }
-    this.state.apply(change)
     this.record(c, id, change)
+    this.state.apply(change)
     if (c === 'subs') this.created.add(v as object)
     return v
   }
 
   del(c: CollectionName, id: string): void {
     const change: Change = { c, id, v: null }
-    this.state.apply(change)
     this.record(c, id, change)
+    this.state.apply(change)
   }
 
   reset(): void {
+    this.undo.push(
+      RESET,
+      '',
+      COLLECTIONS.map((c) => [c, [...(this.state[c] as Map<string, unknown>)]]),
+    )
     this.state.clear()
     this.byCollection.clear()
     this.smsChanges.length = 0

@@ -37,6 +37,8 @@ export interface SandboxAppOptions {
   failurePayload?: FailurePayloadMode
   /** Whether failures of the merchant API carry the X-DCB-Reason header (default true; `dcb serve --no-reasons`). */
   reasons?: boolean
+  /** The error writes answer while they fail (health answers 503), or null. */
+  storeFailure?: () => Error | null
   baseUrl?: () => string
   /** Where unexpected errors are reported (never on the wire). */
   onError?: (err: unknown) => void
@@ -81,7 +83,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   /** A session for a request that passed its checks: open, or made now (a full host is SESSION_LIMIT). */
   const sessions = { peek: (name: string) => host.peek(name), open: async (name: string) => host.get(name) }
   const merchant = createMerchantHandler({ world: host.default.engine.world, sessions, trustProxy, failurePayload, reasons, baseUrl, onError })
-  const control = createControlHandler({ sessions, trustProxy, adminToken: opts.adminToken, hostLocal: hostIsLocal, onError })
+  const control = createControlHandler({ sessions, trustProxy, adminToken: opts.adminToken, hostLocal: hostIsLocal, storeFailure: opts.storeFailure, onError })
   const sessionControl = sessionRoutes(host, (req) => checkControlAccess(req, { trustProxy, adminToken: opts.adminToken, hostLocal: hostIsLocal }))
 
   /**

@@ -18,6 +18,7 @@ import { accessRefusal, bearerAdmin } from './guard.js'
 import { clientIp, peerIp, type ProxyTrust } from './ip.js'
 import type { RequestJournal } from '../runtime/request-log.js'
 import { sendJson } from './respond.js'
+import { StoreError } from '../store/types.js'
 
 export { smsView } from '../control/operations.js'
 
@@ -42,6 +43,8 @@ export interface ControlContext {
   sessions: { peek(name: string): ControlTarget | undefined; open(name: string): Promise<ControlTarget> }
   trustProxy: ProxyTrust | undefined
   adminToken?: string
+  /** The error writes answer while they fail (health answers 503 with it), or null. */
+  storeFailure?: () => Error | null
   /** Whether a request's Host is a loopback or --allow-host name (guard.ts `hostLocal`; default: yes). */
   hostLocal?: (req: IncomingMessage) => boolean
   onError: (err: unknown) => void
@@ -108,6 +111,12 @@ export function createControlHandler(ctx: ControlContext) {
     try {
       const values = r.query ? check(r.query, query ? queryObject(query) : {}) : {}
       if (r.body) body = check(r.body, await jsonBody(req))
+      // While writes fail, health says so (reads keep answering).
+      const failure = r.path === '/health' ? ctx.storeFailure?.() : null
+      if (failure) {
+        sendJson(res, 503, { ok: false, store: failure.message })
+        return true
+      }
       target = ctx.sessions.peek(session) ?? (await ctx.sessions.open(session))
       result = await r.call(target.operations, {
         query: values,
@@ -171,6 +180,7 @@ export function createControlHandler(ctx: ControlContext) {
     } catch (err) {
       if (res.headersSent || res.destroyed) return
       if (err instanceof SandboxError) return sendJson(res, err.status, { error: err.code, message: err.message })
+      if (err instanceof StoreError) return sendJson(res, 503, { error: 'STORE_UNAVAILABLE', message: `${err.message}; nothing was changed` })
       ctx.onError(err)
       sendJson(res, 500, { error: 'ERROR', message: 'unexpected server error (see the server log)' })
     }

@@ -31,6 +31,7 @@ import { BODY_LIMIT } from './body.js'
 import { sendEnvelope } from './respond.js'
 import { InitBody, StatusBody, VerifyBody } from '../contract/merchant.js'
 import { SandboxError } from '../core/errors.js'
+import { StoreError } from '../store/types.js'
 
 export type Operation = 'init' | 'verify' | 'status'
 
@@ -171,8 +172,11 @@ export function createMerchantHandler(ctx: MerchantContext) {
       crashed = true
       answer(fail('SERVER_ERROR', undefined, 'unexpected server error (see the server log)'))
     }
+    /** The call's changes could not be made durable: they were taken back, and the answer says why. */
+    const notStored = (err: unknown) =>
+      err instanceof StoreError ? answer(fail('SERVER_ERROR', undefined, `the change could not be stored (${err.message}); nothing was changed`)) : crash(err)
     const refusedSession = (err: unknown) =>
-      err instanceof SandboxError ? answer(fail(err.code === 'SESSION_LIMIT' ? 'SESSION_LIMIT' : 'BAD_REQUEST', undefined, err.message)) : crash(err)
+      err instanceof SandboxError ? answer(fail(err.code === 'SESSION_LIMIT' ? 'SESSION_LIMIT' : 'BAD_REQUEST', undefined, err.message)) : notStored(err)
 
     if (req.method !== 'POST') {
       allowPost = true
@@ -210,7 +214,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
           if (busy) return void busy.then(() => run(engine)).catch(crash)
           const { result, durable } = engine.perform(m, call)
           if (!durable) return answer(result)
-          durable.then(() => answer(result), crash)
+          durable.then(() => answer(result), notStored)
         }
         if (target) return run(target.engine)
         // Every check passed: now the named session is made (or refused: the cap).

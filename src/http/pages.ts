@@ -2,6 +2,7 @@
  * HTML pages the sandbox serves itself: the carrier consent page of the redirect flow (a plain form,
  * no JavaScript) and the default return page. (The console at / is ./console.ts.)
  */
+import { StoreError } from '../store/types.js'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { describePeriod, SandboxError, type Engine } from '../core/engine.js'
 import { formatTimestamp } from '../core/time.js'
@@ -78,6 +79,8 @@ export async function consentPage(
       return sendHtml(res, 200, page('Done', `<div class="card"><h1>Done</h1><p>${text}</p></div>`))
     } catch (e) {
       if (e instanceof SandboxError) return sendHtml(res, e.status, page('Not found', `<h1>Not found</h1><p>${h(e.message)}</p>`))
+      // The answer could not be made durable: nothing was changed.
+      if (e instanceof StoreError) return sendHtml(res, 503, page('Not saved', `<h1>Not saved</h1><p>${h(e.message)}; nothing was changed, try again.</p>`))
       throw e
     }
   }

@@ -8,6 +8,7 @@ import type { SessionDeletedAnswer, SessionsAnswer } from '../contract/control.j
 import { SandboxError } from '../core/errors.js'
 import { formatTimestamp } from '../core/time.js'
 import type { Host } from '../runtime/host.js'
+import { StoreError } from '../store/types.js'
 import { safeDecode, sendJson } from './respond.js'
 
 /** Serves `/_sandbox/sessions` and `/_sandbox/sessions/NAME` (the app's dispatch table sends only these). */
@@ -35,6 +36,7 @@ export function sessionRoutes(sessions: Host, checkAccess: (req: IncomingMessage
       sendJson(res, 200, deleted)
     } catch (e) {
       if (e instanceof SandboxError) sendJson(res, e.status, { error: e.code, message: e.message })
+      else if (e instanceof StoreError) sendJson(res, 503, { error: 'STORE_UNAVAILABLE', message: `${e.message}; nothing was changed` })
       else throw e
     }
   }

@@ -11,7 +11,8 @@ import { SandboxError } from '../core/errors.js'
 import { State } from '../core/state.js'
 import { MemoryStore } from '../store/memory.js'
 import { SessionJournal } from '../store/session-journal.js'
-import type { Store } from '../store/types.js'
+import { StoreError, type Store } from '../store/types.js'
+import type { StoreIo } from '../store/wal.js'
 import type { LiveHubOptions } from './live.js'
 import { JournalBudget } from './request-log.js'
 import { createSession, DEFAULT_SESSION, type Session } from './session.js'
@@ -45,6 +46,8 @@ export interface HostOptions {
   storeInfo?: () => Record<string, unknown>
   /** The console's live streams (tests shorten their intervals). */
   live?: LiveHubOptions
+  /** Where the session files' writes and fsyncs can be made to fail (tests). */
+  storeIo?: StoreIo
 }
 
 export class Host {
@@ -59,7 +62,7 @@ export class Host {
   private shared: HostOptions['engine']
 
   constructor(private readonly opts: HostOptions) {
-    this.journal = opts.folder ? new SessionJournal(opts.folder, { compactBytes: opts.compactBytes }) : undefined
+    this.journal = opts.folder ? new SessionJournal(opts.folder, { compactBytes: opts.compactBytes, io: opts.storeIo }) : undefined
     this.budget = new JournalBudget(opts.journalBytes)
     this.shared = opts.engine
     this.default = this.build(DEFAULT_SESSION, opts.state ?? new State(), opts.store ?? new MemoryStore())
@@ -165,10 +168,12 @@ export class Host {
     if (pending) await pending.catch(() => {})
     const s = this.sessions.get(name)
     if (!s) return false
+    // Dropped on disk first: a drop that cannot be written keeps the session (StoreError).
+    await this.journal?.drop(name)
+    if (this.sessions.get(name) !== s) return true
     this.sessions.delete(name)
     this.budget.release(s.journal)
     await s.close()
-    await this.journal?.drop(name)
     return true
   }
 
@@ -192,14 +197,25 @@ export class Host {
     for (const s of this.all()) s.closeStreams()
   }
 
-  /** Closes every session (streams and stores, the default one's last) and the shared journal. */
+  /** The error writes of the sessions answer while they fail, or null. */
+  failure(): Error | null {
+    return this.journal?.failure() ?? null
+  }
+
+  /** Closes every session (streams and stores, the default one's last) and the shared journal: a snapshot of every
+   * session changed since its last one; throws (journals kept) when one cannot be written. */
   async close(): Promise<void> {
     const named = [...this.sessions.values()]
     this.sessions.clear()
     this.default.closeStreams()
-    await Promise.all(named.map((s) => s.close()))
-    if (this.stored) await this.stored.catch(() => {})
-    await this.journal?.close()
-    await this.default.close()
+    // Every store is closed (each writes its snapshots) even when another cannot; a failure keeps its journals.
+    const closing = async () => {
+      await Promise.all(named.map((s) => s.close()))
+      if (this.stored) await this.stored.catch(() => {})
+      await this.journal?.close()
+    }
+    const failed = (await Promise.allSettled([closing(), this.default.close()])).flatMap((r) => (r.status === 'rejected' ? [r.reason as Error] : []))
+    if (failed.length)
+      throw new StoreError(`${failed.map((e) => e.message).join('; ')}; the journals are kept: the next start recovers every acknowledged write from them`)
   }
 }

@@ -47,7 +47,7 @@ export interface SessionSpec {
 
 export function createSession(spec: SessionSpec): Session {
   const { store } = spec
-  const engine = new Engine({ ...spec.engine, state: spec.state, persist: (changes) => store.append(changes) })
+  const engine = new Engine({ ...spec.engine, state: spec.state, persist: (changes, undo) => store.append(changes, undo) })
   const journal = new RequestJournal(spec.journalSize ?? 1000, spec.journalBudget)
   const operations = createControlOperations({ engine, journal, version: spec.version, storeInfo: spec.storeInfo })
   let hub: LiveHub | undefined

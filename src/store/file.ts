@@ -11,12 +11,12 @@
  * start naming file and line, and nothing on disk changes.
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync, ftruncateSync, existsSync } from 'node:fs'
-import { open, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, resolve } from 'node:path'
 import { Low } from 'lowdb'
 import { COLLECTIONS, type Change, type CollectionName, type State } from '../core/state.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
+import { describeError, fsyncDir, WriteAheadLog, type StoreIo } from './wal.js'
 
 type Snapshot = SnapshotData
 
@@ -25,7 +25,12 @@ export interface FileStoreOptions {
   compactBytes?: number
   /** Skip fsync (only for benchmarks that want to see the cost of it). */
   unsafeNoSync?: boolean
+  /** Where writes and fsyncs can be made to fail (tests). */
+  io?: StoreIo
 }
+
+/** A compaction that failed is tried again after a write, no sooner than this. */
+export const COMPACT_RETRY_MS = 1000
 
 export class FileStore implements Store {
   readonly kind = 'file' as const
@@ -36,16 +41,14 @@ export class FileStore implements Store {
   private state!: State
   private seq = 0
   private generation = 0
-  private journal: FileHandle | null = null
-  private journalBytes = 0
-  private pending: string[] = []
-  private pendingWaiters: { resolve: () => void; reject: (e: Error) => void }[] = []
-  private flushing: Promise<void> | null = null
+  private readonly wal: WriteAheadLog
   private compacting: Promise<void> | null = null
+  /** When a failed compaction may be tried again (0: none failed). */
+  private compactRetryAt = 0
   private locked = false
   private closed = false
-  private failed: Error | null = null
   private readonly compactBytes: number
+  private readonly io: StoreIo | undefined
   private readonly unsafeNoSync: boolean
   recovered = { replayed: 0, tornBytes: 0, notes: [] as string[] }
   /** Torn journal tails found by `load`, cut by `activate`. */
@@ -59,6 +62,18 @@ export class FileStore implements Store {
     this.lockPath = `${this.path}.lock`
     this.compactBytes = opts.compactBytes ?? 64 * 1024 * 1024
     this.unsafeNoSync = opts.unsafeNoSync ?? false
+    this.io = opts.io
+    this.wal = new WriteAheadLog({
+      pathOf: (gen) => this.journalPath(gen),
+      dir: this.dir,
+      describe: `the journal of ${this.path}`,
+      sync: !this.unsafeNoSync,
+      io: opts.io,
+    })
+    this.wal.onWritten = () => {
+      if (this.compacting || this.closed || this.wal.failure) return
+      if (this.wal.bytes >= this.compactBytes || (this.compactRetryAt && Date.now() >= this.compactRetryAt)) void this.compact().catch(() => {})
+    }
   }
 
   private journalPath(gen: number): string {
@@ -93,7 +108,7 @@ export class FileStore implements Store {
     }
     this.lock()
     try {
-      this.db = new Low<Snapshot | null>(new StreamingSnapshotFile(this.path, !this.unsafeNoSync), null)
+      this.db = new Low<Snapshot | null>(new StreamingSnapshotFile(this.path, !this.unsafeNoSync, this.io), null)
       try {
         await this.db.read()
       } catch (e) {
@@ -129,10 +144,7 @@ export class FileStore implements Store {
     this.torn = []
     // Older generations are covered by the snapshot.
     for (const g of this.generations()) if (g < this.base) unlinkSync(this.journalPath(g))
-    this.journal = await open(this.journalPath(this.generation), 'a')
-    this.journalBytes = (await this.journal.stat()).size
-    if (!this.unsafeNoSync) fsyncDir(this.dir)
-    if (this.pending.length && !this.flushing) this.flushing = this.flushLoop()
+    await this.wal.start(this.generation)
   }
 
   /** A start that failed after `load`: releases the lock and leaves every file as it was. */
@@ -179,99 +191,83 @@ export class FileStore implements Store {
     }
   }
 
-  append(changes: Change[]): Promise<void> {
-    if (this.failed) return Promise.reject(this.failed)
+  /**
+   * Journals one transaction; resolves once it is durable. When it cannot be made durable `undo`
+   * runs (the engine puts its state back) and the promise rejects with a StoreError.
+   */
+  append(changes: Change[], undo?: () => void): Promise<void> {
     if (this.closed) return Promise.reject(new StoreError('the store is closed'))
-    this.pending.push(JSON.stringify({ s: ++this.seq, ch: changes }) + '\n')
-    const done = new Promise<void>((resolve, reject) => this.pendingWaiters.push({ resolve, reject }))
     // Before `activate` (the server not yet bound) changes wait in memory: a failed start writes nothing.
-    if (!this.flushing && this.journal) this.flushing = this.flushLoop()
-    return done
-  }
-
-  private async flushLoop(): Promise<void> {
-    try {
-      while (this.pending.length) {
-        const lines = this.pending
-        const waiters = this.pendingWaiters
-        this.pending = []
-        this.pendingWaiters = []
-        try {
-          const data = Buffer.from(lines.join(''), 'utf8')
-          const handle = this.journal!
-          let off = 0
-          while (off < data.length) off += (await handle.write(data, off, data.length - off)).bytesWritten
-          if (!this.unsafeNoSync) await handle.datasync()
-          this.journalBytes += data.length
-          for (const w of waiters) w.resolve()
-        } catch (e) {
-          this.failed = new StoreError(`cannot write the journal of ${this.path}: ${(e as Error).message}`)
-          for (const w of [...waiters, ...this.pendingWaiters]) w.reject(this.failed)
-          this.pendingWaiters = []
-          this.pending = []
-          return
-        }
-      }
-    } finally {
-      this.flushing = null
-    }
-    if (this.journalBytes >= this.compactBytes && !this.compacting && !this.closed) void this.compact().catch(() => {})
+    return this.wal.append(JSON.stringify({ s: ++this.seq, ch: changes }) + '\n', undo)
   }
 
   async flush(): Promise<void> {
-    while (this.flushing) await this.flushing
-    if (this.failed) throw this.failed
+    await this.wal.flush()
+    if (this.wal.failure) throw this.wal.failure
+  }
+
+  /** The error writes answer while they fail (health says it), or null. */
+  failure(): StoreError | null {
+    return this.wal.failure
   }
 
   /**
    * Writes a snapshot of the state as of now and starts a new journal generation. Appends go on
-   * during the write; the old journal is removed once the snapshot is durable.
+   * during the write; the old journals are removed once the snapshot is durable and read back
+   * whole. A compaction that fails keeps the journals and the old snapshot, and is tried again
+   * after a later write.
    */
   compact(): Promise<void> {
     if (this.compacting) return this.compacting
     this.compacting = (async () => {
-      const newGen = this.generation + 1
-      const next = await open(this.journalPath(newGen), 'a')
-      // From here to the swap nothing awaits: the snapshot holds exactly the changes up to seq, and
-      // every later line goes to the new journal.
-      // Entries captured now (records are never changed after their transaction), written later.
-      const collections: Snapshot['collections'] = {}
-      for (const c of COLLECTIONS) collections[c] = [...(this.state[c] as Map<string, unknown>)]
-      const snapshot: Snapshot = { format: 'dcb-sandbox/1', seq: this.seq, generation: newGen, saved_at: new Date().toISOString(), collections }
-      const oldJournal = this.journal!
-      this.journal = next
-      this.journalBytes = 0
-      this.generation = newGen
-      await this.flush()
-      await oldJournal.close()
+      let snapshot!: Snapshot
+      const gen = await this.wal.rotate((newGen) => {
+        // Entries captured now (records are never changed after their transaction), written later.
+        const collections: Snapshot['collections'] = {}
+        for (const c of COLLECTIONS) collections[c] = [...(this.state[c] as Map<string, unknown>)]
+        snapshot = { format: 'dcb-sandbox/1', seq: this.seq, generation: newGen, saved_at: new Date().toISOString(), collections }
+        this.generation = newGen
+      })
       this.db.data = snapshot
-      await this.db.write()
-      // The snapshot holds records that later changes replace: let them go.
-      this.db.data = null
+      try {
+        await this.db.write()
+      } finally {
+        // The snapshot holds records that later changes replace: let them go.
+        this.db.data = null
+      }
       if (!this.unsafeNoSync) fsyncDir(this.dir)
-      for (const g of this.generations()) if (g < newGen) unlinkSync(this.journalPath(g))
-    })().finally(() => {
-      this.compacting = null
-    })
+      for (const g of this.generations()) if (g < gen) unlinkSync(this.journalPath(g))
+      this.compactRetryAt = 0
+    })()
+      .catch((e) => {
+        this.compactRetryAt = Date.now() + COMPACT_RETRY_MS
+        throw e instanceof StoreError ? e : new StoreError(`cannot compact ${this.path}: ${describeError(e)}`)
+      })
+      .finally(() => {
+        this.compacting = null
+      })
     return this.compacting
   }
 
+  /**
+   * Writes the snapshot and releases the data file. A snapshot that cannot be written leaves the
+   * journals in place (the next start recovers every acknowledged write from them) and throws.
+   */
   async close(): Promise<void> {
     if (this.closed) return
     try {
-      await this.flush()
-      if (this.compacting) await this.compacting
-      if (!this.failed) await this.compact()
+      await this.wal.flush()
+      if (this.compacting) await this.compacting.catch(() => {})
+      if (this.wal.started) await this.compact()
     } finally {
       this.closed = true
-      await this.journal?.close().catch(() => {})
-      this.journal = null
+      await this.wal.close()
       this.unlock()
     }
   }
 
   info(): Record<string, unknown> {
-    return { kind: this.kind, path: this.path, seq: this.seq, generation: this.generation, journal_bytes: this.journalBytes, recovered: this.recovered }
+    return { kind: this.kind, path: this.path, seq: this.seq, generation: this.generation, journal_bytes: this.wal.bytes, recovered: this.recovered }
   }
 
   // ------------------------------------------------------------ one server per data file
@@ -410,18 +406,5 @@ function processAlive(pid: number): boolean {
     return true
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
-function fsyncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, 'r')
-    try {
-      fsyncSync(fd)
-    } finally {
-      closeSync(fd)
-    }
-  } catch {
-    /* some file systems cannot fsync a directory */
   }
 }

@@ -15,13 +15,13 @@
  * last line is cut off and reported; any other damage (a complete line that does not parse, an
  * unknown record, a bad snapshot field) refuses the start naming file and line, changing nothing.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs'
-import { open, type FileHandle } from 'node:fs/promises'
+import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { COLLECTIONS, State, type Change, type CollectionName } from '../core/state.js'
-import { changesProblem, cutTornTails, isCount, isObject, makeDirs, snapshotProblem } from './file.js'
+import { changesProblem, COMPACT_RETRY_MS, cutTornTails, isCount, isObject, makeDirs, snapshotProblem } from './file.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
+import { describeError, fsyncDir, WriteAheadLog, type StoreIo } from './wal.js'
 
 const SNAPSHOT = /^([A-Za-z0-9._-]{1,64})\.json$/
 const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/
@@ -32,30 +32,32 @@ const LEGACY = /^([A-Za-z0-9._-]{1,64})\.json\.(?:journal\.(\d+)|lock)$/
 interface Entry {
   state: State
   seq: number
-  /** Changed since its snapshot (compaction writes a new one). */
-  dirty: boolean
+  /** The seq of its snapshot on disk (undefined: none yet). Changed since it: compaction writes a new one. */
+  saved: number | undefined
 }
+
+const dirty = (e: Entry) => e.saved !== e.seq
 
 export interface SessionJournalOptions {
   /** Compact when the current journal passes this many bytes. */
   compactBytes?: number
   /** Skip fsync (only for benchmarks that want to see the cost of it). */
   unsafeNoSync?: boolean
+  /** Where writes and fsyncs can be made to fail (tests). */
+  io?: StoreIo
 }
 
 export class SessionJournal {
   private readonly sessions = new Map<string, Entry>()
   private generation = 0
-  private journal: FileHandle | null = null
-  private journalBytes = 0
-  private pending: string[] = []
-  private waiters: { resolve: () => void; reject: (e: Error) => void }[] = []
-  private flushing: Promise<void> | null = null
+  private readonly wal: WriteAheadLog
   private compacting: Promise<void> | null = null
-  private failed: Error | null = null
+  /** When a failed compaction may be tried again (0: none failed). */
+  private compactRetryAt = 0
   private closed = false
   private readonly compactBytes: number
   private readonly sync: boolean
+  private readonly io: StoreIo | undefined
   recovered = { replayed: 0, tornBytes: 0, notes: [] as string[] }
 
   constructor(
@@ -64,6 +66,18 @@ export class SessionJournal {
   ) {
     this.compactBytes = opts.compactBytes ?? 64 * 1024 * 1024
     this.sync = !opts.unsafeNoSync
+    this.io = opts.io
+    this.wal = new WriteAheadLog({
+      pathOf: (gen) => this.journalPath(gen),
+      dir: folder,
+      describe: `the sessions journal in ${folder}`,
+      sync: this.sync,
+      io: opts.io,
+    })
+    this.wal.onWritten = () => {
+      if (this.compacting || this.closed || this.wal.failure) return
+      if (this.wal.bytes >= this.compactBytes || (this.compactRetryAt && Date.now() >= this.compactRetryAt)) void this.compact().catch(() => {})
+    }
   }
 
   private journalPath(gen: number): string {
@@ -119,7 +133,7 @@ export class SessionJournal {
       if (problem) throw new StoreError(`the session file ${file} is damaged at line 1: ${problem}; nothing was changed: move it away or repair it`)
       const state = new State()
       state.load(snap.collections as Partial<Record<CollectionName, Record<string, unknown>>>)
-      this.sessions.set(name, { state, seq: snap.seq, dirty: false })
+      this.sessions.set(name, { state, seq: snap.seq, saved: snap.seq })
       snapshotGen.set(name, snap.generation)
     }
     this.legacy = this.replayLegacy(snapshotGen)
@@ -145,9 +159,7 @@ export class SessionJournal {
       }
       cutTornTails(this.torn)
       this.torn = []
-      this.journal = await open(this.journalPath(this.generation), 'a')
-      this.journalBytes = (await this.journal.stat()).size
-      if (this.sync) fsyncDir(this.folder)
+      await this.wal.start(this.generation)
       if (this.legacy.length) {
         // Snapshots in this layout first, then the old files can go.
         await this.compact()
@@ -172,10 +184,10 @@ export class SessionJournal {
     journals.sort((a, b) => a.gen - b.gen)
     for (const { name, file } of journals) {
       let entry = this.sessions.get(name)
-      if (!entry) this.sessions.set(name, (entry = { state: new State(), seq: 0, dirty: true }))
+      if (!entry) this.sessions.set(name, (entry = { state: new State(), seq: 0, saved: undefined }))
       // Its snapshot counts generations of its own journal: shared journal lines all apply.
       snapshotGen.delete(name)
-      entry.dirty = true
+      entry.saved = undefined
       for (const text of readFileSync(join(this.folder, file), 'utf8').split('\n')) {
         let line: { s: number; ch: Change[] }
         try {
@@ -223,11 +235,10 @@ export class SessionJournal {
         continue
       }
       let entry = this.sessions.get(line!.n)
-      if (!entry) this.sessions.set(line!.n, (entry = { state: new State(), seq: 0, dirty: true }))
+      if (!entry) this.sessions.set(line!.n, (entry = { state: new State(), seq: 0, saved: undefined }))
       if (line!.s! > entry.seq) {
         for (const ch of line!.ch!) entry.state.apply(ch)
         entry.seq = line!.s!
-        entry.dirty = true
         this.recovered.replayed++
       }
     }
@@ -238,26 +249,33 @@ export class SessionJournal {
     }
   }
 
-  /** The store of session `name`: what was stored for it, or a new session (recorded at once, so it survives a restart). */
+  /**
+   * The store of session `name`: what was stored for it, or a new session (recorded at once, so it
+   * survives a restart; a record that cannot be written makes no session and throws).
+   */
   async store(name: string): Promise<SessionStore> {
     let entry = this.sessions.get(name)
     if (!entry) {
-      this.sessions.set(name, (entry = { state: new State(), seq: 0, dirty: true }))
-      await this.append(name, 0, [])
+      const made = (entry = { state: new State(), seq: 0, saved: undefined })
+      this.sessions.set(name, made)
+      await this.append(name, 0, [], () => {
+        if (this.sessions.get(name) === made) this.sessions.delete(name)
+      })
     }
     return new SessionStore(this, name, entry.state)
   }
 
-  /** Appends one transaction of session `name`; resolves once it is durable (with the others of its flush). */
-  append(name: string, seq: number, changes: Change[]): Promise<void> {
+  /**
+   * Appends one transaction of session `name`; resolves once it is durable (with the others of its
+   * flush). When it cannot be made durable `undo` runs and the promise rejects with a StoreError.
+   */
+  append(name: string, seq: number, changes: Change[], undo?: () => void): Promise<void> {
     const entry = this.sessions.get(name)
     // A line of a deleted session would bring it back at the next start.
     if (!entry) return Promise.reject(new StoreError(`the session ${name} was deleted`))
-    if (seq > 0) {
-      entry.seq = seq
-      entry.dirty = true
-    }
-    return this.write(JSON.stringify({ n: name, s: seq, ch: changes }) + '\n')
+    if (this.closed) return Promise.reject(new StoreError('the sessions store is closed'))
+    if (seq > 0) entry.seq = seq
+    return this.wal.append(JSON.stringify({ n: name, s: seq, ch: changes }) + '\n', undo)
   }
 
   /** The next seq of session `name`. */
@@ -265,101 +283,86 @@ export class SessionJournal {
     return (this.sessions.get(name)?.seq ?? 0) + 1
   }
 
-  /** Forgets session `name`: a durable drop line, then its snapshot file is removed. */
+  /** Forgets session `name`: a durable drop line (a failed one keeps the session), then its snapshot file is removed. */
   async drop(name: string): Promise<void> {
-    if (this.compacting) await this.compacting
+    if (this.compacting) await this.compacting.catch(() => {})
+    const entry = this.sessions.get(name)
     this.sessions.delete(name)
-    await this.write(JSON.stringify({ n: name, drop: 1 }) + '\n')
+    await this.wal.append(JSON.stringify({ n: name, drop: 1 }) + '\n', () => {
+      if (entry && !this.sessions.has(name)) this.sessions.set(name, entry)
+    })
     rmSync(this.snapshotPath(name), { force: true })
   }
 
-  private write(line: string): Promise<void> {
-    if (this.failed) return Promise.reject(this.failed)
-    if (this.closed) return Promise.reject(new StoreError('the sessions store is closed'))
-    this.pending.push(line)
-    const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }))
-    if (!this.flushing) this.flushing = this.flushLoop()
-    return done
-  }
-
-  private async flushLoop(): Promise<void> {
-    try {
-      while (this.pending.length) {
-        const lines = this.pending
-        const waiters = this.waiters
-        this.pending = []
-        this.waiters = []
-        try {
-          const data = Buffer.from(lines.join(''), 'utf8')
-          const handle = this.journal!
-          let off = 0
-          while (off < data.length) off += (await handle.write(data, off, data.length - off)).bytesWritten
-          if (this.sync) await handle.datasync()
-          this.journalBytes += data.length
-          for (const w of waiters) w.resolve()
-        } catch (e) {
-          this.failed = new StoreError(`cannot write the sessions journal in ${this.folder}: ${(e as Error).message}`)
-          for (const w of [...waiters, ...this.waiters]) w.reject(this.failed)
-          this.waiters = []
-          this.pending = []
-          return
-        }
-      }
-    } finally {
-      this.flushing = null
-    }
-    if (this.journalBytes >= this.compactBytes && !this.compacting && !this.closed) void this.compact().catch(() => {})
-  }
-
   async flush(): Promise<void> {
-    while (this.flushing) await this.flushing
-    if (this.failed) throw this.failed
+    await this.wal.flush()
+    if (this.wal.failure) throw this.wal.failure
+  }
+
+  /** The error writes answer while they fail (health says it), or null. */
+  failure(): StoreError | null {
+    return this.wal.failure
   }
 
   /**
    * Starts a new journal generation and writes a snapshot of every session changed since its last
-   * one; the old journals are removed once those are durable. Appends go on meanwhile.
+   * one (each written, fsynced and read back whole before it replaces the old one; a session is
+   * marked saved only then); the old journals are removed once all of them are. A compaction that
+   * fails keeps the journals, and is tried again after a later write.
    */
   compact(): Promise<void> {
     if (this.compacting) return this.compacting
     this.compacting = (async () => {
-      const newGen = this.generation + 1
-      const next = await open(this.journalPath(newGen), 'a')
-      // From here to the swap nothing awaits: each snapshot holds exactly its session's changes up
-      // to its seq, and every later line goes to the new journal.
-      const snapshots: [string, SnapshotData][] = []
-      for (const [name, entry] of this.sessions) {
-        if (!entry.dirty) continue
-        const collections: SnapshotData['collections'] = {}
-        for (const c of COLLECTIONS) collections[c] = [...(entry.state[c] as Map<string, unknown>)]
-        snapshots.push([name, { format: 'dcb-sandbox/1', seq: entry.seq, generation: newGen, saved_at: new Date().toISOString(), collections }])
-        entry.dirty = false
+      const snapshots: [string, Entry, SnapshotData][] = []
+      const gen = await this.wal.rotate((newGen) => {
+        // Each snapshot holds exactly its session's changes up to its seq; later lines go to the new journal.
+        for (const [name, entry] of this.sessions) {
+          if (!dirty(entry)) continue
+          const collections: SnapshotData['collections'] = {}
+          for (const c of COLLECTIONS) collections[c] = [...(entry.state[c] as Map<string, unknown>)]
+          snapshots.push([name, entry, { format: 'dcb-sandbox/1', seq: entry.seq, generation: newGen, saved_at: new Date().toISOString(), collections }])
+        }
+        this.generation = newGen
+      })
+      for (const [name, entry, snap] of snapshots) {
+        if (this.sessions.get(name) !== entry) continue
+        await new StreamingSnapshotFile(this.snapshotPath(name), this.sync, this.io).write(snap)
+        entry.saved = snap.seq
       }
-      const old = this.journal!
-      this.journal = next
-      this.journalBytes = 0
-      this.generation = newGen
-      await this.flush()
-      await old.close()
-      for (const [name, snap] of snapshots) if (this.sessions.has(name)) await new StreamingSnapshotFile(this.snapshotPath(name), this.sync).write(snap)
       if (this.sync) fsyncDir(this.folder)
-      for (const g of this.generations()) if (g < newGen) unlinkSync(this.journalPath(g))
-    })().finally(() => {
-      this.compacting = null
-    })
+      for (const g of this.generations()) if (g < gen) unlinkSync(this.journalPath(g))
+      this.compactRetryAt = 0
+    })()
+      .catch((e) => {
+        this.compactRetryAt = Date.now() + COMPACT_RETRY_MS
+        throw e instanceof StoreError ? e : new StoreError(`cannot compact the sessions in ${this.folder}: ${describeError(e)}`)
+      })
+      .finally(() => {
+        this.compacting = null
+      })
     return this.compacting
   }
 
-  /** Everything appended is durable already; closing waits for it and releases the journal. */
+  /** Whether a session changed since its last snapshot (shutdown writes one). */
+  private get changed(): boolean {
+    for (const entry of this.sessions.values()) if (dirty(entry)) return true
+    return false
+  }
+
+  /**
+   * Shutdown: a snapshot of every session changed since its last one, then the journal is
+   * released. One that cannot be written leaves the journals in place (the next start recovers
+   * from them) and throws.
+   */
   async close(): Promise<void> {
     if (this.closed) return
     try {
-      await this.flush()
-      if (this.compacting) await this.compacting
+      await this.wal.flush()
+      if (this.compacting) await this.compacting.catch(() => {})
+      if (this.wal.started && this.changed) await this.compact()
     } finally {
       this.closed = true
-      await this.journal?.close().catch(() => {})
-      this.journal = null
+      await this.wal.close()
     }
   }
 
@@ -369,7 +372,7 @@ export class SessionJournal {
       path: this.snapshotPath(name),
       seq: this.sessions.get(name)?.seq ?? 0,
       generation: this.generation,
-      journal_bytes: this.journalBytes,
+      journal_bytes: this.wal.bytes,
     }
   }
 
@@ -399,8 +402,8 @@ export class SessionStore implements Store {
   /** Sessions are opened once the server is bound: nothing waits to be written. */
   async activate(): Promise<void> {}
   async abandon(): Promise<void> {}
-  append(changes: Change[]): Promise<void> {
-    return this.journal.append(this.name, this.journal.nextSeq(this.name), changes)
+  append(changes: Change[], undo?: () => void): Promise<void> {
+    return this.journal.append(this.name, this.journal.nextSeq(this.name), changes, undo)
   }
   flush(): Promise<void> {
     return this.journal.flush()
@@ -420,17 +423,4 @@ function lineProblem(e: unknown): string | undefined {
   if (e.drop !== undefined) return e.drop === 1 && e.s === undefined && e.ch === undefined ? undefined : 'a drop that is not { n, drop: 1 }'
   if (!isCount(e.s) || !Array.isArray(e.ch)) return 'not a sessions journal entry { n, s, ch } or { n, drop }'
   return changesProblem(e.ch)
-}
-
-function fsyncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, 'r')
-    try {
-      fsyncSync(fd)
-    } finally {
-      closeSync(fd)
-    }
-  } catch {
-    /* some file systems cannot fsync a directory */
-  }
 }

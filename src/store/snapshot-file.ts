@@ -1,11 +1,14 @@
 /**
  * A lowdb adapter for the snapshot that streams the JSON out record by record into a temp file,
- * yielding to the event loop between chunks, then fsyncs and renames it into place. Unlike
+ * yielding to the event loop between chunks, then fsyncs it, reads it back and renames it into place. Unlike
  * `JSONFile` it never builds the whole file as one string: compaction neither blocks requests for the
  * time of a full JSON.stringify nor doubles the memory of the state.
  */
-import { readFile, open, rename } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { readFile, open, rename, unlink } from 'node:fs/promises'
 import type { Adapter } from 'lowdb'
+import { StoreError } from './types.js'
+import { describeError, syncFile, writeAll, type StoreIo } from './wal.js'
 
 /** What a snapshot holds; `collections` values are iterables of [id, record] captured at one moment. */
 export interface SnapshotData {
@@ -22,6 +25,7 @@ export class StreamingSnapshotFile implements Adapter<SnapshotData | null> {
   constructor(
     private readonly path: string,
     private readonly sync = true,
+    private readonly io?: StoreIo,
   ) {}
 
   async read(): Promise<SnapshotData | null> {
@@ -42,38 +46,73 @@ export class StreamingSnapshotFile implements Adapter<SnapshotData | null> {
     }
   }
 
+  /**
+   * Writes the snapshot to a temp file (every write checked), fsyncs it, reads it back whole (its
+   * length and digest must be what was written) and only then renames it over the old one. Any
+   * failure leaves the old snapshot in place, removes the temp file and throws.
+   */
   async write(data: SnapshotData | null): Promise<void> {
     if (!data) return
     const tmp = `${this.path}.tmp`
-    const fh = await open(tmp, 'w')
+    const digest = createHash('sha1')
+    let length = 0
     try {
-      let buf = ''
-      const flush = async () => {
-        if (!buf) return
-        await fh.write(buf)
-        buf = ''
-      }
-      const { collections, ...head } = data
-      buf += JSON.stringify(head).slice(0, -1) + ',"collections":{'
-      let firstCollection = true
-      for (const [name, records] of Object.entries(collections)) {
-        buf += `${firstCollection ? '' : ','}${JSON.stringify(name)}:{`
-        firstCollection = false
-        let first = true
-        const entries = Symbol.iterator in records ? (records as Iterable<[string, unknown]>) : Object.entries(records)
-        for (const [id, v] of entries) {
-          buf += `${first ? '' : ','}${JSON.stringify(id)}:${JSON.stringify(v)}`
-          first = false
-          if (buf.length >= CHUNK) await flush()
+      const fh = await open(tmp, 'w')
+      try {
+        let buf = ''
+        const flush = async () => {
+          if (!buf) return
+          const bytes = Buffer.from(buf, 'utf8')
+          buf = ''
+          digest.update(bytes)
+          length += bytes.length
+          await writeAll(fh, tmp, bytes, this.io)
         }
-        buf += '}'
+        const { collections, ...head } = data
+        buf += JSON.stringify(head).slice(0, -1) + ',"collections":{'
+        let firstCollection = true
+        for (const [name, records] of Object.entries(collections)) {
+          buf += `${firstCollection ? '' : ','}${JSON.stringify(name)}:{`
+          firstCollection = false
+          let first = true
+          const entries = Symbol.iterator in records ? (records as Iterable<[string, unknown]>) : Object.entries(records)
+          for (const [id, v] of entries) {
+            buf += `${first ? '' : ','}${JSON.stringify(id)}:${JSON.stringify(v)}`
+            first = false
+            if (buf.length >= CHUNK) await flush()
+          }
+          buf += '}'
+        }
+        buf += '}}'
+        await flush()
+        if (this.sync) await syncFile(fh, tmp, this.io, true)
+      } finally {
+        await fh.close()
       }
-      buf += '}}'
-      await flush()
-      if (this.sync) await fh.sync()
-    } finally {
-      await fh.close()
+      await readBack(tmp, length, digest.digest('hex'))
+      await rename(tmp, this.path)
+    } catch (e) {
+      await unlink(tmp).catch(() => {})
+      throw new StoreError(`cannot write the snapshot ${this.path}: ${describeError(e)}`)
     }
-    await rename(tmp, this.path)
   }
+}
+
+/** Reads a written file back in chunks: it must be exactly `length` bytes with this digest. */
+async function readBack(file: string, length: number, hex: string): Promise<void> {
+  const digest = createHash('sha1')
+  let read = 0
+  const fh = await open(file, 'r')
+  try {
+    const chunk = Buffer.allocUnsafe(CHUNK)
+    for (;;) {
+      const { bytesRead } = await fh.read(chunk, 0, CHUNK, read)
+      if (!bytesRead) break
+      digest.update(chunk.subarray(0, bytesRead))
+      read += bytesRead
+    }
+  } finally {
+    await fh.close()
+  }
+  if (read !== length || digest.digest('hex') !== hex) throw new StoreError(`read back ${read} bytes of ${length}, not what was written`)
 }

@@ -14,8 +14,14 @@ export interface Store {
   activate(): Promise<void>
   /** Gives the data file back after a start that failed between `load` and `activate`, changing nothing. */
   abandon(): Promise<void>
-  /** Persists one transaction's changes; resolves once they survive a crash. */
-  append(changes: Change[]): Promise<void>
+  /**
+   * Persists one transaction's changes; resolves once they survive a crash. When they cannot be
+   * made durable, `undo` runs (the engine puts its state back as before the transaction) and the
+   * promise rejects with a StoreError.
+   */
+  append(changes: Change[], undo?: () => void): Promise<void>
+  /** The error writes answer while they fail (health says it), or null. */
+  failure?(): Error | null
   /** Resolves when everything appended so far is durable. */
   flush(): Promise<void>
   /** Flushes, writes a compact snapshot where it has one, releases the data file. */

@@ -17,7 +17,7 @@ afterEach(() => tmp.cleanup())
 async function crash(store: FileStore, path: string): Promise<void> {
   ;(store as any).locked = false
   writeFileSync(`${path}.lock`, '999999999\n')
-  await (store as any).journal?.close()
+  await (store as any).wal.close()
 }
 
 const put = (state: State, id: string, v: number) => {

@@ -79,7 +79,7 @@ describe('journal replay', () => {
         // As a killed server leaves it: no snapshot, a stale lock, the journal closed by the OS.
         ;(a.store as any).locked = false
         writeFileSync(`${path}.lock`, '999999999\n')
-        await (a.store as any).journal.close()
+        await (a.store as any).wal.close()
         const b = await open(path)
         try {
           expect(b.state.subs).toEqual(a.state.subs)

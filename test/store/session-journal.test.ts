@@ -21,7 +21,7 @@ const counters = (state: State | undefined) => Object.fromEntries(state?.counter
 
 /** Leaves the journal as a killed server would: nothing flushed beyond what was acknowledged, no compaction. */
 async function crash(j: SessionJournal): Promise<void> {
-  await (j as any).journal?.close()
+  await (j as any).wal.close()
 }
 
 describe('SessionJournal: the sessions in one journal', () => {
@@ -111,7 +111,7 @@ describe('SessionJournal: the sessions in one journal', () => {
       }
       await fs.flush()
       ;(fs as any).locked = false
-      await (fs as any).journal.close()
+      await (fs as any).wal.close()
     }
     expect(readdirSync(folder).some((f) => /\.json\.journal\.\d+$/.test(f))).toBe(true)
     const j = new SessionJournal(folder)

@@ -1,0 +1,255 @@
+/**
+ * The write-ahead log both file stores share (the default data file's journal and the sessions'
+ * shared journal), so a fix to how they write reaches both:
+ * - Group commit: lines appended while a write is under way go out together, one write and one
+ *   fdatasync for all of them; each append resolves once its line is durable.
+ * - Checked writes: every byte is written or the write failed (a short write is a failed write).
+ * - A failed write (ENOSPC, EIO, a failed fsync, anything) fails every transaction of its group and
+ *   every one queued behind it (they were built on it): each is undone in memory, the latest first,
+ *   before any of them is told. The journal's tail past the last durable byte may hold part of that
+ *   write: it is cut back before the next write, so writing resumes by itself once it can.
+ * - Generations: compaction starts a new journal file and writes snapshots; journals it replaces
+ *   are removed only after those are durable and read back whole.
+ */
+import { closeSync, fsyncSync, openSync } from 'node:fs'
+import { open, type FileHandle } from 'node:fs/promises'
+import { StoreError } from './types.js'
+
+/**
+ * Where a store's writes and fsyncs can be made to fail (tests inject faults here, below the store,
+ * on real files). `beforeWrite` may throw (the write fails) or answer how many of the bytes the
+ * write puts (a short write); `beforeSync` may throw (the fsync fails).
+ */
+export interface StoreIo {
+  beforeWrite?(file: string, bytes: number): number | void
+  beforeSync?(file: string): void
+}
+
+/** Writes all of `data` at the handle's end (or `position`); anything less is an error. */
+export async function writeAll(handle: FileHandle, file: string, data: Buffer, io?: StoreIo): Promise<void> {
+  const allowed = io?.beforeWrite?.(file, data.length)
+  const len = typeof allowed === 'number' ? Math.min(allowed, data.length) : data.length
+  const { bytesWritten } = len > 0 ? await handle.write(data, 0, len) : { bytesWritten: 0 }
+  if (bytesWritten !== data.length) throw new StoreError(`short write to ${file}: ${bytesWritten} of ${data.length} bytes`)
+}
+
+/** fdatasync (or fsync, for a file about to be renamed into place), through the fault seam. */
+export async function syncFile(handle: FileHandle, file: string, io: StoreIo | undefined, full = false): Promise<void> {
+  io?.beforeSync?.(file)
+  if (full) await handle.sync()
+  else await handle.datasync()
+}
+
+export function fsyncDir(dir: string): void {
+  try {
+    const fd = openSync(dir, 'r')
+    try {
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    /* some file systems cannot fsync a directory */
+  }
+}
+
+/** The error as one line (a StoreError's own message, else its code and message). */
+export function describeError(e: unknown): string {
+  if (e instanceof StoreError) return e.message
+  const err = e as NodeJS.ErrnoException
+  return err?.message ?? String(e)
+}
+
+/** One journal file open for appends. */
+interface Segment {
+  handle: FileHandle
+  file: string
+  /** Bytes known complete and durable: a failed write is cut back to here. */
+  good: number
+  /** The bytes past `good` may hold part of a failed write (cut before the next one). */
+  dirty: boolean
+}
+
+interface Waiter {
+  resolve: () => void
+  reject: (e: Error) => void
+  undo: (() => void) | undefined
+}
+
+export interface WalOptions {
+  /** The journal file of generation `gen`. */
+  pathOf: (gen: number) => string
+  /** The folder of the journals (fsynced after files come and go). */
+  dir: string
+  /** What the log is, for messages ("the journal of /x/sandbox.json"). */
+  describe: string
+  sync: boolean
+  io?: StoreIo
+}
+
+export class WriteAheadLog {
+  generation = 0
+  private seg: Segment | null = null
+  private pending: string[] = []
+  private waiters: Waiter[] = []
+  private flushing: Promise<void> | null = null
+  /** The last write's error while writes fail (health says it); null once a write succeeds. */
+  failure: StoreError | null = null
+  private closed = false
+  /** Called after each group written (the stores start a compaction from here). */
+  onWritten: (() => void) | null = null
+
+  constructor(private readonly opts: WalOptions) {}
+
+  /** Whether `start` opened a journal (a store that never started has nothing to compact). */
+  get started(): boolean {
+    return this.seg !== null
+  }
+
+  /** Bytes of the current generation's journal. */
+  get bytes(): number {
+    return this.seg?.good ?? 0
+  }
+
+  /** Opens generation `gen` for appends (once the server is bound); lines appended before wait for it. */
+  async start(gen: number): Promise<void> {
+    this.generation = gen
+    this.seg = await this.openSegment(gen)
+    if (this.opts.sync) fsyncDir(this.opts.dir)
+    if (this.pending.length && !this.flushing) this.flushing = this.flushLoop()
+  }
+
+  private async openSegment(gen: number): Promise<Segment> {
+    const file = this.opts.pathOf(gen)
+    const handle = await open(file, 'a')
+    try {
+      return { handle, file, good: (await handle.stat()).size, dirty: false }
+    } catch (e) {
+      await handle.close().catch(() => {})
+      throw e
+    }
+  }
+
+  /**
+   * Appends one line (with its newline); resolves once it is durable. On a failed write `undo` is
+   * called (the latest transaction's first) before the promise rejects with a StoreError.
+   */
+  append(line: string, undo?: () => void): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreError(`${this.opts.describe} is closed`))
+    this.pending.push(line)
+    const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject, undo }))
+    if (!this.flushing && this.seg) this.flushing = this.flushLoop()
+    return done
+  }
+
+  private async flushLoop(): Promise<void> {
+    // Always asynchronous, so `flushing` is set before the loop can end (a group may need no await).
+    await null
+    try {
+      while (this.waiters.length) {
+        const lines = this.pending
+        const waiters = this.waiters
+        this.pending = []
+        this.waiters = []
+        const seg = this.seg!
+        try {
+          if (seg.dirty) await this.cut(seg)
+          if (lines.length) {
+            const data = Buffer.from(lines.join(''), 'utf8')
+            try {
+              await writeAll(seg.handle, seg.file, data, this.opts.io)
+              if (this.opts.sync) await syncFile(seg.handle, seg.file, this.opts.io)
+            } catch (e) {
+              // Part of the data may be in the file: cut before the next write.
+              seg.dirty = true
+              throw e
+            }
+            seg.good += data.length
+          }
+          this.failure = null
+          for (const w of waiters) w.resolve()
+        } catch (e) {
+          this.fail(e, waiters)
+        }
+      }
+    } finally {
+      this.flushing = null
+    }
+    this.onWritten?.()
+  }
+
+  /** A failed write: its group and everything queued behind it fail, undone the latest first. */
+  private fail(e: unknown, waiters: Waiter[]): void {
+    const err = new StoreError(`cannot write ${this.opts.describe}: ${describeError(e)}`)
+    this.failure = err
+    const all = waiters.concat(this.waiters)
+    this.waiters = []
+    this.pending = []
+    for (let i = all.length - 1; i >= 0; i--) all[i]!.undo?.()
+    for (const w of all) w.reject(err)
+  }
+
+  /** Cuts a journal back to its last durable byte (what a failed write may have left is not a transaction). */
+  private async cut(seg: Segment): Promise<void> {
+    await seg.handle.truncate(seg.good)
+    if (this.opts.sync) await syncFile(seg.handle, seg.file, this.opts.io)
+    seg.dirty = false
+  }
+
+  /**
+   * Resolves once every line appended so far is durable; rejects when one of them failed. Goes
+   * through the write loop like a line (so a tail left by a failed write is cut first).
+   */
+  private barrier(): Promise<void> {
+    if (!this.seg) return Promise.resolve()
+    const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject, undo: undefined }))
+    if (!this.flushing) this.flushing = this.flushLoop()
+    return done
+  }
+
+  /** Resolves when every line appended so far is written (or failed). */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing
+  }
+
+  /**
+   * Starts the next generation for compaction: `capture` runs at the swap, synchronously (it sees
+   * every transaction appended so far, none after), and every later line goes to the new journal.
+   * Resolves with the new generation once everything captured is durable; throws when a write of
+   * it failed (what was captured may hold an undone change) or the old journal cannot be left
+   * clean: the snapshot is then not taken and the journals stay.
+   */
+  async rotate(capture: (gen: number) => void): Promise<number> {
+    const prev = this.seg!
+    // A tail a failed write left is cut first: the journal left behind must hold only transactions.
+    if (prev.dirty) await this.barrier()
+    const gen = this.generation + 1
+    const next = await this.openSegment(gen)
+    if (prev.dirty) {
+      await next.handle.close()
+      throw new StoreError(`${this.opts.describe}: a write failed; the snapshot is taken once writing works again`)
+    }
+    capture(gen)
+    this.seg = next
+    this.generation = gen
+    try {
+      await this.barrier()
+    } catch {
+      throw new StoreError(`${this.opts.describe}: a write failed while the snapshot was taken; it is taken again later`)
+    } finally {
+      // Nothing writes to the old journal any more.
+      if (prev.dirty) await this.cut(prev).catch(() => {})
+      await prev.handle.close().catch(() => {})
+    }
+    return gen
+  }
+
+  async close(): Promise<void> {
+    await this.flush()
+    this.closed = true
+    const seg = this.seg
+    this.seg = null
+    if (seg?.dirty) await this.cut(seg).catch(() => {})
+    await seg?.handle.close().catch(() => {})
+  }
+}

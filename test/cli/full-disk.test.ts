@@ -1,0 +1,109 @@
+/**
+ * Issue 21 through the real binary on a real filesystem that fills up: a small tmpfs (CI runs as
+ * root). Writes that cannot be made durable answer a server error and leave no trace, health says
+ * so and recovers once space is freed, and a SIGTERM on a full disk keeps the journals (said on
+ * stderr, non-zero exit) so that the next start finds every acknowledged write.
+ */
+import { execFileSync } from 'node:child_process'
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { serve, type Served } from './run.js'
+
+const KEY = { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }
+let dir: string
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'dcb-full-'))
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir])
+})
+const servers: Served[] = []
+afterAll(async () => {
+  // A server a failed assertion left running would keep the filesystem busy.
+  for (const s of servers) await s.stop('SIGKILL')
+  execFileSync('umount', [dir])
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** Fills the filesystem: a file grown until the next byte does not fit. */
+function fillUp(file: string): void {
+  const fd = openSync(file, 'a')
+  try {
+    for (const size of [65536, 4096, 1])
+      for (;;) {
+        try {
+          writeSync(fd, Buffer.alloc(size))
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'ENOSPC') break
+          throw e
+        }
+      }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+async function post(url: string, path: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(url + path, { method: 'POST', headers: { ...KEY, ...headers }, body: JSON.stringify(body) })
+  return { status: res.status, reason: res.headers.get('x-dcb-reason'), body: (await res.json()) as any }
+}
+
+async function subscribe(url: string, msisdn: string, headers: Record<string, string> = {}): Promise<string> {
+  const init = await post(url, '/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' }, headers)
+  const otp = (await (await fetch(`${url}/_sandbox/otp?msisdn=${msisdn}`, { headers })).json()) as any
+  const verify = await post(url, '/subscriptions/verify', { verif_request_id: init.body.payload.verif_request_id, otp: otp.otp }, headers)
+  expect(verify.body.status).toBe('SUCCESS')
+  return verify.body.payload.subscription_id
+}
+
+describe('dcb serve on a disk that fills up', () => {
+  it('answers 500 and keeps nothing of a call it cannot store; health 503, then 200 once space is freed; a SIGTERM on a full disk keeps the journals and the next start finds every acknowledged write', async () => {
+    const data = join(dir, 'sandbox.json')
+    const filler = join(dir, 'filler')
+    const s = await serve(['--data', data, '--clock', '2026-01-31T00:00:00'])
+    servers.push(s)
+    const acknowledged = [await subscribe(s.url, '60123456001'), await subscribe(s.url, '60123456002')]
+    const inSession = await subscribe(s.url, '60123456003', { 'x-dcb-session': 'team-a' })
+
+    fillUp(filler)
+    // The journal's last page may still take a line or two: write until one does not fit.
+    let refused: Awaited<ReturnType<typeof post>> | undefined
+    let msisdn = ''
+    for (let i = 10; i < 99 && !refused; i++) {
+      msisdn = `601234560${i}`
+      const init = await post(s.url, '/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
+      if (init.status !== 200) refused = init
+    }
+    expect(refused?.status).toBe(500)
+    expect(refused?.body.message).toBe('ERROR')
+    // ENOSPC, or the short write a full disk gives first (part of the line fitted): a failed write either way.
+    expect(refused?.reason).toMatch(/could not be stored .*(ENOSPC|short write)/)
+    const sms = (await (await fetch(`${s.url}/_sandbox/sms?msisdn=${msisdn}`)).json()) as any
+    expect(sms.messages).toEqual([])
+    const health = await fetch(`${s.url}/_sandbox/health`)
+    expect(health.status).toBe(503)
+    expect(await health.json()).toEqual({ ok: false, store: expect.stringMatching(/ENOSPC|short write/) })
+
+    rmSync(filler)
+    acknowledged.push(await subscribe(s.url, '60123456099'))
+    expect((await fetch(`${s.url}/_sandbox/health`)).status).toBe(200)
+
+    fillUp(filler)
+    const code = await s.stop('SIGTERM')
+    expect(code).not.toBe(0)
+    expect(s.output()).toMatch(/dcb: shutdown failed: .*(ENOSPC|short write).*the journals are kept/)
+
+    rmSync(filler)
+    const again = await serve(['--data', data])
+    servers.push(again)
+    try {
+      for (const id of acknowledged) expect((await post(again.url, '/subscriptions/status', { subscription_id: id })).body.payload.status).toBe('ACTIVE')
+      const named = await post(again.url, '/subscriptions/status', { subscription_id: inSession }, { 'x-dcb-session': 'team-a' })
+      expect(named.body.payload.status).toBe('ACTIVE')
+      expect((await (await fetch(`${again.url}/_sandbox/sms?msisdn=${msisdn}`)).json()) as any).toEqual({ msisdn, messages: [] })
+    } finally {
+      expect(await again.stop('SIGTERM')).toBe(0)
+    }
+  })
+})
