@@ -143,8 +143,6 @@ export class WriteAheadLog {
   }
 
   private async flushLoop(): Promise<void> {
-    // Always asynchronous, so `flushing` is set before the loop can end (a group may need no await).
-    await null
     try {
       while (this.waiters.length) {
         const lines = this.pending
@@ -201,7 +199,9 @@ export class WriteAheadLog {
    * through the write loop like a line (so a tail left by a failed write is cut first).
    */
   private barrier(): Promise<void> {
-    if (!this.seg) return Promise.resolve()
+    // Nothing in flight or waiting and a clean tail: everything appended is durable already. (The
+    // loop is started only with work that awaits, so `flushing` is set before it can end.)
+    if (!this.seg || (!this.flushing && !this.waiters.length && !this.seg.dirty)) return Promise.resolve()
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject, undo: undefined }))
     if (!this.flushing) this.flushing = this.flushLoop()
     return done
