@@ -1,23 +1,14 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { COVERAGE_OUTCOMES, FINDING_ADVICE } from '../../src/core/coverage.js'
-import { startClient, tempDir, type Client } from '../helpers.js'
+import { tempDir, useSandbox } from '../helpers.js'
 import { dcb } from './run.js'
 
-let c: Client
-let tmp: ReturnType<typeof tempDir>
-beforeAll(async () => {
-  c = await startClient()
-  tmp = tempDir()
-})
-afterAll(async () => {
-  await c.close()
-  tmp.cleanup()
-})
-beforeEach(async () => {
-  await c.control('/reset', {})
-})
+// One server for the file, reset before each test (helpers.ts useSandbox).
+const c = useSandbox()
+const tmp = tempDir()
+afterAll(() => tmp.cleanup())
 
 const run = (args: string[]) => dcb(['coverage', ...args], { env: { DCB_BASE_URL: c.url, DCB_API_KEY: undefined, DCB_SESSION: undefined } })
 

@@ -5,23 +5,14 @@
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startClient, tempDir, type Client } from '../helpers.js'
+import { afterAll, describe, expect, it } from 'vitest'
+import { startClient, tempDir, useSandbox } from '../helpers.js'
 import { dcb, serve } from './run.js'
 
-let c: Client
-let tmp: ReturnType<typeof tempDir>
-beforeAll(async () => {
-  c = await startClient({ clock: '2026-01-31T09:00:00' })
-  tmp = tempDir()
-})
-afterAll(async () => {
-  await c.close()
-  tmp.cleanup()
-})
-beforeEach(async () => {
-  await c.control('/reset', {})
-})
+// One server for the file, reset before each test (helpers.ts useSandbox).
+const c = useSandbox({ clock: '2026-01-31T09:00:00' })
+const tmp = tempDir()
+afterAll(() => tmp.cleanup())
 
 const run = (args: string[]) => dcb(args, { env: { DCB_BASE_URL: c.url, DCB_API_KEY: undefined } })
 const write = (name: string, doc: unknown): string => {

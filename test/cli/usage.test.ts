@@ -6,23 +6,14 @@ import { execFile } from 'node:child_process'
 import { readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startClient, tempDir, type Client } from '../helpers.js'
+import { afterAll, describe, expect, it } from 'vitest'
+import { startClient, tempDir, useSandbox } from '../helpers.js'
 import { BIN, dcb } from './run.js'
 
-let c: Client
-let tmp: ReturnType<typeof tempDir>
-beforeAll(async () => {
-  c = await startClient()
-  tmp = tempDir()
-})
-afterAll(async () => {
-  await c.close()
-  tmp.cleanup()
-})
-beforeEach(async () => {
-  await c.control('/reset', {})
-})
+// One server for the file, reset before each test (helpers.ts useSandbox).
+const c = useSandbox()
+const tmp = tempDir()
+afterAll(() => tmp.cleanup())
 
 const run = (args: string[], extra: Record<string, string | undefined> = {}) => dcb(args, { env: { DCB_BASE_URL: c.url, DCB_API_KEY: undefined, ...extra } })
 const ESC = /\x1b\[/

@@ -1,23 +1,15 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startClient, tempDir, type Client } from '../helpers.js'
+import { afterAll, describe, expect, it } from 'vitest'
+import { tempDir, useSandbox } from '../helpers.js'
 import { BIN, dcb, serve } from './run.js'
 import { outputShows } from '../wait.js'
 
-let c: Client
+// One server for the file, reset before each test (helpers.ts useSandbox).
+const c = useSandbox({ clock: '2026-01-31T09:00:00' })
 const tmp = tempDir()
-beforeAll(async () => {
-  c = await startClient({ clock: '2026-01-31T09:00:00' })
-})
-afterAll(async () => {
-  await c.close()
-  tmp.cleanup()
-})
-beforeEach(async () => {
-  await c.control('/reset', {})
-})
+afterAll(() => tmp.cleanup())
 const run = (args: string[]) => dcb(args, { env: { DCB_BASE_URL: c.url, DCB_API_KEY: undefined } })
 
 describe('the CLI says why', () => {
