@@ -7,7 +7,6 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { DEFAULT_BASE_URL } from '../contract/defaults.js'
-import { SandboxError } from '../core/errors.js'
 import { fail, type FailurePayloadMode } from '../core/outcomes.js'
 import { DEFAULT_SESSION, isSessionName, type Host, type Session } from '../runtime/host.js'
 import { CONSOLE_PATHS, createConsoleHandler } from './console.js'
@@ -20,7 +19,7 @@ import { createMerchantHandler, MERCHANT_PATHS, type Operation } from './merchan
 import { openApiDocument } from './openapi.js'
 import { consentPage, returnPage } from './pages.js'
 import { headerReason, notFoundReason } from './reason.js'
-import { safeDecode, sendEnvelope, sendJson } from './respond.js'
+import { safeDecode, sendControlError, sendEnvelope, sendJson } from './respond.js'
 import { sessionRoutes } from './sessions.js'
 
 export interface SandboxAppOptions {
@@ -119,8 +118,8 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       try {
         return (await host.get(session)).live()
       } catch (e) {
-        if (!(e instanceof SandboxError)) throw e
-        sendJson(res, e.status, { error: e.code, message: e.message })
+        // A refused session (bad name, the cap) or one that could not be stored: the error JSON, never a 500.
+        if (!sendControlError(res, e)) throw e
         return undefined
       }
     },

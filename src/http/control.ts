@@ -17,8 +17,7 @@ import { hasConsoleCookie } from './console-cookie.js'
 import { accessRefusal, bearerAdmin } from './guard.js'
 import { clientIp, peerIp, type ProxyTrust } from './ip.js'
 import type { RequestJournal } from '../runtime/request-log.js'
-import { sendJson } from './respond.js'
-import { StoreError } from '../store/types.js'
+import { sendJson, sendControlError } from './respond.js'
 
 export { smsView } from '../control/operations.js'
 
@@ -179,8 +178,7 @@ export function createControlHandler(ctx: ControlContext) {
       await serve(req, res, path, query, r, match.params, session)
     } catch (err) {
       if (res.headersSent || res.destroyed) return
-      if (err instanceof SandboxError) return sendJson(res, err.status, { error: err.code, message: err.message })
-      if (err instanceof StoreError) return sendJson(res, 503, { error: 'STORE_UNAVAILABLE', message: `${err.message}; nothing was changed` })
+      if (sendControlError(res, err)) return
       ctx.onError(err)
       sendJson(res, 500, { error: 'ERROR', message: 'unexpected server error (see the server log)' })
     }

@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http'
 import { ENCODED_JSON, hasEncodedJson } from '../core/encoded.js'
 import { envelope, type FailurePayloadMode, type Outcome } from '../core/outcomes.js'
+import { SandboxError } from '../core/errors.js'
+import { StoreError } from '../store/types.js'
 
 /**
  * The one JSON writer: a value that carries its own encoding (`ENCODED_JSON`, e.g. a clock move's
@@ -66,4 +68,15 @@ export function safeDecode(s: string): string {
   } catch {
     return s
   }
+}
+
+/**
+ * Answers a refused control call with the error JSON of its code: a SandboxError as it is, a write that
+ * could not be made durable as STORE_UNAVAILABLE (503). Anything else is not a refusal: answers false.
+ */
+export function sendControlError(res: ServerResponse, e: unknown): boolean {
+  const refused = e instanceof StoreError ? new SandboxError('STORE_UNAVAILABLE', `${e.message}; nothing was changed`) : e
+  if (!(refused instanceof SandboxError)) return false
+  sendJson(res, refused.status, { error: refused.code, message: refused.message })
+  return true
 }

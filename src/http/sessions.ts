@@ -8,8 +8,7 @@ import type { SessionDeletedAnswer, SessionsAnswer } from '../contract/control.j
 import { SandboxError } from '../core/errors.js'
 import { formatTimestamp } from '../core/time.js'
 import type { Host } from '../runtime/host.js'
-import { StoreError } from '../store/types.js'
-import { safeDecode, sendJson } from './respond.js'
+import { safeDecode, sendJson, sendControlError } from './respond.js'
 
 /** Serves `/_sandbox/sessions` and `/_sandbox/sessions/NAME` (the app's dispatch table sends only these). */
 export function sessionRoutes(sessions: Host, checkAccess: (req: IncomingMessage) => void) {
@@ -35,9 +34,7 @@ export function sessionRoutes(sessions: Host, checkAccess: (req: IncomingMessage
       const deleted: SessionDeletedAnswer = { deleted: name }
       sendJson(res, 200, deleted)
     } catch (e) {
-      if (e instanceof SandboxError) sendJson(res, e.status, { error: e.code, message: e.message })
-      else if (e instanceof StoreError) sendJson(res, 503, { error: 'STORE_UNAVAILABLE', message: `${e.message}; nothing was changed` })
-      else throw e
+      if (!sendControlError(res, e)) throw e
     }
   }
 }
