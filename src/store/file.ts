@@ -196,7 +196,10 @@ export class FileStore implements Store {
    * runs (the engine puts its state back) and the promise rejects with a StoreError.
    */
   append(changes: Change[], undo?: () => void): Promise<void> {
-    if (this.closed) return Promise.reject(new StoreError('the store is closed'))
+    if (this.closed) {
+      undo?.()
+      return Promise.reject(new StoreError('the store is closed'))
+    }
     // Before `activate` (the server not yet bound) changes wait in memory: a failed start writes nothing.
     return this.wal.append(JSON.stringify({ s: ++this.seq, ch: changes }) + '\n', undo)
   }

@@ -272,8 +272,11 @@ export class SessionJournal {
   append(name: string, seq: number, changes: Change[], undo?: () => void): Promise<void> {
     const entry = this.sessions.get(name)
     // A line of a deleted session would bring it back at the next start.
-    if (!entry) return Promise.reject(new StoreError(`the session ${name} was deleted`))
-    if (this.closed) return Promise.reject(new StoreError('the sessions store is closed'))
+    // Refused before the log: the engine still puts its state back, as for a failed write.
+    if (!entry || this.closed) {
+      undo?.()
+      return Promise.reject(new StoreError(entry ? 'the sessions store is closed' : `the session ${name} was deleted`))
+    }
     if (seq > 0) entry.seq = seq
     return this.wal.append(JSON.stringify({ n: name, s: seq, ch: changes }) + '\n', undo)
   }

@@ -135,7 +135,10 @@ export class WriteAheadLog {
    * called (the latest transaction's first) before the promise rejects with a StoreError.
    */
   append(line: string, undo?: () => void): Promise<void> {
-    if (this.closed) return Promise.reject(new StoreError(`${this.opts.describe} is closed`))
+    if (this.closed) {
+      undo?.()
+      return Promise.reject(new StoreError(`${this.opts.describe} is closed`))
+    }
     this.pending.push(line)
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject, undo }))
     if (!this.flushing && this.seg) this.flushing = this.flushLoop()
