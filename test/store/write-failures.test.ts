@@ -95,6 +95,20 @@ describe('a write that cannot be made durable', () => {
     expect(subs).toEqual([kept, again.body.payload.subscription_id].sort())
   })
 
+  it('a session delete that cannot be written answers 503 STORE_UNAVAILABLE and keeps the session, listed and usable', async () => {
+    const A = { 'x-dcb-session': 'kept' }
+    const init = await c.api('/subscriptions/init', INIT('60123456040'), { headers: A })
+    expect(init.body.status).toBe('SUCCESS')
+    f.write = journal
+    const refused = await c.control('/sessions/kept', undefined, { method: 'DELETE' })
+    expect(refused).toMatchObject({ status: 503, body: { error: 'STORE_UNAVAILABLE', message: expect.stringContaining('ENOSPC') } })
+    f.write = null
+    expect((await c.control('/sessions')).body.sessions.map((s: any) => s.name)).toContain('kept')
+    expect((await c.control('/otp?msisdn=60123456040', undefined, { headers: A })).body.verif_request_id).toBe(init.body.payload.verif_request_id)
+    // Writing works again: the delete goes through.
+    expect((await c.control('/sessions/kept', undefined, { method: 'DELETE' })).body).toEqual({ deleted: 'kept' })
+  })
+
   it('a clock move whose fsync fails answers 503 STORE_UNAVAILABLE and leaves the clock and every subscription as they were', async () => {
     const id = await c.subscribe('60123456003')
     const before = (await c.control('/clock')).body
