@@ -4,7 +4,7 @@
  */
 import chalk from 'chalk'
 import { DcbClient, SandboxError, TransportError, type ApiResult, type Envelope } from '../client/index.js'
-import { DEFAULT_BASE_URL, DEMO_API_KEY } from '../contract/defaults.js'
+import { DEFAULT_BASE_URL, DEMO_API_KEY, SESSION_NAME } from '../contract/defaults.js'
 import { OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
 import { CliError, EXIT } from './errors.js'
 
@@ -29,7 +29,7 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
   }
   const session = opts.session ?? (process.env.DCB_SESSION || undefined)
   // The server's rule for session names, checked here to fail before any call.
-  if (session !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(session))
+  if (session !== undefined && !SESSION_NAME.test(session))
     throw new CliError(`--session "${session}" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -`, EXIT.USAGE)
   waiting = { baseUrl, limitS: opts.timeout ?? 30 }
   return new DcbClient({

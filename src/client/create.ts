@@ -4,7 +4,7 @@
  * runs against the other by changing the factory. Uses the global fetch.
  */
 import { deriveOperations } from '../contract/calls.js'
-import { DEMO_API_KEY } from '../contract/defaults.js'
+import { DEMO_API_KEY, SESSION_NAME } from '../contract/defaults.js'
 import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
 import { SandboxError } from '../core/errors.js'
 import { controlOverFetch, merchantOperations } from './fetch.js'
@@ -30,8 +30,6 @@ export interface SandboxClient extends ControlOperations, MerchantOperations {
   /** Nothing to release (no connection is kept); there for symmetry with a sandbox. */
   close(): Promise<void>
 }
-
-const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/
 
 /**
  * A client of a running `dcb serve`.

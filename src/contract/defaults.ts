@@ -14,3 +14,5 @@ export const DEFAULT_DATA_FILE = '.dcb/sandbox.json'
 export const DEFAULT_WORLD_FILE = 'fixtures/world.json'
 /** The longest `GET /_sandbox/otp?wait=` in seconds. */
 export const MAX_OTP_WAIT_S = 120
+/** A session name (`X-DCB-Session`, `--session`): 1-64 characters of A-Z a-z 0-9 . _ - */
+export const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/

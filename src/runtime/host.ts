@@ -6,6 +6,7 @@
  * (group commit: a write in any session costs a share of one fsync) with a snapshot file per
  * session, so they survive restarts and crashes exactly as the default one does.
  */
+import { SESSION_NAME } from '../contract/defaults.js'
 import type { EngineOptions } from '../core/engine.js'
 import { SandboxError } from '../core/errors.js'
 import { State } from '../core/state.js'
@@ -21,10 +22,9 @@ export { DEFAULT_SESSION, type Session } from './session.js'
 
 /** `--max-sessions` unless given: every session costs memory, so there is always a cap. */
 export const DEFAULT_MAX_SESSIONS = 1000
-const NAME = /^[A-Za-z0-9._-]{1,64}$/
 
 export function isSessionName(name: string): boolean {
-  return NAME.test(name)
+  return SESSION_NAME.test(name)
 }
 
 export interface HostOptions {

@@ -15,6 +15,7 @@
  * last line is cut off and reported; any other damage (a complete line that does not parse, an
  * unknown record, a bad snapshot field) refuses the start naming file and line, changing nothing.
  */
+import { SESSION_NAME } from '../contract/defaults.js'
 import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { COLLECTIONS, State, type Change, type CollectionName } from '../core/state.js'
@@ -24,7 +25,6 @@ import { StoreError, type Store } from './types.js'
 import { describeError, fsyncDir, WriteAheadLog, type StoreIo } from './wal.js'
 
 const SNAPSHOT = /^([A-Za-z0-9._-]{1,64})\.json$/
-const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/
 const JOURNAL = /^journal\.(\d+)$/
 /** Files of the first layout (a journal and a lock per session), read once and replaced. */
 const LEGACY = /^([A-Za-z0-9._-]{1,64})\.json\.(?:journal\.(\d+)|lock)$/
