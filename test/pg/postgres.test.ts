@@ -1,0 +1,28 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import pg from 'pg'
+import { startPostgres, type TestPostgres } from './postgres.js'
+
+// The harness itself: a real server that starts, keeps data across a stop, and refuses while down.
+describe('test PostgreSQL server', () => {
+  let server: TestPostgres
+  beforeAll(async () => {
+    server = await startPostgres()
+  }, 60_000)
+  afterAll(async () => {
+    await server?.remove()
+  })
+
+  it('serves a fresh database and keeps its rows across a stop and a start', async () => {
+    const url = await server.createDatabase('harness')
+    await server.query('CREATE TABLE t (n int)', [], 'harness')
+    await server.query('INSERT INTO t VALUES (42)', [], 'harness')
+    await server.stop()
+    const down = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 })
+    await expect(down.connect()).rejects.toThrow()
+    await server.start()
+    const { rows } = await server.query('SELECT n FROM t', [], 'harness')
+    expect(rows).toEqual([{ n: 42 }])
+    const { rows: v } = await server.query('SHOW server_version_num')
+    expect(Number(v[0].server_version_num)).toBeGreaterThanOrEqual(140000)
+  })
+})
