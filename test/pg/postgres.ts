@@ -79,6 +79,11 @@ export async function startPostgres(opts: { log?: boolean } = {}): Promise<TestP
     }
   }
   let running = true
+  const stop = async () => {
+    if (!running) return
+    await server.stop()
+    running = false
+  }
   return {
     port,
     url,
@@ -88,11 +93,7 @@ export async function startPostgres(opts: { log?: boolean } = {}): Promise<TestP
       await query(`CREATE DATABASE ${name}`)
       return url(name)
     },
-    async stop() {
-      if (!running) return
-      await server.stop()
-      running = false
-    },
+    stop,
     async start() {
       if (running) return
       await server.start()
@@ -100,7 +101,7 @@ export async function startPostgres(opts: { log?: boolean } = {}): Promise<TestP
     },
     async remove() {
       try {
-        await this.stop()
+        await stop()
       } finally {
         rmSync(root, { recursive: true, force: true })
       }
