@@ -275,7 +275,7 @@ export class Tx {
    */
   private readonly undo: unknown[] = []
   /** Subscription records this transaction created: it may change them in place until it ends (nothing else has seen them). */
-  private readonly created = new WeakSet<object>()
+  private created: WeakSet<object> | undefined // made on first use: most transactions (every Status) create nothing
   constructor(readonly state: State) {}
 
   /**
@@ -286,7 +286,7 @@ export class Tx {
    * renews a subscription once per period: this spares a copy of the record and its history each time.
    */
   renewOwned(sub: SubscriptionRecord, charge: Charge, expiryAt: number, keep: number): boolean {
-    if (!this.created.has(sub)) return false
+    if (!this.created?.has(sub)) return false
     if (sub.charges.length >= keep) sub.charges.shift()
     sub.charges.push(charge)
     sub.periods += 1
@@ -336,7 +336,7 @@ export class Tx {
     const change: Change = { c, id, v }
     this.record(c, id, change)
     this.state.apply(change)
-    if (c === 'subs') this.created.add(v as object)
+    if (c === 'subs') (this.created ??= new WeakSet()).add(v as object)
     return v
   }
 

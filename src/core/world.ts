@@ -21,7 +21,10 @@ export function sha256(text: string): string {
 export class WorldIndex {
   private readonly plainKeys = new Map<string, Merchant>()
   private readonly hashedKeys = new Map<string, Merchant>()
-  private readonly services = new Map<string, Service>()
+  /** Services by merchant, then by code (two lookups: no key string built per call). */
+  private readonly services = new Map<string, Map<string, Service>>()
+  /** Each service's integrations by country, with the service: made once, read on every call. */
+  private readonly integrations = new Map<Service, Map<string, { service: Service; integration: Integration }>>()
   readonly merchants = new Map<string, Merchant>()
   readonly countries = new Map<string, Country>()
   readonly carriers = new Map<string, Carrier>()
@@ -40,7 +43,14 @@ export class WorldIndex {
         else this.hashedKeys.set(k.sha256, m)
       }
     }
-    for (const s of world.services) this.services.set(`${s.merchant}\0${s.code}`, s)
+    for (const s of world.services) {
+      let byCode = this.services.get(s.merchant)
+      if (!byCode) this.services.set(s.merchant, (byCode = new Map()))
+      byCode.set(s.code, s)
+      const byCountry = new Map<string, { service: Service; integration: Integration }>()
+      for (const integration of s.integrations) if (!byCountry.has(integration.country)) byCountry.set(integration.country, { service: s, integration })
+      this.integrations.set(s, byCountry)
+    }
     for (const c of world.countries) this.countries.set(c.code, c)
     for (const c of world.carriers) {
       this.carriers.set(c.code, c)
@@ -56,14 +66,13 @@ export class WorldIndex {
   }
 
   service(merchant: string, code: string): Service | undefined {
-    return this.services.get(`${merchant}\0${code}`)
+    return this.services.get(merchant)?.get(code)
   }
 
   /** The service + country integration of a merchant, if configured. */
   integration(merchant: string, serviceCode: string, country: string): { service: Service; integration: Integration } | undefined {
     const service = this.service(merchant, serviceCode)
-    const integration = service?.integrations.find((i) => i.country === country)
-    return service && integration ? { service, integration } : undefined
+    return service && this.integrations.get(service)?.get(country)
   }
 
   /** Whether the carrier may bill this integration. */

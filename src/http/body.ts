@@ -25,7 +25,6 @@ export function readBodyThen(req: IncomingMessage, done: (r: BodyResult) => void
     req.off('data', onData)
     req.off('end', onEnd)
     req.off('error', onError)
-    req.off('aborted', onError)
     done(r)
   }
   const onData = (chunk: Buffer) => {
@@ -40,8 +39,8 @@ export function readBodyThen(req: IncomingMessage, done: (r: BodyResult) => void
   const onError = () => finish({ ok: false, reason: 'aborted' })
   req.on('data', onData)
   req.on('end', onEnd)
+  // A client gone mid-body: 'error' (ECONNRESET, "aborted") on every supported Node; 'aborted' is deprecated.
   req.on('error', onError)
-  req.on('aborted', onError)
 }
 
 export function readBody(req: IncomingMessage, limit = BODY_LIMIT): Promise<BodyResult> {
@@ -64,6 +63,8 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 /** `application/json`, with or without parameters such as `charset=utf-8`. */
 export function isJsonContentType(header: string | undefined): boolean {
   if (!header) return false
+  // What nearly every client sends: no parsing.
+  if (header === 'application/json') return true
   const type = header.split(';')[0]!.trim().toLowerCase()
   return type === 'application/json'
 }

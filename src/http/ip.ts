@@ -56,8 +56,21 @@ export function peerIp(req: IncomingMessage): string | undefined {
  * trust list X-Forwarded-For is not looked at.
  */
 export function clientIp(req: IncomingMessage, trust: ProxyTrust | undefined): string | undefined {
-  if (!trust) return normalizeIp(req.socket.remoteAddress)
+  if (!trust) return peerAddress(req.socket.remoteAddress)
   return normalizeIp(proxyaddr(req, trust))
+}
+
+/** Socket peers seen, normalised (every request of a keep-alive connection asks again; peers are few). */
+const peers = new Map<string, string | undefined>()
+
+function peerAddress(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined
+  let ip = peers.get(raw)
+  if (ip === undefined && !peers.has(raw)) {
+    if (peers.size >= 1024) peers.clear()
+    peers.set(raw, (ip = normalizeIp(raw)))
+  }
+  return ip
 }
 
 /** Whether the socket peer is a trusted proxy (so its X-Forwarded-Proto may be believed). */
