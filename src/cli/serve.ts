@@ -61,7 +61,27 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     throw new CliError('--lan --quiet needs --admin-token (or DCB_ADMIN_TOKEN): a made-up token would not be printed', EXIT.USAGE)
   const adminToken = opts.adminToken ?? (opts.lan ? randomBytes(18).toString('base64url') : undefined)
   const viaListhen = opts.https || opts.lan || opts.open ? (await import('./listen.js')).listenWithListhen({ https: !!opts.https, lan: !!opts.lan }) : undefined
-  let sandbox
+  // The signal handlers come first: a SIGTERM at any moment after this, the start included, is a graceful
+  // close (one during the start closes the server as soon as it is up, before it says it is ready).
+  let sandbox: Awaited<ReturnType<typeof startSandbox>> | undefined
+  let stopping: string | null = null
+  const shutdown = (running: NonNullable<typeof sandbox>, signal: string) => {
+    if (!opts.quiet) process.stdout.write(`dcb: ${signal}: shutting down\n`)
+    running
+      .close()
+      .then(() => process.exit(0))
+      .catch((e) => {
+        process.stderr.write(`dcb: shutdown failed: ${(e as Error).message}\n`)
+        process.exit(EXIT.FAIL)
+      })
+  }
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = signal
+    if (sandbox) shutdown(sandbox, signal)
+  }
+  process.on('SIGINT', () => stop('SIGINT'))
+  process.on('SIGTERM', () => stop('SIGTERM'))
   try {
     sandbox = await startSandbox({
       port: opts.port,
@@ -94,6 +114,7 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     if (e instanceof ServeError || e instanceof StoreError) throw new CliError(e.message, EXIT.FAIL)
     throw e
   }
+  if (stopping) return shutdown(sandbox, stopping)
   const { url, engine, store } = sandbox
   const listening = viaListhen?.listening()
   for (const note of sandbox.recoveryNotes) process.stderr.write(`dcb: ${note}\n`)
@@ -153,21 +174,6 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     const { openBrowser } = await import('./listen.js')
     await openBrowser(consoleUrl, listening)
   }
-  let stopping = false
-  const stop = (signal: string) => {
-    if (stopping) return
-    stopping = true
-    if (!opts.quiet) process.stdout.write(`dcb: ${signal}: shutting down\n`)
-    sandbox
-      .close()
-      .then(() => process.exit(0))
-      .catch((e) => {
-        process.stderr.write(`dcb: shutdown failed: ${(e as Error).message}\n`)
-        process.exit(EXIT.FAIL)
-      })
-  }
-  process.on('SIGINT', () => stop('SIGINT'))
-  process.on('SIGTERM', () => stop('SIGTERM'))
 }
 
 /** The warning of a server reachable from other machines: what they can reach, and what guards it. */

@@ -3,8 +3,11 @@
  * the default session and of named ones) ends every stream cleanly, as the server's own close, not
  * by the cut of connections that linger, and the process exits 0.
  */
+import { readFileSync } from 'node:fs'
 import http from 'node:http'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { tempDir } from '../helpers.js'
 import { serve, type Served } from './run.js'
 
 /** Opens a live stream; resolves once its `hello` arrived, with a promise of how the stream ended. */
@@ -30,6 +33,7 @@ function stream(url: string, headers: Record<string, string> = {}): Promise<{ en
 }
 
 describe('dcb serve shutdown', () => {
+  const tmp = tempDir()
   let server: Served | undefined
   afterEach(async () => {
     await server?.stop('SIGKILL')
@@ -46,4 +50,18 @@ describe('dcb serve shutdown', () => {
     expect(await Promise.all(streams.map((s) => s.ended))).toEqual(['clean', 'clean', 'clean'])
     expect(await code).toBe(0)
   }, 20_000)
+
+  it('installs its SIGTERM and SIGINT handlers before it says it is ready: a SIGTERM the moment the URL is printed is a graceful close', async () => {
+    const trace = join(tmp.dir, 'signals.trace')
+    const data = join(tmp.dir, 'signals.json')
+    server = await serve(['--data', data], { env: { DCB_TRACE_FILE: trace, NODE_OPTIONS: `--import=${join(import.meta.dirname, 'trace-signals.mjs')}` } })
+    const order = readFileSync(trace, 'utf8').trim().split('\n')
+    expect(order.indexOf('ready')).toBeGreaterThan(-1)
+    expect(order.indexOf('handler SIGTERM')).toBeGreaterThan(-1)
+    expect(order.indexOf('handler SIGTERM')).toBeLessThan(order.indexOf('ready'))
+    expect(order.indexOf('handler SIGINT')).toBeLessThan(order.indexOf('ready'))
+    expect(await server.stop('SIGTERM')).toBe(0)
+    expect(server.output()).toContain('SIGTERM: shutting down')
+    server = undefined
+  })
 })
