@@ -2,7 +2,7 @@ import { cpSync } from 'node:fs'
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: { cli: 'src/cli/main.ts', index: 'src/index.ts', msw: 'src/msw.ts' },
+  entry: { cli: 'src/cli/main.ts', index: 'src/index.ts', msw: 'src/msw.ts', 'check-world': 'src/world/check-shipped.ts' },
   format: ['esm'],
   target: 'node20',
   platform: 'node',

@@ -48,7 +48,12 @@ function nodeBinary() {
 
 /** The package's files the program reads at run time, by their path in the package (src/assets.ts). */
 function assets() {
-  const files = { 'package.json': join(ROOT, 'package.json'), 'fixtures/world.json': join(ROOT, 'fixtures', 'world.json') }
+  const files = {
+    'package.json': join(ROOT, 'package.json'),
+    'fixtures/world.json': join(ROOT, 'fixtures', 'world.json'),
+    // The default world as the build checked it (npm run build): the executable does not check it at start either.
+    'dist/world.checked.json': join(ROOT, 'dist', 'world.checked.json'),
+  }
   for (const name of readdirSync(join(ROOT, 'src', 'console'))) files[`console/${name}`] = join(ROOT, 'src', 'console', name)
   return files
 }

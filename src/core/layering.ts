@@ -37,6 +37,8 @@ export function jsonPath(path: readonly PropertyKey[]): string {
 export interface LayerInput {
   source: string
   data: unknown
+  /** What the schema made of `data`, when it was checked already (the shipped world, at build time). */
+  checked?: Layer
 }
 
 /** Where each record and rule came from: the sources that gave it, first to last. */
@@ -86,10 +88,15 @@ export function extendsNothing(data: unknown): boolean {
 export function layerWorlds(inputs: LayerInput[]): LayerResult {
   const problems: string[] = []
   const layers: { source: string; doc: Layer }[] = []
-  for (const { source, data } of inputs) {
+  for (const { source, data, checked } of inputs) {
     const ext = data && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>).extends : undefined
     if (ext !== undefined && ext !== 'default' && ext !== 'none')
       problems.push(`${source}: $.extends: must be "default" or "none" (got ${JSON.stringify(ext)})`)
+    if (checked) {
+      duplicates(source, checked, problems)
+      layers.push({ source, doc: checked })
+      continue
+    }
     const parsed = LayerSchema.safeParse(data)
     if (!parsed.success) {
       for (const issue of parsed.error.issues) problems.push(`${source}: ${jsonPath(issue.path)}: ${issue.message}${got(data, issue.path)}`)

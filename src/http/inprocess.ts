@@ -6,7 +6,7 @@
  */
 import { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { BufferedResponse, wellFormed } from './buffered-response.js'
+import { bufferedResponse, wellFormed } from './buffered-response.js'
 
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void
 
@@ -315,7 +315,7 @@ export async function rawRequest(request: Request): Promise<RawRequest> {
 /** A fetch Response of what the listener answered. */
 export function toResponse(raw: RawResponse): Response {
   if (raw.body instanceof ReadableStream) return new Response(raw.body, { status: raw.status, statusText: raw.statusText, headers: raw.headers })
-  return new BufferedResponse(raw.status, raw.statusText, raw.headers, raw.body)
+  return bufferedResponse(raw.status, raw.statusText, raw.headers, raw.body)
 }
 
 /** What an in-process request carries, or undefined for one that came over a socket. */
