@@ -1,8 +1,9 @@
 /**
  * The write-ahead log both file stores share (the default data file's journal and the sessions'
  * shared journal), so a fix to how they write reaches both:
- * - Group commit: lines appended while a write is under way go out together, one write and one
- *   fdatasync for all of them; each append resolves once its line is durable.
+ * - Group commit: lines appended while a write is under way go out together, in one write that is
+ *   durable when it returns (the journal is opened O_DSYNC: one trip to the thread pool per group,
+ *   not a write and then an fdatasync); each append resolves once its line is durable.
  * - Checked writes: every byte is written or the write failed (a short write is a failed write).
  * - A failed write (ENOSPC, EIO, a failed fsync, anything) fails every transaction of its group and
  *   every one queued behind it (they were built on it): each is undone in memory, the latest first,
@@ -11,7 +12,7 @@
  * - Generations: compaction starts a new journal file and writes snapshots; journals it replaces
  *   are removed only after those are durable and read back whole.
  */
-import { closeSync, fsyncSync, openSync } from 'node:fs'
+import { closeSync, constants, fsyncSync, openSync } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { StoreError } from './types.js'
 
@@ -76,6 +77,9 @@ interface Waiter {
   undo: (() => void) | undefined
 }
 
+/** Appends, each write durable (data and what reading it back needs) when it returns. */
+const APPEND_DSYNC = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC
+
 export interface WalOptions {
   /** The journal file of generation `gen`. */
   pathOf: (gen: number) => string
@@ -121,7 +125,7 @@ export class WriteAheadLog {
 
   private async openSegment(gen: number): Promise<Segment> {
     const file = this.opts.pathOf(gen)
-    const handle = await open(file, 'a')
+    const handle = await open(file, this.opts.sync ? APPEND_DSYNC : 'a')
     try {
       return { handle, file, good: (await handle.stat()).size, dirty: false }
     } catch (e) {
@@ -158,8 +162,9 @@ export class WriteAheadLog {
           if (lines.length) {
             const data = Buffer.from(lines.join(''), 'utf8')
             try {
+              // Durable when it returns (O_DSYNC); a failed sync is a failed write (the seam says so after it).
               await writeAll(seg.handle, seg.file, data, this.opts.io)
-              if (this.opts.sync) await syncFile(seg.handle, seg.file, this.opts.io)
+              if (this.opts.sync) this.opts.io?.beforeSync?.(seg.file)
             } catch (e) {
               // Part of the data may be in the file: cut before the next write.
               seg.dirty = true
