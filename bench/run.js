@@ -238,26 +238,64 @@ async function consoleOpen() {
   log(results.figures.console)
 }
 
+/**
+ * Full OTP flows (Init, read the OTP, Verify) from 16 clients: the file store (each answer durable) and
+ * the in-memory store in paired rounds after a warm-up, with server CPU per flow; with BENCH_BASE the
+ * base checkout's file store in the same rounds (before / after).
+ */
 async function otpFlows() {
-  log('full OTP flows per second (file store, fsync per answer)')
-  const dcb = await start(['serve', '--port', '0', '--data', join(tmp, 'flows.json')])
+  const BASE = process.env.BENCH_BASE
+  const ROUNDS = 5
+  log(`full OTP flows per second: file store / in memory${BASE ? ' / the base file store' : ''}, ${ROUNDS} alternating rounds after a warm-up`)
+  const servers = [
+    ['file', await start(['serve', '--port', '0', '--data', join(tmp, 'flows.json')])],
+    ['memory', await start(['serve', '--port', '0', '--in-memory'])],
+  ]
+  if (BASE) servers.push(['base', await start(['serve', '--port', '0', '--data', join(tmp, 'flows-base.json')], join(BASE, 'bin', 'dcb.js'))])
+  const seconds = Math.max(2, Math.round(SECONDS / 2))
+  const tick = 1e6 / 100 // µs per clock tick (USER_HZ 100)
   let n = 0
-  let done = 0
-  const until = performance.now() + SECONDS * 1000
+  const runs = Object.fromEntries(servers.map(([k]) => [k, []]))
   const lat = []
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (performance.now() < until) {
-        const t = performance.now()
-        await subscribe(dcb.url, msisdnOf(n++))
-        lat.push(performance.now() - t)
-        done++
-      }
-    }),
-  )
-  await dcb.stop()
+  for (let round = 0; round <= ROUNDS; round++)
+    for (const [kind, s] of round % 2 ? [...servers].reverse() : servers) {
+      let done = 0
+      const t0 = cpuTicks(s.child.pid)
+      const until = performance.now() + seconds * 1000
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (performance.now() < until) {
+            const t = performance.now()
+            await subscribe(s.url, msisdnOf(n++))
+            if (kind === 'file' && round) lat.push(performance.now() - t)
+            done++
+          }
+        }),
+      )
+      if (round) runs[kind].push({ flows_s: done / seconds, cpu_us: ((cpuTicks(s.child.pid) - t0) * tick) / done })
+    }
+  for (const [, s] of servers) await s.stop()
   lat.sort((a, b) => a - b)
-  results.figures.otp_flows = { flows_s: Math.round(done / SECONDS), flow_p99_ms: Math.round(lat[Math.floor(lat.length * 0.99)] * 10) / 10, workers: 16 }
+  const ratio = (a, b) => runs[a].map((r, i) => Math.round((r.flows_s / runs[b][i].flows_s) * 100) / 100)
+  const mid = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]
+  results.figures.otp_flows = {
+    flows_s: median(runs.file.map((r) => r.flows_s)),
+    flow_p99_ms: Math.round(lat[Math.floor(lat.length * 0.99)] * 10) / 10,
+    workers: 16,
+    memory_flows_s: median(runs.memory.map((r) => r.flows_s)),
+    file_over_memory: mid(ratio('file', 'memory')),
+    rounds: ratio('file', 'memory'),
+    cpu_us: median(runs.file.map((r) => r.cpu_us)),
+    ...(BASE
+      ? {
+          base: {
+            flows_s: median(runs.base.map((r) => r.flows_s)),
+            cpu_us: median(runs.base.map((r) => r.cpu_us)),
+            after_over_before: mid(ratio('file', 'base')),
+          },
+        }
+      : {}),
+  }
   log(results.figures.otp_flows)
 }
 
@@ -342,35 +380,82 @@ async function library() {
   results.figures.library = await libraryFigures(ROOT, SECONDS, log)
 }
 
+/**
+ * Start-up side by side: time to ready of a bare node:http server, of `dcb serve` and (BENCH_BASE) of
+ * the base checkout's, started in turns (the order alternating), 9 times each; client commands' wall
+ * times the same way.
+ */
 async function startup() {
-  log('serve: time to ready, idle RSS; dcb status: process wall time')
-  const ready = []
+  const BASE = process.env.BENCH_BASE
+  log(`serve: time to ready beside bare node:http${BASE ? ' and the base' : ''}, idle RSS; dcb status / --help: process wall time`)
+  const kinds = [
+    ['bare', [], join(ROOT, 'bench', 'bare-server.js')],
+    ['dcb', ['serve', '--port', '0', '--in-memory'], BIN],
+  ]
+  if (BASE) kinds.push(['base', ['serve', '--port', '0', '--in-memory'], join(BASE, 'bin', 'dcb.js')])
+  const ready = Object.fromEntries(kinds.map(([k]) => [k, []]))
   let idle = 0
-  for (let k = 0; k < 5; k++) {
-    const s = await start(['serve', '--port', '0', '--in-memory'])
-    ready.push(s.readyMs)
-    if (k === 4) {
-      await new Promise((r) => setTimeout(r, 1500))
-      idle = rss(s.child.pid)
-      const id = await subscribe(s.url, '60123456001')
-      const walls = []
-      for (let j = 0; j < 10; j++) {
-        const t = performance.now()
-        execFileSync(process.execPath, [BIN, 'status', id, '--base-url', s.url], { stdio: 'ignore' })
-        walls.push(performance.now() - t)
+  for (let k = 0; k < 9; k++) {
+    for (const [kind, args, script] of k % 2 ? [...kinds].reverse() : kinds) {
+      const s = await start(args, script)
+      ready[kind].push(s.readyMs)
+      if (kind === 'dcb' && k === 8) {
+        await new Promise((r) => setTimeout(r, 1500)) // wall-clock: idle RSS once start-up's garbage is collected
+        idle = rss(s.child.pid)
       }
-      const help = []
-      for (let j = 0; j < 5; j++) {
-        const t = performance.now()
-        execFileSync(process.execPath, [BIN, '--help'], { stdio: 'ignore' })
-        help.push(performance.now() - t)
-      }
-      results.figures.cli = { status_wall_ms: median(walls), help_wall_ms: median(help) }
+      await s.stop()
     }
-    await s.stop()
   }
-  results.figures.serve = { ready_ms: median(ready), idle_rss_mib: Math.round(idle) }
+  const s = await start(['serve', '--port', '0', '--in-memory'])
+  const id = await subscribe(s.url, '60123456001')
+  const clients = Object.fromEntries(['dcb', ...(BASE ? ['base'] : [])].map((k) => [k, { status: [], help: [] }]))
+  for (let j = 0; j < 10; j++)
+    for (const [kind, bin] of [['dcb', BIN], ...(BASE ? [['base', join(BASE, 'bin', 'dcb.js')]] : [])]) {
+      let t = performance.now()
+      execFileSync(process.execPath, [bin, 'status', id, '--base-url', s.url], { stdio: 'ignore' })
+      clients[kind].status.push(performance.now() - t)
+      t = performance.now()
+      execFileSync(process.execPath, [bin, '--help'], { stdio: 'ignore' })
+      clients[kind].help.push(performance.now() - t)
+    }
+  await s.stop()
+  results.figures.cli = { status_wall_ms: median(clients.dcb.status), help_wall_ms: median(clients.dcb.help) }
+  if (BASE) results.figures.cli.base = { status_wall_ms: median(clients.base.status), help_wall_ms: median(clients.base.help) }
+  results.figures.serve = {
+    ready_ms: median(ready.dcb),
+    bare_ready_ms: median(ready.bare),
+    ratio: Math.round((median(ready.dcb) / median(ready.bare)) * 100) / 100,
+    idle_rss_mib: Math.round(idle),
+    ...(BASE ? { base_ready_ms: median(ready.base) } : {}),
+  }
   log(results.figures.serve, results.figures.cli)
+}
+
+/**
+ * Memory per record: RSS 2 s after 200,000 Inits sent one after another at the default caps (half to
+ * 200 handsets, half to new numbers), file store; with BENCH_BASE the base checkout's too, run at the
+ * same time on the other core.
+ */
+async function initsRss() {
+  const BASE = process.env.BENCH_BASE
+  const N = Number(process.env.BENCH_INITS ?? 200_000)
+  log(
+    `RSS 2 s after ${N.toLocaleString('en')} Inits one after another (half to 200 handsets, half to new numbers)${BASE ? ', dcb and the base side by side' : ''}`,
+  )
+  const run = async (script, file) => {
+    const s = await start(['serve', '--port', '0', '--data', join(tmp, file)], script)
+    for (let i = 0; i < N; i++) {
+      const r = await call(s.url, '/subscriptions/init', { msisdn: msisdnOf(i % 2 ? i % 200 : 1000 + i), service_code: 'STREAMPLUS', country_code: 'my' })
+      if (r.status !== 'SUCCESS') throw new Error(`Init ${i} answered ${JSON.stringify(r)}`)
+    }
+    await new Promise((r) => setTimeout(r, 2000)) // wall-clock: the figure is the RSS 2 s after the last Init
+    const mib = Math.round(rss(s.child.pid))
+    await s.stop()
+    return mib
+  }
+  const [after, before] = await Promise.all([run(BIN, 'inits.json'), BASE ? run(join(BASE, 'bin', 'dcb.js'), 'inits-base.json') : null])
+  results.figures.inits_rss = { inits: N, rss_mib: after, ...(before !== null ? { base_rss_mib: before } : {}) }
+  log(results.figures.inits_rss)
 }
 
 /** The single executable (npm run build:binary): size, serve time to ready and idle RSS, client wall times. */
@@ -540,8 +625,18 @@ function markdown() {
     rows.push(
       `| server CPU per Status call, console open / none (load average ${f.console.load_average.toFixed(1)} during the run) | ${f.console.with_cpu_us} / ${f.console.without_cpu_us} µs | |`,
     )
-  if (f.otp_flows)
-    rows.push(`| full OTP flows (init, read OTP, verify), 16 clients, fsync'd | ${f.otp_flows.flows_s} flows/s (p99 ${f.otp_flows.flow_p99_ms} ms) | |`)
+  if (f.otp_flows) {
+    const o = f.otp_flows
+    rows.push(`| full OTP flows (init, read OTP, verify), 16 clients, each answer durable | ${o.flows_s} flows/s (p99 ${o.flow_p99_ms} ms) | |`)
+    if (o.file_over_memory)
+      rows.push(
+        `| OTP flows, file store / in-memory store (median of ${o.rounds.length} paired rounds: ${o.rounds.join(', ')}) | ${o.flows_s} / ${o.memory_flows_s} flows/s = **${o.file_over_memory}** | >= 0.75 |`,
+      )
+    if (o.base)
+      rows.push(
+        `| server CPU per OTP flow, file store, before / after (same rounds; flows/s after / before ${o.base.after_over_before}) | ${o.base.cpu_us} / ${o.cpu_us} µs = **${Math.round((o.cpu_us / o.base.cpu_us) * 100) / 100}** | <= 0.67 (a third less) |`,
+      )
+  }
   if (f.write_p99)
     for (const [n, w] of Object.entries(f.write_p99))
       rows.push(
@@ -568,8 +663,20 @@ function markdown() {
       )
     rows.push(`| memory per empty session (1,000 sessions, heap after GC) | ${l.session_kb} KB | < 50 KB |`)
   }
-  if (f.serve) rows.push(`| dcb serve: time to ready / idle RSS | ${f.serve.ready_ms} ms / ${f.serve.idle_rss_mib} MiB | |`)
-  if (f.cli) rows.push(`| dcb status / dcb --help: process wall time | ${f.cli.status_wall_ms} ms / ${f.cli.help_wall_ms} ms | |`)
+  if (f.inits_rss)
+    rows.push(
+      `| RSS 2 s after ${f.inits_rss.inits.toLocaleString('en')} Inits one after another (half to 200 handsets, half to new numbers), default caps${f.inits_rss.base_rss_mib ? `; before: ${f.inits_rss.base_rss_mib} MiB` : ''} | ${f.inits_rss.rss_mib} MiB | < 180 MiB |`,
+    )
+  if (f.serve)
+    rows.push(
+      f.serve.bare_ready_ms
+        ? `| dcb serve: time to ready / a bare node:http server's, started in turns (median of 9 each)${f.serve.base_ready_ms ? `; before: ${f.serve.base_ready_ms} ms` : ''}; idle RSS | ${f.serve.ready_ms} / ${f.serve.bare_ready_ms} ms = **${f.serve.ratio}x**; ${f.serve.idle_rss_mib} MiB | <= 2x |`
+        : `| dcb serve: time to ready / idle RSS | ${f.serve.ready_ms} ms / ${f.serve.idle_rss_mib} MiB | |`,
+    )
+  if (f.cli)
+    rows.push(
+      `| dcb status / dcb --help: process wall time${f.cli.base ? ` (before: ${f.cli.base.status_wall_ms} / ${f.cli.base.help_wall_ms} ms)` : ''} | ${f.cli.status_wall_ms} ms / ${f.cli.help_wall_ms} ms | no slower than before |`,
+    )
   if (f.binary)
     rows.push(
       `| single executable (dist/dcb-linux-x64, ${f.binary.size_mib} MiB): serve time to ready / idle RSS; dcb status / dcb --help wall time | ${f.binary.ready_ms} ms / ${f.binary.idle_rss_mib} MiB; ${f.binary.status_wall_ms} ms / ${f.binary.help_wall_ms} ms | |`,
@@ -633,6 +740,7 @@ const stages = {
   binary,
   advance: advanceYear,
   memory: memoryOverMillion,
+  inits: initsRss,
 }
 try {
   for (const name of only) if (!(name in stages)) throw new Error(`unknown stage "${name}" (stages: ${Object.keys(stages).join(', ')})`)

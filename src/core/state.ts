@@ -199,9 +199,10 @@ export class State {
       set.add(rec.id)
     } else if (change.c === 'sms' && !had) {
       const rec = change.v as SmsRecord
-      let list = this.smsByMsisdn.get(rec.msisdn)
-      if (!list) this.smsByMsisdn.set(rec.msisdn, (list = []))
-      list.push(rec.id)
+      const list = this.smsByMsisdn.get(rec.msisdn)
+      // A handset's first message: an array of exactly one (`[]` then push reserves 17 slots).
+      if (!list) this.smsByMsisdn.set(rec.msisdn, [rec.id])
+      else list.push(rec.id)
       this.smsOrder.push(rec.id)
       if (rec.n > this.smsSeq) this.smsSeq = rec.n
     }
