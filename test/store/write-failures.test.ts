@@ -126,6 +126,27 @@ describe('a write that cannot be made durable', () => {
     expect(ok.body.events.map((e: any) => e.type)).toEqual(['renewed'])
   })
 
+  it('a consent approval that cannot be written answers the page 503 "Not saved" and subscribes nobody; approved again once writing works', async () => {
+    const init = await c.api('/subscriptions/init', { msisdn: '359881234060', service_code: 'STREAMPLUS', country_code: 'bg' })
+    const consent = init.body.payload.redirect_url as string
+    expect(consent).toContain('/consent/')
+    const approve = () =>
+      fetch(consent, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'action=approve' })
+    f.write = journal
+    const refused = await approve()
+    expect(refused.status).toBe(503)
+    const page = await refused.text()
+    expect(page).toContain('Not saved')
+    expect(page).toContain('ENOSPC')
+    expect(page).toContain('nothing was changed')
+    expect((await c.control('/subscriptions?msisdn=359881234060')).body.subscriptions).toEqual([])
+    f.write = null
+    const approved = await approve()
+    expect(approved.status).toBe(303)
+    expect(new URL(approved.headers.get('location')!, c.url).searchParams.get('status')).toBe('SUCCESS')
+    expect((await c.control('/subscriptions?msisdn=359881234060')).body.subscriptions.map((s: any) => s.status)).toEqual(['ACTIVE'])
+  })
+
   it('a failed group fails every transaction in it and queued behind it; none leaves a trace; the journal has no torn or half line after', async () => {
     await c.subscribe('60123456004')
     f.short = journal
