@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { relative } from 'node:path'
 import chalk from 'chalk'
-import { DEFAULT_HOST, DEMO_API_KEY } from '../contract/defaults.js'
-import { FixtureError } from '../world/load.js'
+import module from 'node:module'
+import { DEFAULT_HOST, DEMO_API_KEY, DEFAULT_WORLD_FILE } from '../contract/defaults.js'
+import { defaultWorldPath, FixtureError } from '../world/load.js'
 import { allowIpProblem, ServeError, startSandbox } from '../server.js'
 import { StoreError } from '../store/types.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
@@ -137,7 +138,9 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     const ruleSources = engine.worldSources()?.rules ?? {}
     // Each file with the rules in force that it brought (a rule replaced by a later file counts there).
     const fileLines = sandbox.files.map((f, i) => {
-      const ids = rules.filter((r) => ruleSources[r.id] === shown(f)).map((r) => r.id)
+      // The default world's rules name it as in the package, wherever the server runs.
+      const source = f === defaultWorldPath() ? DEFAULT_WORLD_FILE : shown(f)
+      const ids = rules.filter((r) => ruleSources[r.id] === source).map((r) => r.id)
       const list = ids.length > 6 ? `${ids.slice(0, 4).join(', ')}, … ${ids.at(-1)}` : ids.join(', ')
       return `  ${i ? '          ' : 'fixtures: '}${shown(f)} (${ids.length} rule${ids.length === 1 ? '' : 's'}${ids.length ? `: ${list}` : ''})`
     })
@@ -168,6 +171,8 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     )
     if (opts.lan && listening) await listening.showQr()
   }
+  // Node 22+: the modules compiled so far go to the compile cache now (a server is seldom stopped gently).
+  ;(module as { flushCompileCache?: () => void }).flushCompileCache?.()
   if (opts.open && listening) {
     const consoleUrl = `${url}/`
     if (!opts.quiet) process.stdout.write(`  opening ${consoleUrl} in the default browser\n`)
