@@ -216,6 +216,12 @@ describe("the default world's rule sources", () => {
       expect(new Set(rules.map((r: { source: string }) => r.source))).toEqual(new Set(['fixtures/world.json']))
       const human = await dcb(['world'], { env: { DCB_BASE_URL: elsewhere.url }, cwd: tmp.dir })
       expect(human.stdout).toContain('demo: 2 API keys; allowlist 127.0.0.0/8, ::1  (fixtures/world.json)')
+      // The banner counts the default world's rules there too (it said 0 outside the package folder).
+      const line = elsewhere
+        .output()
+        .split('\n')
+        .find((l) => l.includes('fixtures: '))!
+      expect(line).toMatch(new RegExp(`fixtures: .*world\\.json \\(${rules.length} rules: ok-000-099, `))
     } finally {
       await elsewhere.stop()
     }
