@@ -11,6 +11,14 @@ export interface ServeOptions {
   /** The data file (default `.dcb/sandbox.json`); ignored with `inMemory`. */
   data?: string
   inMemory?: boolean
+  /**
+   * A PostgreSQL URL (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`): the whole state lives in that
+   * database, which any number of servers with the same URL and world share as one sandbox. Not
+   * with `data` or `inMemory`.
+   */
+  store?: string
+  /** With `store`: make this server's world the database's (its fixtures changed on purpose). */
+  replaceWorld?: boolean
   /** Fixture files layered on the default world. */
   fixtures?: string[]
   /** A world object instead of files (the library and tests). */

@@ -18,10 +18,10 @@ export type { ServeOptions } from './serve-options.js'
 import { createSandboxApp, type SandboxApp } from './http/app.js'
 import { compileTrust, isLoopback, normalizeIp, TrustProxyError } from './http/ip.js'
 import { envelope, fail } from './core/outcomes.js'
-import { Host } from './runtime/host.js'
+import { DEFAULT_SESSION, Host } from './runtime/host.js'
 import { FileStore } from './store/file.js'
 import { MemoryStore } from './store/memory.js'
-import type { Store } from './store/types.js'
+import type { SessionStores, Store } from './store/types.js'
 import type { StoreIo } from './store/wal.js'
 import { version } from './version.js'
 import { yieldToEventLoop } from './yield.js'
@@ -115,10 +115,18 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     if (e instanceof TrustProxyError) throw new ServeError(e.message)
     throw e
   }
-  const store: Store = opts.inMemory ? new MemoryStore() : new FileStore(opts.data ?? DEFAULT_DATA_FILE, { compactBytes: opts.compactBytes, io: opts.storeIo })
-  const state = new State()
-  // Reads and checks the data files and takes the lock, writing nothing (that waits until the port is ours).
-  await store.load(state)
+  if (opts.store !== undefined && (opts.inMemory || opts.data !== undefined))
+    throw new ServeError(`--store keeps the state in a database: it goes with neither --data nor --in-memory`)
+  // A shared database: connected, its tables made or upgraded and its world checked now (a refusal writes nothing).
+  const shared = opts.store !== undefined ? await openShared(opts.store, world, opts.replaceWorld) : undefined
+  let store: Store
+  let state = new State()
+  if (shared) ({ store, state } = await shared.db.session(DEFAULT_SESSION))
+  else {
+    store = opts.inMemory ? new MemoryStore() : new FileStore(opts.data ?? DEFAULT_DATA_FILE, { compactBytes: opts.compactBytes, io: opts.storeIo })
+    // Reads and checks the data files and takes the lock, writing nothing (that waits until the port is ours).
+    await store.load(state)
+  }
   // A data file keeps its own clock: `clock` applies to a new one only (and to reset).
   const clockKept = clockStart !== undefined && state.meta.has(CLOCK)
   const host = opts.host ?? DEFAULT_HOST
@@ -147,6 +155,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
       store,
       state,
       folder: store instanceof FileStore ? Host.folderFor(store.path) : undefined,
+      sessionStores: shared?.sessions,
       journalSize: opts.journalSize,
       journalBytes: opts.journalBytes,
       maxSessions: opts.maxSessions,
@@ -172,6 +181,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     recoveryNotes.push(...(await sessions.loadStored()))
   } catch (e) {
     await store.abandon()
+    await shared?.db.close()
     throw e
   }
   // Requests that arrive while the server catches up wait for it (one flag on the hot path).
@@ -215,6 +225,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     }
   } catch (e) {
     await store.abandon()
+    await shared?.db.close()
     const code = (e as NodeJS.ErrnoException).code
     if (code === 'EADDRINUSE') throw new ServeError(`port ${port} on ${host} is already in use; stop what runs there or pick another --port`)
     if (code === 'EACCES') throw new ServeError(`no permission to listen on ${host}:${port}; pick a port above 1023`)
@@ -225,6 +236,12 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
   loopbackListener = isLoopback(normalizeIp(addr.address))
   const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
   url = `${protocol}://${shownHost}:${addr.port}`
+  if (shared) {
+    // What the other replicas do reaches this one: the console's streams and the list of sessions follow.
+    shared.db.onNotice = (payload) => sessions.notice(payload)
+    shared.db.onBack = () => void sessions.resync()
+    await shared.db.listen()
+  }
   try {
     await store.activate()
     // Events that fell due while the server was down run now, in order, once (in every session):
@@ -235,6 +252,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     server.close()
     server.closeAllConnections()
     await sessions.close().catch(() => {})
+    await shared?.db.close()
     throw e
   }
   ready = true
@@ -267,11 +285,31 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
         // Requests in flight get a moment to finish; then the rest is cut.
         setTimeout(() => server.closeAllConnections(), 3000).unref()
       })
-      await sessions.close()
+      try {
+        await sessions.close()
+      } finally {
+        await shared?.db.close()
+      }
     })())
 
   const engine = sessions.default.engine
   return { url, port: addr.port, host, engine, store, sessions, app, server, close, clockKept, files: loaded.files, recoveryNotes }
+}
+
+/** The shared database of `--store` and its sessions (loaded on first use, so the file store never loads `pg`). */
+async function openShared(url: string, world: World, replaceWorld: boolean | undefined) {
+  const { SharedDatabase } = await import('./store/postgres.js')
+  const db = await SharedDatabase.open({ url, world, replaceWorld })
+  const sessions: SessionStores = {
+    shared: true,
+    load: async () => [],
+    names: () => db.names(),
+    open: (name) => db.session(name),
+    drop: (name) => db.drop(name),
+    failure: () => db.failure(),
+    close: async () => {},
+  }
+  return { db, sessions }
 }
 
 /** A request Node could not parse (oversized headers, malformed): the envelope, where the socket can still take one. */

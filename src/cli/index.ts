@@ -44,6 +44,12 @@ program
   .option('--host <host>', 'address to listen on (default 127.0.0.1; with --lan 0.0.0.0)')
   .option('--data <file>', 'data file (snapshot + journal beside it)', DEFAULT_DATA_FILE)
   .option('--in-memory', 'keep nothing on disk')
+  .addOption(
+    new Option('--store <url>', 'keep the state in PostgreSQL (postgres://USER:PASSWORD@HOST:PORT/DATABASE): replicas with the same URL are one sandbox').env(
+      'DCB_STORE',
+    ),
+  )
+  .option('--replace-world', "with --store: make this server's world (fixtures) the database's")
   .option('--fixtures <path>', 'fixture file or folder layered on the default world (repeatable)', collect)
   .option(
     '--trust-proxy <list>',
@@ -76,7 +82,7 @@ program
   .option('--https', 'HTTPS with a self-signed certificate (via listhen; loopback unless --host)')
   .option('--open', 'open the console in the default browser ($BROWSER if set)')
   .option('--lan', 'listen on the LAN (0.0.0.0), print the LAN URL and a QR code; the control API needs the admin token (one is made up if none is given)')
-  .action(async (opts) => (await import('./serve.js')).serve(opts))
+  .action(async (opts, cmd: Command) => (await import('./serve.js')).serve({ ...opts, dataGiven: cmd.getOptionValueSource('data') === 'cli' }))
 
 program
   .command('seed')

@@ -12,7 +12,11 @@ interface ServeCliOptions {
   port: number
   host?: string
   data: string
+  /** --data was on the command line (not its default). */
+  dataGiven?: boolean
   inMemory?: boolean
+  store?: string
+  replaceWorld?: boolean
   fixtures?: string[]
   trustProxy?: string
   allowHost?: string[]
@@ -54,6 +58,17 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     if (!/^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(:\d+)?$/i.test(name.trim()))
       throw new CliError(`--allow-host ${JSON.stringify(name)} is not a host name (one name per --allow-host, no wildcards)`, EXIT.USAGE)
   }
+  if (opts.store !== undefined) {
+    if (opts.dataGiven || opts.inMemory)
+      throw new CliError(`--store keeps the state in PostgreSQL: it goes with neither ${opts.inMemory ? '--in-memory' : '--data'} (drop one)`, EXIT.USAGE)
+    const { describeUrl, SharedStoreError } = await import('../store/postgres.js')
+    try {
+      describeUrl(opts.store)
+    } catch (e) {
+      if (e instanceof SharedStoreError) throw new CliError(e.message, EXIT.USAGE)
+      throw e
+    }
+  } else if (opts.replaceWorld) throw new CliError('--replace-world goes with --store (the world of a shared database)', EXIT.USAGE)
   const host = opts.host ?? (opts.lan ? '0.0.0.0' : DEFAULT_HOST)
   if (opts.lan && /^(127\.|::1$|localhost$)/.test(host)) throw new CliError(`--lan listens on the LAN: drop --host ${host} or give a LAN address`, EXIT.USAGE)
   // On the LAN the control API needs the admin token: one is made up when none is given.
@@ -87,8 +102,10 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     sandbox = await startSandbox({
       port: opts.port,
       host,
-      data: opts.data,
+      data: opts.store === undefined ? opts.data : undefined,
       inMemory: opts.inMemory,
+      store: opts.store,
+      replaceWorld: opts.replaceWorld,
       fixtures: opts.fixtures,
       allowIps: cidrs,
       listen: viaListhen?.listen,
@@ -125,14 +142,19 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
   if (sandbox.clockKept) {
     const now = engine.clockView().now
     process.stderr.write(
-      `dcb: ${opts.data} keeps its own clock (now ${now}); --clock ${opts.clock} was not applied. To start over at that time: dcb reset --clock ${opts.clock}\n`,
+      `dcb: ${opts.store !== undefined ? 'the database' : opts.data} keeps its own clock (now ${now}); --clock ${opts.clock} was not applied. To start over at that time: dcb reset --clock ${opts.clock}\n`,
     )
   }
   // --quiet: one line, the URL (so --port 0 can be used from scripts); no banner, no QR code.
   if (opts.quiet) process.stdout.write(`${url}\n`)
   else {
     const info = store.info()
-    const where = store.kind === 'file' ? `${info.path} (${engine.state.subs.size} subscriptions)` : 'in memory (nothing is kept)'
+    const where =
+      store.kind === 'file'
+        ? `${info.path} (${engine.state.subs.size} subscriptions)`
+        : store.kind === 'postgres'
+          ? `PostgreSQL ${info.database}, schema version ${info.schema_version} (shared: ${engine.state.subs.size} subscriptions)`
+          : 'in memory (nothing is kept)'
     const shown = (f: string) => (relative(process.cwd(), f).startsWith('..') ? f : relative(process.cwd(), f))
     const rules = engine.world.world.rules
     const ruleSources = engine.worldSources()?.rules ?? {}

@@ -138,6 +138,7 @@ async function inBatches(ctx: EngineContext, batch: (tx: Tx, now: number) => boo
         `the server is shutting down: the clock move stopped at ${formatTimestamp(ctx.clock.now())}, every event up to there run; move it on after the restart`,
       )
     }
+    if (ctx.gate) await ctx.enterTurn()
     const done = ctx.transaction(batch, false)
     if (writing) await writing
     writing = done.durable

@@ -26,6 +26,11 @@ export interface EngineOptions {
    * else runs) and rejects.
    */
   persist?: (changes: Change[], undo?: () => void) => Promise<void>
+  /**
+   * A store that several processes share (PostgreSQL): every transaction runs inside one of its
+   * turns, on the state as the store has it. None: this process alone owns its state.
+   */
+  gate?: Gate
   /** Real time in epoch ms (tests inject a fake). */
   realNow?: () => number
   /** A number in [0, 1), for OTPs. */
@@ -57,6 +62,20 @@ export interface EngineOptions {
    * pending promises run (an engine with no host to serve, as in unit tests).
    */
   yieldToHost?: () => Promise<void>
+}
+
+/**
+ * The turns of a store that several processes share. A turn holds the store's lock; as it begins the
+ * state gets every change the other processes made (answered, so the engine can re-derive what it
+ * keeps beside the state and tell its listeners). Whoever entered runs its transaction at once (in
+ * the microtasks that follow); its `persist` joins the turn, whose changes are written together as
+ * it ends.
+ */
+export interface Gate {
+  /** Resolves once a transaction may run: this process holds the store's lock, its state is up to date. */
+  enter(): Promise<readonly Change[]>
+  /** Brings the state up to date without a lock (before a read: what any process wrote is seen). */
+  sync(): Promise<readonly Change[]>
 }
 
 export interface Limits {
@@ -92,6 +111,13 @@ export interface Budget {
   overTime?: () => boolean
 }
 
+/** A soft change as an update of the value a record has when it is written (see `EngineContext.soft`). */
+interface SoftUpdate {
+  c: 'counters' | 'meta'
+  id: string
+  update: (value: unknown) => unknown
+}
+
 export class EngineContext {
   readonly state: State
   readonly world: WorldIndex
@@ -118,10 +144,15 @@ export class EngineContext {
   /** Records changed by `soft` and not yet durable (collection and id; the value is read as it is written). */
   private readonly softPending = new Map<string, { c: 'counters' | 'meta'; id: string }>()
   private softWriting = false
+  /** With a gate: the soft changes not yet written, as updates (made in a turn, on the state as the store has it). */
+  private softUpdates: SoftUpdate[] = []
+  private softTurn: Promise<void> | null = null
+  readonly gate: Gate | undefined
 
   constructor(opts: EngineOptions) {
     this.state = opts.state ?? new State()
     this.persist = opts.persist ?? (async () => {})
+    this.gate = opts.gate
     this.clock = new Clock(this.state, opts.realNow ?? Date.now)
     this.random = opts.random ?? Math.random
     this.newId = opts.newId ?? randomUUID
@@ -222,12 +253,20 @@ export class EngineContext {
   }
 
   /**
-   * A change nobody waits for (what a read such as Status adds to the coverage counts): applied at
-   * once, written on its own soon after (all soft changes of a moment in one write). While writes
-   * fail it waits in memory and is written after the next write that works.
+   * A change nobody waits for (what a read such as Status adds to the coverage counts): `update`
+   * makes the record's next value from its value now (null: deleted). Applied at once, written on
+   * its own soon after (all soft changes of a moment in one write). While writes fail it waits in
+   * memory and is written after the next write that works. With a gate it is made in a turn of its
+   * own, on the state as the store has it then (another process may have counted meanwhile).
    */
-  soft(c: 'counters' | 'meta', id: string, v: number | null): void {
+  soft(c: 'counters' | 'meta', id: string, update: (value: unknown) => unknown): void {
+    if (this.gate) {
+      this.softUpdates.push({ c, id, update })
+      if (!this.softTurn) queueMicrotask(() => void this.writeSoftInTurn())
+      return
+    }
     const map = this.state[c] as Map<string, unknown>
+    const v = update(map.get(id))
     if (v === null) map.delete(id)
     else map.set(id, v)
     this.softPending.set(c + '|' + id, { c, id })
@@ -256,6 +295,62 @@ export class EngineContext {
     )
   }
 
+  /** The soft updates waiting, made in turns until none waits; kept for a later try when the store is away. */
+  private writeSoftInTurn(): Promise<void> {
+    return (this.softTurn ??= (async () => {
+      try {
+        while (this.softUpdates.length) {
+          try {
+            await this.enterTurn()
+          } catch {
+            return // the store is away: they wait for the next soft change or read
+          }
+          const updates = this.softUpdates
+          this.softUpdates = []
+          const done = this.transaction((tx) => {
+            const maps = this.state
+            for (const { c, id, update } of updates) {
+              const v = update((maps[c] as Map<string, unknown>).get(id))
+              if (v !== null) tx.put(c, id, v as never)
+              else if ((maps[c] as Map<string, unknown>).has(id)) tx.del(c, id)
+            }
+          }, false)
+          try {
+            await done.durable
+          } catch {
+            this.softUpdates = updates.concat(this.softUpdates)
+            return
+          }
+        }
+      } finally {
+        this.softTurn = null
+      }
+    })())
+  }
+
+  /** Resolves once the soft changes made so far are written (or could not be): a read that follows sees them. */
+  async softSettled(): Promise<void> {
+    if (this.softUpdates.length) await this.writeSoftInTurn()
+  }
+
+  /** With a gate: waits for a turn and takes in what the other processes changed. */
+  async enterTurn(): Promise<void> {
+    this.took(await this.gate!.enter())
+  }
+
+  /** With a gate: takes in what the other processes changed (no lock: before a read). */
+  async sync(): Promise<void> {
+    if (this.gate) this.took(await this.gate.sync())
+  }
+
+  /** Changes another process made, now in the state: what is derived from it is read anew, listeners hear them. */
+  private took(changes: readonly Change[]): void {
+    if (!changes.length) return
+    this.queue.rebuild()
+    this.ruleset.reload()
+    this.tell(changes)
+  }
+
   /**
    * Takes a transaction's changes back (its write failed). The store calls this for every
    * transaction of a failed write and those queued behind it, the latest first, so each one finds
@@ -281,6 +376,7 @@ export class EngineContext {
   /** `transaction` once no clock move runs, answered once its changes are durable (the control operations). */
   async write<T>(fn: (tx: Tx, now: number) => T, catchUp = true): Promise<T> {
     if (this.moving) await this.idle()
+    if (this.gate) await this.enterTurn()
     const done = this.transaction(fn, catchUp)
     if (done.durable) await done.durable
     return done.result

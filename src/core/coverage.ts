@@ -139,13 +139,12 @@ export class Coverage {
   private add(tx: Tx | null, merchant: string, id: string, now: number): void {
     const { state } = this.ctx
     const k = this.key(merchant, id)
-    const n = (state.counters.get(k) ?? 0) + 1
     if (tx) {
-      tx.put('counters', k, n)
+      tx.put('counters', k, (state.counters.get(k) ?? 0) + 1)
       if (!state.meta.has(COVERAGE_SINCE)) tx.put('meta', COVERAGE_SINCE, now)
     } else {
-      this.ctx.soft('counters', k, n)
-      if (!state.meta.has(COVERAGE_SINCE)) this.ctx.soft('meta', COVERAGE_SINCE, now)
+      this.ctx.soft('counters', k, addOne)
+      if (!state.meta.has(COVERAGE_SINCE)) this.ctx.soft('meta', COVERAGE_SINCE, (since) => since ?? now)
     }
   }
 
@@ -195,7 +194,7 @@ export class Coverage {
     if (!sub) return
     this.count(null, merchant, `status.${sub.status}`, now)
     const k = UNREC + sub.id
-    if (this.ctx.state.counters.has(k)) this.ctx.soft('counters', k, null)
+    if (this.ctx.state.counters.has(k)) this.ctx.soft('counters', k, toNull)
   }
 
   /** A subscription changed outside the merchant's calls (MO, consent, STOP, renewal failure, carrier): unreconciled until its next Status. */
@@ -304,3 +303,7 @@ const OUTCOME_SET = new Set<string>(COVERAGE_OUTCOMES)
 function isOutcome(id: string): id is CoverageOutcome {
   return OUTCOME_SET.has(id)
 }
+
+/** Soft updates (see `EngineContext.soft`): one more, and deleted. */
+const addOne = (n: unknown): number => ((n as number | undefined) ?? 0) + 1
+const toNull = (): null => null

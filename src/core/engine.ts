@@ -86,7 +86,8 @@ export class Engine {
     const renewals = new Renewals(ctx, this.subscriptions, this.inbox)
     ctx.runDueWith((tx, to, log, budget) => renewals.runDue(tx, to, log, budget))
     const start = opts.clockStart
-    if (start && !ctx.clock.started) void ctx.write((tx) => ctx.clock.start(tx, start), false).catch(() => {})
+    // Checked again as the write runs: with a shared store another process may have started the clock first.
+    if (start && !ctx.clock.started) void ctx.write((tx) => ctx.clock.started || ctx.clock.start(tx, start), false).catch(() => {})
   }
 
   get world(): WorldIndex {
@@ -131,8 +132,25 @@ export class Engine {
     this.ctx.interrupted = true
   }
 
+  /**
+   * With a store several processes share: resolves once this engine may run a transaction (its turn,
+   * the state up to date); `perform` then runs in it. Null when the engine owns its state alone (the
+   * hot path reads one field).
+   */
+  turn(): Promise<void> | null {
+    return this.ctx.gate ? this.ctx.enterTurn() : null
+  }
+
+  /** With a store several processes share: the state gets what they wrote (before a read); its own soft changes are written. */
+  async sync(): Promise<void> {
+    if (!this.ctx.gate) return
+    await this.ctx.softSettled()
+    await this.ctx.sync()
+  }
+
   /** Runs the events due by now; answers how many ran. */
   async catchUp(): Promise<number> {
+    if (this.ctx.gate) await this.ctx.sync()
     const mark = this.coverage.mark()
     const ran = await catchUp(this.ctx)
     // Findings of a catch-up no call asked for have no journal entry to point at.

@@ -82,7 +82,16 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   /** A session for a request that passed its checks: open, or made now (a full host is SESSION_LIMIT). */
   const sessions = { peek: (name: string) => host.peek(name), open: async (name: string) => host.get(name) }
   const merchant = createMerchantHandler({ world: host.default.engine.world, sessions, trustProxy, failurePayload, reasons, baseUrl, onError })
-  const control = createControlHandler({ sessions, trustProxy, adminToken: opts.adminToken, hostLocal: hostIsLocal, storeFailure: opts.storeFailure, onError })
+  // A control call reads: with a shared store the session first takes in what the other processes wrote.
+  const controlSessions = host.sharedStore ? { peek: () => undefined, open: async (name: string) => host.get(name) } : sessions
+  const control = createControlHandler({
+    sessions: controlSessions,
+    trustProxy,
+    adminToken: opts.adminToken,
+    hostLocal: hostIsLocal,
+    storeFailure: opts.storeFailure,
+    onError,
+  })
   const sessionControl = sessionRoutes(host, (req) => checkControlAccess(req, { trustProxy, adminToken: opts.adminToken, hostLocal: hostIsLocal }))
 
   /**
@@ -201,6 +210,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
         const name = sessionName(req, res, false)
         if (name === null) return
         // A consent page never makes a session: one not open is looked up by the consent id, as without the header.
+        if (host.sharedStore) await host.resync()
         const session = (req.headers['x-dcb-session'] !== undefined && host.peek(name)) || consentSession(id)
         return consentPage(session.engine, req, res, id, session.journal, trustProxy, reasons)
       }

@@ -214,6 +214,12 @@ export function createMerchantHandler(ctx: MerchantContext) {
         const run = (engine: Engine): void => {
           const busy = engine.busy
           if (busy) return void busy.then(() => run(engine)).catch(crash)
+          // A store other processes share: the call runs in a turn of it (null: this process owns its state).
+          const turn = engine.turn()
+          if (turn) return void turn.then(() => perform(engine), notStored)
+          perform(engine)
+        }
+        const perform = (engine: Engine): void => {
           const { result, durable } = engine.perform(m, call)
           if (!durable) return answer(result)
           durable.then(() => answer(result), notStored)

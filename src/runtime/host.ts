@@ -12,7 +12,7 @@ import { SandboxError } from '../core/errors.js'
 import { State } from '../core/state.js'
 import { MemoryStore } from '../store/memory.js'
 import { SessionJournal } from '../store/session-journal.js'
-import { StoreError, type Store } from '../store/types.js'
+import { StoreError, type SessionStores, type Store } from '../store/types.js'
 import type { StoreIo } from '../store/wal.js'
 import type { LiveHubOptions } from './live.js'
 import { JournalBudget } from './request-log.js'
@@ -35,6 +35,8 @@ export interface HostOptions {
   state?: State
   /** Where named sessions are stored: a folder of data files, or nothing for memory. */
   folder?: string
+  /** Where named sessions are stored, when not a folder (a database several processes share). */
+  sessionStores?: SessionStores
   journalSize?: number
   /** Bytes of request bodies the request journals of all sessions keep together (default 32 MiB). */
   journalBytes?: number
@@ -54,15 +56,16 @@ export class Host {
   readonly default: Session
   private readonly sessions = new Map<string, Session>()
   private readonly opening = new Map<string, Promise<Session>>()
-  /** The named sessions' shared store on disk (none in memory), read back on first use. */
-  private readonly journal: SessionJournal | undefined
+  /** Where the named sessions are stored (none in memory). */
+  private readonly stores: SessionStores | undefined
   private stored: Promise<string[]> | undefined
   private readonly budget: JournalBudget
   /** What every session's engine is made with (the world as the default session indexed it). */
   private shared: HostOptions['engine']
 
   constructor(private readonly opts: HostOptions) {
-    this.journal = opts.folder ? new SessionJournal(opts.folder, { compactBytes: opts.compactBytes, io: opts.storeIo }) : undefined
+    this.stores =
+      opts.sessionStores ?? (opts.folder ? fileSessions(new SessionJournal(opts.folder, { compactBytes: opts.compactBytes, io: opts.storeIo })) : undefined)
     this.budget = new JournalBudget(opts.journalBytes)
     this.shared = opts.engine
     this.default = this.build(DEFAULT_SESSION, opts.state ?? new State(), opts.store ?? new MemoryStore())
@@ -77,7 +80,7 @@ export class Host {
 
   private build(name: string, state: State, store: Store): Session {
     const o = this.opts
-    return createSession({
+    const session = createSession({
       name,
       state,
       store,
@@ -88,6 +91,13 @@ export class Host {
       storeInfo: o.storeInfo,
       live: o.live,
     })
+    store.attach?.(session.journal)
+    return session
+  }
+
+  /** Whether the sessions are shared with other processes (a database): reads take in what they wrote first. */
+  get sharedStore(): boolean {
+    return this.stores?.shared ?? false
   }
 
   /** How many named sessions are open. */
@@ -108,7 +118,7 @@ export class Host {
   /** The session `name`, made on first use; a bad name or a full host is a SandboxError (BAD_REQUEST or SESSION_LIMIT). */
   get(name: string): Session | Promise<Session> {
     const have = this.peek(name)
-    if (have) return have
+    if (have) return this.sharedStore ? syncOf(have) : have
     if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `X-DCB-Session must be 1-64 characters of A-Z a-z 0-9 . _ -`)
     const pending = this.opening.get(name)
     if (pending) return pending
@@ -117,17 +127,15 @@ export class Host {
       throw new SandboxError('SESSION_LIMIT', `the server holds its limit of ${max} sessions (--max-sessions); delete one with DELETE /_sandbox/sessions/NAME`)
     const p = this.open(name).finally(() => this.opening.delete(name))
     this.opening.set(name, p)
-    return p
+    return this.shared ? p.then(syncOf) : p
   }
 
   private async open(name: string): Promise<Session> {
     let store: Store
     let state: State
-    if (this.journal) {
+    if (this.stores) {
       await this.storedNames()
-      const s = await this.journal.store(name)
-      store = s
-      state = s.state
+      ;({ store, state } = await this.stores.open(name))
     } else {
       store = new MemoryStore()
       state = new State()
@@ -145,14 +153,53 @@ export class Host {
    * file refuses the start and changes nothing). Answers what recovery has to say (a torn line dropped).
    */
   async loadStored(): Promise<string[]> {
-    if (!this.journal) return []
-    await this.journal.load()
-    return this.journal.recovered.notes
+    return this.stores ? this.stores.load() : []
   }
 
-  /** The sessions stored on disk (reading the folder back once). */
+  /** The sessions stored (a folder is read back once; a shared database is asked each time). */
   private storedNames(): Promise<string[]> {
-    return (this.stored ??= this.journal ? this.journal.open() : Promise.resolve([]))
+    if (this.stores?.shared) return this.stores.names()
+    return (this.stored ??= this.stores ? this.stores.names() : Promise.resolve([]))
+  }
+
+  /**
+   * Shared sessions: opens those another process made and forgets those it deleted, so the list is
+   * the database's. Nothing to do otherwise.
+   */
+  async syncSessions(): Promise<void> {
+    if (!this.sharedStore) return
+    const names = new Set(await this.storedNames())
+    for (const name of names) if (!this.sessions.has(name)) await this.get(name)
+    for (const [name, s] of this.sessions) if (!names.has(name) && !this.opening.has(name)) this.forget(name, s)
+  }
+
+  /** What another process did to the shared sessions (a notice of the database). */
+  notice(payload: string): void {
+    const kind = payload[0]
+    const name = payload.slice(payload[1] === ' ' ? 2 : 1)
+    if (kind === 'S' && payload[1] === '-') {
+      const s = this.sessions.get(name)
+      if (s) this.forget(name, s)
+      return
+    }
+    if (kind === 'S') return void Promise.resolve(this.get(name)).catch(() => {})
+    const s = this.peek(name)
+    // Only a session someone watches (the console's stream) follows at once; others catch up when next asked.
+    if (!s?.watched()) return
+    if (kind === 'C') void s.engine.sync().catch(() => {})
+    else if (kind === 'R') void s.store.refreshJournal?.().catch(() => {})
+  }
+
+  /** Forgets a session here (deleted in the shared database by another process). */
+  private forget(name: string, s: Session): void {
+    this.sessions.delete(name)
+    this.budget.release(s.journal)
+    void s.close().catch(() => {})
+  }
+
+  /** Shared sessions: every open one takes in what was missed (the database was away). */
+  async resync(): Promise<void> {
+    for (const s of this.all()) await syncOf(s).catch(() => {})
   }
 
   /** Opens every stored session (at start-up). */
@@ -169,7 +216,7 @@ export class Host {
     const s = this.sessions.get(name)
     if (!s) return false
     // Dropped on disk first: a drop that cannot be written keeps the session (StoreError).
-    await this.journal?.drop(name)
+    await this.stores?.drop(name)
     if (this.sessions.get(name) !== s) return true
     this.sessions.delete(name)
     this.budget.release(s.journal)
@@ -179,6 +226,7 @@ export class Host {
 
   /** Runs what fell due in every session (the server's timer). */
   async catchUp(): Promise<void> {
+    if (this.sharedStore) await this.syncSessions().catch(() => {})
     for (const s of this.all()) await s.engine.catchUp()
   }
 
@@ -199,7 +247,7 @@ export class Host {
 
   /** The error writes of the sessions answer while they fail, or null. */
   failure(): Error | null {
-    return this.journal?.failure() ?? null
+    return this.stores?.failure() ?? null
   }
 
   /** Closes every session (streams and stores, the default one's last) and the shared journal: a snapshot of every
@@ -212,10 +260,36 @@ export class Host {
     const closing = async () => {
       await Promise.all(named.map((s) => s.close()))
       if (this.stored) await this.stored.catch(() => {})
-      await this.journal?.close()
+      await this.stores?.close()
     }
     const failed = (await Promise.allSettled([closing(), this.default.close()])).flatMap((r) => (r.status === 'rejected' ? [r.reason as Error] : []))
     if (failed.length)
       throw new StoreError(`${failed.map((e) => e.message).join('; ')}; the journals are kept: the next start recovers every acknowledged write from them`)
+  }
+}
+
+/** A shared session, once it took in what the other processes wrote (its journal too). */
+async function syncOf(s: Session): Promise<Session> {
+  await s.engine.sync()
+  await s.store.refreshJournal?.()
+  return s
+}
+
+/** The named sessions in the data folder's shared journal. */
+function fileSessions(journal: SessionJournal): SessionStores {
+  return {
+    shared: false,
+    load: async () => {
+      await journal.load()
+      return journal.recovered.notes
+    },
+    names: () => journal.open(),
+    open: async (name) => {
+      const store = await journal.store(name)
+      return { store, state: store.state }
+    },
+    drop: (name) => journal.drop(name),
+    failure: () => journal.failure(),
+    close: () => journal.close(),
   }
 }

@@ -87,6 +87,17 @@ export class JournalBudget {
   }
 }
 
+/**
+ * Where the entries of a journal that several processes share go (a shared store): `add` hands them
+ * to it, and the journal holds what it is given back by `mirror`, in the order the store numbered
+ * them (every process's entries, the same ids everywhere).
+ */
+export interface JournalFeed {
+  write(entry: JournalRecord): void
+  /** The journal was cleared (a reset): the store forgets the entries too. */
+  clear(): void
+}
+
 export class RequestJournal {
   private readonly ring: (Stored | undefined)[]
   private readonly seqs: number[]
@@ -113,10 +124,27 @@ export class RequestJournal {
     return this.budget.limit
   }
 
-  /** Adds an entry; answers its id. */
+  /** Set when the journal is shared by several processes (see `JournalFeed`). */
+  feed: JournalFeed | null = null
+
+  /** Adds an entry; answers its id (0 when a shared store numbers it later). */
   add(e: JournalRecord): number {
-    const entry = e as Stored
-    entry.id = this.next++
+    if (this.feed) {
+      this.feed.write(e)
+      return 0
+    }
+    return this.keep(e as Stored, this.next)
+  }
+
+  /** An entry of a shared journal, as the store numbered it (ids only grow). */
+  mirror(e: JournalRecord, id: number): void {
+    if (id < this.next) return
+    this.keep(e as Stored, id)
+  }
+
+  private keep(entry: Stored, id: number): number {
+    entry.id = id
+    this.next = id + 1
     const slot = entry.id % this.ring.length
     const old = this.ring[slot]
     if (old) this.forget(old)
@@ -186,6 +214,12 @@ export class RequestJournal {
   }
 
   clear(): void {
+    this.feed?.clear()
+    this.forgetAll()
+  }
+
+  /** Forgets every entry here (a shared journal cleared by another process). */
+  forgetAll(): void {
     this.ring.fill(undefined)
     this.first = this.next
     this.budget.bytes -= this.bytes

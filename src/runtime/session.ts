@@ -23,6 +23,8 @@ export interface Session {
   readonly operations: ControlOperations
   /** The console's live stream of this session (made on first use). */
   live(): LiveHub
+  /** Whether a live stream of it has clients now. */
+  watched(): boolean
   /** Ends the live streams' clients (the server shuts down, or the session is dropped). */
   closeStreams(): void
   /** Ends the streams and closes the store. */
@@ -47,7 +49,7 @@ export interface SessionSpec {
 
 export function createSession(spec: SessionSpec): Session {
   const { store } = spec
-  const engine = new Engine({ ...spec.engine, state: spec.state, persist: (changes, undo) => store.append(changes, undo) })
+  const engine = new Engine({ ...spec.engine, state: spec.state, gate: store.gate, persist: (changes, undo) => store.append(changes, undo) })
   const journal = new RequestJournal(spec.journalSize ?? 1000, spec.journalBudget)
   const operations = createControlOperations({ engine, journal, version: spec.version, storeInfo: spec.storeInfo })
   let hub: LiveHub | undefined
@@ -59,6 +61,7 @@ export function createSession(spec: SessionSpec): Session {
     journal,
     operations,
     live: () => (hub ??= new LiveHub(engine, journal, spec.live)),
+    watched: () => (hub?.clientCount ?? 0) > 0,
     closeStreams,
     async close() {
       closeStreams()

@@ -1,11 +1,13 @@
+import type { Gate } from '../core/context.js'
 import type { Change, State } from '../core/state.js'
+import type { RequestJournal } from '../runtime/request-log.js'
 
 /**
  * Persistence behind the engine. The engine applies changes to its in-memory state and hands them
  * to `append`, which serialises them at once and resolves when they are durable.
  */
 export interface Store {
-  readonly kind: 'memory' | 'file'
+  readonly kind: 'memory' | 'file' | 'postgres'
   /** Loads what was persisted into `state` (replaying the journal after a crash): `load` then `activate`. */
   open(state: State): Promise<void>
   /** The read half of `open`: loads and checks, takes the data file, writes nothing. */
@@ -27,6 +29,30 @@ export interface Store {
   /** Flushes, writes a compact snapshot where it has one, releases the data file. */
   close(): Promise<void>
   info(): Record<string, unknown>
+  /** A store several processes share: the engine runs every transaction in a turn of it. */
+  readonly gate?: Gate
+  /** A store several processes share: the session's request journal holds every process's entries through it. */
+  attach?(journal: RequestJournal): void
+  /** A store several processes share: the journal gets what the others wrote. */
+  refreshJournal?(): Promise<void>
+}
+
+/**
+ * Where a host keeps its named sessions: the data folder's shared journal, a database several
+ * processes share, or nowhere (memory: none).
+ */
+export interface SessionStores {
+  /** Several processes share them: a read first takes in what the others wrote, and the list of sessions is theirs too. */
+  readonly shared: boolean
+  /** Reads and checks what is stored, writing nothing; answers what recovery has to say. */
+  load(): Promise<string[]>
+  /** The named sessions stored. */
+  names(): Promise<string[]>
+  /** A session's store and its state as stored (made when new). */
+  open(name: string): Promise<{ store: Store; state: State }>
+  drop(name: string): Promise<void>
+  failure(): Error | null
+  close(): Promise<void>
 }
 
 export class StoreError extends Error {

@@ -1,0 +1,331 @@
+/**
+ * One session's state in a PostgreSQL database that several `dcb serve` replicas share. The state
+ * is a log of changes per session (`dcb_changes`, numbered by `seq`) over an occasional snapshot
+ * (`dcb_snapshots`); each replica keeps the state in memory as a cache of that log.
+ *
+ * A write runs in a turn (the engine's `Gate`): the replica takes the session's advisory lock in a
+ * database transaction, reads the changes the other replicas committed since its last one, runs the
+ * engine's transactions (every one of this replica that waited, so a turn commits a group), then
+ * writes their changes as the next entry of the log and commits, which releases the lock. Every
+ * change thus runs on the state every earlier one made, whichever replica made it: an OTP, a renewal
+ * or a retry is decided once. A read first takes in what was committed (no lock).
+ */
+import type pg from 'pg'
+import type { Gate } from '../core/context.js'
+import type { Change, State } from '../core/state.js'
+import type { JournalFeed, JournalRecord, RequestJournal } from '../runtime/request-log.js'
+import { StoreError, type Store } from './types.js'
+
+/** What a session store needs of the database (postgres.ts). */
+export interface SessionDatabase {
+  readonly pool: pg.Pool
+  /** `HOST:PORT/DATABASE`, for messages. */
+  readonly where: string
+  readonly schemaVersion: number
+  /** A database error as a StoreError naming the database (and the database marked away until a call works). */
+  failed(e: unknown): StoreError
+  /** A call to the database worked: it is back. */
+  worked(): void
+  failure(): Error | null
+  /** Entries of a journal go here; numbered by the database. */
+  writeRequests(session: string, entries: string[], capacity: number): Promise<void>
+  clearRequests(session: string): Promise<void>
+}
+
+/** The log is folded into a snapshot once it holds this many entries past the last one. */
+const SNAPSHOT_EVERY = 2000
+
+/** An SQL string literal (names are checked session names, values our own JSON). */
+export function literal(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`
+}
+
+interface Waiter {
+  write: boolean
+  resolve(changes: readonly Change[]): void
+  reject(e: Error): void
+}
+
+interface Row {
+  head: string | null
+  seq: string | null
+  changes: string | null
+}
+
+export class PostgresSessionStore implements Store, Gate, JournalFeed {
+  readonly kind = 'postgres' as const
+  private state!: State
+  /** The last entry of the log this replica's state has. */
+  private seq = 0
+  private snapshotSeq = 0
+  private waiting: Waiter[] = []
+  private busy = false
+  /** The turn running now: the changes its transactions made and how to take each back. */
+  private turn: { changes: Change[]; undos: (() => void)[]; done: Promise<void>; settle: (e?: Error) => void } | null = null
+  private journal: RequestJournal | null = null
+  private pendingRequests: string[] = []
+  private requestsWriting: Promise<void> | null = null
+  private closed = false
+
+  constructor(
+    private readonly db: SessionDatabase,
+    readonly name: string,
+  ) {}
+
+  // ------------------------------------------------------------ Store
+
+  async open(state: State): Promise<void> {
+    await this.load(state)
+  }
+
+  /** Reads the snapshot and the log after it into `state`. */
+  async load(state: State): Promise<void> {
+    this.state = state
+    await this.reload()
+  }
+
+  async activate(): Promise<void> {}
+  async abandon(): Promise<void> {}
+
+  /** A transaction's changes join the turn it runs in; they are durable once the turn commits. */
+  append(changes: Change[], undo?: () => void): Promise<void> {
+    const turn = this.turn
+    if (!turn) {
+      undo?.()
+      return Promise.reject(new StoreError(`a change of session ${this.name} came outside a turn of the database; nothing was changed`))
+    }
+    for (const c of changes) turn.changes.push(c)
+    if (undo) turn.undos.push(undo)
+    return turn.done
+  }
+
+  failure(): Error | null {
+    return this.db.failure()
+  }
+
+  async flush(): Promise<void> {
+    while (this.busy || this.waiting.length) await new Promise<void>((resolve, reject) => this.waiting.push({ write: false, resolve: () => resolve(), reject }))
+    await this.requestsWriting
+  }
+
+  async close(): Promise<void> {
+    await this.flush().catch(() => {})
+    this.closed = true
+  }
+
+  info(): Record<string, unknown> {
+    return { kind: this.kind, database: this.db.where, schema_version: this.db.schemaVersion, session: this.name, log_seq: this.seq }
+  }
+
+  // ------------------------------------------------------------ Gate
+
+  get gate(): Gate {
+    return this
+  }
+
+  enter(): Promise<readonly Change[]> {
+    return this.wait(true)
+  }
+
+  sync(): Promise<readonly Change[]> {
+    return this.wait(false)
+  }
+
+  private wait(write: boolean): Promise<readonly Change[]> {
+    if (this.closed) return Promise.reject(new StoreError(`session ${this.name} is closed`))
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ write, resolve, reject })
+      if (!this.busy) void this.pump()
+    })
+  }
+
+  /** Runs turns while anyone waits: each takes every waiter queued so far. */
+  private async pump(): Promise<void> {
+    this.busy = true
+    try {
+      while (this.waiting.length) {
+        const waiters = this.waiting
+        this.waiting = []
+        if (waiters.some((w) => w.write)) await this.writeTurn(waiters)
+        else await this.readTurn(waiters)
+      }
+    } finally {
+      this.busy = false
+    }
+  }
+
+  /** Takes in what was committed, without the lock (before a read). */
+  private async readTurn(waiters: Waiter[]): Promise<void> {
+    let changes: readonly Change[]
+    try {
+      changes = await this.catchUp(this.db.pool)
+      this.db.worked()
+    } catch (e) {
+      const err = this.db.failed(e)
+      for (const w of waiters) w.reject(err)
+      return
+    }
+    waiters.forEach((w, i) => w.resolve(i ? [] : changes))
+  }
+
+  private async writeTurn(waiters: Waiter[]): Promise<void> {
+    let client: pg.PoolClient
+    let taken: readonly Change[]
+    try {
+      client = await this.db.pool.connect()
+    } catch (e) {
+      const err = this.db.failed(e)
+      for (const w of waiters) w.reject(err)
+      return
+    }
+    try {
+      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(4242, hashtext(${literal(this.name)}))`)
+      taken = await this.catchUp(client)
+    } catch (e) {
+      client.release(true)
+      const err = this.db.failed(e)
+      for (const w of waiters) w.reject(err)
+      return
+    }
+    let settle!: (e?: Error) => void
+    const done = new Promise<void>((resolve, reject) => (settle = (e) => (e ? reject(e) : resolve())))
+    done.catch(() => {})
+    const turn = (this.turn = { changes: [] as Change[], undos: [] as (() => void)[], done, settle })
+    // Every waiter runs its transaction now, in the microtasks that follow; the turn ends after them.
+    waiters.forEach((w, i) => w.resolve(i ? [] : taken))
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    this.turn = null
+    const seq = this.seq + 1
+    try {
+      if (!turn.changes.length) await client.query('COMMIT')
+      else {
+        const name = literal(this.name)
+        await client.query(
+          `INSERT INTO dcb_changes (session, seq, changes) VALUES (${name}, ${seq}, ${literal(JSON.stringify(turn.changes))});` +
+            ` UPDATE dcb_sessions SET seq = ${seq} WHERE name = ${name}; SELECT pg_notify('dcb', ${literal(`C ${this.name}`)}); COMMIT`,
+        )
+        this.seq = seq
+      }
+      client.release()
+      this.db.worked()
+      turn.settle()
+    } catch (e) {
+      client.release(true)
+      // Taken back the latest first, so each transaction finds the state as it left it.
+      for (let i = turn.undos.length - 1; i >= 0; i--) turn.undos[i]!()
+      turn.settle(this.db.failed(e))
+      return
+    }
+    if (this.seq - this.snapshotSeq >= SNAPSHOT_EVERY) await this.snapshot().catch(() => {})
+  }
+
+  /**
+   * Applies what was committed after this replica's last entry; answers the changes (a reset first
+   * when the state was read anew). A log folded past our last entry, or a session deleted and made
+   * again, is read from its snapshot again.
+   */
+  private async catchUp(q: pg.Pool | pg.PoolClient): Promise<readonly Change[]> {
+    const { rows } = await q.query<Row>(
+      `SELECT s.seq AS head, c.seq, c.changes FROM dcb_sessions s LEFT JOIN dcb_changes c ON c.session = s.name AND c.seq > $2 WHERE s.name = $1 ORDER BY c.seq`,
+      [this.name, this.seq],
+    )
+    if (!rows.length) {
+      // Deleted by another replica: it starts anew (as a session made on first use).
+      await q.query(`INSERT INTO dcb_sessions (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name])
+      return this.reload(q)
+    }
+    const head = Number(rows[0]!.head)
+    if (head < this.seq || (head > this.seq && Number(rows[0]!.seq) !== this.seq + 1)) return this.reload(q)
+    const out: Change[] = []
+    for (const row of rows) {
+      if (row.seq === null) continue
+      for (const c of JSON.parse(row.changes!) as Change[]) {
+        this.state.apply(c)
+        out.push(c)
+        if ('reset' in c) this.journal?.forgetAll()
+      }
+      this.seq = Number(row.seq)
+    }
+    return out
+  }
+
+  /** The state anew from the snapshot and the log after it; answers it as a reset and its records. */
+  private async reload(q: pg.Pool | pg.PoolClient = this.db.pool): Promise<readonly Change[]> {
+    const snap = await q.query<{ seq: string; state: string }>(`SELECT seq, state FROM dcb_snapshots WHERE session = $1`, [this.name])
+    const log = await q.query<{ seq: string; changes: string }>(`SELECT seq, changes FROM dcb_changes WHERE session = $1 AND seq > $2 ORDER BY seq`, [
+      this.name,
+      snap.rows[0]?.seq ?? 0,
+    ])
+    this.state.clear()
+    const row = snap.rows[0]
+    this.seq = this.snapshotSeq = row ? Number(row.seq) : 0
+    if (row) this.state.load(JSON.parse(row.state))
+    for (const r of log.rows) {
+      for (const c of JSON.parse(r.changes) as Change[]) this.state.apply(c)
+      this.seq = Number(r.seq)
+    }
+    return [{ reset: true }]
+  }
+
+  /** Folds the log into a snapshot (in a turn: the lock held, the state as of the last entry). */
+  private async snapshot(): Promise<void> {
+    const client = await this.db.pool.connect()
+    try {
+      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(4242, hashtext(${literal(this.name)}))`)
+      await this.catchUp(client)
+      const seq = this.seq
+      await client.query(
+        `INSERT INTO dcb_snapshots (session, seq, state) VALUES ($1, $2, $3) ON CONFLICT (session) DO UPDATE SET seq = EXCLUDED.seq, state = EXCLUDED.state`,
+        [this.name, seq, JSON.stringify(this.state.toJSON())],
+      )
+      await client.query(`DELETE FROM dcb_changes WHERE session = $1 AND seq <= $2`, [this.name, seq])
+      await client.query('COMMIT')
+      this.snapshotSeq = seq
+      client.release()
+    } catch (e) {
+      client.release(true)
+      throw e
+    }
+  }
+
+  // ------------------------------------------------------------ the request journal (JournalFeed)
+
+  /** The session's request journal: its entries go to the database, and it holds every replica's. */
+  attach(journal: RequestJournal): void {
+    this.journal = journal
+    journal.feed = this
+  }
+
+  write(entry: JournalRecord): void {
+    this.pendingRequests.push(JSON.stringify(entry))
+    if (!this.requestsWriting) this.requestsWriting = this.writeRequests()
+  }
+
+  private async writeRequests(): Promise<void> {
+    try {
+      while (this.pendingRequests.length) {
+        const batch = this.pendingRequests
+        this.pendingRequests = []
+        await this.db.writeRequests(this.name, batch, this.journal?.capacity ?? 1000).catch(() => {})
+      }
+    } finally {
+      this.requestsWriting = null
+    }
+  }
+
+  clear(): void {
+    void this.db.clearRequests(this.name).catch(() => {})
+  }
+
+  /** The journal gets the entries every replica wrote since its newest (this replica's own written first). */
+  async refreshJournal(): Promise<void> {
+    const journal = this.journal
+    if (!journal) return
+    await this.requestsWriting
+    const { rows } = await this.db.pool.query<{ id: string; entry: string }>(
+      `SELECT id, entry FROM (SELECT id, entry FROM dcb_requests WHERE session = $1 AND id >= $2 ORDER BY id DESC LIMIT $3) r ORDER BY id`,
+      [this.name, journal.nextId, journal.capacity],
+    )
+    for (const r of rows) journal.mirror(JSON.parse(r.entry) as JournalRecord, Number(r.id))
+  }
+}
