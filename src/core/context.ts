@@ -338,6 +338,17 @@ export class EngineContext {
     this.took(await this.gate!.enter())
   }
 
+  /**
+   * With a gate, before a call that writes only when events fall due (Status): takes in what the
+   * other processes changed without the lock, and takes a turn only when an event is due (or about to be).
+   */
+  async enterRead(): Promise<void> {
+    this.took(await this.gate!.sync())
+    const next = this.queue.nextAt()
+    // A second of margin: a running clock may bring an event due before the call runs.
+    if (next !== null && next <= this.clock.now() + 1000) await this.enterTurn()
+  }
+
   /** With a gate: takes in what the other processes changed (no lock: before a read). */
   async sync(): Promise<void> {
     if (this.gate) this.took(await this.gate.sync())
@@ -349,6 +360,15 @@ export class EngineContext {
     this.queue.rebuild()
     this.ruleset.reload()
     this.tell(changes)
+    this.onTaken?.(changes)
+  }
+
+  /** Told of the changes other processes made (a shared store), after the listeners (set once, by the engine). */
+  onTaken: ((changes: readonly Change[]) => void) | undefined
+
+  /** Whether anyone listens to the changes (the console's stream) or waits for them (an OTP long poll). */
+  get listened(): boolean {
+    return this.listeners.size > 0
   }
 
   /**

@@ -85,6 +85,11 @@ export class Engine {
     this.consentFlow = new ConsentFlow(ctx, this.subscriptions)
     const renewals = new Renewals(ctx, this.subscriptions, this.inbox)
     ctx.runDueWith((tx, to, log, budget) => renewals.runDue(tx, to, log, budget))
+    // A shared store: the messages other processes sent reach this one's listeners (an OTP long poll).
+    if (opts.gate)
+      ctx.onTaken = (changes) => {
+        for (const c of changes) if ('c' in c && c.c === 'sms' && c.v) this.inbox.heard(c.v as SmsRecord)
+      }
     const start = opts.clockStart
     // Checked again as the write runs: with a shared store another process may have started the clock first.
     if (start && !ctx.clock.started) void ctx.write((tx) => ctx.clock.started || ctx.clock.start(tx, start), false).catch(() => {})
@@ -137,8 +142,10 @@ export class Engine {
    * the state up to date); `perform` then runs in it. Null when the engine owns its state alone (the
    * hot path reads one field).
    */
-  turn(): Promise<void> | null {
-    return this.ctx.gate ? this.ctx.enterTurn() : null
+  turn(call?: MerchantCall): Promise<void> | null {
+    if (!this.ctx.gate) return null
+    // A Status writes nothing unless an event falls due: it needs the lock only then.
+    return call?.op === 'status' ? this.ctx.enterRead() : this.ctx.enterTurn()
   }
 
   /** With a store several processes share: the state gets what they wrote (before a read); its own soft changes are written. */
@@ -290,7 +297,18 @@ export class Engine {
 
   /** Calls `listener` for every SMS sent from now on; returns the unsubscribe function. */
   onSms(listener: (sms: SmsRecord) => void): () => void {
-    return this.inbox.listen(listener)
+    this.smsListeners++
+    const off = this.inbox.listen(listener)
+    return () => {
+      this.smsListeners--
+      off()
+    }
+  }
+  private smsListeners = 0
+
+  /** Whether anyone waits for what happens (the console's stream, an OTP long poll): a shared store tells this engine at once. */
+  get watched(): boolean {
+    return this.smsListeners > 0 || this.ctx.listened
   }
 
   /** Calls `listener` with what every transaction changed, as it ends (the console's live stream); returns the unsubscribe function. */

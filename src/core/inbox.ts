@@ -101,6 +101,11 @@ export class Inbox {
     return () => this.listeners.delete(listener)
   }
 
+  /** A message another process sent (a shared store): its listeners hear it as if sent here. */
+  heard(rec: SmsRecord): void {
+    this.tell(rec)
+  }
+
   /** Tells the listeners about the notice of a subscription's latest charge (nothing is stored: see chargeNotices). */
   chargeMade(sub: SubscriptionRecord, plan: RenewalPlan): void {
     if (!this.listeners.size) return

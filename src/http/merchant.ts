@@ -215,7 +215,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
           const busy = engine.busy
           if (busy) return void busy.then(() => run(engine)).catch(crash)
           // A store other processes share: the call runs in a turn of it (null: this process owns its state).
-          const turn = engine.turn()
+          const turn = engine.turn(call)
           if (turn) return void turn.then(() => perform(engine), notStored)
           perform(engine)
         }

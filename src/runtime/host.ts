@@ -184,8 +184,8 @@ export class Host {
     }
     if (kind === 'S') return void Promise.resolve(this.get(name)).catch(() => {})
     const s = this.peek(name)
-    // Only a session someone watches (the console's stream) follows at once; others catch up when next asked.
-    if (!s?.watched()) return
+    // Only a session someone watches (the console's stream, an OTP long poll) follows at once; others catch up when next asked.
+    if (!s || !(s.watched() || s.engine.watched)) return
     if (kind === 'C') void s.engine.sync().catch(() => {})
     else if (kind === 'R') void s.store.refreshJournal?.().catch(() => {})
   }
@@ -211,6 +211,8 @@ export class Host {
   async drop(name: string): Promise<boolean> {
     if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `"${name}" is not a session name`)
     if (name === DEFAULT_SESSION) throw new SandboxError('BAD_REQUEST', 'the default session cannot be deleted; reset it with POST /_sandbox/reset')
+    // Shared: one another process made is deleted here too.
+    if (this.sharedStore) await this.syncSessions()
     const pending = this.opening.get(name)
     if (pending) await pending.catch(() => {})
     const s = this.sessions.get(name)
@@ -226,8 +228,16 @@ export class Host {
 
   /** Runs what fell due in every session (the server's timer). */
   async catchUp(): Promise<void> {
-    if (this.sharedStore) await this.syncSessions().catch(() => {})
-    for (const s of this.all()) await s.engine.catchUp()
+    if (!this.sharedStore) {
+      for (const s of this.all()) await s.engine.catchUp()
+      return
+    }
+    // A database away is said by health (503); the timer tries again next time.
+    const away = (e: unknown) => {
+      if (!(e instanceof StoreError)) throw e
+    }
+    await this.syncSessions().catch(away)
+    for (const s of this.all()) await s.engine.catchUp().catch(away)
   }
 
   /** The host shuts down: every session's running clock move stops at its next batch boundary. */
