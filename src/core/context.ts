@@ -359,6 +359,8 @@ export class EngineContext {
     if (!changes.length) return
     this.queue.rebuild()
     this.ruleset.reload()
+    // A reset elsewhere starts the rules' decision counts over here too.
+    if (changes.some((c) => 'reset' in c)) this.ruleset.resetCounts()
     this.tell(changes)
     this.onTaken?.(changes)
   }

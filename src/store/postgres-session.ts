@@ -158,7 +158,7 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
   private async readTurn(waiters: Waiter[]): Promise<void> {
     let changes: readonly Change[]
     try {
-      changes = await this.catchUp(this.db.pool)
+      changes = await this.catchUp(this.db.pool, false)
       this.db.worked()
     } catch (e) {
       const err = this.db.failed(e)
@@ -180,7 +180,7 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
     }
     try {
       await client.query(`BEGIN; SELECT pg_advisory_xact_lock(4242, hashtext(${literal(this.name)}))`)
-      taken = await this.catchUp(client)
+      taken = await this.catchUp(client, true)
     } catch (e) {
       client.release(true)
       const err = this.db.failed(e)
@@ -224,14 +224,14 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
    * when the state was read anew). A log folded past our last entry, or a session deleted and made
    * again, is read from its snapshot again.
    */
-  private async catchUp(q: pg.Pool | pg.PoolClient): Promise<readonly Change[]> {
+  private async catchUp(q: pg.Pool | pg.PoolClient, write: boolean): Promise<readonly Change[]> {
     const { rows } = await q.query<Row>(
       `SELECT s.seq AS head, c.seq, c.changes FROM dcb_sessions s LEFT JOIN dcb_changes c ON c.session = s.name AND c.seq > $2 WHERE s.name = $1 ORDER BY c.seq`,
       [this.name, this.seq],
     )
     if (!rows.length) {
-      // Deleted by another replica: it starts anew (as a session made on first use).
-      await q.query(`INSERT INTO dcb_sessions (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name])
+      // Deleted by another replica: a write makes it anew (as a session made on first use); a read finds it empty.
+      if (write) await q.query(`INSERT INTO dcb_sessions (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name])
       return this.reload(q)
     }
     const head = Number(rows[0]!.head)
@@ -272,7 +272,7 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
     const client = await this.db.pool.connect()
     try {
       await client.query(`BEGIN; SELECT pg_advisory_xact_lock(4242, hashtext(${literal(this.name)}))`)
-      await this.catchUp(client)
+      await this.catchUp(client, true)
       const seq = this.seq
       await client.query(
         `INSERT INTO dcb_snapshots (session, seq, state) VALUES ($1, $2, $3) ON CONFLICT (session) DO UPDATE SET seq = EXCLUDED.seq, state = EXCLUDED.state`,
