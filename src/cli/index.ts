@@ -82,7 +82,13 @@ program
   .option('--https', 'HTTPS with a self-signed certificate (via listhen; loopback unless --host)')
   .option('--open', 'open the console in the default browser ($BROWSER if set)')
   .option('--lan', 'listen on the LAN (0.0.0.0), print the LAN URL and a QR code; the control API needs the admin token (one is made up if none is given)')
-  .action(async (opts, cmd: Command) => (await import('./serve.js')).serve({ ...opts, dataGiven: cmd.getOptionValueSource('data') === 'cli' }))
+  .action(async (opts, cmd: Command) =>
+    (await import('./serve.js')).serve({
+      ...opts,
+      dataGiven: cmd.getOptionValueSource('data') === 'cli',
+      storeFromEnv: cmd.getOptionValueSource('store') === 'env',
+    }),
+  )
 
 program
   .command('seed')

@@ -16,6 +16,8 @@ interface ServeCliOptions {
   dataGiven?: boolean
   inMemory?: boolean
   store?: string
+  /** The store came from DCB_STORE, not the command line. */
+  storeFromEnv?: boolean
   replaceWorld?: boolean
   fixtures?: string[]
   trustProxy?: string
@@ -60,7 +62,10 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
   }
   if (opts.store !== undefined) {
     if (opts.dataGiven || opts.inMemory)
-      throw new CliError(`--store keeps the state in PostgreSQL: it goes with neither ${opts.inMemory ? '--in-memory' : '--data'} (drop one)`, EXIT.USAGE)
+      throw new CliError(
+        `${opts.storeFromEnv ? 'DCB_STORE' : '--store'} keeps the state in PostgreSQL: it cannot go with ${opts.inMemory ? '--in-memory' : '--data'} (drop one of them)`,
+        EXIT.USAGE,
+      )
     const { describeUrl, SharedStoreError } = await import('../store/postgres.js')
     try {
       describeUrl(opts.store)
