@@ -182,7 +182,8 @@ export class Host {
       if (s) this.forget(name, s)
       return
     }
-    if (kind === 'S') return void Promise.resolve(this.get(name)).catch(() => {})
+    // A bad name or a full host refuses (a notice is only a hint: the next read catches up).
+    if (kind === 'S') return void (async () => this.get(name))().catch(() => {})
     const s = this.peek(name)
     // Only a session someone watches (the console's stream, an OTP long poll) follows at once; others catch up when next asked.
     if (!s || !(s.watched() || s.engine.watched)) return
