@@ -5,7 +5,7 @@
  */
 import type { EngineContext } from './context.js'
 import { renewalPlan, type RenewalPlan } from './renewal-plan.js'
-import type { Charge, SmsRecord, SubscriptionRecord, Tx } from './state.js'
+import { joined, type Charge, type SmsRecord, type SubscriptionRecord, type Tx } from './state.js'
 
 /** An SMS to send: the inbox adds its id, number and time (`direction` mt and `to` the handset unless given). */
 export type OutgoingSms = Omit<SmsRecord, 'id' | 'n' | 'at' | 'direction' | 'to'> & { direction?: 'mt' | 'mo'; to?: string }
@@ -19,14 +19,14 @@ export class Inbox {
     const { state, limits } = this.ctx
     // `m` is the caller's fresh object: complete it rather than copy it (a long advance sends one per renewal).
     const rec = m as SmsRecord
+    joined(rec.text)
     rec.id = this.ctx.newId()
     rec.n = state.smsSeq + 1
     rec.direction ??= 'mt'
     rec.to ??= m.msisdn
     rec.at = now
     tx.put('sms', rec.id, rec)
-    const list = state.smsByMsisdn.get(rec.msisdn)!
-    while (list.length > limits.smsPerMsisdn) tx.del('sms', list[0]!)
+    while (state.smsCountOf(rec.msisdn) > limits.smsPerMsisdn) tx.del('sms', state.smsIdsOf(rec.msisdn)[0]!)
     while (state.sms.size > limits.maxSms) tx.del('sms', state.oldest('sms')!)
     this.tell(rec)
     return rec
@@ -38,7 +38,7 @@ export class Inbox {
    */
   messagesOf(msisdn: string): SmsRecord[] {
     const { state } = this.ctx
-    const ids = state.smsByMsisdn.get(msisdn) ?? []
+    const ids = state.smsIdsOf(msisdn)
     const out: SmsRecord[] = []
     for (let i = ids.length - 1; i >= 0; i--) {
       const m = state.sms.get(ids[i]!)!
@@ -87,7 +87,7 @@ export class Inbox {
   /** The latest OTP SMS of an MSISDN, or undefined. */
   latestOtp(msisdn: string): SmsRecord | undefined {
     const { state } = this.ctx
-    const ids = state.smsByMsisdn.get(msisdn) ?? []
+    const ids = state.smsIdsOf(msisdn)
     for (let i = ids.length - 1; i >= 0; i--) {
       const m = state.sms.get(ids[i]!)!
       if (m.kind === 'otp') return m

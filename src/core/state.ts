@@ -3,6 +3,7 @@
  * need. Every change goes through a transaction that applies it at once and records it, so a store
  * can persist exactly what changed (never the whole state) before the answer leaves.
  */
+import { InsertionOrder } from './insertion-order.js'
 
 export interface Charge {
   at: number
@@ -115,32 +116,17 @@ export type CollectionName = keyof Collections
  */
 export type Change = { c: CollectionName; id: string; v: unknown; add?: Charge[]; keep?: number } | { reset: true }
 
+/** No messages. */
+const NO_IDS: readonly string[] = Object.freeze([])
+
 /**
- * Ids in insertion order, for dropping the oldest records cheaply. (Asking a Map for its first key
- * after many deletes at its front walks over every deleted entry: quadratic under a steady churn.)
+ * Joins a string built by concatenation into one piece, in place: every reference sees the joined
+ * string. Node's randomUUID builds an id from 20 pieces, and a rendered text from a few: kept as
+ * pieces an id costs ~490 heap bytes, joined ~70. (Serializing a string joins it: the file store's
+ * journal did so by chance, the memory store never.)
  */
-class InsertionOrder {
-  private ids: string[] = []
-  private head = 0
-
-  push(id: string): void {
-    this.ids.push(id)
-  }
-
-  /** The oldest id still in `live`. */
-  oldest(live: Map<string, unknown>): string | undefined {
-    while (this.head < this.ids.length && !live.has(this.ids[this.head]!)) this.head++
-    if (this.head > 1024 && this.head * 2 > this.ids.length) {
-      this.ids = this.ids.slice(this.head)
-      this.head = 0
-    }
-    return this.ids[this.head]
-  }
-
-  clear(): void {
-    this.ids = []
-    this.head = 0
-  }
+export function joined(s: string): void {
+  JSON.stringify(s)
 }
 
 export class State {
@@ -153,11 +139,26 @@ export class State {
 
   /** msisdn -> subscription ids */
   readonly subsByMsisdn = new Map<string, Set<string>>()
-  /** msisdn -> sms ids, oldest first */
-  readonly smsByMsisdn = new Map<string, string[]>()
+  /**
+   * msisdn -> sms ids, oldest first: the id itself while the handset has one message (most numbers
+   * get one; an array of one costs ~90 bytes more), an array from the second on.
+   */
+  private readonly smsIds = new Map<string, string | string[]>()
   smsSeq = 0
   private readonly smsOrder = new InsertionOrder()
   private readonly verifOrder = new InsertionOrder()
+
+  /** The ids of a handset's messages, oldest first (do not change the answer). */
+  smsIdsOf(msisdn: string): readonly string[] {
+    const ids = this.smsIds.get(msisdn)
+    return ids === undefined ? NO_IDS : typeof ids === 'string' ? [ids] : ids
+  }
+
+  /** How many messages a handset has. */
+  smsCountOf(msisdn: string): number {
+    const ids = this.smsIds.get(msisdn)
+    return ids === undefined ? 0 : typeof ids === 'string' ? 1 : ids.length
+  }
 
   /** The oldest SMS message or verification request (for the memory caps). */
   oldest(c: 'sms' | 'verifs'): string | undefined {
@@ -172,13 +173,7 @@ export class State {
       const old = map.get(change.id)
       map.delete(change.id)
       if (change.c === 'subs' && old) this.subsByMsisdn.get((old as SubscriptionRecord).msisdn)?.delete(change.id)
-      if (change.c === 'sms' && old) {
-        const msisdn = (old as SmsRecord).msisdn
-        const list = this.smsByMsisdn.get(msisdn)
-        const i = list?.indexOf(change.id) ?? -1
-        if (list && i >= 0) list.splice(i, 1)
-        if (list && !list.length) this.smsByMsisdn.delete(msisdn)
-      }
+      if (change.c === 'sms' && old) this.dropSmsId((old as SmsRecord).msisdn, change.id)
       return
     }
     const prev = map.get(change.id)
@@ -190,8 +185,9 @@ export class State {
       rec.charges = ((prev as SubscriptionRecord | undefined)?.charges ?? []).concat(change.add).slice(-(change.keep ?? Infinity))
     }
     const had = prev !== undefined
+    if (!had && change.c !== 'counters' && change.c !== 'meta') joined(change.id)
     map.set(change.id, change.v)
-    if (change.c === 'verifs' && !had) this.verifOrder.push(change.id)
+    if (change.c === 'verifs' && !had) this.verifOrder.push(change.id, this.verifs)
     if (change.c === 'subs') {
       const rec = change.v as SubscriptionRecord
       let set = this.subsByMsisdn.get(rec.msisdn)
@@ -199,13 +195,27 @@ export class State {
       set.add(rec.id)
     } else if (change.c === 'sms' && !had) {
       const rec = change.v as SmsRecord
-      const list = this.smsByMsisdn.get(rec.msisdn)
-      // A handset's first message: an array of exactly one (`[]` then push reserves 17 slots).
-      if (!list) this.smsByMsisdn.set(rec.msisdn, [rec.id])
-      else list.push(rec.id)
-      this.smsOrder.push(rec.id)
+      const ids = this.smsIds.get(rec.msisdn)
+      if (ids === undefined) this.smsIds.set(rec.msisdn, rec.id)
+      else if (typeof ids === 'string') this.smsIds.set(rec.msisdn, [ids, rec.id])
+      else ids.push(rec.id)
+      this.smsOrder.push(rec.id, this.sms)
       if (rec.n > this.smsSeq) this.smsSeq = rec.n
     }
+  }
+
+  /** Takes a message off its handset's list (back to the bare id when one is left). */
+  private dropSmsId(msisdn: string, id: string): void {
+    const ids = this.smsIds.get(msisdn)
+    if (ids === undefined) return
+    if (typeof ids === 'string') {
+      if (ids === id) this.smsIds.delete(msisdn)
+      return
+    }
+    const i = ids.indexOf(id)
+    if (i >= 0) ids.splice(i, 1)
+    if (ids.length === 1) this.smsIds.set(msisdn, ids[0]!)
+    else if (!ids.length) this.smsIds.delete(msisdn)
   }
 
   /**
@@ -219,16 +229,16 @@ export class State {
     if (c !== 'sms' || map.has(id)) return this.apply({ c, id, v: prev })
     const rec = prev as SmsRecord
     map.set(id, rec)
-    let list = this.smsByMsisdn.get(rec.msisdn)
-    if (!list) this.smsByMsisdn.set(rec.msisdn, (list = []))
+    const list = [...this.smsIdsOf(rec.msisdn)]
     let i = list.length
     while (i > 0 && (this.sms.get(list[i - 1]!)?.n ?? 0) > rec.n) i--
     list.splice(i, 0, id)
-    this.smsOrder.push(id)
+    this.smsIds.set(rec.msisdn, list.length === 1 ? list[0]! : list)
+    this.smsOrder.push(id, this.sms)
   }
 
   clear(): void {
-    for (const m of [this.subs, this.verifs, this.sms, this.rules, this.counters, this.meta, this.subsByMsisdn, this.smsByMsisdn]) m.clear()
+    for (const m of [this.subs, this.verifs, this.sms, this.rules, this.counters, this.meta, this.subsByMsisdn, this.smsIds]) m.clear()
     this.smsSeq = 0
     this.smsOrder.clear()
     this.verifOrder.clear()

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest'
+import { State, Tx, type SmsRecord } from '../../src/core/state.js'
+
+const sms = (id: string, n: number, msisdn = '601200000001'): SmsRecord => ({
+  id,
+  n,
+  msisdn,
+  direction: 'mt',
+  from: 'Stream Plus',
+  to: msisdn,
+  text: `message ${n}`,
+  at: 1000 + n,
+  kind: 'otp',
+})
+
+describe("a handset's message ids", () => {
+  it('lists one message, then several, oldest first, and drops them one by one', () => {
+    const state = new State()
+    expect(state.smsIdsOf('601200000001')).toEqual([])
+    state.apply({ c: 'sms', id: 'a', v: sms('a', 1) })
+    expect(state.smsIdsOf('601200000001')).toEqual(['a'])
+    expect(state.smsCountOf('601200000001')).toBe(1)
+    state.apply({ c: 'sms', id: 'b', v: sms('b', 2) })
+    state.apply({ c: 'sms', id: 'c', v: sms('c', 3) })
+    expect(state.smsIdsOf('601200000001')).toEqual(['a', 'b', 'c'])
+    state.apply({ c: 'sms', id: 'b', v: null })
+    expect(state.smsIdsOf('601200000001')).toEqual(['a', 'c'])
+    state.apply({ c: 'sms', id: 'a', v: null })
+    expect(state.smsIdsOf('601200000001')).toEqual(['c'])
+    expect(state.smsCountOf('601200000001')).toBe(1)
+    state.apply({ c: 'sms', id: 'c', v: null })
+    expect(state.smsIdsOf('601200000001')).toEqual([])
+    expect(state.smsCountOf('601200000001')).toBe(0)
+  })
+
+  it('a rolled-back delete puts a message back at its place, with one message or several', () => {
+    const state = new State()
+    for (const [id, n] of [
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+    ] as const)
+      state.apply({ c: 'sms', id, v: sms(id, n) })
+    state.apply({ c: 'sms', id: 'x', v: sms('x', 4, '601200000002') })
+    const tx = new Tx(state)
+    tx.del('sms', 'b')
+    tx.del('sms', 'x')
+    expect(state.smsIdsOf('601200000002')).toEqual([])
+    tx.rollback()
+    expect(state.smsIdsOf('601200000001')).toEqual(['a', 'b', 'c'])
+    expect(state.smsIdsOf('601200000002')).toEqual(['x'])
+  })
+})
+
+describe('the oldest record for the caps', () => {
+  it('stays the oldest live one while most ids die out of order', () => {
+    const state = new State()
+    // Each handset keeps only its latest message: ids die in the middle of the insertion order.
+    let n = 0
+    const keepFirst = 'first'
+    state.apply({ c: 'sms', id: keepFirst, v: sms(keepFirst, ++n, '609999999999') })
+    for (let k = 0; k < 20_000; k++) {
+      const msisdn = `6012000${String(k % 50).padStart(5, '0')}`
+      const [old] = state.smsIdsOf(msisdn)
+      const id = `m${k}`
+      state.apply({ c: 'sms', id, v: sms(id, ++n, msisdn) })
+      if (old) state.apply({ c: 'sms', id: old, v: null })
+    }
+    expect(state.sms.size).toBe(51)
+    expect(state.oldest('sms')).toBe(keepFirst)
+    state.apply({ c: 'sms', id: keepFirst, v: null })
+    expect(state.oldest('sms')).toBe('m19950')
+  })
+})
