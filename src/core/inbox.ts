@@ -5,10 +5,18 @@
  */
 import type { EngineContext } from './context.js'
 import { renewalPlan, type RenewalPlan } from './renewal-plan.js'
+import { withDeferredText, type DeferredText } from './sms-text.js'
 import { joined, type Charge, type SmsRecord, type SubscriptionRecord, type Tx } from './state.js'
 
-/** An SMS to send: the inbox adds its id, number and time (`direction` mt and `to` the handset unless given). */
-export type OutgoingSms = Omit<SmsRecord, 'id' | 'n' | 'at' | 'direction' | 'to'> & { direction?: 'mt' | 'mo'; to?: string }
+/**
+ * An SMS to send: the inbox adds its id, number and time (`direction` mt and `to` the handset unless
+ * given). Its text rendered, or a template rendered when the message is read (sms-text.ts).
+ */
+export type OutgoingSms = Omit<SmsRecord, 'id' | 'n' | 'at' | 'direction' | 'to' | 'text'> & {
+  direction?: 'mt' | 'mo'
+  to?: string
+  text: string | DeferredText
+}
 
 export class Inbox {
   private readonly listeners = new Set<(sms: SmsRecord) => void>()
@@ -18,12 +26,15 @@ export class Inbox {
   send(tx: Tx, now: number, m: OutgoingSms): SmsRecord {
     const { state, limits } = this.ctx
     // `m` is the caller's fresh object: complete it rather than copy it (a long advance sends one per renewal).
-    const rec = m as SmsRecord
-    joined(rec.text)
+    let rec: SmsRecord
+    if (typeof m.text === 'string') {
+      rec = m as SmsRecord
+      joined(rec.text)
+    } else rec = withDeferredText(m) as SmsRecord
     rec.id = this.ctx.newId()
     rec.n = state.smsSeq + 1
     rec.direction ??= 'mt'
-    rec.to ??= m.msisdn
+    rec.to ??= rec.msisdn
     rec.at = now
     tx.put('sms', rec.id, rec)
     while (state.smsCountOf(rec.msisdn) > limits.smsPerMsisdn) tx.del('sms', state.smsIdsOf(rec.msisdn)[0]!)

@@ -6,6 +6,7 @@ import type { EngineContext } from './context.js'
 import type { Inbox } from './inbox.js'
 import { psmsLanguageKey } from './mo-flow.js'
 import { fail, ok, type Outcome } from './outcomes.js'
+import { OtpTexts } from './sms-text.js'
 import { decisionDelay, decisionFailure, type RuleContext } from './rules.js'
 import type { Tx, VerificationRecord } from './state.js'
 import type { Subscriptions } from './subscriptions.js'
@@ -31,12 +32,17 @@ export interface StatusInput {
 }
 
 export class MerchantFlow {
+  /** The OTP messages' templates (their texts are rendered when read). */
+  private readonly otpTexts: OtpTexts
+
   constructor(
     private readonly ctx: EngineContext,
     private readonly inbox: Inbox,
     private readonly subscriptions: Subscriptions,
     private readonly views: SubscriptionViews,
-  ) {}
+  ) {
+    this.otpTexts = new OtpTexts(ctx.world)
+  }
 
   init(tx: Tx, now: number, merchant: Merchant, input: InitInput, baseUrl: string): Outcome {
     const { world, ruleset, state } = this.ctx
@@ -113,7 +119,7 @@ export class MerchantFlow {
         msisdn: input.msisdn,
         from: service.name,
         kind: 'otp',
-        text: world.text('otp', language, { service: service.name, otp: verif.otp!, ttl_minutes: minutes }),
+        text: this.otpTexts.of(language, service.name, minutes),
         verif_request_id: verif.id,
         otp: verif.otp!,
       })
