@@ -67,8 +67,29 @@ describe('the oldest record for the caps', () => {
       if (old) state.apply({ c: 'sms', id: old, v: null })
     }
     expect(state.sms.size).toBe(51)
+    // The map is copied now and then under churn: still every live record, in insertion order.
+    expect([...state.sms.keys()]).toEqual([keepFirst, ...Array.from({ length: 50 }, (_, k) => `m${19_950 + k}`)])
     expect(state.oldest('sms')).toBe(keepFirst)
     state.apply({ c: 'sms', id: keepFirst, v: null })
     expect(state.oldest('sms')).toBe('m19950')
+  })
+})
+
+describe('capped maps under churn', () => {
+  it('keep their records and indexes while handsets come and go', () => {
+    const state = new State()
+    // Every message to a new number, the oldest dropped past 1,000: the maps are copied many times.
+    for (let k = 0; k < 30_000; k++) {
+      const id = `m${k}`
+      state.apply({ c: 'sms', id, v: sms(id, k + 1, `6012${String(k).padStart(8, '0')}`) })
+      state.apply({ c: 'verifs', id: `v${k}`, v: { id: `v${k}` } as never })
+      if (state.sms.size > 1000) state.apply({ c: 'sms', id: state.oldest('sms')!, v: null })
+      if (state.verifs.size > 1000) state.apply({ c: 'verifs', id: state.oldest('verifs')!, v: null })
+    }
+    expect([...state.sms.keys()]).toEqual(Array.from({ length: 1000 }, (_, k) => `m${29_000 + k}`))
+    expect([...state.verifs.keys()]).toEqual(Array.from({ length: 1000 }, (_, k) => `v${29_000 + k}`))
+    expect(state.smsIdsOf(`6012${String(28_999).padStart(8, '0')}`)).toEqual([])
+    expect(state.smsIdsOf(`6012${String(29_000).padStart(8, '0')}`)).toEqual(['m29000'])
+    expect(state.oldest('verifs')).toBe('v29000')
   })
 })
