@@ -37,9 +37,10 @@ export class EventQueue<P> {
   schedule(kind: QueueEntry<P>['kind'], id: string, at: number | null): void {
     if (at === null) return
     this.heap.push({ at, seq: ++this.seq, kind, id })
-    // Stale entries stay in the heap until their time comes; when they outnumber the live ones,
-    // rebuild it so memory stays bounded under a steady load.
-    if (this.heap.size > 2 * (this.state.subs.size + this.state.verifs.size) + 1024) this.rebuild()
+    // Stale entries stay in the heap until their time comes (a verification request dropped by the
+    // cap, say); past a quarter of the live ones, rebuild it so memory stays bounded under a steady load.
+    const live = this.state.subs.size + this.state.verifs.size
+    if (this.heap.size > live + (live >> 2) + 1024) this.rebuild()
   }
 
   scheduleSub(sub: SubscriptionRecord): void {

@@ -62,4 +62,19 @@ describe('event queue', () => {
     expect(most).toBeLessThanOrEqual(2 * 10 + 1024 + 1)
     expect(q.nextAt()).toBe(1000 + 4991)
   })
+
+  it('keeps stale entries to a quarter of the live ones (plus a margin)', () => {
+    const state = new State()
+    for (let i = 0; i < 4000; i++) state.apply({ c: 'subs', id: `s${i}`, v: sub(`s${i}`, 1000 + i) })
+    const q = new EventQueue(state)
+    let most = 0
+    for (let k = 1; k <= 20_000; k++) {
+      const id = `s${k % 4000}`
+      state.apply({ c: 'subs', id, v: sub(id, 10_000 + k) })
+      q.scheduleSub(state.subs.get(id)!)
+      most = Math.max(most, q.size)
+    }
+    expect(most).toBeLessThanOrEqual(4000 + 1000 + 1024 + 1)
+    expect(q.nextAt()).toBe(10_000 + 16_001)
+  })
 })
