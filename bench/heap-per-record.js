@@ -7,6 +7,7 @@ import { join } from 'node:path'
 
 const root = process.argv[2]
 const N = Number(process.argv[3] ?? 20_000)
+const CHURN_INITS = 150_000
 if (!root || typeof gc !== 'function') throw new Error('usage: node --expose-gc bench/heap-per-record.js ROOT [N]')
 const jiti = createJiti(import.meta.url)
 const { Engine } = await jiti.import(join(root, 'src', 'core', 'engine.ts'))
@@ -45,6 +46,24 @@ const initsOf = (prefix, country) => async (engine, first, count) => {
 const verification = await perRecord(initsOf('35988', 'bg'))
 const otpInit = await perRecord(initsOf('60120', 'my'))
 const subscription = await perRecord((engine, first, count) => engine.seed(count, { firstMsisdn: number('60120', first) }))
+// At the default caps under churn (as the RSS goal's load: half to 200 handsets, half to new numbers,
+// past the 50,000-record caps): heap per retained Init (its verification request and SMS).
+const churn = await (async () => {
+  const engine = new Engine({
+    world,
+    clockStart: { at: Date.parse('2026-01-31T09:00:00Z'), frozen: true },
+    persist: async (changes) => void JSON.stringify(changes),
+  })
+  const demo = engine.authenticate('sandbox-demo-key')
+  const before = heap()
+  for (let i = 0; i < CHURN_INITS; i++)
+    await engine.init(
+      demo,
+      { msisdn: number('60121', i % 2 ? i % 200 : 1000 + i), service_code: 'STREAMPLUS', country_code: 'my' },
+      { baseUrl: 'http://127.0.0.1' },
+    )
+  return Math.round((heap() - before) / engine.sizes().verifications)
+})()
 console.log(
   JSON.stringify({
     records: N,
@@ -52,5 +71,7 @@ console.log(
     sms_bytes: otpInit - verification,
     otp_init_bytes: otpInit,
     subscription_bytes: subscription,
+    churn_inits: CHURN_INITS,
+    at_caps_init_bytes: churn,
   }),
 )
