@@ -25,7 +25,8 @@ export class Inbox {
 
   send(tx: Tx, now: number, m: OutgoingSms): SmsRecord {
     const { state, limits } = this.ctx
-    // `m` is the caller's fresh object: complete it rather than copy it (a long advance sends one per renewal).
+    // `m` is the caller's fresh object: complete it rather than copy it (a long advance sends one per
+    // renewal); one whose text is a template is built anew, its text a getter in its place.
     let rec: SmsRecord
     if (typeof m.text === 'string') {
       rec = m as SmsRecord

@@ -155,7 +155,8 @@ export class State {
   /**
    * Deletes since each capped map was last copied. V8 keeps a Map's deleted slots until it is full,
    * then doubles it unless half are deleted: at a cap of 50,000 under churn a Map sits at 131,072
-   * slots (~3.5 MiB). Copied once per an eighth of its size in deletes, it stays at 65,536.
+   * slots (~3.5 MiB). Copied once per a quarter of its size in deletes (a copy of 50,000 entries
+   * takes a few ms), it stays at 65,536.
    */
   private readonly deletes = { verifs: 0, sms: 0, smsIds: 0 }
   smsSeq = 0
@@ -222,7 +223,7 @@ export class State {
   /** Counts a delete from a capped map; copies the map (its live entries, in order) every so often. */
   private deleted(c: 'verifs' | 'sms' | 'smsIds'): void {
     const size = c === 'verifs' ? this.verifMap.size : c === 'sms' ? this.smsMap.size : this.smsIds.size
-    if (++this.deletes[c] < Math.max(4096, size >> 3)) return
+    if (++this.deletes[c] < Math.max(4096, size >> 2)) return
     this.deletes[c] = 0
     if (c === 'verifs') this.verifMap = new Map(this.verifMap)
     else if (c === 'sms') this.smsMap = new Map(this.smsMap)
