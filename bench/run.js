@@ -374,6 +374,13 @@ async function sessionWrites() {
   log(results.figures.session_writes)
 }
 
+async function shared() {
+  const { sharedFigures } = await import('./shared.js')
+  const seconds = Math.max(2, Math.round(SECONDS / 2))
+  results.figures.shared = await sharedFigures({ start, cpuTicks, tmp, seconds, msisdnOf, log })
+  log(results.figures.shared)
+}
+
 async function library() {
   log('dcb-sandbox in-process: createSandbox, reset, OTP flows via sandbox.fetch and msw, memory per session')
   const { libraryFigures } = await import('./library.js')
@@ -648,6 +655,14 @@ function markdown() {
         `| server CPU per OTP flow, file store, before / after (same rounds; flows/s after / before ${o.base.after_over_before}) | ${o.base.cpu_us} / ${o.cpu_us} µs = **${Math.round((o.cpu_us / o.base.cpu_us) * 100) / 100}** | <= 0.67 (a third less) |`,
       )
   }
+  if (f.shared) {
+    const { file, one, three } = f.shared
+    const by = `median of ${f.shared.rounds} paired rounds after a warm-up`
+    rows.push(
+      `| OTP flows (init, read OTP, verify), ${f.shared.flow_clients} clients: shared store (PostgreSQL ${f.shared.postgres}, one database) through 1 replica / through 3 replicas (each call to the next replica) / file store (${by}; per round 1 replica / file ${one.flow_rounds.join(', ')}, 3 replicas / file ${three.flow_rounds.join(', ')}) | ${one.flows_s} / ${three.flows_s} / ${file.flows_s} flows/s = **${one.flows_over_file}** / **${three.flows_over_file}** of the file store's (dcb CPU per flow, all replicas: ${one.flow_cpu_us} / ${three.flow_cpu_us} / ${file.flow_cpu_us} µs) | beside the file store's |`,
+      `| Status, ${f.shared.status_clients} clients: shared store through 1 replica / through 3 replicas / file store (${by}; load average ${f.shared.load_average.toFixed(1)} at the end) | p50 ${one.status_p50_ms} / ${three.status_p50_ms} / ${file.status_p50_ms} ms, p99 **${one.status_p99_ms}** / **${three.status_p99_ms}** / ${file.status_p99_ms} ms; ${one.status_req_s} / ${three.status_req_s} / ${file.status_req_s} req/s (dcb CPU per call ${one.status_cpu_us} / ${three.status_cpu_us} / ${file.status_cpu_us} µs) | beside the file store's |`,
+    )
+  }
   if (f.write_p99)
     for (const [n, w] of Object.entries(f.write_p99))
       rows.push(
@@ -756,6 +771,7 @@ const stages = {
   status: statusThroughput,
   console: consoleOpen,
   flows: otpFlows,
+  shared,
   writes: writeLatency,
   sessions: sessionWrites,
   library,
