@@ -12,7 +12,9 @@ import { join } from 'node:path'
 import pg from 'pg'
 
 const H = { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 })
+// A fresh agent for each load: a socket left idle between loads could be reused just as the server
+// closes it (dcb closes an idle keep-alive connection after 5 s), and the load would fail for nothing.
+let agent = new http.Agent({ keepAlive: true, maxSockets: 256 })
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -102,6 +104,8 @@ async function flow(next, msisdn) {
 
 /** `clients` loops of `one()` for `seconds`; answers how many ran and each one's latency (ms). */
 async function load(clients, seconds, one) {
+  agent.destroy()
+  agent = new http.Agent({ keepAlive: true, maxSockets: 256 })
   const until = performance.now() + seconds * 1000
   const lat = []
   await Promise.all(
@@ -196,6 +200,9 @@ export async function sharedFigures({ start, cpuTicks, tmp, seconds, msisdnOf, l
       load_average: os.loadavg()[0],
     }
   } finally {
+    for (const s of servers)
+      for (const r of s.replicas)
+        if (r.child.exitCode !== null || r.child.signalCode) log(`a ${s.name} server ended on its own (${r.child.exitCode ?? r.child.signalCode})`)
     for (const s of servers) for (const r of s.replicas) await r.stop()
     agent.destroy()
     await pgServer.remove()
