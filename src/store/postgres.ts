@@ -182,7 +182,13 @@ export class SharedDatabase implements SessionDatabase {
     client.on('error', lost)
     client.on('end', () => lost())
     client.on('notification', (n) => {
-      if (n.payload) this.onNotice(n.payload)
+      if (!n.payload) return
+      // Thrown here, an error would end the process (it runs in the client's socket handler): a notice is only a hint.
+      try {
+        this.onNotice(n.payload)
+      } catch {
+        // The next read of that session takes in what the notice was about.
+      }
     })
     this.listener = client
     try {
