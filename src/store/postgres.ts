@@ -104,6 +104,9 @@ export class SharedDatabase implements SessionDatabase {
     })
     // A connection that breaks while idle is dropped by the pool; the error must not end the process.
     this.pool.on('error', () => {})
+    // Nor one that breaks while checked out (a turn waits between its queries; the database shuts down):
+    // the pool listens only to idle connections; the turn's next query fails and drops this one.
+    this.pool.on('connect', (client) => client.on('error', (e) => void this.failed(e)))
   }
 
   /**
