@@ -65,7 +65,8 @@ export function serve(args: string[], opts: { cwd?: string; env?: Record<string,
           output: () => out,
           stop: (signal = 'SIGTERM') =>
             new Promise((res) => {
-              if (child.exitCode !== null) return res(child.exitCode)
+              // Ended already (a signal's end has no exit code: a SIGKILLed replica).
+              if (child.exitCode !== null || child.signalCode !== null) return res(child.exitCode)
               child.once('exit', (code) => res(code))
               child.kill(signal)
             }),
