@@ -1,0 +1,143 @@
+import { join } from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { dcb, serve, type Served } from '../cli/run.js'
+import { freePort, startPostgres, type TestPostgres } from './postgres.js'
+import { control } from './replicas.js'
+
+// Start-up of `dcb serve --store`: what it refuses (and that it wrote nothing then), the world check,
+// and what it keeps of a database it did not make.
+const OTHER_WORLD = join(import.meta.dirname, '..', 'fixtures', 'streamplus-gb-only.json')
+
+/** `dcb serve --store URL ...` expected to refuse: its exit code, stderr lines and how long it took. */
+async function refused(args: string[], env: Record<string, string> = {}) {
+  const t = Date.now()
+  const run = await dcb(['serve', '--port', '0', ...args], { env, timeoutMs: 25_000 })
+  return { code: run.code, lines: run.stderr.trim().split('\n'), stdout: run.stdout, seconds: (Date.now() - t) / 1000 }
+}
+
+describe('dcb serve --store: start-up', () => {
+  let pg: TestPostgres
+  let started: Served[] = []
+  beforeAll(async () => {
+    pg = await startPostgres()
+  }, 60_000)
+  afterEach(async () => {
+    await Promise.all(started.map((s) => s.stop()))
+    started = []
+  })
+  afterAll(async () => {
+    await pg?.remove()
+  })
+
+  async function up(url: string, args: string[] = [], env: Record<string, string> = {}): Promise<Served> {
+    const s = await serve(url ? ['--store', url, ...args] : args, { env })
+    started.push(s)
+    return s
+  }
+
+  /** The dcb tables of a database (none when refused before writing). */
+  const tables = async (db: string) =>
+    (await pg.query(`SELECT tablename FROM pg_tables WHERE tablename LIKE 'dcb_%' ORDER BY tablename`, [], db)).rows.map((r) => r.tablename)
+
+  it('a refused port, a wrong password, an unknown database or host: exit 1 within 15 s, one line naming the host and the error, nothing written', async () => {
+    const port = await freePort()
+    await pg.createDatabase('credentials')
+    const cases = [
+      { url: `postgres://postgres:password@127.0.0.1:${port}/sandbox`, where: `127.0.0.1:${port}/sandbox`, error: /ECONNREFUSED/ },
+      { url: `postgres://postgres:wrong@127.0.0.1:${pg.port}/credentials`, where: `127.0.0.1:${pg.port}/credentials`, error: /password authentication failed/ },
+      { url: pg.url('nosuch'), where: `127.0.0.1:${pg.port}/nosuch`, error: /database "nosuch" does not exist/ },
+      { url: 'postgres://postgres:password@nosuch.invalid:5432/sandbox', where: 'nosuch.invalid:5432/sandbox', error: /ENOTFOUND|EAI_AGAIN/ },
+    ]
+    const runs = await Promise.all(cases.map((c) => refused(['--store', c.url])))
+    runs.forEach((run, i) => {
+      const c = cases[i]!
+      expect(run.code, run.lines.join('\n')).toBe(1)
+      expect(run.lines).toHaveLength(1)
+      expect(run.lines[0]).toMatch(new RegExp(`^dcb: cannot use the database at ${c.where.replace(/\./g, '\\.')}: `))
+      expect(run.lines[0]).toMatch(c.error)
+      expect(run.lines[0]).not.toContain('wrong') // the password is never shown
+      expect(run.stdout).toBe('')
+      expect(run.seconds).toBeLessThan(15)
+    })
+    expect(await tables('credentials')).toEqual([])
+    expect((await pg.query(`SELECT 1 FROM pg_database WHERE datname = 'nosuch'`)).rowCount).toBe(0)
+  })
+
+  it('a malformed URL, or --store with --data or --in-memory, is a usage error (exit 2)', async () => {
+    const url = pg.url('usage')
+    const runs = await Promise.all([
+      refused(['--store', 'not a url']),
+      refused(['--store', 'mysql://root@127.0.0.1/db']),
+      refused([], { DCB_STORE: 'postgres://' }),
+      refused(['--store', url, '--in-memory']),
+      refused(['--store', url, '--data', join(import.meta.dirname, 'never.json')]),
+      refused(['--replace-world', '--in-memory']),
+    ])
+    for (const run of runs) {
+      expect(run.code, run.lines.join('\n')).toBe(2)
+      expect(run.lines.join('\n')).toMatch(/--store|--replace-world/)
+    }
+    expect(runs[0]!.lines.join('\n')).toContain('postgres://USER:PASSWORD@HOST:PORT/DATABASE')
+    expect(runs[1]!.lines.join('\n')).toContain('not mysql://')
+    expect(runs[3]!.lines.join('\n')).toContain('--in-memory')
+  })
+
+  it('a database with a newer schema is refused, naming both versions, and left as it was', async () => {
+    await pg.createDatabase('newer')
+    await pg.query(`CREATE TABLE dcb_meta (key text PRIMARY KEY, value text NOT NULL); INSERT INTO dcb_meta VALUES ('schema_version', '99')`, [], 'newer')
+    const run = await refused(['--store', pg.url('newer')])
+    expect(run.code).toBe(1)
+    expect(run.lines).toHaveLength(1)
+    expect(run.lines[0]).toMatch(/schema version 99, newer than this dcb knows \(1\)/)
+    expect(await tables('newer')).toEqual(['dcb_meta'])
+    expect((await pg.query(`SELECT key, value FROM dcb_meta`, [], 'newer')).rows).toEqual([{ key: 'schema_version', value: '99' }])
+  })
+
+  it('a new database gets the tables and its schema version; health names it; DCB_STORE names the database too', async () => {
+    const url = await pg.createDatabase('fresh')
+    const a = await up('', [], { DCB_STORE: url })
+    expect(await tables('fresh')).toEqual(['dcb_changes', 'dcb_meta', 'dcb_requests', 'dcb_sessions', 'dcb_snapshots'])
+    const version = (await pg.query(`SELECT value FROM dcb_meta WHERE key = 'schema_version'`, [], 'fresh')).rows[0].value
+    const health = await control(a.url, '/health')
+    expect(health.http).toBe(200)
+    expect(health.body.store).toMatchObject({ kind: 'postgres', database: `127.0.0.1:${pg.port}/fresh`, schema_version: Number(version) })
+    // A second start finds its tables and keeps them (no migration runs twice).
+    const b = await up(url)
+    expect((await control(b.url, '/health')).body.store.schema_version).toBe(Number(version))
+  })
+
+  it('another world is refused; --replace-world makes its world the database’s, and then the old world is refused', async () => {
+    const url = await pg.createDatabase('worlds')
+    const old = await up(url)
+    const digest = async () => (await pg.query(`SELECT value FROM dcb_meta WHERE key = 'world_digest'`, [], 'worlds')).rows[0].value
+    const before = await digest()
+    const other = await refused(['--store', url, '--fixtures', OTHER_WORLD])
+    expect(other.code).toBe(1)
+    expect(other.lines).toHaveLength(1)
+    expect(other.lines[0]).toMatch(/serves another world/)
+    expect(other.lines[0]).toContain('--replace-world')
+    expect(await digest()).toBe(before)
+    expect((await control(old.url, '/health')).http).toBe(200)
+
+    await old.stop()
+    const replaced = await up(url, ['--fixtures', OTHER_WORLD, '--replace-world'])
+    expect(await digest()).not.toBe(before)
+    // The new world is the database's: its replicas start without the option, the old world's are refused.
+    const second = await up(url, ['--fixtures', OTHER_WORLD])
+    for (const x of [replaced, second]) expect((await control(x.url, '/health')).http).toBe(200)
+    const again = await refused(['--store', url])
+    expect(again.code).toBe(1)
+    expect(again.lines[0]).toMatch(/serves another world/)
+  })
+
+  it('--clock sets the clock of a new database only', async () => {
+    const url = await pg.createDatabase('clock')
+    const first = await up(url, ['--clock', '2026-01-31T00:00:00'])
+    expect((await control(first.url, '/clock')).body).toMatchObject({ now: '2026-01-31T00:00:00.000000', frozen: true })
+    await control(first.url, '/clock/advance', { by: 'PT1H' })
+    await first.stop()
+    const later = await up(url, ['--clock', '2027-06-01T00:00:00'])
+    expect((await control(later.url, '/clock')).body).toMatchObject({ now: '2026-01-31T01:00:00.000000', frozen: true })
+    expect(later.output()).toContain('--clock 2027-06-01T00:00:00 was not applied')
+  })
+})
