@@ -168,11 +168,8 @@ describe('replicas at once on one database', () => {
     expect((await control(r[0]!.url, `/sms?msisdn=${msisdn}`, undefined, team)).body.messages).toEqual([])
   })
 
-  // BUG (reported; src/http/sessions.ts and src/runtime/host.ts notice()): GET /_sandbox/sessions lists
-  // what this replica has open, with the counts it last took in: a session made on another replica is
-  // missing, a reset elsewhere not seen, a deleted one still listed (and its DELETE answers 200), until
-  // the replica's one-second timer reads the list again. Rounds, so the timer cannot hide it.
-  it.fails('GET /_sandbox/sessions on any replica lists the sessions as they are in the database', async () => {
+  // Rounds: a replica's one-second timer reads the list of sessions anew, and must not be what this relies on.
+  it('GET /_sandbox/sessions on any replica lists the sessions as they are in the database', async () => {
     const r = await sandbox('session_list')
     const row = (base: string, name: string) =>
       control(base, '/sessions').then((a) => (a.body.sessions as { name: string; messages: number }[]).find((s) => s.name === name))
@@ -223,9 +220,7 @@ describe('replicas at once on one database', () => {
     }
   })
 
-  // BUG (reported; src/core or src/runtime): the SMS another replica sends reaches this replica's state
-  // (GET /_sandbox/sms shows it) but not its live stream: the hub hears SMS from the engine's own sends only.
-  it.fails('the live stream of one replica streams the SMS another one sends', async () => {
+  it('the live stream of one replica streams the SMS another one sends', async () => {
     const r = await sandbox('live_sms', 2)
     const stream = await liveStream(r[0]!.url)
     try {
