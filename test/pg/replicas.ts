@@ -52,7 +52,9 @@ export async function until<T>(what: string, check: () => Promise<T | undefined 
     } catch (e) {
       last = e
     }
+    // wall-clock: another process's state is seen only by asking again; the deadline names what never came
     if (Date.now() > deadline) throw new Error(`waited ${ms} ms for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`)
+    // wall-clock: the pause between two asks of another process, not a wait before an assertion
     await new Promise((r) => setTimeout(r, 50))
   }
 }
