@@ -26,8 +26,8 @@ import { seed, type SeedOptions } from './seeding.js'
 import type { Change, RuntimeRuleRecord, SmsRecord, State, SubscriptionRecord, Tx } from './state.js'
 import { Subscriptions } from './subscriptions.js'
 import { SubscriptionViews, type SubscriptionFilter, type SubscriptionView } from './views.js'
-import { validateRule, type WorldNames } from './rule-check.js'
-import { worldNames, type WorldSources } from './layering.js'
+import type { WorldSources } from './layering.js'
+import { worldNames, type WorldNames } from './world-names.js'
 import { worldDocument, type WorldDocument } from './world-doc.js'
 import type { Carrier, Merchant, WorldIndex } from './world.js'
 
@@ -339,7 +339,10 @@ export class Engine {
    */
   async addRule(input: unknown): Promise<RuntimeRuleRecord> {
     const base = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {}
-    const checked = validateRule({ id: `rt-${this.ctx.newId().slice(0, 8)}`, ...base }, this.names)
+    const id = `rt-${this.ctx.newId().slice(0, 8)}`
+    // The rule schema (zod) is loaded by the first rule that comes in, not at start.
+    const { validateRule } = await import('./rule-check.js')
+    const checked = validateRule({ id, ...base }, this.names)
     if (!checked.ok) throw new SandboxError('BAD_RULE', checked.problems.map((p) => `${p.path.length ? p.path.join('.') + ': ' : ''}${p.message}`).join('; '))
     const rule = checked.rule
     return this.ctx.write((tx, now) => {

@@ -12,7 +12,7 @@
  */
 import type { z } from 'zod'
 import { nearestName } from './nearest.js'
-import { checkRuleNames, type WorldNames } from './rule-check.js'
+import { checkRuleNames, worldNames } from './world-names.js'
 import {
   CarrierSchema,
   CountrySchema,
@@ -281,14 +281,7 @@ function duplicates(source: string, doc: Layer, problems: string[]): void {
   )
 }
 
-/** The names a rule's `match` may use, from a world. */
-export function worldNames(world: World): WorldNames {
-  return {
-    carriers: new Set(world.carriers.map((c) => c.code)),
-    services: new Set(world.services.map((s) => s.code)),
-    countries: new Set(world.countries.map((c) => c.code)),
-  }
-}
+export { worldNames }
 
 /**
  * Cross references and uniqueness inside one layered world; `at` names where a path is (file and

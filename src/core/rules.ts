@@ -6,7 +6,8 @@ import { RE2JS } from 're2js'
 import type { CarrierCode, OutcomeCode } from './outcomes.js'
 import type { RuleDecision } from './ruleset.js'
 import { ruleReason } from './why.js'
-import { MAX_DELAY_MS, type Rule, type RuleEffect, type Step } from './world-schema.js'
+import { MAX_DELAY_MS } from './limits.js'
+import type { Rule, RuleEffect, Step } from './world-schema.js'
 
 export interface RuleContext {
   step: Step
@@ -21,17 +22,24 @@ export interface RuleContext {
 export interface CompiledRule {
   rule: Rule
   steps: Set<Step>
-  /** RE2 semantics: matching takes time linear in the MSISDN whatever the pattern (no catastrophic backtracking). */
-  regex?: RE2JS
+  /**
+   * RE2 semantics: matching takes time linear in the MSISDN whatever the pattern (no catastrophic
+   * backtracking). Compiled when the rule is first matched against an MSISDN, not at start.
+   */
+  readonly regex: RE2JS | undefined
   /** `runtime` (a runtime rule: its record in the state counts `times`) or the file it came from. */
   source: string
 }
 
 export function compileRule(rule: Rule, source: string): CompiledRule {
+  let regex: RE2JS | undefined
   return {
     rule,
     steps: new Set(Array.isArray(rule.step) ? rule.step : [rule.step]),
-    regex: rule.match.regex ? RE2JS.compile(rule.match.regex) : undefined,
+    get regex() {
+      // The schema compiled it once already when the rule came in, so this cannot throw.
+      return rule.match.regex ? (regex ??= RE2JS.compile(rule.match.regex)) : undefined
+    },
     source,
   }
 }

@@ -10,7 +10,7 @@
  * (of rules without `times` counted in memory, so that deciding never turns a read such as Status into
  * a write).
  */
-import { RuleSchema, type Rule, type RuleEffect, type Step } from './world-schema.js'
+import type { Rule, RuleEffect, Step } from './world-schema.js'
 import { compileRule, ruleMatches, type CompiledRule, type RegexMatch, type RuleContext } from './rules.js'
 import type { RuntimeRuleRecord, State, Tx } from './state.js'
 
@@ -70,7 +70,8 @@ export class RuleSet {
     const records = [...this.state.rules.values()].sort(newestFirst)
     // A runtime rule keeps its decision count across reloads (its compiled form is made anew).
     const before = new Map(this.runtime.map((c) => [c.rule.id, this.decisions.get(c) ?? 0]))
-    this.runtime = records.map((r) => compileRule(RuleSchema.parse(r.rule), 'runtime'))
+    // A record holds the rule as the rule schema made it when it came in (`Engine.addRule`): not parsed again.
+    this.runtime = records.map((r) => compileRule(r.rule as Rule, 'runtime'))
     this.decisions = new Map([...this.world, ...this.runtime].map((c) => [c, (c.source === 'runtime' ? before.get(c.rule.id) : this.decisions.get(c)) ?? 0]))
     const shadowed = new Set(this.runtime.map((c) => c.rule.id))
     this.ordered = [...this.runtime, ...this.world.filter((c) => !shadowed.has(c.rule.id))]
