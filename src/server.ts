@@ -1,6 +1,7 @@
 /**
  * `dcb serve` as a function: load the world, open the store, build the engine and the app, listen.
  */
+import module from 'node:module'
 import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http'
 import { isIP, type AddressInfo, type Socket } from 'node:net'
 import { DEFAULT_DATA_FILE, DEFAULT_HOST, DEFAULT_PORT } from './contract/defaults.js'
@@ -9,13 +10,13 @@ import { Engine } from './core/engine.js'
 import type { FailurePayloadMode } from './core/outcomes.js'
 import { State } from './core/state.js'
 import { parseTimestamp } from './core/time.js'
-import { layerWorlds, type WorldSources } from './core/layering.js'
-import { FixtureError, loadWorld } from './world/load.js'
+import type { WorldSources } from './core/layering.js'
+import { checkedDefaultWorld, FixtureError } from './world/default-world.js'
 import type { World } from './core/world-schema.js'
 import type { ServeOptions } from './serve-options.js'
 
 export type { ServeOptions } from './serve-options.js'
-import { createSandboxApp, type SandboxApp } from './http/app.js'
+import { createSandboxApp, warmUp, type SandboxApp } from './http/app.js'
 import { compileTrust, isLoopback, normalizeIp, TrustProxyError } from './http/ip.js'
 import { envelope, fail } from './core/outcomes.js'
 import { DEFAULT_SESSION, Host } from './runtime/host.js'
@@ -93,9 +94,13 @@ export class ServeError extends Error {
 export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbox> {
   // Everything that can refuse an option comes first: a bad option touches nothing on disk.
   // A world object goes through the same layering and checks as a fixture file.
-  const layered = opts.world ? layerWorlds([{ source: 'world', data: opts.world }]) : undefined
+  // The default world alone is the one the build checked; fixture files and a world object load the
+  // layering and its schema (zod) now, and only then.
+  const layered = opts.world ? (await import('./core/layering.js')).layerWorlds([{ source: 'world', data: opts.world }]) : undefined
   if (layered && !layered.ok) throw new FixtureError(layered.problems)
-  const loaded = layered?.ok ? { ...layered, files: [] } : loadWorld(opts.fixtures ?? [])
+  const loaded = layered?.ok
+    ? { ...layered, files: [] }
+    : (!opts.fixtures?.length && checkedDefaultWorld()) || (await import('./world/load.js')).loadWorld(opts.fixtures ?? [])
   for (const cidr of opts.allowIps ?? []) {
     const problem = allowIpProblem(cidr)
     if (problem) throw new ServeError(problem)
@@ -257,6 +262,15 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
   }
   ready = true
   markReady()
+  // What start-up leaves out (zod and the schemas a failing merchant body or a control call needs)
+  // loads now in the background, once the caller has said it is ready, so the first such call does
+  // not wait for it; on Node 22+ those modules then go to the compile cache too.
+  setImmediate(() =>
+    warmUp().then(
+      () => (module as { flushCompileCache?: () => void }).flushCompileCache?.(),
+      () => {},
+    ),
+  )
 
   let ticking = false
   const timer = setInterval(() => {

@@ -11,23 +11,7 @@ import { SandboxError } from '../core/errors.js'
 import { scenarioList } from '../core/scenarios.js'
 import type { SmsRecord } from '../core/state.js'
 import { formatTimestamp, parseTimestamp } from '../core/time.js'
-import {
-  AdvanceBody,
-  CoverageQuery,
-  MessagesQuery,
-  MoBody,
-  MsisdnQuery,
-  OtpQuery,
-  RequestsQuery,
-  ResetBody,
-  SetTimeBody,
-  SubscriptionFilter,
-  type MoAnswer,
-  type OtpAnswer,
-  type SmsMessage,
-  type SubscriptionView,
-  type WorldDocument,
-} from '../contract/control.js'
+import type { MoAnswer, OtpAnswer, SmsMessage, SubscriptionView, WorldDocument } from '../contract/control.js'
 import type { ControlOperations } from '../contract/operations.js'
 import { aboutSubscription } from '../runtime/journal-about.js'
 import type { RequestJournal } from '../runtime/request-log.js'
@@ -38,6 +22,17 @@ export interface OperationsContext {
   version: string
   /** What `health` says of the store (file, sizes). */
   storeInfo?: () => Record<string, unknown>
+}
+
+type ControlSchemas = typeof import('../contract/control.js')
+let schemas: ControlSchemas | undefined
+
+/**
+ * The schemas of the operations' arguments (zod): loaded by the first operation that checks one, not
+ * at start; once loaded, an operation runs without waiting.
+ */
+function loadSchemas(): Promise<ControlSchemas> {
+  return import('../contract/control.js').then((m) => (schemas = m))
 }
 
 /** The value as the schema reads it, or BAD_REQUEST naming the first field that does not fit. */
@@ -98,7 +93,8 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
       return scenarioList(engine)
     },
     async otp(msisdn, opts = {}) {
-      const { wait = 0 } = check(OtpQuery, { msisdn, wait: opts.wait })
+      const S = schemas ?? (await loadSchemas())
+      const { wait = 0 } = check(S.OtpQuery, { msisdn, wait: opts.wait })
       const have = engine.latestOtp(msisdn)
       if (have) return otpView(have, msisdn)
       if (wait === 0) throw new SandboxError('NO_OTP', `no OTP has been sent to ${msisdn}`)
@@ -107,19 +103,23 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
       return otpView(got, msisdn)
     },
     async sms(msisdn) {
-      check(MsisdnQuery, { msisdn })
+      const S = schemas ?? (await loadSchemas())
+      check(S.MsisdnQuery, { msisdn })
       return { msisdn, messages: engine.smsFor(msisdn).map(smsView) }
     },
     async messages(query = {}) {
-      const { msisdn, limit = 200 } = check(MessagesQuery, query)
+      const S = schemas ?? (await loadSchemas())
+      const { msisdn, limit = 200 } = check(S.MessagesQuery, query)
       const list = msisdn ? engine.smsFor(msisdn).slice(0, limit) : engine.recentSms(limit)
       return { messages: list.map(smsView) }
     },
     async mo(message) {
-      return (await engine.mo(check(MoBody, message))) as MoAnswer
+      const S = schemas ?? (await loadSchemas())
+      return (await engine.mo(check(S.MoBody, message))) as MoAnswer
     },
     async subscriptions(filter = {}) {
-      const f = check(SubscriptionFilter, filter)
+      const S = schemas ?? (await loadSchemas())
+      const f = check(S.SubscriptionFilter, filter)
       return { subscriptions: engine.listSubscriptions(f) as SubscriptionView[] }
     },
     async subscription(id) {
@@ -132,10 +132,12 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
       return engine.clockView()
     },
     async advance(by) {
-      return engine.advance(check(AdvanceBody, { by }).by)
+      const S = schemas ?? (await loadSchemas())
+      return engine.advance(check(S.AdvanceBody, { by }).by)
     },
     async setTime(to) {
-      return engine.setTime(check(SetTimeBody, { to }).to)
+      const S = schemas ?? (await loadSchemas())
+      return engine.setTime(check(S.SetTimeBody, { to }).to)
     },
     rules: {
       async add(rule) {
@@ -159,14 +161,16 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
       return { world: engine.worldDocument() as WorldDocument, sources: engine.worldSources() }
     },
     async requests(opts = {}) {
-      const { limit = 100, since = 0, msisdn, subscription } = check(RequestsQuery, opts)
+      const S = schemas ?? (await loadSchemas())
+      const { limit = 100, since = 0, msisdn, subscription } = check(S.RequestsQuery, opts)
       if (subscription === undefined) return { capacity: journal.capacity, requests: journal.list(limit, since, msisdn) }
       // The entries that created it are found from the ones that name it: the whole journal is read (it is bounded).
       const about = aboutSubscription(journal.list(journal.capacity, since, msisdn), subscription)
       return { capacity: journal.capacity, requests: about.slice(0, limit) }
     },
     async coverage(opts = {}) {
-      const { merchant } = check(CoverageQuery, opts)
+      const S = schemas ?? (await loadSchemas())
+      const { merchant } = check(S.CoverageQuery, opts)
       return {
         coverage: engine.coverageReport(merchant).map((c) => ({
           ...c,
@@ -177,7 +181,8 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
       }
     },
     async reset(opts = {}) {
-      const { clock, frozen } = check(ResetBody, opts)
+      const S = schemas ?? (await loadSchemas())
+      const { clock, frozen } = check(S.ResetBody, opts)
       let start: { at: number; frozen?: boolean } | undefined
       if (clock !== undefined) {
         const at = parseTimestamp(clock)

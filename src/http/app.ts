@@ -6,17 +6,17 @@
  * same way.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { CONTROL_CALLS } from '../contract/calls.js'
 import { DEFAULT_BASE_URL } from '../contract/defaults.js'
 import { fail, type FailurePayloadMode } from '../core/outcomes.js'
 import { DEFAULT_SESSION, isSessionName, type Host, type Session } from '../runtime/host.js'
 import { CONSOLE_PATHS, createConsoleHandler } from './console.js'
-import { checkControlAccess, createControlHandler, type ControlMatch } from './control.js'
-import { CONTROL_ROUTES, SESSION_ROUTES, type ControlRoute } from './control-routes.js'
+import { checkControlAccess, controlRoutes, createControlHandler, type ControlMatch } from './control.js'
 import { crossSiteRefusal, hostLocal, hostName, sendRefusal, type CrossSiteOptions } from './guard.js'
 import { inProcessCall } from './inprocess.js'
 import { compileTrust, peerTrusted } from './ip.js'
 import { createMerchantHandler, MERCHANT_PATHS, type Operation } from './merchant.js'
-import { openApiDocument } from './openapi.js'
+import { loadMerchantSchemas } from './merchant-body.js'
 import { consentPage, returnPage } from './pages.js'
 import { headerReason, notFoundReason } from './reason.js'
 import { safeDecode, sendControlError, sendEnvelope, sendJson } from './respond.js'
@@ -49,13 +49,18 @@ export interface SandboxApp {
 }
 
 /** What the dispatch table holds for a path: which handler, and whether the cross-site rules guard it. */
-type Entry =
-  | { kind: 'merchant'; op: Operation }
-  | { kind: 'control'; methods: Map<string, ControlRoute> }
-  | { kind: 'sessions' | 'console' | 'consent' | 'return' | 'openapi' }
+type Entry = { kind: 'merchant'; op: Operation } | { kind: 'control'; path: string } | { kind: 'sessions' | 'console' | 'consent' | 'return' | 'openapi' }
 
 /** The control API and the console refuse what a web page could send them (guard.ts); the flow's pages do not. */
 const GUARDED = new Set<Entry['kind']>(['control', 'sessions', 'console'])
+
+/**
+ * Loads what the first failing merchant body and the first control call need (zod and the schemas),
+ * which start-up leaves out: `dcb serve` calls it once it is ready, so those calls do not wait for it.
+ */
+export async function warmUp(): Promise<void> {
+  await Promise.all([loadMerchantSchemas(), controlRoutes()])
+}
 
 export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   const { host } = opts
@@ -143,13 +148,10 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     ['/_sandbox/sessions/', { kind: 'sessions' }],
   ]
   for (const [path, op] of Object.entries(MERCHANT_PATHS)) exact.set(path, { kind: 'merchant', op })
-  const controlPaths = new Map<string, Map<string, ControlRoute>>()
-  for (const r of CONTROL_ROUTES) {
-    const methods = controlPaths.get(r.path) ?? new Map<string, ControlRoute>()
-    controlPaths.set(r.path, methods.set(r.method, r))
-  }
-  for (const [path, methods] of controlPaths) {
-    const entry: Entry = { kind: 'control', methods }
+  // The control paths come from the calls' declarations (no zod): the routes with their schemas are
+  // loaded by the first control call (control.ts).
+  for (const path of new Set(Object.values(CONTROL_CALLS).map((c) => c.path))) {
+    const entry: Entry = { kind: 'control', path }
     if (!path.includes(':')) exact.set(`/_sandbox${path}`, entry)
     else {
       const keys: string[] = []
@@ -157,7 +159,8 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       patterns.push({ re, keys, entry })
     }
   }
-  for (const r of SESSION_ROUTES) if (!r.path.includes(':')) exact.set(`/_sandbox${r.path}`, { kind: 'sessions' })
+  // `/_sandbox/sessions/NAME` is a prefix (below); sessions.ts serves both.
+  exact.set('/_sandbox/sessions', { kind: 'sessions' })
   for (const path of CONSOLE_PATHS) exact.set(path, { kind: 'console' })
   exact.set('/_sandbox/return', { kind: 'return' })
   exact.set('/openapi.json', { kind: 'openapi' })
@@ -202,7 +205,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       case 'control': {
         const name = sessionName(req, res, false)
         if (name === null) return
-        const match: ControlMatch = { methods: entry.methods, params: found!.params }
+        const match: ControlMatch = { path: entry.path, params: found!.params }
         return control(req, res, path, query, match, name)
       }
       case 'consent': {
@@ -216,7 +219,8 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       }
       case 'openapi':
         if (req.method === 'GET' || req.method === 'HEAD') {
-          openapi ??= JSON.stringify(openApiDocument(opts.version))
+          // Made from every schema (zod), so on the first request for it.
+          openapi ??= JSON.stringify((await import('./openapi.js')).openApiDocument(opts.version))
           res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(openapi) })
           return void res.end(openapi)
         }

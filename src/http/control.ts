@@ -28,10 +28,24 @@ export interface ControlTarget {
   operations: ControlOperations
 }
 
-/** The control routes of one path, by method, and the path's parameters (decoded). */
+/** The control path a request matched (its declared form, `/subscriptions/:id`) and its parameters (decoded). */
 export interface ControlMatch {
-  methods: Map<string, ControlRoute>
+  path: string
   params: Record<string, string>
+}
+
+let routesByPath: Promise<Map<string, Map<string, ControlRoute>>> | undefined
+
+/**
+ * The control routes by path, then method (in the table's order: a 405 names them so). Their schemas
+ * are zod's: loaded by the first control call, not at start.
+ */
+export function controlRoutes(): Promise<Map<string, Map<string, ControlRoute>>> {
+  return (routesByPath ??= import('./control-routes.js').then(({ CONTROL_ROUTES }) => {
+    const byPath = new Map<string, Map<string, ControlRoute>>()
+    for (const r of CONTROL_ROUTES) byPath.set(r.path, (byPath.get(r.path) ?? new Map<string, ControlRoute>()).set(r.method, r))
+    return byPath
+  }))
 }
 
 export interface ControlContext {
@@ -172,9 +186,10 @@ export function createControlHandler(ctx: ControlContext) {
     try {
       checkControlAccess(req, ctx)
       const method = req.method ?? 'GET'
-      if (!match) throw new SandboxError('NOT_FOUND', `no control call ${method} ${path}`)
-      const r = match.methods.get(method) ?? (method === 'HEAD' ? match.methods.get('GET') : undefined)
-      if (!r) throw new SandboxError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; use ${[...match.methods.keys()].join(' or ')}`)
+      const methods = match && (await controlRoutes()).get(match.path)
+      if (!methods) throw new SandboxError('NOT_FOUND', `no control call ${method} ${path}`)
+      const r = methods.get(method) ?? (method === 'HEAD' ? methods.get('GET') : undefined)
+      if (!r) throw new SandboxError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; use ${[...methods.keys()].join(' or ')}`)
       await serve(req, res, path, query, r, match.params, session)
     } catch (err) {
       if (res.headersSent || res.destroyed) return

@@ -29,7 +29,7 @@ import {
 } from './reason.js'
 import { BODY_LIMIT } from './body.js'
 import { sendEnvelope } from './respond.js'
-import { InitBody, StatusBody, VerifyBody } from '../contract/merchant.js'
+import { loadMerchantSchemas, merchantSchemas, quickInit, quickStatus, quickVerify } from './merchant-body.js'
 import { SandboxError } from '../core/errors.js'
 import { StoreError } from '../store/types.js'
 
@@ -208,8 +208,19 @@ export function createMerchantHandler(ctx: MerchantContext) {
         request = parseJson(body.text)
         if (request === undefined) return answer(fail('BAD_REQUEST', undefined, jsonReason(body.text)))
         if (!isPlainObject(request)) return answer(fail('BAD_REQUEST', undefined, notObjectReason(request)))
-        const call = parseCall(op, request, req, ctx)
-        if ('error' in call) return answer(fail('BAD_REQUEST', undefined, schemaReason(call.error, request, FIELDS[op])))
+        const fields = request
+        const call = parseCall(op, fields, req, ctx)
+        // A body that is not plainly valid: the schema words why (loaded by the first such body).
+        if (call === undefined) return void loadMerchantSchemas().then(() => proceed(parseCall(op, fields, req, ctx)!), crash)
+        proceed(call)
+      } catch (err) {
+        crash(err)
+      }
+    })
+
+    function proceed(call: Exclude<ReturnType<typeof parseCall>, undefined>): void {
+      try {
+        if ('error' in call) return answer(fail('BAD_REQUEST', undefined, schemaReason(call.error, request as Record<string, unknown>, FIELDS[op])))
         // A clock move runs alone: the call waits for it (and for one queued behind it).
         const run = (engine: Engine): void => {
           const busy = engine.busy
@@ -234,7 +245,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
       } catch (err) {
         crash(err)
       }
-    })
+    }
   }
 
   function unauthorizedReason(key: string | undefined): string {
@@ -253,20 +264,38 @@ const FIELDS: Record<Operation, string[]> = {
   status: ['subscription_id'],
 }
 
-/** The engine call of a request body that fits its operation's schema, or the schema's error. */
-function parseCall(op: Operation, body: unknown, req: IncomingMessage, ctx: MerchantContext): Parameters<Engine['perform']>[1] | { error: z.ZodError } {
+/**
+ * The engine call of a request body that fits its operation's schema, or the schema's error; undefined
+ * when the body needs the schema and it is not loaded yet (`loadMerchantSchemas`).
+ */
+function parseCall(
+  op: Operation,
+  body: Record<string, unknown>,
+  req: IncomingMessage,
+  ctx: MerchantContext,
+): Parameters<Engine['perform']>[1] | { error: z.ZodError } | undefined {
+  // The usual body passes without the schema (merchant-body.ts: the same answer).
   if (op === 'init') {
-    const r = InitBody.safeParse(body)
+    const input = quickInit(body)
+    if (input) return { op, input, baseUrl: baseUrlOf(req, ctx) }
+  } else if (op === 'verify') {
+    const input = quickVerify(body)
+    if (input) return { op, input }
+  } else {
+    const input = quickStatus(body)
+    if (input) return { op, input }
+  }
+  const schemas = merchantSchemas()
+  if (!schemas) return undefined
+  if (op === 'init') {
+    const r = schemas.InitBody.safeParse(body)
     return r.success ? { op, input: r.data, baseUrl: baseUrlOf(req, ctx) } : { error: r.error }
   }
   if (op === 'verify') {
-    const r = VerifyBody.safeParse(body)
+    const r = schemas.VerifyBody.safeParse(body)
     return r.success ? { op, input: r.data } : { error: r.error }
   }
-  // The usual Status body passes without the schema (the same answer: one non-empty string; extra fields ignored).
-  const id = (body as Record<string, unknown>).subscription_id
-  if (typeof id === 'string' && id.length > 0) return { op, input: { subscription_id: id } }
-  const r = StatusBody.safeParse(body)
+  const r = schemas.StatusBody.safeParse(body)
   return r.success ? { op, input: r.data } : { error: r.error }
 }
 

@@ -4,10 +4,18 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CONTROL_ROUTES, SESSION_ROUTES } from '../../src/http/control-routes.js'
 import { SessionsAnswer } from '../../src/contract/control.js'
+import { CONTROL_CALLS } from '../../src/contract/calls.js'
 import { tempDir, useSandbox } from '../helpers.js'
 
 const c = useSandbox()
 const REDOCLY = join(process.cwd(), 'node_modules', '@redocly', 'cli', 'bin', 'cli.js')
+
+describe('the control routes', () => {
+  it('are the declared calls, each with a route (the dispatch table is made from the declarations, the routes load on first use)', () => {
+    const declared = new Set(Object.values(CONTROL_CALLS).map((c) => `${c.method} ${c.path}`))
+    expect(new Set(CONTROL_ROUTES.map((r) => `${r.method} ${r.path}`))).toEqual(declared)
+  })
+})
 
 describe('/openapi.json', () => {
   it('documents every control call beside the merchant API', async () => {
