@@ -12,7 +12,7 @@
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync, ftruncateSync, existsSync } from 'node:fs'
 import { basename, dirname, resolve } from 'node:path'
-import { Low } from 'lowdb'
+import type { Low } from 'lowdb'
 import { COLLECTIONS, type Change, type CollectionName, type State } from '../core/state.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
@@ -108,6 +108,8 @@ export class FileStore implements Store {
     }
     this.lock()
     try {
+      // lowdb is loaded by the file store when it loads (`--in-memory` and `--store` never need it).
+      const { Low } = await import('lowdb')
       this.db = new Low<Snapshot | null>(new StreamingSnapshotFile(this.path, !this.unsafeNoSync, this.io), null)
       try {
         await this.db.read()
