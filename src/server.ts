@@ -179,6 +179,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
       failurePayload: opts.failurePayload,
       reasons: opts.reasons,
       storeFailure: () => store.failure?.() ?? sessions.failure(),
+      storeProbe: shared ? () => shared.db.probe() : undefined,
       baseUrl: () => url,
       onError: opts.onError,
     })

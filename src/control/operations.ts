@@ -162,6 +162,7 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
     },
     async requests(opts = {}) {
       const S = schemas ?? (await loadSchemas())
+      await journal.sync?.()
       const { limit = 100, since = 0, msisdn, subscription } = check(S.RequestsQuery, opts)
       if (subscription === undefined) return { capacity: journal.capacity, requests: journal.list(limit, since, msisdn) }
       // The entries that created it are found from the ones that name it: the whole journal is read (it is bounded).

@@ -261,8 +261,8 @@ export class EngineContext {
    */
   soft(c: 'counters' | 'meta', id: string, update: (value: unknown) => unknown): void {
     if (this.gate) {
+      // Written in this process's next turn, or by the next read or timer tick (softSettled): not a turn each.
       this.softUpdates.push({ c, id, update })
-      if (!this.softTurn) queueMicrotask(() => void this.writeSoftInTurn())
       return
     }
     const map = this.state[c] as Map<string, unknown>
@@ -295,32 +295,16 @@ export class EngineContext {
     )
   }
 
-  /** The soft updates waiting, made in turns until none waits; kept for a later try when the store is away. */
+  /** The soft updates waiting, written in a turn of their own; kept for a later try when the store is away. */
   private writeSoftInTurn(): Promise<void> {
     return (this.softTurn ??= (async () => {
       try {
-        while (this.softUpdates.length) {
-          try {
-            await this.enterTurn()
-          } catch {
-            return // the store is away: they wait for the next soft change or read
-          }
-          const updates = this.softUpdates
-          this.softUpdates = []
-          const done = this.transaction((tx) => {
-            const maps = this.state
-            for (const { c, id, update } of updates) {
-              const v = update((maps[c] as Map<string, unknown>).get(id))
-              if (v !== null) tx.put(c, id, v as never)
-              else if ((maps[c] as Map<string, unknown>).has(id)) tx.del(c, id)
-            }
-          }, false)
-          try {
-            await done.durable
-          } catch {
-            this.softUpdates = updates.concat(this.softUpdates)
-            return
-          }
+        if (!this.softUpdates.length) return
+        try {
+          // Entering writes them (see enterTurn); the store being away leaves them waiting.
+          await this.enterTurn()
+        } catch {
+          return
         }
       } finally {
         this.softTurn = null
@@ -333,9 +317,30 @@ export class EngineContext {
     if (this.softUpdates.length) await this.writeSoftInTurn()
   }
 
-  /** With a gate: waits for a turn and takes in what the other processes changed. */
+  /** With a gate: waits for a turn and takes in what the other processes changed; soft updates waiting go in it first. */
   async enterTurn(): Promise<void> {
     this.took(await this.gate!.enter())
+    if (this.softUpdates.length) this.softInTurn()
+  }
+
+  /** The soft updates waiting, as a transaction of the turn held now; kept for a later try when it is not written. */
+  private softInTurn(): Promise<void> | null {
+    const updates = this.softUpdates
+    this.softUpdates = []
+    const done = this.transaction((tx) => {
+      const maps = this.state
+      for (const { c, id, update } of updates) {
+        const v = update((maps[c] as Map<string, unknown>).get(id))
+        if (v !== null) tx.put(c, id, v as never)
+        else if ((maps[c] as Map<string, unknown>).has(id)) tx.del(c, id)
+      }
+    }, false)
+    const durable = done.durable?.catch((e: unknown) => {
+      this.softUpdates = updates.concat(this.softUpdates)
+      throw e
+    })
+    durable?.catch(() => {})
+    return durable ?? null
   }
 
   /**
@@ -357,10 +362,27 @@ export class EngineContext {
   /** Changes another process made, now in the state: what is derived from it is read anew, listeners hear them. */
   private took(changes: readonly Change[]): void {
     if (!changes.length) return
-    this.queue.rebuild()
-    this.ruleset.reload()
-    // A reset elsewhere starts the rules' decision counts over here too.
-    if (changes.some((c) => 'reset' in c)) this.ruleset.resetCounts()
+    const { queue, state, ruleset } = this
+    if (changes.some((c) => 'reset' in c)) {
+      // Read anew (a reset elsewhere also starts the rules' decision counts over here).
+      queue.rebuild()
+      ruleset.reload()
+      ruleset.resetCounts()
+    } else {
+      // Only what changed: the queue keeps stale entries anyway (skipped when their time comes).
+      let rules = false
+      for (const c of changes) {
+        if (!('c' in c)) continue
+        if (c.c === 'subs') {
+          const sub = state.subs.get(c.id)
+          if (sub) queue.scheduleSub(sub)
+        } else if (c.c === 'verifs') {
+          const v = state.verifs.get(c.id)
+          if (v?.state === 'pending') queue.schedule('verif', v.id, v.expires_at)
+        } else if (c.c === 'rules') rules = true
+      }
+      if (rules) ruleset.reload()
+    }
     this.tell(changes)
     this.onTaken?.(changes)
   }

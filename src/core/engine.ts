@@ -157,7 +157,8 @@ export class Engine {
 
   /** Runs the events due by now; answers how many ran. */
   async catchUp(): Promise<number> {
-    if (this.ctx.gate) await this.ctx.sync()
+    // A shared store: the soft counts waiting go now (the server's timer), and what others wrote comes in.
+    if (this.ctx.gate) await this.sync()
     const mark = this.coverage.mark()
     const ran = await catchUp(this.ctx)
     // Findings of a catch-up no call asked for have no journal entry to point at.

@@ -38,6 +38,8 @@ export interface SandboxAppOptions {
   reasons?: boolean
   /** The error writes answer while they fail (health answers 503), or null. */
   storeFailure?: () => Error | null
+  /** Asks the store whether it works (health with a shared database). */
+  storeProbe?: () => Promise<Error | null>
   baseUrl?: () => string
   /** Where unexpected errors are reported (never on the wire). */
   onError?: (err: unknown) => void
@@ -95,6 +97,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     adminToken: opts.adminToken,
     hostLocal: hostIsLocal,
     storeFailure: opts.storeFailure,
+    storeProbe: opts.storeProbe,
     onError,
   })
   const sessionControl = sessionRoutes(host, (req) => checkControlAccess(req, { trustProxy, adminToken: opts.adminToken, hostLocal: hostIsLocal }))

@@ -58,6 +58,8 @@ export interface ControlContext {
   adminToken?: string
   /** The error writes answer while they fail (health answers 503 with it), or null. */
   storeFailure?: () => Error | null
+  /** Asks the store whether it works (health; a shared database is asked, not remembered). */
+  storeProbe?: () => Promise<Error | null>
   /** Whether a request's Host is a loopback or --allow-host name (guard.ts `hostLocal`; default: yes). */
   hostLocal?: (req: IncomingMessage) => boolean
   onError: (err: unknown) => void
@@ -125,7 +127,7 @@ export function createControlHandler(ctx: ControlContext) {
       const values = r.query ? check(r.query, query ? queryObject(query) : {}) : {}
       if (r.body) body = check(r.body, await jsonBody(req))
       // While writes fail, health says so (reads keep answering).
-      const failure = r.path === '/health' ? ctx.storeFailure?.() : null
+      const failure = r.path === '/health' ? ((await ctx.storeProbe?.()) ?? ctx.storeFailure?.()) : null
       if (failure) {
         sendJson(res, 503, { ok: false, store: failure.message })
         return true

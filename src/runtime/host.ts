@@ -279,10 +279,9 @@ export class Host {
   }
 }
 
-/** A shared session, once it took in what the other processes wrote (its journal too). */
+/** A shared session, once it took in what the other processes wrote (its journal is brought in when read). */
 async function syncOf(s: Session): Promise<Session> {
   await s.engine.sync()
-  await s.store.refreshJournal?.()
   return s
 }
 

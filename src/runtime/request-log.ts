@@ -126,6 +126,8 @@ export class RequestJournal {
 
   /** Set when the journal is shared by several processes (see `JournalFeed`). */
   feed: JournalFeed | null = null
+  /** Shared: brings in what the other processes journaled (before `list` answers a reader). */
+  sync: (() => Promise<void>) | null = null
 
   /** Adds an entry; answers its id (0 when a shared store numbers it later). */
   add(e: JournalRecord): number {

@@ -179,8 +179,11 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
       return
     }
     try {
-      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(4242, hashtext(${literal(this.name)}))`)
-      taken = await this.catchUp(client, true)
+      // One round trip: the transaction, the session's lock, and what was committed since our last entry.
+      const results = (await client.query(
+        `BEGIN; SELECT pg_advisory_xact_lock(4242, hashtext(${literal(this.name)})); ${this.logSince(literal(this.name), String(this.seq))}`,
+      )) as unknown as pg.QueryResult<Row>[]
+      taken = await this.catchUp(client, true, results[2]!.rows)
     } catch (e) {
       client.release(true)
       const err = this.db.failed(e)
@@ -224,11 +227,8 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
    * when the state was read anew). A log folded past our last entry, or a session deleted and made
    * again, is read from its snapshot again.
    */
-  private async catchUp(q: pg.Pool | pg.PoolClient, write: boolean): Promise<readonly Change[]> {
-    const { rows } = await q.query<Row>(
-      `SELECT s.seq AS head, c.seq, c.changes FROM dcb_sessions s LEFT JOIN dcb_changes c ON c.session = s.name AND c.seq > $2 WHERE s.name = $1 ORDER BY c.seq`,
-      [this.name, this.seq],
-    )
+  private async catchUp(q: pg.Pool | pg.PoolClient, write: boolean, fetched?: Row[]): Promise<readonly Change[]> {
+    const rows = fetched ?? (await q.query<Row>(this.logSince('$1', '$2'), [this.name, this.seq])).rows
     if (!rows.length) {
       // Deleted by another replica: a write makes it anew (as a session made on first use); a read finds it empty.
       if (write) await q.query(`INSERT INTO dcb_sessions (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name])
@@ -247,6 +247,11 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
       this.seq = Number(row.seq)
     }
     return out
+  }
+
+  /** The query of the log's head and its entries after `seq` (parameters, or literals in a simple query). */
+  private logSince(name: string, seq: string): string {
+    return `SELECT s.seq AS head, c.seq, c.changes FROM dcb_sessions s LEFT JOIN dcb_changes c ON c.session = s.name AND c.seq > ${seq} WHERE s.name = ${name} ORDER BY c.seq`
   }
 
   /** The state anew from the snapshot and the log after it; answers it as a reset and its records. */
@@ -294,6 +299,7 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
   attach(journal: RequestJournal): void {
     this.journal = journal
     journal.feed = this
+    journal.sync = () => this.refreshJournal()
   }
 
   write(entry: JournalRecord): void {

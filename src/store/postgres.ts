@@ -17,7 +17,8 @@ export const SCHEMA_VERSION = 1
 /** Each version's statements, from the one before it. */
 const MIGRATIONS: Record<number, string> = {
   1: `
-    CREATE TABLE dcb_sessions (name text PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now(), seq bigint NOT NULL DEFAULT 0, requests bigint NOT NULL DEFAULT 0);
+    CREATE TABLE dcb_sessions (name text PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now(), seq bigint NOT NULL DEFAULT 0);
+    CREATE TABLE dcb_journals (session text PRIMARY KEY, requests bigint NOT NULL);
     CREATE TABLE dcb_changes (session text NOT NULL, seq bigint NOT NULL, changes text NOT NULL, PRIMARY KEY (session, seq));
     CREATE TABLE dcb_snapshots (session text PRIMARY KEY, seq bigint NOT NULL, state text NOT NULL);
     CREATE TABLE dcb_requests (session text NOT NULL, id bigint NOT NULL, entry text NOT NULL, PRIMARY KEY (session, id));
@@ -155,7 +156,7 @@ export class SharedDatabase implements SessionDatabase {
       const theirs = meta.get('world_digest')
       if (theirs !== undefined && theirs !== digest && !this.opts.replaceWorld)
         throw new SharedStoreError(
-          `the database at ${this.where} serves another world (its fixtures differ from this replica's): start with the same fixtures, or give --replace-world to make this world the database's (stop the replicas of the old one first)`,
+          `the database at ${this.where} serves another world (its fixtures, or the --allow-ip ranges added to them, differ from this replica's): start with the same fixtures and --allow-ip, or give --replace-world to make this world the database's (stop the replicas of the old one first)`,
         )
       if (theirs !== digest)
         await client.query(`INSERT INTO dcb_meta (key, value) VALUES ('world_digest', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`, [digest])
@@ -221,6 +222,17 @@ export class SharedDatabase implements SessionDatabase {
     return this.away ?? (this.listener ? null : new StoreError(`the database at ${this.where} cannot be reached`))
   }
 
+  /** Asks the database (health): a quiet partition with no reset is seen too, within the call timeout. */
+  async probe(): Promise<Error | null> {
+    try {
+      await this.pool.query('SELECT 1')
+      this.worked()
+    } catch (e) {
+      this.failed(e)
+    }
+    return this.failure()
+  }
+
   // ------------------------------------------------------------ sessions
 
   /** The named sessions stored (the default one is always there). */
@@ -255,7 +267,8 @@ export class SharedDatabase implements SessionDatabase {
     try {
       await client.query('BEGIN')
       await client.query(`SELECT pg_advisory_xact_lock(4242, hashtext($1))`, [name])
-      for (const table of ['dcb_changes', 'dcb_snapshots', 'dcb_requests']) await client.query(`DELETE FROM ${table} WHERE session = $1`, [name])
+      for (const table of ['dcb_changes', 'dcb_snapshots', 'dcb_requests', 'dcb_journals'])
+        await client.query(`DELETE FROM ${table} WHERE session = $1`, [name])
       await client.query(`DELETE FROM dcb_sessions WHERE name = $1`, [name])
       await client.query(`SELECT pg_notify('dcb', $1)`, [`S-${name}`])
       await client.query('COMMIT')
@@ -269,17 +282,51 @@ export class SharedDatabase implements SessionDatabase {
   /** Journal entries, numbered after the session's last (one statement: the row lock keeps the numbers in commit order). */
   async writeRequests(session: string, entries: string[], capacity: number): Promise<void> {
     const n = entries.length
-    await this.pool.query(
-      `WITH r AS (UPDATE dcb_sessions SET requests = requests + $2 WHERE name = $1 RETURNING requests),
+    // Numbered in a row of their own (not the session's, which every turn updates), the notice in the same
+    // statement (a one-row subquery the insert reads): one round trip that never waits for a turn.
+    await (
+      await this.journalClient()
+    ).query(
+      `WITH r AS (INSERT INTO dcb_journals (session, requests) VALUES ($1, $2) ON CONFLICT (session) DO UPDATE SET requests = dcb_journals.requests + $2 RETURNING requests),
             d AS (DELETE FROM dcb_requests WHERE session = $1 AND id <= (SELECT requests FROM r) - $4)
-       INSERT INTO dcb_requests (session, id, entry) SELECT $1, r.requests - $2 + t.ord, t.e FROM r, unnest($3::text[]) WITH ORDINALITY AS t(e, ord)`,
-      [session, n, entries, capacity],
+       INSERT INTO dcb_requests (session, id, entry)
+         SELECT $1, r.requests - $2 + t.ord, t.e FROM r, unnest($3::text[]) WITH ORDINALITY AS t(e, ord), (SELECT pg_notify('dcb', $5)) AS notice`,
+      [session, n, entries, capacity, `R ${session}`],
     )
-    await this.pool.query(`SELECT pg_notify('dcb', $1)`, [`R ${session}`])
   }
 
+  /**
+   * The connection journal entries are written on: the request journal is not durable (as with the file
+   * store), so its commits do not wait for the disk (synchronous_commit off) and cost the turns no fsync.
+   */
+  private journalClient(): Promise<pg.Client> {
+    if (this.journalConn) return this.journalConn
+    const client = new pg.Client({
+      connectionString: this.opts.url,
+      connectionTimeoutMillis: this.opts.callTimeoutMs ?? 3000,
+      query_timeout: this.opts.callTimeoutMs ?? 3000,
+      options: '-c synchronous_commit=off',
+    })
+    const drop = () => {
+      if (this.journalConn === made) this.journalConn = null
+      client.end().catch(() => {})
+    }
+    client.on('error', drop)
+    client.on('end', drop)
+    const made: Promise<pg.Client> = client.connect().then(
+      () => client,
+      (e) => {
+        drop()
+        throw e
+      },
+    )
+    this.journalConn = made
+    return made
+  }
+  private journalConn: Promise<pg.Client> | null = null
+
   async clearRequests(session: string): Promise<void> {
-    await this.pool.query(`DELETE FROM dcb_requests WHERE session = $1`, [session])
+    await (await this.journalClient()).query(`DELETE FROM dcb_requests WHERE session = $1`, [session])
   }
 
   info(): Record<string, unknown> {
@@ -292,6 +339,9 @@ export class SharedDatabase implements SessionDatabase {
     const listener = this.listener
     this.listener = null
     await listener?.end().catch(() => {})
+    const journal = this.journalConn
+    this.journalConn = null
+    await journal?.then((c) => c.end()).catch(() => {})
     await this.pool.end().catch(() => {})
   }
 }

@@ -97,7 +97,7 @@ describe('dcb serve --store: start-up', () => {
   it('a new database gets the tables and its schema version; health names it; DCB_STORE names the database too', async () => {
     const url = await pg.createDatabase('fresh')
     const a = await up('', [], { DCB_STORE: url })
-    expect(await tables('fresh')).toEqual(['dcb_changes', 'dcb_meta', 'dcb_requests', 'dcb_sessions', 'dcb_snapshots'])
+    expect(await tables('fresh')).toEqual(['dcb_changes', 'dcb_journals', 'dcb_meta', 'dcb_requests', 'dcb_sessions', 'dcb_snapshots'])
     const version = (await pg.query(`SELECT value FROM dcb_meta WHERE key = 'schema_version'`, [], 'fresh')).rows[0].value
     const health = await control(a.url, '/health')
     expect(health.http).toBe(200)
