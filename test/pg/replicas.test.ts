@@ -1,19 +1,20 @@
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
 import { startPostgres, type TestPostgres } from './postgres.js'
-import { control, merchant, replicas, stopAll } from './replicas.js'
+import { control, merchant, replicas, stopAll, until } from './replicas.js'
 
 // Three replicas of `dcb serve --store` on one real PostgreSQL act as one sandbox.
 describe('replicas on one database', () => {
-  let pg: TestPostgres
+  let db: TestPostgres
   let r: Served[]
   beforeAll(async () => {
-    pg = await startPostgres()
-    r = await replicas(await pg.createDatabase('flows'), 3, ['--clock', '2026-01-31T00:00:00'])
+    db = await startPostgres()
+    r = await replicas(await db.createDatabase('flows'), 3, ['--clock', '2026-01-31T00:00:00'])
   }, 60_000)
   afterAll(async () => {
     if (r) await stopAll(r)
-    await pg?.remove()
+    await db?.remove()
   })
 
   it('an OTP flow with each call on another replica: read-your-writes across them', async () => {
@@ -29,5 +30,50 @@ describe('replicas on one database', () => {
     expect(status.body.status).toBe('SUCCESS')
     expect(status.body.payload.subscription_status ?? status.body.payload.status).toBe('ACTIVE')
     for (const x of r) expect((await control(x.url, `/subscriptions/${sub}`)).body.status).toBe('ACTIVE')
+  })
+})
+
+// A SIGTERM while turns are under way: the replica waits for the turns queued (their answers go out) and exits.
+describe('a replica stopped while it writes', () => {
+  let db: TestPostgres
+  beforeAll(async () => {
+    db = await startPostgres()
+  }, 60_000)
+  afterAll(async () => {
+    await db?.remove()
+  })
+
+  it('exits 0 on SIGTERM while a turn waits for the session lock, every acknowledged write stored', async () => {
+    const url = await db.createDatabase('stopping')
+    const [one] = await replicas(url, 1)
+    const body = { msisdn: '60123457001', service_code: 'STREAMPLUS', country_code: 'my' }
+    const stored = await merchant(one!.url, 'init', body)
+    expect(stored.body.status).toBe('SUCCESS')
+    // Another client holds the default session's lock: the replica's next turn waits for it.
+    const holder = new pg.Client({ connectionString: url })
+    await holder.connect()
+    await holder.query('BEGIN')
+    await holder.query(`SELECT pg_advisory_xact_lock(4242, hashtext('default'))`)
+    try {
+      const waiting = merchant(one!.url, 'init', { ...body, msisdn: '60123457002' }).catch(() => null)
+      await until(
+        'the replica waits in its turn',
+        async () => (await holder.query(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rows[0].n > 0,
+      )
+      const stopping = one!.stop('SIGTERM')
+      await holder.query('ROLLBACK')
+      expect(await stopping).toBe(0)
+      await waiting
+    } finally {
+      await holder.end()
+    }
+    const [again] = await replicas(url, 1)
+    try {
+      const verify = await merchant(again!.url, 'verify', { verif_request_id: stored.body.payload.verif_request_id, otp: '000000' })
+      // A stored verification answers a wrong OTP as such, not as an unknown id.
+      expect(verify.reason ?? '').not.toMatch(/is unknown/)
+    } finally {
+      await again!.stop()
+    }
   })
 })
