@@ -14,6 +14,9 @@ import { StoreError, type Store } from './types.js'
 /** The tables this version of dcb writes; a database with a newer one is refused. */
 export const SCHEMA_VERSION = 1
 
+/** PostgreSQL 14 or later (server_version_num). */
+const MIN_SERVER_VERSION = 140000
+
 /** Each version's statements, from the one before it. */
 const MIGRATIONS: Record<number, string> = {
   1: `
@@ -59,6 +62,11 @@ export function describeUrl(url: string): string {
     throw new SharedStoreError(`--store takes a PostgreSQL URL (postgres:// or postgresql://), not ${u.protocol}//`, true)
   if (!u.hostname) throw new SharedStoreError(`--store "${redact(url)}" names no host: use postgres://USER:PASSWORD@HOST:PORT/DATABASE`, true)
   return `${u.hostname}:${u.port || 5432}${u.pathname.length > 1 ? u.pathname : '/'}`
+}
+
+/** Why a server of this version cannot hold a shared sandbox (older than 14), or undefined. */
+export function serverVersionProblem(where: string, versionNum: string, version: string): string | undefined {
+  if (Number(versionNum) < MIN_SERVER_VERSION) return `the database at ${where} runs PostgreSQL ${version}: dcb needs PostgreSQL 14 or later`
 }
 
 /** A URL with its password hidden (for messages). */
@@ -138,6 +146,11 @@ export class SharedDatabase implements SessionDatabase {
 
   /** Schema and world, in one transaction under a lock (replicas starting together take turns). */
   private async prepare(client: pg.Client): Promise<void> {
+    const { rows } = await client.query<{ server_version_num: string; server_version: string }>(
+      `SELECT current_setting('server_version_num') AS server_version_num, current_setting('server_version') AS server_version`,
+    )
+    const old = serverVersionProblem(this.where, rows[0]!.server_version_num, rows[0]!.server_version)
+    if (old) throw new SharedStoreError(old)
     await client.query('BEGIN')
     try {
       await client.query('SELECT pg_advisory_xact_lock(4242, 0)')
