@@ -65,6 +65,8 @@ export function createSession(spec: SessionSpec): Session {
     closeStreams,
     async close() {
       closeStreams()
+      // A shared store: the coverage counts still waiting for a turn are written first (a store away keeps them unwritten).
+      await engine.sync().catch(() => {})
       await store.close()
     },
   }

@@ -76,4 +76,19 @@ describe('a replica stopped while it writes', () => {
       await again!.stop()
     }
   })
+
+  it('a SIGTERM right after a Status writes its coverage count before exiting', async () => {
+    const url = await db.createDatabase('counts')
+    const [one] = await replicas(url, 1)
+    // A Status's count waits for the replica's next turn: none comes before the signal.
+    expect((await merchant(one!.url, 'status', { subscription_id: 'no-such-subscription' })).body.message).toBe('SUBSCRIPTION_NOT_FOUND')
+    expect(await one!.stop('SIGTERM')).toBe(0)
+    const [again] = await replicas(url, 1)
+    try {
+      const report = (await control(again!.url, '/coverage?merchant=demo')).body.coverage[0]
+      expect(report.outcomes.find((o: { id: string }) => o.id === 'status.SUBSCRIPTION_NOT_FOUND').count).toBe(1)
+    } finally {
+      await again!.stop()
+    }
+  })
 })
