@@ -89,8 +89,8 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   /** A session for a request that passed its checks: open, or made now (a full host is SESSION_LIMIT). */
   const sessions = { peek: (name: string) => host.peek(name), open: async (name: string) => host.get(name) }
   const merchant = createMerchantHandler({ world: host.default.engine.world, sessions, trustProxy, failurePayload, reasons, baseUrl, onError })
-  // A control call reads: with a shared store the session first takes in what the other processes wrote.
-  const controlSessions = host.sharedStore ? { peek: () => undefined, open: async (name: string) => host.get(name) } : sessions
+  // A control call reads: the host answers a session up to date (with a shared store, after taking in what the others wrote).
+  const controlSessions = { peek: () => undefined, open: async (name: string) => host.get(name) }
   const control = createControlHandler({
     sessions: controlSessions,
     trustProxy,
@@ -216,7 +216,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
         const name = sessionName(req, res, false)
         if (name === null) return
         // A consent page never makes a session: one not open is looked up by the consent id, as without the header.
-        if (host.sharedStore) await host.resync()
+        await host.resync()
         const session = (req.headers['x-dcb-session'] !== undefined && host.peek(name)) || consentSession(id)
         return consentPage(session.engine, req, res, id, session.journal, trustProxy, reasons)
       }

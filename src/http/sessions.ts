@@ -18,11 +18,9 @@ export function sessionRoutes(sessions: Host, checkAccess: (req: IncomingMessage
       const name = path === '/_sandbox/sessions' ? undefined : safeDecode(path.slice('/_sandbox/sessions/'.length))
       if (name === undefined) {
         if (req.method !== 'GET' && req.method !== 'HEAD') throw new SandboxError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use GET`)
-        // Shared with other processes: the list and its counts are the database's.
-        if (sessions.sharedStore) {
-          await sessions.syncSessions()
-          await sessions.resync()
-        }
+        // Shared with other processes, the list and its counts are the database's (nothing to do otherwise).
+        await sessions.syncSessions()
+        await sessions.resync()
         const answer: SessionsAnswer = {
           sessions: sessions.all().map((s) => ({
             name: s.name,

@@ -198,8 +198,9 @@ export class Host {
     void s.close().catch(() => {})
   }
 
-  /** Shared sessions: every open one takes in what was missed (the database was away). */
+  /** Shared sessions: every open one takes in what the others wrote (the database was away, or before a read of them all). Nothing otherwise. */
   async resync(): Promise<void> {
+    if (!this.sharedStore) return
     for (const s of this.all()) await syncOf(s).catch(() => {})
   }
 
