@@ -344,14 +344,17 @@ export class EngineContext {
   }
 
   /**
-   * With a gate, before a call that writes only when events fall due (Status): takes in what the
-   * other processes changed without the lock, and takes a turn only when an event is due (or about to be).
+   * With a gate, before a call that writes only when events fall due or a counting rule decides
+   * (Status): takes in what the other processes changed without the lock, and takes a turn only then.
    */
-  async enterRead(): Promise<void> {
+  async enterRead(subscriptionId: string): Promise<void> {
     this.took(await this.gate!.sync())
     const next = this.queue.nextAt()
     // A second of margin: a running clock may bring an event due before the call runs.
-    if (next !== null && next <= this.clock.now() + 1000) await this.enterTurn()
+    if (next !== null && next <= this.clock.now() + 1000) return this.enterTurn()
+    // A rule of the call's steps that counts (`nth`, `times`) writes its count: that takes the lock too.
+    const sub = this.state.subs.get(subscriptionId)
+    if (sub && (this.ruleset.mayCount('api', sub) || this.ruleset.mayCount('status', sub))) return this.enterTurn()
   }
 
   /** With a gate: takes in what the other processes changed (no lock: before a read). */

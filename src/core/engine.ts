@@ -144,8 +144,8 @@ export class Engine {
    */
   turn(call?: MerchantCall): Promise<void> | null {
     if (!this.ctx.gate) return null
-    // A Status writes nothing unless an event falls due: it needs the lock only then.
-    return call?.op === 'status' ? this.ctx.enterRead() : this.ctx.enterTurn()
+    // A Status writes nothing unless an event falls due or a counting rule decides: it needs the lock only then.
+    return call?.op === 'status' ? this.ctx.enterRead(call.input.subscription_id) : this.ctx.enterTurn()
   }
 
   /** With a store several processes share: the state gets what they wrote (before a read); its own soft changes are written. */

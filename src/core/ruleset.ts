@@ -128,6 +128,18 @@ export class RuleSet {
    * reads a subscription's): its candidates are found once per rules version and kept beside it.
    */
   decideFor(tx: Tx, step: Step, record: Omit<RuleContext, 'step'>): RuleDecision | undefined {
+    const found = this.candidatesFor(step, record)
+    return found && this.first(tx, step, record.msisdn, found)
+  }
+
+  /** Whether deciding `step` for this record may write (a candidate counts occurrences or uses: `nth`, `times`). */
+  mayCount(step: Step, record: Omit<RuleContext, 'step'>): boolean {
+    const found = this.candidatesFor(step, record)
+    return !!found && (found.nth || found.list.some((d) => d.rule.times !== undefined))
+  }
+
+  /** The candidates of a step for a record (found once per record and rules version), or undefined when no rule has the step. */
+  private candidatesFor(step: Step, record: Omit<RuleContext, 'step'>): Candidates | undefined {
     const rules = this.byStep.get(step)
     if (!rules) return undefined
     let per = this.byRecord.get(record)
@@ -137,7 +149,7 @@ export class RuleSet {
       const { msisdn, country, carrier, service } = record
       per.steps.set(step, (found = this.scan({ step, msisdn, country, carrier, service }, rules)))
     }
-    return this.first(tx, step, record.msisdn, found)
+    return found
   }
 
   /** `decide` over candidates found already; occurrences are counted under `counterKey`. */

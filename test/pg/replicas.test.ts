@@ -31,6 +31,18 @@ describe('replicas on one database', () => {
     expect(status.body.payload.subscription_status ?? status.body.payload.status).toBe('ACTIVE')
     for (const x of r) expect((await control(x.url, `/subscriptions/${sub}`)).body.status).toBe('ACTIVE')
   })
+  it('a Status decided by a counting rule takes the lock: a rule for two Status calls fails two, through different replicas, then answers', async () => {
+    const msisdn = '60123456043'
+    const rule = { id: 'status-twice', match: { msisdn }, step: 'status', times: 2, effect: { http: 500 } }
+    expect((await control(r[2]!.url, '/rules', rule)).http).toBe(200)
+    const init = await merchant(r[0]!.url, 'init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
+    const otp = (await control(r[1]!.url, `/otp?msisdn=${msisdn}`)).body.otp
+    const sub = (await merchant(r[2]!.url, 'verify', { verif_request_id: init.body.payload.verif_request_id, otp })).body.payload.subscription_id
+    const answers = []
+    for (const x of [r[0]!, r[1]!, r[2]!]) answers.push(await merchant(x.url, 'status', { subscription_id: sub }))
+    expect(answers.map((a) => a.http)).toEqual([500, 500, 200])
+    for (const a of answers.slice(0, 2)) expect(a.reason ?? '').not.toMatch(/could not be stored/)
+  })
 })
 
 // A SIGTERM while turns are under way: the replica waits for the turns queued (their answers go out) and exits.
