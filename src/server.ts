@@ -319,6 +319,7 @@ async function openShared(url: string, world: World, replaceWorld: boolean | und
     shared: true,
     load: async () => [],
     names: () => db.names(),
+    heads: () => db.heads(),
     open: (name) => db.session(name),
     drop: (name) => db.drop(name),
     failure: () => db.failure(),

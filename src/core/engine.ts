@@ -155,10 +155,11 @@ export class Engine {
     await this.ctx.sync()
   }
 
-  /** Runs the events due by now; answers how many ran. */
-  async catchUp(): Promise<number> {
-    // A shared store: the soft counts waiting go now (the server's timer), and what others wrote comes in.
-    if (this.ctx.gate) await this.sync()
+  /** Runs the events due by now; answers how many ran (`synced`: with a shared store, the state is known to be up to date). */
+  async catchUp(opts: { synced?: boolean } = {}): Promise<number> {
+    // A shared store: the soft counts waiting go now (the server's timer), and what others wrote comes in
+    // (unless the caller knows nobody wrote since: then only the soft counts).
+    if (this.ctx.gate) await (opts.synced ? this.ctx.softSettled() : this.sync())
     const mark = this.coverage.mark()
     const ran = await catchUp(this.ctx)
     // Findings of a catch-up no call asked for have no journal entry to point at.

@@ -166,9 +166,10 @@ export class Host {
    * Shared sessions: opens those another process made and forgets those it deleted, so the list is
    * the database's. Nothing to do otherwise.
    */
-  async syncSessions(): Promise<void> {
+  async syncSessions(stored?: Iterable<string>): Promise<void> {
     if (!this.sharedStore) return
-    const names = new Set(await this.storedNames())
+    const names = new Set(stored ?? (await this.storedNames()))
+    names.delete(DEFAULT_SESSION)
     for (const name of names) if (!this.sessions.has(name)) await this.get(name)
     for (const [name, s] of this.sessions) if (!names.has(name) && !this.opening.has(name)) this.forget(name, s)
   }
@@ -238,8 +239,14 @@ export class Host {
     const away = (e: unknown) => {
       if (!(e instanceof StoreError)) throw e
     }
-    await this.syncSessions().catch(away)
-    for (const s of this.all()) await s.engine.catchUp().catch(away)
+    // One query says where every session's log ends: a session nobody wrote to since is not read again.
+    const heads = await this.stores!.heads?.().catch(away)
+    await this.syncSessions(heads?.keys()).catch(away)
+    for (const s of this.all()) {
+      const head = heads?.get(s.name)
+      const synced = head !== undefined && s.store.behind?.(head) === false
+      await s.engine.catchUp({ synced }).catch(away)
+    }
   }
 
   /** The host shuts down: every session's running clock move stops at its next batch boundary. */

@@ -103,6 +103,10 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
     return this.db.failure()
   }
 
+  behind(head: number): boolean {
+    return head !== this.seq
+  }
+
   /** Resolves once every turn queued so far has ended (a waiter at the back of the queue; the queue is served in order). */
   async flush(): Promise<void> {
     if (this.busy || this.waiting.length)

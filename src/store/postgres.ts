@@ -259,6 +259,17 @@ export class SharedDatabase implements SessionDatabase {
     }
   }
 
+  /** Every session with the number of its log's last entry (the server's timer: one query, whatever the sessions). */
+  async heads(): Promise<Map<string, number>> {
+    try {
+      const { rows } = await this.pool.query<{ name: string; seq: string }>(`SELECT name, seq FROM dcb_sessions`)
+      this.worked()
+      return new Map(rows.map((r) => [r.name, Number(r.seq)]))
+    } catch (e) {
+      throw this.failed(e)
+    }
+  }
+
   /** A session's store, made in the database when new, with its state loaded. */
   async session(name: string): Promise<{ store: PostgresSessionStore; state: State }> {
     try {

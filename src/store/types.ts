@@ -35,6 +35,8 @@ export interface Store {
   attach?(journal: RequestJournal): void
   /** A store several processes share: the journal gets what the others wrote. */
   refreshJournal?(): Promise<void>
+  /** A store several processes share: whether its state lacks entries of a log whose last one is `head`. */
+  behind?(head: number): boolean
 }
 
 /**
@@ -48,6 +50,8 @@ export interface SessionStores {
   load(): Promise<string[]>
   /** The named sessions stored. */
   names(): Promise<string[]>
+  /** Shared: every session (the default one too) with the number of its log's last entry, in one call. */
+  heads?(): Promise<Map<string, number>>
   /** A session's store and its state as stored (made when new). */
   open(name: string): Promise<{ store: Store; state: State }>
   drop(name: string): Promise<void>
