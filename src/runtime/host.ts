@@ -187,9 +187,9 @@ export class Host {
     if (kind === 'S') return void (async () => this.get(name))().catch(() => {})
     const s = this.peek(name)
     // Only a session someone watches (the console's stream, an OTP long poll) follows at once; others catch up when next asked.
-    if (!s || !(s.watched() || s.engine.watched)) return
+    if (!s?.engine.watched) return
     if (kind === 'C') void s.engine.sync().catch(() => {})
-    else if (kind === 'R') void s.store.refreshJournal?.().catch(() => {})
+    else if (kind === 'R') void s.journal.sync?.().catch(() => {})
   }
 
   /** Forgets a session here (deleted in the shared database by another process). */

@@ -23,8 +23,6 @@ export interface Session {
   readonly operations: ControlOperations
   /** The console's live stream of this session (made on first use). */
   live(): LiveHub
-  /** Whether a live stream of it has clients now. */
-  watched(): boolean
   /** Ends the live streams' clients (the server shuts down, or the session is dropped). */
   closeStreams(): void
   /** Ends the streams and closes the store. */
@@ -61,7 +59,6 @@ export function createSession(spec: SessionSpec): Session {
     journal,
     operations,
     live: () => (hub ??= new LiveHub(engine, journal, spec.live)),
-    watched: () => (hub?.clientCount ?? 0) > 0,
     closeStreams,
     async close() {
       closeStreams()

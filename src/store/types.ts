@@ -33,8 +33,6 @@ export interface Store {
   readonly gate?: Gate
   /** A store several processes share: the session's request journal holds every process's entries through it. */
   attach?(journal: RequestJournal): void
-  /** A store several processes share: the journal gets what the others wrote. */
-  refreshJournal?(): Promise<void>
   /** A store several processes share: whether its state lacks entries of a log whose last one is `head`. */
   behind?(head: number): boolean
 }
