@@ -367,10 +367,10 @@ export class EngineContext {
     if (!changes.length) return
     const { queue, state, ruleset } = this
     if (changes.some((c) => 'reset' in c)) {
-      // Read anew (a reset elsewhere also starts the rules' decision counts over here).
+      // Read anew; a reset made elsewhere (not a state the store read afresh) starts the rules' decision counts over here too.
       queue.rebuild()
       ruleset.reload()
-      ruleset.resetCounts()
+      if (changes.some((c) => 'reset' in c && !c.reloaded)) ruleset.resetCounts()
     } else {
       // Only what changed: the queue keeps stale entries anyway (skipped when their time comes).
       let rules = false

@@ -112,9 +112,10 @@ export type CollectionName = keyof Collections
 /**
  * One change of one record (`v` null: deleted), or a reset. A subscription whose charge history grew
  * is journaled with only the charges it added (`add`, the history then cut to its last `keep`), not
- * its whole history once more: a renewal writes one charge, not up to a hundred.
+ * its whole history once more: a renewal writes one charge, not up to a hundred. A reset marked
+ * `reloaded` is a shared store's state read afresh (nobody reset anything).
  */
-export type Change = { c: CollectionName; id: string; v: unknown; add?: Charge[]; keep?: number } | { reset: true }
+export type Change = { c: CollectionName; id: string; v: unknown; add?: Charge[]; keep?: number } | { reset: true; reloaded?: true }
 
 /** No messages. */
 const NO_IDS: readonly string[] = Object.freeze([])

@@ -275,7 +275,8 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
       for (const c of JSON.parse(r.changes) as Change[]) this.state.apply(c)
       this.seq = Number(r.seq)
     }
-    return [{ reset: true }]
+    // Not a reset anybody made: the engine re-derives what it keeps, its listeners show the state afresh.
+    return [{ reset: true, reloaded: true }]
   }
 
   /** Folds the log into a snapshot (in a turn: the lock held, the state as of the last entry). */
@@ -330,14 +331,20 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
   }
 
   /** The journal gets the entries every replica wrote since its newest (this replica's own written first). */
-  async refreshJournal(): Promise<void> {
+  private async refreshJournal(): Promise<void> {
     const journal = this.journal
     if (!journal) return
     await this.requestsWriting
-    const { rows } = await this.db.pool.query<{ id: string; entry: string }>(
-      `SELECT id, entry FROM (SELECT id, entry FROM dcb_requests WHERE session = $1 AND id >= $2 ORDER BY id DESC LIMIT $3) r ORDER BY id`,
-      [this.name, journal.nextId, journal.capacity],
-    )
+    let rows: { id: string; entry: string }[]
+    try {
+      ;({ rows } = await this.db.pool.query<{ id: string; entry: string }>(
+        `SELECT id, entry FROM (SELECT id, entry FROM dcb_requests WHERE session = $1 AND id >= $2 ORDER BY id DESC LIMIT $3) r ORDER BY id`,
+        [this.name, journal.nextId, journal.capacity],
+      ))
+    } catch (e) {
+      // The database away: the control API answers 503 STORE_UNAVAILABLE naming it, as for any read.
+      throw this.db.failed(e)
+    }
     for (const r of rows) journal.mirror(JSON.parse(r.entry) as JournalRecord, Number(r.id))
   }
 }

@@ -154,7 +154,7 @@ describe('failures of a replica and of the database', () => {
     )
     expect(status.status).toBe(500)
     expect(status.headers.get('x-dcb-reason')).toMatch(/database/)
-    for (const path of ['/subscriptions', '/clock']) {
+    for (const path of ['/subscriptions', '/clock', '/requests', '/sessions']) {
       const read = await within(10, `GET /_sandbox${path}`, (signal) => fetch(`${c.url}/_sandbox${path}`, { signal }))
       expect(read.status).toBe(503)
       expect(((await read.json()) as { error: string }).error).toBe('STORE_UNAVAILABLE')
