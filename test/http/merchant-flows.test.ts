@@ -2,21 +2,11 @@ import { describe, expect, it } from 'vitest'
 import { join } from 'node:path'
 import { startClient, tempDir, useSandbox, TIMESTAMP } from '../helpers.js'
 import { withFakeTimers } from '../wait.js'
+import { expectFail, initWith } from './merchant-calls.js'
 
 // The merchant API's flows over HTTP (magic endings, the OTP flow, Status, server options); the checks before the engine are in merchant.test.ts.
 const c = useSandbox()
-
-const init = (msisdn: string, extra: Record<string, unknown> = {}, key?: string) =>
-  c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my', ...extra }, { key })
-
-function expectFail(r: { status: number; body: any; text: string }, http: number, message: string, payload: 'null' | 'absent') {
-  expect(r.status).toBe(http)
-  expect(Object.keys(r.body)).toEqual(payload === 'null' ? ['status', 'message', 'status_code', 'payload'] : ['status', 'message', 'status_code'])
-  expect(r.body.status).toBe('FAIL')
-  expect(r.body.message).toBe(message)
-  expect(r.body.status_code).toBe(http)
-  if (payload === 'null') expect(r.body.payload).toBeNull()
-}
+const init = initWith(c)
 
 describe('magic endings at Init and Verify', () => {
   const INIT: [string, string, 'null' | 'absent'][] = [

@@ -1,20 +1,10 @@
 import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startClient, useSandbox, type Client } from '../helpers.js'
+import { expectFail, initWith } from './merchant-calls.js'
 
 const c = useSandbox()
-
-const init = (msisdn: string, extra: Record<string, unknown> = {}, key?: string) =>
-  c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my', ...extra }, { key })
-
-function expectFail(r: { status: number; body: any; text: string }, http: number, message: string, payload: 'null' | 'absent') {
-  expect(r.status).toBe(http)
-  expect(Object.keys(r.body)).toEqual(payload === 'null' ? ['status', 'message', 'status_code', 'payload'] : ['status', 'message', 'status_code'])
-  expect(r.body.status).toBe('FAIL')
-  expect(r.body.message).toBe(message)
-  expect(r.body.status_code).toBe(http)
-  if (payload === 'null') expect(r.body.payload).toBeNull()
-}
+const init = initWith(c)
 
 describe('envelope and routing', () => {
   it('answers success with the keys in order and all five init payload keys', async () => {

@@ -2,6 +2,7 @@
  * Replicas of `dcb serve --store` on one test PostgreSQL: the real binary, each on its own port.
  */
 import { serve, type Served } from '../cli/run.js'
+import { openStream } from '../sse.js'
 
 export const KEY = 'sandbox-demo-key'
 
@@ -59,52 +60,7 @@ export async function until<T>(what: string, check: () => Promise<T | undefined 
   }
 }
 
-/** An open live stream (`GET /_sandbox/events`): the events read so far and a wait for one that matches. */
-export async function liveStream(base: string) {
-  const ctrl = new AbortController()
-  const res = await fetch(`${base}/_sandbox/events`, { signal: ctrl.signal })
-  if (!res.ok || !res.body) throw new Error(`GET /_sandbox/events answered ${res.status}`)
-  const events: { event: string; data: any }[] = []
-  const waiters: (() => void)[] = []
-  const wake = () => {
-    for (const w of waiters.splice(0)) w()
-  }
-  let ended = false
-  void (async () => {
-    const decoder = new TextDecoder()
-    let buf = ''
-    try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buf += decoder.decode(chunk, { stream: true })
-        let end
-        while ((end = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, end)
-          buf = buf.slice(end + 2)
-          let event = 'message'
-          let data = ''
-          for (const line of block.split('\n')) {
-            if (line.startsWith('event: ')) event = line.slice(7)
-            else if (line.startsWith('data: ')) data += line.slice(6)
-          }
-          if (data) events.push({ event, data: JSON.parse(data) })
-        }
-        wake()
-      }
-    } catch {
-      // aborted by close()
-    } finally {
-      ended = true
-      wake()
-    }
-  })()
-  /** The first event named `name` whose data matches; fails when the stream ends first (the test's timeout otherwise). */
-  async function event(name: string, match: (data: any) => boolean = () => true): Promise<any> {
-    for (;;) {
-      const found = events.find((e) => e.event === name && match(e.data))
-      if (found) return found.data
-      if (ended) throw new Error(`the stream ended before a ${name} event; have ${JSON.stringify(events.map((e) => e.event))}`)
-      await new Promise<void>((resolve) => waiters.push(resolve))
-    }
-  }
-  return { events, event, close: () => ctrl.abort() }
+/** An open live stream (`GET /_sandbox/events`) of a replica: the events read so far and a wait for one that matches. */
+export function liveStream(base: string) {
+  return openStream(`${base}/_sandbox/events`)
 }
