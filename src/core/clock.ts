@@ -5,7 +5,8 @@
 import type { EngineContext } from './context.js'
 import { SandboxError } from './errors.js'
 import { ClockMove, EventLog } from './events.js'
-import type { ClockRecord, State, Tx } from './state.js'
+import type { ClockRecord, State } from './state.js'
+import type { Tx } from './tx.js'
 import { addDuration, formatTimestamp, isZeroDuration, LAST_TIME, parseDuration, parseTimestamp } from './time.js'
 
 /** Where the clock lives in the state's meta collection. */

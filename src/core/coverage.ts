@@ -9,7 +9,8 @@
  */
 import type { EngineContext } from './context.js'
 import type { Outcome } from './outcomes.js'
-import type { SubscriptionRecord, Tx, VerificationRecord } from './state.js'
+import type { SubscriptionRecord, VerificationRecord } from './state.js'
+import type { Tx } from './tx.js'
 
 /** Every outcome, in the order answers list them. */
 export const COVERAGE_OUTCOMES = [

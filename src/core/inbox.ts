@@ -6,7 +6,8 @@
 import type { EngineContext } from './context.js'
 import { renewalPlan, type RenewalPlan } from './renewal-plan.js'
 import { withDeferredText, type DeferredText } from './sms-text.js'
-import { joined, type Charge, type SmsRecord, type SubscriptionRecord, type Tx } from './state.js'
+import { joined, type Charge, type SmsRecord, type SubscriptionRecord } from './state.js'
+import type { Tx } from './tx.js'
 
 /**
  * An SMS to send: the inbox adds its id, number and time (`direction` mt and `to` the handset unless

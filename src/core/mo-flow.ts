@@ -7,7 +7,7 @@ import type { EngineContext } from './context.js'
 import type { Inbox } from './inbox.js'
 import type { CarrierCode } from './outcomes.js'
 import { decisionFailure } from './rules.js'
-import type { Tx } from './state.js'
+import type { Tx } from './tx.js'
 import type { Subscriptions } from './subscriptions.js'
 import type { Carrier, Integration, Service } from './world.js'
 

@@ -12,7 +12,8 @@
  */
 import type { Rule, RuleEffect, Step } from './world-schema.js'
 import { compileRule, ruleMatches, type CompiledRule, type RegexMatch, type RuleContext } from './rules.js'
-import type { RuntimeRuleRecord, State, Tx } from './state.js'
+import type { RuntimeRuleRecord, State } from './state.js'
+import type { Tx } from './tx.js'
 
 /** What decided a step: the effect and the rule it came from (its id names it in a failure's reason), with its regex match (for `delay_per_unit`). */
 export interface RuleDecision {

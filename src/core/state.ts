@@ -110,12 +110,12 @@ export interface Collections {
 export type CollectionName = keyof Collections
 
 /**
- * One change of one record (`v` null: deleted), or a reset. A subscription whose charge history grew
- * is journaled with only the charges it added (`add`, the history then cut to its last `keep`), not
- * its whole history once more: a renewal writes one charge, not up to a hundred. A reset marked
- * `reloaded` is a shared store's state read afresh (nobody reset anything).
+ * One change of one record (`v` null: deleted), or a reset. With `merge`, `v` holds only the fields
+ * that changed, over the record as it was; with `add`, a subscription's charge history is the one
+ * it had with `add` appended, then cut to its last `keep` (the journal's deltas: see Tx). A reset
+ * marked `reloaded` is a shared store's state read afresh (nobody reset anything).
  */
-export type Change = { c: CollectionName; id: string; v: unknown; add?: Charge[]; keep?: number } | { reset: true; reloaded?: true }
+export type Change = { c: CollectionName; id: string; v: unknown; merge?: true; add?: Charge[]; keep?: number } | { reset: true; reloaded?: true }
 
 /** No messages. */
 const NO_IDS: readonly string[] = Object.freeze([])
@@ -196,22 +196,28 @@ export class State {
     const prev = map.get(change.id)
     // The same record again (changed in place by its own transaction): indexes are up to date.
     if (prev === change.v) return
+    let v = change.v
+    if (change.merge) {
+      // A journaled delta: the fields that changed, over the record as it was (a new record: `prev` may be shared).
+      if (prev === undefined) throw new Error(`a change to ${change.c} record "${change.id}", which does not exist`)
+      v = { ...(prev as object), ...(change.v as object) }
+    }
     if (change.add) {
       // A journaled subscription with only its new charges: the rest comes from its previous version.
-      const rec = change.v as SubscriptionRecord
+      const rec = v as SubscriptionRecord
       rec.charges = ((prev as SubscriptionRecord | undefined)?.charges ?? []).concat(change.add).slice(-(change.keep ?? Infinity))
     }
     const had = prev !== undefined
     if (!had && change.c !== 'counters' && change.c !== 'meta') joined(change.id)
-    map.set(change.id, change.v)
+    map.set(change.id, v)
     if (change.c === 'verifs' && !had) this.verifOrder.push(change.id, this.verifs)
     if (change.c === 'subs') {
-      const rec = change.v as SubscriptionRecord
+      const rec = v as SubscriptionRecord
       let set = this.subsByMsisdn.get(rec.msisdn)
       if (!set) this.subsByMsisdn.set(rec.msisdn, (set = new Set()))
       set.add(rec.id)
     } else if (change.c === 'sms' && !had) {
-      const rec = change.v as SmsRecord
+      const rec = v as SmsRecord
       const ids = this.smsIds.get(rec.msisdn)
       if (ids === undefined) this.smsIds.set(rec.msisdn, rec.id)
       else if (typeof ids === 'string') this.smsIds.set(rec.msisdn, [ids, rec.id])
@@ -293,157 +299,3 @@ export class State {
 }
 
 export const COLLECTIONS: CollectionName[] = ['subs', 'verifs', 'sms', 'rules', 'counters', 'meta']
-
-/** A reset in a transaction's undo log. */
-const RESET = Symbol('reset')
-
-/**
- * Collects the changes of one operation while applying them to the state. Several changes to one
- * record within a transaction are kept as the last one (a year of renewals writes each subscription
- * once), in the order the records were first touched.
- */
-export class Tx {
-  /** Per collection, the last change of each record, in the order records were first touched. */
-  private readonly byCollection = new Map<CollectionName, Map<string, Change>>()
-  private count = 0
-  private wasReset = false
-  /**
-   * What `rollback` puts back, flat: collection, id, the record before this transaction first
-   * touched it (undefined: none). A reset is kept as RESET and a copy of every collection.
-   */
-  private readonly undo: unknown[] = []
-  /** Subscription records this transaction created: it may change them in place until it ends (nothing else has seen them). */
-  private created: WeakSet<object> | undefined // made on first use: most transactions (every Status) create nothing
-  constructor(readonly state: State) {}
-
-  /**
-   * Renews in place a subscription record this transaction put itself (nothing outside it has seen
-   * that record): one more period paid until `expiryAt`, the charge added, the history kept to its
-   * last `keep`. No put: the transaction holds this very record and commits it as it ends. Answers
-   * false, changing nothing, for any other record (the caller puts a renewed copy). A long advance
-   * renews a subscription once per period: this spares a copy of the record and its history each time.
-   */
-  renewOwned(sub: SubscriptionRecord, charge: Charge, expiryAt: number, keep: number): boolean {
-    if (!this.created?.has(sub)) return false
-    if (sub.charges.length >= keep) sub.charges.shift()
-    sub.charges.push(charge)
-    sub.periods += 1
-    sub.expiry_at = expiryAt
-    sub.charge_count += 1
-    return true
-  }
-
-  /** SMS messages are only ever added or dropped, never changed: their changes are kept as they come. */
-  private readonly smsChanges: Change[] = []
-
-  /** Records a change (before it is applied: the record as it was is kept for `rollback`). */
-  private record(c: CollectionName, id: string, change: Change): void {
-    if (c === 'sms') {
-      this.undo.push(c, id, this.state.sms.get(id))
-      this.smsChanges.push(change)
-      this.count++
-      return
-    }
-    let m = this.byCollection.get(c)
-    if (!m) this.byCollection.set(c, (m = new Map()))
-    if (!m.has(id)) {
-      this.count++
-      this.undo.push(c, id, (this.state[c] as Map<string, unknown>).get(id))
-    }
-    m.set(id, change)
-  }
-
-  /** Takes every change of this transaction back from the state, the latest first. */
-  rollback(): void {
-    const u = this.undo
-    for (let i = u.length - 3; i >= 0; i -= 3) {
-      if (u[i] === RESET) {
-        this.state.clear()
-        const before = u[i + 2] as [CollectionName, [string, unknown][]][]
-        for (const [c, entries] of before) for (const [id, v] of entries) this.state.apply({ c, id, v })
-      } else this.state.restore(u[i] as CollectionName, u[i + 1] as string, u[i + 2])
-    }
-    u.length = 0
-  }
-
-  /** Subscriptions as they were before this transaction first changed them (for charge deltas). */
-  private readonly subsBefore = new Map<string, SubscriptionRecord | undefined>()
-
-  put<C extends CollectionName>(c: C, id: string, v: Collections[C]): Collections[C] {
-    if (c === 'subs' && !this.subsBefore.has(id)) this.subsBefore.set(id, this.state.subs.get(id))
-    const change: Change = { c, id, v }
-    this.record(c, id, change)
-    this.state.apply(change)
-    if (c === 'subs') (this.created ??= new WeakSet()).add(v as object)
-    return v
-  }
-
-  del(c: CollectionName, id: string): void {
-    const change: Change = { c, id, v: null }
-    this.record(c, id, change)
-    this.state.apply(change)
-  }
-
-  reset(): void {
-    this.undo.push(
-      RESET,
-      '',
-      COLLECTIONS.map((c) => [c, [...(this.state[c] as Map<string, unknown>)]]),
-    )
-    this.state.clear()
-    this.byCollection.clear()
-    this.smsChanges.length = 0
-    this.subsBefore.clear()
-    this.count = 0
-    this.wasReset = true
-  }
-
-  get size(): number {
-    return this.count + (this.wasReset ? 1 : 0)
-  }
-
-  get changes(): Change[] {
-    const out: Change[] = this.wasReset ? [{ reset: true }] : []
-    for (const [c, m] of this.byCollection) for (const ch of m.values()) out.push(c === 'subs' ? this.subChange(ch) : ch)
-    for (const ch of this.smsChanges) out.push(ch)
-    return out
-  }
-
-  /** A subscription's change as journaled: with only the charges added, when its history just grew. */
-  private subChange(ch: Change): Change {
-    if ('reset' in ch) return ch
-    const v = ch.v as SubscriptionRecord | null
-    const before = this.subsBefore.get(ch.id)
-    if (!v || !before) return ch
-    const n = v.charges.length
-    const added = Math.min(v.charge_count - before.charge_count, n)
-    // Only an append to the history as it was (the charge before the new ones is its last one).
-    if (added < 0 || added === n || v.charges[n - added - 1] !== before.charges[before.charges.length - 1]) return ch
-    return { c: 'subs', id: ch.id, v: withoutCharges(v), add: v.charges.slice(n - added), keep: n }
-  }
-}
-
-/** A subscription record but its charges (as a literal: a spread that drops a field is much slower). */
-function withoutCharges(v: SubscriptionRecord): Omit<SubscriptionRecord, 'charges'> {
-  return {
-    id: v.id,
-    merchant: v.merchant,
-    service: v.service,
-    country: v.country,
-    carrier: v.carrier,
-    msisdn: v.msisdn,
-    language: v.language,
-    flow: v.flow,
-    status: v.status,
-    subscribed_at: v.subscribed_at,
-    anchor_at: v.anchor_at,
-    periods: v.periods,
-    expiry_at: v.expiry_at,
-    canceled_at: v.canceled_at,
-    cancel_reason: v.cancel_reason,
-    retries: v.retries,
-    next_retry_at: v.next_retry_at,
-    carrier_cancel_at: v.carrier_cancel_at,
-    charge_count: v.charge_count,
-  } satisfies Record<Exclude<keyof SubscriptionRecord, 'charges'>, unknown>
-}

@@ -174,13 +174,14 @@ export class FileStore implements Store {
       } catch {
         problem = 'not JSON'
       }
+      const applies = !problem && entry!.s > this.seq
+      if (applies) problem = applyAll(this.state, entry!.ch)
       if (problem) {
         throw new StoreError(
           `the journal ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshot alone, or repair that line`,
         )
       }
-      if (entry!.s > this.seq) {
-        for (const ch of entry!.ch) this.state.apply(ch)
+      if (applies) {
         this.seq = entry!.s
         this.recovered.replayed++
       }
@@ -334,6 +335,24 @@ function recordProblem(c: string, id: unknown, v: unknown): string | undefined {
   if (c === 'sms' && typeof v.n !== 'number') return `sms record "${id}" has no number n`
 }
 
+/** Applies a journal line's changes; answers what is wrong when one cannot apply (fields changed in a record that is not there). */
+export function applyAll(state: State, changes: Change[]): string | undefined {
+  try {
+    for (const ch of changes) state.apply(ch)
+  } catch (e) {
+    return (e as Error).message
+  }
+}
+
+/** What is wrong with a change that gives only the fields that changed, if anything. */
+function mergeProblem(c: string, id: unknown, merge: unknown, v: unknown): string | undefined {
+  if (merge !== true) return '"merge" that is not true'
+  if (c !== 'subs' && c !== 'verifs' && c !== 'rules') return `fields changed in a ${c} record (only subs, verifs and rules records change)`
+  if (typeof id !== 'string') return `a ${c} record without a string id`
+  if (!isObject(v)) return `the changed fields of ${c} record "${id}" are not an object`
+  if (c === 'subs' && v.charges !== undefined && !Array.isArray(v.charges)) return `subs record "${id}" has charges that are not a list`
+}
+
 /** What is wrong with one journal line's entry, if anything. */
 function entryProblem(e: unknown): string | undefined {
   if (!isObject(e) || !isCount(e.s) || !Array.isArray(e.ch)) return 'not a journal entry { s, ch }'
@@ -348,7 +367,7 @@ export function changesProblem(list: unknown[]): string | undefined {
       if (ch.reset !== true) return 'a reset that is not true'
       continue
     }
-    const p = recordProblem(String(ch.c), ch.id, ch.v)
+    const p = ch.merge === undefined ? recordProblem(String(ch.c), ch.id, ch.v) : mergeProblem(String(ch.c), ch.id, ch.merge, ch.v)
     if (p) return p
     if (ch.add !== undefined && (!Array.isArray(ch.add) || ch.c !== 'subs')) return 'charges added to something other than a subscription'
     if (ch.keep !== undefined && !isCount(ch.keep)) return '"keep" is not a count'

@@ -19,7 +19,7 @@ import { SESSION_NAME } from '../contract/defaults.js'
 import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { COLLECTIONS, State, type Change, type CollectionName } from '../core/state.js'
-import { changesProblem, COMPACT_RETRY_MS, cutTornTails, isCount, isObject, makeDirs, snapshotProblem } from './file.js'
+import { applyAll, changesProblem, COMPACT_RETRY_MS, cutTornTails, isCount, isObject, makeDirs, snapshotProblem } from './file.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
 import { describeError, fsyncDir, WriteAheadLog, type StoreIo } from './wal.js'
@@ -222,10 +222,11 @@ export class SessionJournal {
       } catch {
         problem = 'not JSON'
       }
-      if (problem)
-        throw new StoreError(
+      const damaged = (problem: string) =>
+        new StoreError(
           `the sessions journal ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshots alone, or repair that line`,
         )
+      if (problem) throw damaged(problem)
       start = nl + 1
       // Lines older than the session's snapshot are in it already.
       if (gen < (snapshotGen.get(line!.n) ?? -1)) continue
@@ -237,7 +238,8 @@ export class SessionJournal {
       let entry = this.sessions.get(line!.n)
       if (!entry) this.sessions.set(line!.n, (entry = { state: new State(), seq: 0, saved: undefined }))
       if (line!.s! > entry.seq) {
-        for (const ch of line!.ch!) entry.state.apply(ch)
+        const cannot = applyAll(entry.state, line!.ch!)
+        if (cannot) throw damaged(cannot)
         entry.seq = line!.s!
         this.recovered.replayed++
       }

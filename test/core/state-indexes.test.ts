@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { State, Tx, type SmsRecord } from '../../src/core/state.js'
+import { State, type SmsRecord } from '../../src/core/state.js'
+import { Tx } from '../../src/core/tx.js'
 
 const sms = (id: string, n: number, msisdn = '601200000001'): SmsRecord => ({
   id,

@@ -77,6 +77,24 @@ describe('damaged data files', () => {
     await refuses(data, /is damaged at line 1 \(unknown record type "wallets"\)/)
   })
 
+  it('changed fields of a record the journal never made refuse the start naming the line', async () => {
+    const data = await makeData()
+    appendFileSync(journalOf(data), '{"s":99,"ch":[{"c":"verifs","id":"nowhere","v":{"attempts":1},"merge":true}]}\n')
+    await refuses(data, /is damaged at line 1 \(a change to verifs record "nowhere", which does not exist\)/)
+  })
+
+  it('changed fields of a message refuse the start by name', async () => {
+    const data = await makeData()
+    appendFileSync(journalOf(data), '{"s":99,"ch":[{"c":"sms","id":"m1","v":{"text":"x"},"merge":true}]}\n')
+    await refuses(data, /is damaged at line 1 \(fields changed in a sms record \(only subs, verifs and rules records change\)\)/)
+  })
+
+  it('changed fields that are not an object refuse the start by name', async () => {
+    const data = await makeData()
+    appendFileSync(journalOf(data), '{"s":99,"ch":[{"c":"verifs","id":"v1","v":3,"merge":true}]}\n')
+    await refuses(data, /is damaged at line 1 \(the changed fields of verifs record "v1" are not an object\)/)
+  })
+
   it('a snapshot with a bad field refuses the start naming the file and line', async () => {
     const data = await makeData()
     const snap = JSON.parse(readFileSync(data, 'utf8'))

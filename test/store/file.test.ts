@@ -2,7 +2,8 @@ import { appendFileSync, existsSync, readFileSync, readdirSync, writeFileSync } 
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { State, Tx, type Charge, type SubscriptionRecord } from '../../src/core/state.js'
+import { State, type Charge, type SubscriptionRecord } from '../../src/core/state.js'
+import { Tx } from '../../src/core/tx.js'
 import { FileStore } from '../../src/store/file.js'
 import { StoreError } from '../../src/store/types.js'
 import { startClient, tempDir } from '../helpers.js'
@@ -226,12 +227,13 @@ describe('charge history in the journal', () => {
     const rebuilt = { ...next, charges: next.charges.map((c) => ({ ...c })), charge_count: 43 }
     tx.put('subs', rebuilt.id, rebuilt)
     expect(tx.changes[0]).not.toHaveProperty('add')
+    expect(tx.changes[0]).toMatchObject({ merge: true, v: { charges: rebuilt.charges, charge_count: 43 } })
     await s1.append(tx.changes)
-    // A cancellation: no charge added, none written.
+    // A cancellation: no charge added, none written (only the field that changed).
     tx = new Tx(st1)
     const canceled = { ...rebuilt, status: 'CANCELED' as const }
     tx.put('subs', canceled.id, canceled)
-    expect((tx.changes[0] as any).add).toEqual([])
+    expect(tx.changes[0]).toEqual({ c: 'subs', id: canceled.id, v: { status: 'CANCELED' }, merge: true })
     await s1.append(tx.changes)
     await crash(s1, path)
     const st2 = new State()
@@ -242,6 +244,61 @@ describe('charge history in the journal', () => {
     } finally {
       await s2.close()
     }
+  })
+
+  it('a verification a Verify changes is journaled as the fields that changed; a restart rebuilds it whole', async () => {
+    const data = join(tmp.dir, 'sandbox.json')
+    const a = await startClient({ data })
+    let verification: unknown
+    let subscription: unknown
+    let subscriptionId = ''
+    try {
+      const id = (subscriptionId = await a.subscribe('60123456001'))
+      subscription = (await a.control(`/subscriptions/${id}`)).body
+      const [, verify] = readFileSync(`${data}.journal.0`, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+      const change = verify.ch.find((c: any) => c.c === 'verifs')
+      expect(change).toEqual({
+        c: 'verifs',
+        id: change.id,
+        v: { attempts: 1, state: 'used', subscription_id: id, result: 'SUCCESS' },
+        merge: true,
+      })
+      verification = a.sandbox.engine.state.verifs.get(change.id)
+      expect(verification).toMatchObject({ msisdn: '60123456001', otp: expect.any(String), state: 'used' })
+      await crash(a.sandbox.store as FileStore, data)
+    } finally {
+      await a.close().catch(() => {})
+    }
+    const b = await startClient({ data })
+    try {
+      const v = verification as { id: string }
+      expect(b.sandbox.engine.state.verifs.get(v.id)).toEqual(verification)
+      expect((await b.control(`/subscriptions/${subscriptionId}`)).body).toEqual(subscription)
+    } finally {
+      await b.close()
+    }
+  })
+
+  it('a field dropped or set to undefined journals the whole record (JSON cannot say that a field is gone)', async () => {
+    const st = new State()
+    const verif = { id: 'v1', msisdn: '60123456001', state: 'pending', attempts: 0, locked_out: true } as any
+    let tx = new Tx(st)
+    tx.put('verifs', 'v1', verif)
+    tx = new Tx(st)
+    const { locked_out: _, ...dropped } = { ...verif, attempts: 1 }
+    tx.put('verifs', 'v1', dropped)
+    expect(tx.changes).toEqual([{ c: 'verifs', id: 'v1', v: dropped }])
+    tx = new Tx(st)
+    tx.put('verifs', 'v1', { ...dropped, state: undefined })
+    expect(tx.changes).toEqual([{ c: 'verifs', id: 'v1', v: { ...dropped, state: undefined } }])
+    // Changed twice in one transaction: one delta against the record as it was before it.
+    tx = new Tx(st)
+    tx.put('verifs', 'v1', { ...dropped, state: undefined, attempts: 2 })
+    tx.put('verifs', 'v1', { ...dropped, state: 'used', attempts: 3 })
+    expect(tx.changes).toEqual([{ c: 'verifs', id: 'v1', v: { state: 'used', attempts: 3 }, merge: true }])
   })
 
   it('a renewal of a long-lived subscription writes one charge, not its history once more', async () => {
