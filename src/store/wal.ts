@@ -12,7 +12,7 @@
  * - Generations: compaction starts a new journal file and writes snapshots; journals it replaces
  *   are removed only after those are durable and read back whole.
  */
-import { closeSync, constants, fsyncSync, openSync } from 'node:fs'
+import { closeSync, constants, fsyncSync, openSync, write } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { StoreError } from './types.js'
 
@@ -26,11 +26,16 @@ export interface StoreIo {
   beforeSync?(file: string): void
 }
 
-/** Writes all of `data` at the handle's end (or `position`); anything less is an error. */
+/**
+ * Writes all of `data` at the handle's end; anything less is an error. Through the callback API on
+ * the handle's descriptor: a FileHandle's promise costs ~20 µs of CPU more per write (the journal's
+ * hot path), the trip to the thread pool is the same.
+ */
 export async function writeAll(handle: FileHandle, file: string, data: Buffer, io?: StoreIo): Promise<void> {
   const allowed = io?.beforeWrite?.(file, data.length)
   const len = typeof allowed === 'number' ? Math.min(allowed, data.length) : data.length
-  const { bytesWritten } = len > 0 ? await handle.write(data, 0, len) : { bytesWritten: 0 }
+  const bytesWritten =
+    len > 0 ? await new Promise<number>((resolve, reject) => write(handle.fd, data, 0, len, null, (e, n) => (e ? reject(e) : resolve(n)))) : 0
   if (bytesWritten !== data.length) throw new StoreError(`short write to ${file}: ${bytesWritten} of ${data.length} bytes`)
 }
 
