@@ -7,6 +7,7 @@ import { defaultWorldPath, FixtureError } from '../world/default-world.js'
 import { allowIpProblem, ServeError, startSandbox } from '../server.js'
 import { StoreError } from '../store/types.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
+import { collectWhenIdle } from './idle-gc.js'
 
 interface ServeCliOptions {
   port: number
@@ -138,6 +139,7 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     throw e
   }
   if (stopping) return shutdown(sandbox, stopping)
+  collectWhenIdle()
   const { url, engine, store } = sandbox
   const listening = viaListhen?.listening()
   for (const note of sandbox.recoveryNotes) process.stderr.write(`dcb: ${note}\n`)
