@@ -16,7 +16,7 @@ import type { Low } from 'lowdb'
 import { COLLECTIONS, type Change, type CollectionName, type State } from '../core/state.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
-import { describeError, fsyncDir, WriteAheadLog, type StoreIo } from './wal.js'
+import { dataEnd, describeError, fsyncDir, linesEnd, WriteAheadLog, type StoreIo } from './wal.js'
 
 type Snapshot = SnapshotData
 
@@ -159,11 +159,13 @@ export class FileStore implements Store {
   private replay(gen: number): void {
     const file = this.journalPath(gen)
     const buf = readFileSync(file)
+    // The lines end at the first NUL byte: past it is space zeroed ahead of the writes.
+    const end = linesEnd(buf)
     let start = 0
     let lineNo = 0
-    while (start < buf.length) {
+    while (start < end) {
       const nl = buf.indexOf(10, start)
-      if (nl < 0) break
+      if (nl < 0 || nl > end) break
       lineNo++
       const line = buf.subarray(start, nl).toString('utf8')
       let entry: { s: number; ch: Change[] }
@@ -188,8 +190,12 @@ export class FileStore implements Store {
       start = nl + 1
     }
     if (start < buf.length) {
-      this.recovered.tornBytes += buf.length - start
-      this.recovered.notes.push(`dropped the torn last line of ${file} (${buf.length - start} bytes without a newline: a write cut short by a crash)`)
+      // Cut back to the last line: what a write cut short left, and the zeroed space (zeroed again as writes need it).
+      const torn = dataEnd(buf, start) - start
+      if (torn > 0) {
+        this.recovered.tornBytes += torn
+        this.recovered.notes.push(`dropped the torn last line of ${file} (${torn} bytes without a newline: a write cut short by a crash)`)
+      }
       this.torn.push({ file, good: start })
     }
   }

@@ -22,7 +22,7 @@ import { COLLECTIONS, State, type Change, type CollectionName } from '../core/st
 import { applyAll, changesProblem, COMPACT_RETRY_MS, cutTornTails, isCount, isObject, makeDirs, snapshotProblem } from './file.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
-import { describeError, fsyncDir, WriteAheadLog, type StoreIo } from './wal.js'
+import { dataEnd, describeError, fsyncDir, linesEnd, WriteAheadLog, type StoreIo } from './wal.js'
 
 const SNAPSHOT = /^([A-Za-z0-9._-]{1,64})\.json$/
 const JOURNAL = /^journal\.(\d+)$/
@@ -208,11 +208,13 @@ export class SessionJournal {
   private replay(gen: number, snapshotGen: Map<string, number>): void {
     const file = this.journalPath(gen)
     const buf = readFileSync(file)
+    // The lines end at the first NUL byte: past it is space zeroed ahead of the writes.
+    const end = linesEnd(buf)
     let start = 0
     let lineNo = 0
-    while (start < buf.length) {
+    while (start < end) {
       const nl = buf.indexOf(10, start)
-      if (nl < 0) break
+      if (nl < 0 || nl > end) break
       lineNo++
       let line: { n: string; s?: number; ch?: Change[]; drop?: 1 }
       let problem: string | undefined
@@ -245,8 +247,12 @@ export class SessionJournal {
       }
     }
     if (start < buf.length) {
-      this.recovered.tornBytes += buf.length - start
-      this.recovered.notes.push(`dropped the torn last line of ${file} (${buf.length - start} bytes without a newline: a write cut short by a crash)`)
+      // Cut back to the last line: what a write cut short left, and the zeroed space (zeroed again as writes need it).
+      const torn = dataEnd(buf, start) - start
+      if (torn > 0) {
+        this.recovered.tornBytes += torn
+        this.recovered.notes.push(`dropped the torn last line of ${file} (${torn} bytes without a newline: a write cut short by a crash)`)
+      }
       this.torn.push({ file, good: start })
     }
   }

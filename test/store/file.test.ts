@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -6,6 +6,7 @@ import { State, type Charge, type SubscriptionRecord } from '../../src/core/stat
 import { Tx } from '../../src/core/tx.js'
 import { FileStore } from '../../src/store/file.js'
 import { StoreError } from '../../src/store/types.js'
+import { linesEnd } from '../../src/store/wal.js'
 import { startClient, tempDir } from '../helpers.js'
 
 let tmp: ReturnType<typeof tempDir>
@@ -19,6 +20,23 @@ async function crash(store: FileStore, path: string): Promise<void> {
   ;(store as any).locked = false
   writeFileSync(`${path}.lock`, '999999999\n')
   await (store as any).wal.close()
+}
+
+/** Adds text right after a journal's lines, where its next write would go (past them is space zeroed ahead of writes). */
+function addToLines(file: string, text: string): void {
+  const buf = readFileSync(file)
+  writeFileSync(file, Buffer.concat([buf.subarray(0, linesEnd(buf)), Buffer.from(text)]))
+}
+
+/** A journal's entries (its lines end at the zeroed space). */
+function journalLines(file: string): any[] {
+  const buf = readFileSync(file)
+  return buf
+    .subarray(0, linesEnd(buf))
+    .toString('utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
 }
 
 const put = (state: State, id: string, v: number) => {
@@ -52,7 +70,7 @@ describe('FileStore', () => {
     await s1.append(put(st1, 'a', 1))
     await s1.append(put(st1, 'b', 2))
     await crash(s1, path)
-    appendFileSync(`${path}.journal.0`, '{"s":3,"ch":[{"c":"counters","id":"c","v":')
+    addToLines(`${path}.journal.0`, '{"s":3,"ch":[{"c":"counters","id":"c","v":')
     const st2 = new State()
     const s2 = new FileStore(path)
     await s2.open(st2)
@@ -67,6 +85,46 @@ describe('FileStore', () => {
     await s3.close()
   })
 
+  it('writes into space zeroed ahead; after a crash that space is no torn line, and a write cut short inside it is cut', async () => {
+    const path = join(tmp.dir, 'db.json')
+    const journal = `${path}.journal.0`
+    const s1 = new FileStore(path)
+    const st1 = new State()
+    await s1.open(st1)
+    await s1.append(put(st1, 'a', 1))
+    await s1.append(put(st1, 'b', 2))
+    const lines = linesEnd(readFileSync(journal))
+    expect(lines).toBe((s1 as any).wal.bytes)
+    expect(statSync(journal).size).toBeGreaterThanOrEqual(lines + 2 ** 19) // zeroed ahead of the next writes
+    await crash(s1, path)
+    const st2 = new State()
+    const s2 = new FileStore(path)
+    await s2.open(st2)
+    expect([...st2.counters.keys()]).toEqual(['a', 'b'])
+    expect(s2.recovered.tornBytes).toBe(0)
+    expect(s2.recovered.notes).toEqual([])
+    await s2.append(put(st2, 'c', 3))
+    await crash(s2, path)
+    // A write cut short inside the zeroed space: its first page never reached the disk, a later one did.
+    const buf = readFileSync(journal)
+    const tail = '"c":"counters","id":"d","v":4}]}\n{"s":5,"ch":[]}\n'
+    buf.write(tail, linesEnd(buf) + 4096)
+    writeFileSync(journal, buf)
+    const st3 = new State()
+    const s3 = new FileStore(path)
+    await s3.open(st3)
+    expect([...st3.counters.keys()]).toEqual(['a', 'b', 'c'])
+    expect(s3.recovered.tornBytes).toBe(4096 + tail.length)
+    expect(s3.recovered.notes.join('\n')).toMatch(/dropped the torn last line .*a write cut short by a crash/)
+    await s3.append(put(st3, 'e', 5))
+    await crash(s3, path)
+    const st4 = new State()
+    const s4 = new FileStore(path)
+    await s4.open(st4)
+    expect([...st4.counters.keys()]).toEqual(['a', 'b', 'c', 'e'])
+    await s4.close()
+  })
+
   it('refuses to start, naming the line, when damage is followed by complete lines (nothing is cut)', async () => {
     const path = join(tmp.dir, 'db.json')
     const s1 = new FileStore(path)
@@ -74,7 +132,7 @@ describe('FileStore', () => {
     await s1.open(st1)
     await s1.append(put(st1, 'a', 1))
     await crash(s1, path)
-    appendFileSync(`${path}.journal.0`, 'garbage\n{"s":3,"ch":[]}\n')
+    addToLines(`${path}.journal.0`, 'garbage\n{"s":3,"ch":[]}\n')
     const before = readFileSync(`${path}.journal.0`, 'utf8')
     await expect(new FileStore(path).open(new State())).rejects.toThrow(/damaged at line 2/)
     expect(readFileSync(`${path}.journal.0`, 'utf8')).toBe(before)
@@ -255,10 +313,7 @@ describe('charge history in the journal', () => {
     try {
       const id = (subscriptionId = await a.subscribe('60123456001'))
       subscription = (await a.control(`/subscriptions/${id}`)).body
-      const [, verify] = readFileSync(`${data}.journal.0`, 'utf8')
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l))
+      const [, verify] = journalLines(`${data}.journal.0`)
       const change = verify.ch.find((c: any) => c.c === 'verifs')
       expect(change).toEqual({
         c: 'verifs',

@@ -1,10 +1,11 @@
-import { appendFileSync, existsSync, readFileSync, readdirSync } from 'node:fs'
+import { appendFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { State } from '../../src/core/state.js'
 import { Tx } from '../../src/core/tx.js'
 import { FileStore } from '../../src/store/file.js'
 import { SessionJournal, type SessionStore } from '../../src/store/session-journal.js'
+import { linesEnd } from '../../src/store/wal.js'
 import { tempDir } from '../helpers.js'
 
 let tmp: ReturnType<typeof tempDir>
@@ -77,6 +78,26 @@ describe('SessionJournal: the sessions in one journal', () => {
     const reborn = await again.store('gone')
     expect(reborn.state.counters.size).toBe(0)
     await again.close()
+  })
+
+  it('after a crash the space zeroed ahead of the writes is no torn line; writing goes on after the last line', async () => {
+    const folder = join(tmp.dir, 's')
+    const j = new SessionJournal(folder)
+    await j.open()
+    await put(await j.store('a'), 'k', 1)
+    await crash(j)
+    const file = join(folder, 'journal.0')
+    expect(statSync(file).size).toBeGreaterThan(linesEnd(readFileSync(file)))
+    const again = new SessionJournal(folder)
+    expect(await again.open()).toEqual(['a'])
+    expect(again.recovered.tornBytes).toBe(0)
+    await put(await again.store('a'), 'k2', 2)
+    await crash(again)
+    const third = new SessionJournal(folder)
+    await third.open()
+    expect(counters(third.stateOf('a'))).toEqual({ k: 1, k2: 2 })
+    expect(third.recovered.tornBytes).toBe(0)
+    await third.close()
   })
 
   it('cuts a torn last line (a write the crash cut short) and goes on', async () => {
