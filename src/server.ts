@@ -122,6 +122,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
   }
   if (opts.store !== undefined && (opts.inMemory || opts.data !== undefined))
     throw new ServeError(`--store keeps the state in a database: it goes with neither --data nor --in-memory`)
+  if (opts.replaceWorld && opts.store === undefined) throw new ServeError('--replace-world (replaceWorld) goes with --store (the world of a shared database)')
   // A shared database: connected, its tables made or upgraded and its world checked now (a refusal writes nothing).
   const shared = opts.store !== undefined ? await openShared(opts.store, world, opts.replaceWorld) : undefined
   let store: Store

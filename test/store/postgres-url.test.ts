@@ -1,4 +1,8 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { ServeError, startSandbox } from '../../src/server.js'
 import { describeUrl, serverVersionProblem, SharedStoreError } from '../../src/store/postgres.js'
 
 // What `--store` accepts, and which servers it refuses, before any connection is made.
@@ -26,5 +30,21 @@ describe('the shared store URL and server version', () => {
     expect(serverVersionProblem('h:5432/db', '130011', '13.11')).toBe('the database at h:5432/db runs PostgreSQL 13.11: dcb needs PostgreSQL 14 or later')
     expect(serverVersionProblem('h:5432/db', '140000', '14.0')).toBeUndefined()
     expect(serverVersionProblem('h:5432/db', '180004', '18.4')).toBeUndefined()
+  })
+})
+
+describe('replacing the world of a shared database', () => {
+  it('startSandbox refuses replaceWorld without a store, by name, writing nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dcb-replace-'))
+    try {
+      const data = join(dir, 'sandbox.json')
+      await expect(startSandbox({ port: 0, data, replaceWorld: true })).rejects.toThrow(
+        new ServeError('--replace-world (replaceWorld) goes with --store (the world of a shared database)'),
+      )
+      expect(readdirSync(dir)).toEqual([])
+      await expect(startSandbox({ port: 0, inMemory: true, replaceWorld: true })).rejects.toThrow(ServeError)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
