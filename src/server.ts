@@ -57,6 +57,8 @@ export interface RunningSandbox {
   files: string[]
   /** What recovery did to the data files, the sessions' included (a torn last line dropped). */
   recoveryNotes: string[]
+  /** Requests received so far (whether the server is idle). */
+  readonly requests: number
 }
 
 /** Why an `allowIps` entry is not an IPv4 or IPv6 address or CIDR range, or undefined when it is one. */
@@ -196,7 +198,9 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
   let markReady!: () => void
   const readyGate = new Promise<void>((resolve) => (markReady = resolve))
   const listener = app.listener
+  let requests = 0
   const handler: RequestListener = (req, res) => {
+    requests++
     if (ready) return listener(req, res)
     void readyGate.then(() => listener(req, res))
   }
@@ -309,7 +313,23 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     })())
 
   const engine = sessions.default.engine
-  return { url, port: addr.port, host, engine, store, sessions, app, server, close, clockKept, files: loaded.files, recoveryNotes }
+  return {
+    url,
+    port: addr.port,
+    host,
+    engine,
+    store,
+    sessions,
+    app,
+    server,
+    close,
+    clockKept,
+    files: loaded.files,
+    recoveryNotes,
+    get requests() {
+      return requests
+    },
+  }
 }
 
 /** The shared database of `--store` and its sessions (loaded on first use, so the file store never loads `pg`). */

@@ -139,7 +139,7 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     throw e
   }
   if (stopping) return shutdown(sandbox, stopping)
-  collectWhenIdle()
+  collectWhenIdle(() => sandbox!.requests)
   const { url, engine, store } = sandbox
   const listening = viaListhen?.listening()
   for (const note of sandbox.recoveryNotes) process.stderr.write(`dcb: ${note}\n`)
