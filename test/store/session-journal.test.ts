@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { State } from '../../src/core/state.js'
@@ -80,44 +80,34 @@ describe('SessionJournal: the sessions in one journal', () => {
     await again.close()
   })
 
-  it('after a crash the space zeroed ahead of the writes is no torn line; writing goes on after the last line', async () => {
+  it('cuts a torn last line (a write the crash cut short), not the space zeroed ahead of the writes, and goes on', async () => {
     const folder = join(tmp.dir, 's')
+    const file = join(folder, 'journal.0')
+    const reopen = async () => {
+      const j = new SessionJournal(folder)
+      expect(await j.open()).toEqual(['a'])
+      return j
+    }
     const j = new SessionJournal(folder)
     await j.open()
     await put(await j.store('a'), 'k', 1)
     await crash(j)
-    const file = join(folder, 'journal.0')
     expect(statSync(file).size).toBeGreaterThan(linesEnd(readFileSync(file)))
-    const again = new SessionJournal(folder)
-    expect(await again.open()).toEqual(['a'])
-    expect(again.recovered.tornBytes).toBe(0)
+    const again = await reopen()
+    expect(again.recovered.tornBytes).toBe(0) // the zeroed space is no torn line
     await put(await again.store('a'), 'k2', 2)
     await crash(again)
-    const third = new SessionJournal(folder)
-    await third.open()
+    // A write cut short, right after the last line.
+    const buf = readFileSync(file)
+    writeFileSync(file, Buffer.concat([buf.subarray(0, linesEnd(buf)), Buffer.from('{"n":"a","s":3,"ch":[{"c":"coun')]))
+    const third = await reopen()
     expect(counters(third.stateOf('a'))).toEqual({ k: 1, k2: 2 })
-    expect(third.recovered.tornBytes).toBe(0)
-    await third.close()
-  })
-
-  it('cuts a torn last line (a write the crash cut short) and goes on', async () => {
-    const folder = join(tmp.dir, 's')
-    const j = new SessionJournal(folder)
-    await j.open()
-    const a = await j.store('a')
-    await put(a, 'k', 1)
-    await crash(j)
-    appendFileSync(join(folder, 'journal.0'), '{"n":"a","s":2,"ch":[{"c":"coun')
-    const again = new SessionJournal(folder)
-    expect(await again.open()).toEqual(['a'])
-    expect(counters(again.stateOf('a'))).toEqual({ k: 1 })
-    expect(again.recovered.tornBytes).toBeGreaterThan(0)
-    await put(await again.store('a'), 'k2', 2)
-    await crash(again)
-    const third = new SessionJournal(folder)
-    await third.open()
-    expect(counters(third.stateOf('a'))).toEqual({ k: 1, k2: 2 })
-    await third.close()
+    expect(third.recovered.tornBytes).toBeGreaterThan(0)
+    await put(await third.store('a'), 'k3', 3)
+    await crash(third)
+    const fourth = await reopen()
+    expect(counters(fourth.stateOf('a'))).toEqual({ k: 1, k2: 2, k3: 3 })
+    await fourth.close()
   })
 
   it('reads sessions stored by the first layout (a journal file per session) and replaces those files', async () => {
