@@ -10,6 +10,7 @@ import { createServer } from 'node:net'
 import os from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { US_PER_TICK, cpuTicks, log, middle, msisdnOf, start, tmp } from './common.js'
 
 const H = { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }
 // A fresh agent for each load: a socket left idle between loads could be reused just as the server
@@ -121,14 +122,13 @@ async function load(clients, seconds, one) {
 }
 
 const pct = (sorted, p) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] * 10) / 10
-const mid = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]
 
 /**
- * `start(args)` starts `dcb serve` (bench/run.js's), `cpuTicks(pid)` reads a process's CPU ticks.
+ * The servers are `dcb serve` processes that bench/common.js's `start` runs and ends with the bench.
  * Each round runs the file store, one replica and three replicas (the order alternating): 16 clients
  * doing OTP flows, then 50 clients sending Status, each for `seconds`.
  */
-export async function sharedFigures({ start, cpuTicks, tmp, seconds, msisdnOf, log }) {
+export async function sharedFigures(seconds) {
   const ROUNDS = Number(process.env.BENCH_SHARED_ROUNDS ?? 5)
   const pgServer = await startPostgres()
   const servers = []
@@ -147,7 +147,6 @@ export async function sharedFigures({ start, cpuTicks, tmp, seconds, msisdnOf, l
     }
     log(`shared store on PostgreSQL ${version}: file store / one replica / three replicas, ${ROUNDS} alternating rounds after a warm-up`)
     let n = 0
-    const tick = 1e6 / 100 // µs per clock tick (USER_HZ 100)
     for (const s of servers) s.statusId = await flow(roundRobin(s.urls), msisdnOf(n++))
     for (let round = 0; round <= ROUNDS; round++) {
       for (const s of round % 2 ? [...servers].reverse() : servers) {
@@ -155,13 +154,13 @@ export async function sharedFigures({ start, cpuTicks, tmp, seconds, msisdnOf, l
         const next = roundRobin(s.urls)
         let t0 = cpu()
         const flows = await load(16, seconds, () => flow(next, msisdnOf(n++)))
-        const flowCpu = ((cpu() - t0) * tick) / flows.length
+        const flowCpu = ((cpu() - t0) * US_PER_TICK) / flows.length
         t0 = cpu()
         const statuses = await load(50, seconds, async () => {
           const r = await call(next(), '/subscriptions/status', { subscription_id: s.statusId })
           if (r.status !== 'SUCCESS') throw new Error(`status failed: ${JSON.stringify(r)}`)
         })
-        const statusCpu = ((cpu() - t0) * tick) / statuses.length
+        const statusCpu = ((cpu() - t0) * US_PER_TICK) / statuses.length
         if (!round) continue // the warm-up
         statuses.sort((a, b) => a - b)
         s.runs.push({
@@ -175,7 +174,7 @@ export async function sharedFigures({ start, cpuTicks, tmp, seconds, msisdnOf, l
       }
     }
     const figure = (s) => {
-      const m = (k) => mid(s.runs.map((r) => r[k]))
+      const m = (k) => middle(s.runs.map((r) => r[k]))
       return {
         replicas: s.urls.length,
         flows_s: Math.round(m('flows_s')),
@@ -195,8 +194,8 @@ export async function sharedFigures({ start, cpuTicks, tmp, seconds, msisdnOf, l
       flow_clients: 16,
       status_clients: 50,
       file: figure(file),
-      one: { ...figure(one), flows_over_file: mid(ratios(one, 'flows_s')), flow_rounds: ratios(one, 'flows_s') },
-      three: { ...figure(three), flows_over_file: mid(ratios(three, 'flows_s')), flow_rounds: ratios(three, 'flows_s') },
+      one: { ...figure(one), flows_over_file: middle(ratios(one, 'flows_s')), flow_rounds: ratios(one, 'flows_s') },
+      three: { ...figure(three), flows_over_file: middle(ratios(three, 'flows_s')), flow_rounds: ratios(three, 'flows_s') },
       load_average: os.loadavg()[0],
     }
   } finally {

@@ -271,7 +271,6 @@ export async function sessionWrites() {
 export async function shared() {
   // Imported here, not at the top: only this stage needs PostgreSQL's packages.
   const { sharedFigures } = await import('./shared.js')
-  const seconds = Math.max(2, Math.round(SECONDS / 2))
-  results.figures.shared = await sharedFigures({ start, cpuTicks, tmp, seconds, msisdnOf, log })
+  results.figures.shared = await sharedFigures(Math.max(2, Math.round(SECONDS / 2)))
   log(results.figures.shared)
 }
