@@ -12,7 +12,7 @@
  */
 import type pg from 'pg'
 import type { Gate } from '../core/context.js'
-import type { Change, State } from '../core/state.js'
+import type { Change, State, SubscriptionRecord } from '../core/state.js'
 import type { JournalFeed, JournalRecord, RequestJournal } from '../runtime/request-log.js'
 import { StoreError, type Store } from './types.js'
 
@@ -52,6 +52,20 @@ interface Row {
   changes: string | null
 }
 
+/**
+ * A change as the log keeps it: a record whole, never as the fields that changed (`merge`), so that
+ * replicas of the versions before, which read `v` as the record, keep working beside this one while
+ * replicas are upgraded one at a time. A subscription whose history grew still goes with only the
+ * charges it added (`add`: those versions read that).
+ */
+function logged(state: State, change: Change): Change {
+  if (!('c' in change) || !change.merge) return change
+  const record = (state[change.c] as Map<string, unknown>).get(change.id)
+  if (!change.add) return { c: change.c, id: change.id, v: record }
+  const { charges: _, ...rest } = record as SubscriptionRecord
+  return { c: change.c, id: change.id, v: rest, add: change.add, keep: change.keep }
+}
+
 export class PostgresSessionStore implements Store, Gate, JournalFeed {
   readonly kind = 'postgres' as const
   private state!: State
@@ -87,14 +101,18 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
   async activate(): Promise<void> {}
   async abandon(): Promise<void> {}
 
-  /** A transaction's changes join the turn it runs in; they are durable once the turn commits. */
+  /**
+   * A transaction's changes join the turn it runs in; they are durable once the turn commits. Called
+   * as the transaction ends, so the state holds each record as it left it: a record the file journal
+   * would write as the fields that changed goes whole (see `logged`).
+   */
   append(changes: Change[], undo?: () => void): Promise<void> {
     const turn = this.turn
     if (!turn) {
       undo?.()
       return Promise.reject(new StoreError(`a change of session ${this.name} came outside a turn of the database; nothing was changed`))
     }
-    for (const c of changes) turn.changes.push(c)
+    for (const c of changes) turn.changes.push(logged(this.state, c))
     if (undo) turn.undos.push(undo)
     return turn.done
   }

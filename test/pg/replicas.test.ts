@@ -1,5 +1,6 @@
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { State, type Change } from '../../src/core/state.js'
 import type { Served } from '../cli/run.js'
 import { startPostgres, type TestPostgres } from './postgres.js'
 import { control, merchant, replicas, stopAll, until } from './replicas.js'
@@ -42,6 +43,36 @@ describe('replicas on one database', () => {
     for (const x of [r[0]!, r[1]!, r[2]!]) answers.push(await merchant(x.url, 'status', { subscription_id: sub }))
     expect(answers.map((a) => a.http)).toEqual([500, 500, 200])
     for (const a of answers.slice(0, 2)) expect(a.reason ?? '').not.toMatch(/could not be stored/)
+  })
+
+  it('the log holds each changed record whole: a replica of the version before (a rolling upgrade) reads every change as this one does', async () => {
+    const session = { 'x-dcb-session': 'rolling' }
+    // A renewal that fails and is retried, a wrong OTP, a rule counting its uses, a cancellation: each changes records already there.
+    const rule = { match: { ending: '302' }, step: 'retry', times: 1, effect: { error: 'INSUFFICIENT_FUNDS' } }
+    expect((await control(r[2]!.url, '/rules', rule, session)).http).toBe(200)
+    const subs: string[] = []
+    for (const [i, msisdn] of ['60123456302', '60123456002'].entries()) {
+      const init = await merchant(r[i]!.url, 'init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' }, session)
+      const otp = (await control(r[i + 1]!.url, `/otp?msisdn=${msisdn}`, undefined, session)).body.otp
+      const id = init.body.payload.verif_request_id
+      expect((await merchant(r[i]!.url, 'verify', { verif_request_id: id, otp: otp === '0000' ? '1111' : '0000' }, session)).body.status).toBe('FAIL')
+      subs.push((await merchant(r[i + 1]!.url, 'verify', { verif_request_id: id, otp }, session)).body.payload.subscription_id)
+    }
+    expect((await control(r[0]!.url, '/clock/advance', { by: 'P3M' }, session)).http).toBe(200)
+    expect((await control(r[1]!.url, `/subscriptions/${subs[1]}/cancel`, {}, session)).http).toBe(200)
+    const { rows } = await db.query(`SELECT changes FROM dcb_changes WHERE session = 'rolling' ORDER BY seq`, [], 'flows')
+    // The version before applies a change's `v` as the record (it knows no fields-only changes).
+    const here = new State()
+    const before = new State()
+    for (const row of rows)
+      for (const change of JSON.parse(row.changes) as Change[]) {
+        here.apply(change)
+        const { merge: _, ...asBefore } = change as Change & { merge?: true }
+        before.apply(asBefore as Change)
+      }
+    expect(here.subs.size).toBe(2)
+    expect([...here.subs.values()].map((s) => s.charge_count)).toEqual([expect.any(Number), 4])
+    for (const c of ['subs', 'verifs', 'rules'] as const) expect(before[c]).toEqual(here[c])
   })
 })
 
