@@ -71,6 +71,8 @@ describe('a long clock move runs in batches', () => {
   })
 
   it('keeps writes waiting until it ends (moves, MO, rules, cancel, reset), while reads answer at a batch boundary', async () => {
+    // The rule schema, which the first rule loads, loaded now: counting turns below leaves no room for a module load.
+    await import('../../src/core/rule-check.js')
     const host = gatedHost()
     const h = engineAt('2026-03-01T00:00:00', { moveBatchEvents: 10, yieldToHost: host.yieldToHost })
     const id = await h.subscribe('60123456001', 'QUICKTEST')
