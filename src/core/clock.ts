@@ -131,6 +131,7 @@ export function moveClock(ctx: EngineContext, target: (now: number) => number): 
  */
 async function inBatches(ctx: EngineContext, batch: (tx: Tx, now: number) => boolean): Promise<void> {
   let writing: Promise<void> | null = null
+  let rollbacks = ctx.rollbacks
   for (;;) {
     if (ctx.interrupted) {
       if (writing) await writing
@@ -140,12 +141,20 @@ async function inBatches(ctx: EngineContext, batch: (tx: Tx, now: number) => boo
       )
     }
     if (ctx.gate) await ctx.enterTurn()
+    // A write failed meanwhile (its batch and every one behind it taken back, in the same turn of the
+    // event loop as the failure): no batch runs on the state they were taken back to, and the move
+    // answers that failure (the last batch's write rejects with it).
+    if (ctx.rollbacks !== rollbacks) {
+      if (writing) await writing
+      rollbacks = ctx.rollbacks
+    }
     const done = ctx.transaction(batch, false)
+    // Handled at once: when the batch before fails, this one fails with it and nobody awaits it (an
+    // unhandled rejection would end the server's process).
+    done.durable?.catch(() => {})
     if (writing) await writing
     writing = done.durable
     if (done.result) break
-    // Awaited at the next boundary; handled now so a failed write meanwhile is not "unhandled".
-    writing?.catch(() => {})
     await ctx.yieldToHost()
   }
   if (writing) await writing

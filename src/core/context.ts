@@ -139,6 +139,8 @@ export class EngineContext {
   private moving: Promise<void> | null = null
   /** Set when the host shuts down: a running move stops at its next batch boundary. */
   interrupted = false
+  /** Transactions taken back so far (failed writes): a move runs no batch on a state taken back under it. */
+  rollbacks = 0
   /** The coverage counts (set once, by the engine), for the flows that decide outcomes. */
   coverage!: Coverage
   private readonly listeners = new Set<(changes: readonly Change[]) => void>()
@@ -405,6 +407,7 @@ export class EngineContext {
    * the state as it left it. What is derived from the state (due events, runtime rules) is read anew.
    */
   private rollback(tx: Tx): void {
+    this.rollbacks++
     tx.rollback()
     this.queue.rebuild()
     this.ruleset.reload()

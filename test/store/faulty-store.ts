@@ -1,0 +1,134 @@
+/**
+ * Stores over real files whose journal writes can be made to fail (the StoreIo seam, below the
+ * store), with an engine per session, for the tests of replay after failed writes and restarts.
+ */
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { EngineOptions } from '../../src/core/context.js'
+import { Engine, SandboxError } from '../../src/core/engine.js'
+import { State, type Change } from '../../src/core/state.js'
+import { loadWorld } from '../../src/world/load.js'
+import { FileStore } from '../../src/store/file.js'
+import { SessionJournal } from '../../src/store/session-journal.js'
+import { StoreError } from '../../src/store/types.js'
+import type { StoreIo } from '../../src/store/wal.js'
+
+const world = loadWorld().world
+export type Fault = 'throw' | 'short' | 'sync'
+
+/** The next write of a journal fails as told (a snapshot's writes never do here). */
+export function faults(): { arm(how: Fault): void; io: StoreIo } {
+  let next: Fault | null = null
+  const journal = (file: string) => /journal\.\d+$/.test(file)
+  return {
+    arm: (how) => (next = how),
+    io: {
+      beforeWrite(file, bytes) {
+        if (!journal(file) || next === null || next === 'sync') return
+        const how = next
+        next = null
+        if (how === 'throw') throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+        return Math.floor(bytes / 2)
+      },
+      beforeSync(file) {
+        if (!journal(file) || next !== 'sync') return
+        next = null
+        throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })
+      },
+    },
+  }
+}
+
+/** A store opened over real files, with an engine per session. */
+export interface Opened {
+  /** Made after the states were compared: an engine starts its clock with a write of its own. */
+  engines: (extra?: Partial<EngineOptions>) => Engine[]
+  states: State[]
+  /** The default data file's store (none for the sessions). */
+  store?: FileStore
+  /** As a killed server leaves it (no snapshot, a stale lock), but for a failed write's tail: cut, as the next write would. */
+  crash(): Promise<void>
+  close(): Promise<void>
+  compact(): Promise<void>
+}
+
+function engineOn(state: State, persist: (ch: Change[], undo?: () => void) => Promise<void>, extra?: Partial<EngineOptions>): Engine {
+  // Small caps and short histories, so that the oldest records are dropped and histories cut; long
+  // moves in batches of a few events, each a transaction of its own.
+  return new Engine({
+    world,
+    state,
+    persist,
+    clockStart: { at: Date.parse('2026-01-31T09:00:00Z'), frozen: true },
+    chargesPerSubscription: 4,
+    smsPerMsisdn: 3,
+    maxSms: 25,
+    maxVerifications: 6,
+    moveBatchEvents: 5,
+    ...extra,
+  })
+}
+
+/** Compactions every few calls, or none (restarts then read journals written across several runs). */
+export type Compacting = 'often' | 'never'
+const compactBytes = (c: Compacting) => (c === 'often' ? 4000 : 2 ** 30)
+
+export async function openFile(dir: string, io: StoreIo, c: Compacting): Promise<Opened> {
+  const path = join(dir, 'sandbox.json')
+  const store = new FileStore(path, { io, compactBytes: compactBytes(c) })
+  const state = new State()
+  await store.open(state)
+  const settled = async () => {
+    while ((store as any).compacting) await (store as any).compacting.catch(() => {})
+  }
+  return {
+    store,
+    engines: (extra) => [engineOn(state, (ch, undo) => store.append(ch, undo), extra)],
+    states: [state],
+    async crash() {
+      await settled()
+      ;(store as any).locked = false
+      writeFileSync(`${path}.lock`, '999999999\n')
+      await (store as any).wal.close()
+    },
+    close: () => store.close(),
+    compact: () => store.compact().catch(() => {}),
+  }
+}
+
+export async function openSessions(dir: string, io: StoreIo, c: Compacting): Promise<Opened> {
+  const journal = new SessionJournal(join(dir, 'sessions'), { io, compactBytes: compactBytes(c) })
+  await journal.open()
+  const stores = [await journal.store('a'), await journal.store('b')]
+  const settled = async () => {
+    while ((journal as any).compacting) await (journal as any).compacting.catch(() => {})
+  }
+  return {
+    engines: (extra) => stores.map((s) => engineOn(s.state, (ch, undo) => s.append(ch, undo), extra)),
+    states: stores.map((s) => s.state),
+    async crash() {
+      await settled()
+      await (journal as any).wal.close()
+    },
+    close: () => journal.close(),
+    compact: () => journal.compact().catch(() => {}),
+  }
+}
+
+/** Failed writes (StoreError) and refusals (SandboxError) are outcomes; anything else is a bug. */
+export async function tolerant<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p
+  } catch (e) {
+    if (e instanceof StoreError || e instanceof SandboxError) return undefined
+    throw e
+  }
+}
+
+export async function subscribe(engine: Engine, msisdn: string, service: string): Promise<void> {
+  const merchant = engine.authenticate('sandbox-demo-key')!
+  const init = await tolerant(engine.init(merchant, { msisdn, service_code: service, country_code: 'my' }, { baseUrl: '' }))
+  if (init?.code !== 'SUCCESS') return
+  const otp = engine.latestOtp(msisdn)?.otp
+  if (otp) await tolerant(engine.verify(merchant, { verif_request_id: init.payload!.verif_request_id as string, otp }))
+}
