@@ -14,9 +14,10 @@ import { StoreError } from '../../src/store/types.js'
 import type { StoreIo } from '../../src/store/wal.js'
 
 const world = loadWorld().world
-export type Fault = 'throw' | 'short' | 'sync'
+/** How the next journal write fails, or (`snapshot`) the next snapshot write: the compaction fails and keeps the journals. */
+export type Fault = 'throw' | 'short' | 'sync' | 'snapshot'
 
-/** The next write of a journal fails as told (a snapshot's writes never do here). */
+/** The next write of a journal, or of a snapshot, fails as told. */
 export function faults(): { arm(how: Fault): void; io: StoreIo } {
   let next: Fault | null = null
   const journal = (file: string) => /journal\.\d+$/.test(file)
@@ -24,7 +25,11 @@ export function faults(): { arm(how: Fault): void; io: StoreIo } {
     arm: (how) => (next = how),
     io: {
       beforeWrite(file, bytes) {
-        if (!journal(file) || next === null || next === 'sync') return
+        if (next === 'snapshot' && !journal(file)) {
+          next = null
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+        }
+        if (!journal(file) || next === null || next === 'sync' || next === 'snapshot') return
         const how = next
         next = null
         if (how === 'throw') throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
