@@ -11,15 +11,17 @@
  *   generation, collections), written by compaction under a new journal generation.
  *
  * Recovery: load each snapshot (seq S, generation G); replay the journals in order, applying a
- * session's lines of generation >= G with seq > S; a drop line forgets the session so far. A torn
- * last line is cut off and reported; any other damage (a complete line that does not parse, an
- * unknown record, a bad snapshot field) refuses the start naming file and line, changing nothing.
+ * session's lines of generation >= G with seq > S; a drop line forgets the session so far (the lines
+ * before a session's last drop are not applied: they may change records of the snapshot the drop
+ * removed). A torn last line is cut off and reported; any other damage (a complete line that does
+ * not parse, an unknown record, a bad snapshot field) refuses the start naming file and line,
+ * changing nothing.
  */
-import { SESSION_NAME } from '../contract/defaults.js'
 import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { COLLECTIONS, State, type Change, type CollectionName } from '../core/state.js'
-import { applyAll, changesProblem, COMPACT_RETRY_MS, cutTornTails, isCount, isObject, makeDirs, snapshotProblem } from './file.js'
+import { applyAll, COMPACT_RETRY_MS, cutTornTails, makeDirs, snapshotProblem } from './file.js'
+import { before, lastDrops, lineProblem, type LinePlace } from './session-lines.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
 import { dataEnd, describeError, fsyncDir, linesEnd, WriteAheadLog, type StoreIo } from './wal.js'
@@ -138,7 +140,9 @@ export class SessionJournal {
     }
     this.legacy = this.replayLegacy(snapshotGen)
     const gens = this.generations()
-    for (const g of gens) this.replay(g, snapshotGen)
+    const journals = gens.map((gen) => ({ gen, buf: readFileSync(this.journalPath(gen)) }))
+    const drops = lastDrops(journals)
+    for (const { gen, buf } of journals) this.replay(gen, buf, snapshotGen, drops)
     this.generation = gens.length ? gens[gens.length - 1]! : 0
     return [...this.sessions.keys()].sort()
   }
@@ -205,9 +209,8 @@ export class SessionJournal {
   }
 
   /** Replays one journal file (checked line by line). Only a last line without its newline is dropped; `activate` cuts it off. */
-  private replay(gen: number, snapshotGen: Map<string, number>): void {
+  private replay(gen: number, buf: Buffer, snapshotGen: Map<string, number>, drops: Map<string, LinePlace>): void {
     const file = this.journalPath(gen)
-    const buf = readFileSync(file)
     // The lines end at the first NUL byte: past it is space zeroed ahead of the writes.
     const end = linesEnd(buf)
     let start = 0
@@ -229,9 +232,12 @@ export class SessionJournal {
           `the sessions journal ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshots alone, or repair that line`,
         )
       if (problem) throw damaged(problem)
+      const at = start
       start = nl + 1
-      // Lines older than the session's snapshot are in it already.
+      // Lines older than the session's snapshot are in it already; those before its last drop are forgotten by it.
       if (gen < (snapshotGen.get(line!.n) ?? -1)) continue
+      const drop = drops.get(line!.n)
+      if (drop && before({ gen, at }, drop)) continue
       if (line!.drop === 1) {
         this.sessions.delete(line!.n)
         snapshotGen.delete(line!.n)
@@ -426,12 +432,4 @@ export class SessionStore implements Store {
   info(): Record<string, unknown> {
     return this.journal.info(this.name)
   }
-}
-
-/** What is wrong with one line of the sessions journal, if anything. */
-function lineProblem(e: unknown): string | undefined {
-  if (!isObject(e) || typeof e.n !== 'string' || !SESSION_NAME.test(e.n)) return 'not a sessions journal entry { n, s, ch } or { n, drop }'
-  if (e.drop !== undefined) return e.drop === 1 && e.s === undefined && e.ch === undefined ? undefined : 'a drop that is not { n, drop: 1 }'
-  if (!isCount(e.s) || !Array.isArray(e.ch)) return 'not a sessions journal entry { n, s, ch } or { n, drop }'
-  return changesProblem(e.ch)
 }

@@ -68,4 +68,44 @@ describe('crash safety', () => {
       await s.stop()
     }
   }, 60_000)
+
+  it('a session changed after its snapshot, deleted, then SIGKILL: the next start leaves it deleted and keeps the rest', async () => {
+    const data = join(tmp.dir, 'sandbox.json')
+    const team = { ...H, 'x-dcb-session': 'team-a' }
+    const first = await serve(['--data', data])
+    const kept = await flow(first.url, '60123456001')
+    const init = await (
+      await fetch(`${first.url}/subscriptions/init`, {
+        method: 'POST',
+        headers: team,
+        body: JSON.stringify({ msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' }),
+      })
+    ).json()
+    expect(init.status).toBe('SUCCESS')
+    // SIGTERM writes the session's snapshot.
+    expect(await first.stop('SIGTERM')).toBe(0)
+    const second = await serve(['--data', data])
+    // A wrong OTP: the journal keeps the verification's changed fields, over the record in the snapshot.
+    const wrong = await (
+      await fetch(`${second.url}/subscriptions/verify`, {
+        method: 'POST',
+        headers: team,
+        body: JSON.stringify({ verif_request_id: init.payload.verif_request_id, otp: '0' }),
+      })
+    ).json()
+    expect(wrong.message).toBe('INVALID_PIN')
+    expect((await fetch(`${second.url}/_sandbox/sessions/team-a`, { method: 'DELETE' })).status).toBe(200)
+    await second.stop('SIGKILL')
+    const third = await serve(['--data', data])
+    try {
+      const sessions = await (await fetch(`${third.url}/_sandbox/sessions`)).json()
+      expect(sessions.sessions.map((x: { name: string }) => x.name)).not.toContain('team-a')
+      const status = await (
+        await fetch(`${third.url}/subscriptions/status`, { method: 'POST', headers: H, body: JSON.stringify({ subscription_id: kept }) })
+      ).json()
+      expect(status.payload.status).toBe('ACTIVE')
+    } finally {
+      await third.stop()
+    }
+  }, 60_000)
 })

@@ -55,6 +55,8 @@ export interface Opened {
   crash(): Promise<void>
   close(): Promise<void>
   compact(): Promise<void>
+  /** Deletes session `k` and makes it anew, empty (the sessions' journal only); `states[k]` is then the new one's. */
+  remake?(k: number): Promise<void>
 }
 
 function engineOn(state: State, persist: (ch: Change[], undo?: () => void) => Promise<void>, extra?: Partial<EngineOptions>): Engine {
@@ -104,13 +106,20 @@ export async function openFile(dir: string, io: StoreIo, c: Compacting): Promise
 export async function openSessions(dir: string, io: StoreIo, c: Compacting): Promise<Opened> {
   const journal = new SessionJournal(join(dir, 'sessions'), { io, compactBytes: compactBytes(c) })
   await journal.open()
-  const stores = [await journal.store('a'), await journal.store('b')]
+  const names = ['a', 'b']
+  const stores = await Promise.all(names.map((n) => journal.store(n)))
+  const states = stores.map((s) => s.state)
   const settled = async () => {
     while ((journal as any).compacting) await (journal as any).compacting.catch(() => {})
   }
   return {
     engines: (extra) => stores.map((s) => engineOn(s.state, (ch, undo) => s.append(ch, undo), extra)),
-    states: stores.map((s) => s.state),
+    states,
+    async remake(k) {
+      await tolerant(journal.drop(names[k]!))
+      stores[k] = await journal.store(names[k]!)
+      states[k] = stores[k]!.state
+    },
     async crash() {
       await settled()
       await (journal as any).wal.close()

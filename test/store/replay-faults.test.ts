@@ -2,7 +2,7 @@
  * The journal's deltas against everything that changes a record, on real files written as the
  * server writes them (O_DSYNC, zeroed ahead): subscriptions, renewals in place over long moves cut in
  * batches, retries, cancellations, wrong OTPs and lock-outs, expiries, consent, runtime rules counting
- * their uses, the caps dropping the oldest records, resets, bursts of concurrent calls with a
+ * their uses, the caps dropping the oldest records, resets, sessions deleted and made again, bursts of concurrent calls with a
  * compaction, failed writes (thrown, short, a failed sync; a snapshot's: the journals stay) and restarts in between. After every
  * restart the state must deep-equal the state that was acknowledged (a failed write's changes taken
  * back), for the default data file and for the sessions' shared journal.
@@ -37,6 +37,7 @@ type Op =
   | { op: 'dropRule'; pick: number; on: number }
   | { op: 'burst'; n: number; on: number }
   | { op: 'reset'; on: number }
+  | { op: 'remake'; on: number }
   | { op: 'fail'; how: Fault }
   | { op: 'restart' }
 
@@ -65,13 +66,15 @@ const ops = fc.array(
     { arbitrary: fc.record({ op: fc.constant('dropRule' as const), pick: fc.nat(5), on }), weight: 1 },
     { arbitrary: fc.record({ op: fc.constant('burst' as const), n: fc.integer({ min: 2, max: 5 }), on }), weight: 1 },
     { arbitrary: fc.record({ op: fc.constant('reset' as const), on }), weight: 1 },
+    // A session deleted and made again (the sessions' journal; the data file resets instead).
+    { arbitrary: fc.record({ op: fc.constant('remake' as const), on }), weight: 1 },
     { arbitrary: fc.record({ op: fc.constant('fail' as const), how: fc.constantFrom<Fault>('throw', 'short', 'sync', 'snapshot') }), weight: 2 },
     { arbitrary: fc.record({ op: fc.constant('restart' as const) }), weight: 2 },
   ),
   { minLength: 2, maxLength: 24 },
 )
 
-async function step(s: Opened, engines: Engine[], o: Exclude<Op, { op: 'fail' | 'restart' }>, i: number): Promise<void> {
+async function step(s: Opened, engines: Engine[], o: Exclude<Op, { op: 'fail' | 'restart' | 'remake' }>, i: number): Promise<void> {
   const engine = engines[o.on % engines.length]!
   const merchant = engine.authenticate('sandbox-demo-key')!
   const msisdn = (ending: string) => `6012345${String(i).padStart(2, '0')}${ending}`
@@ -138,6 +141,10 @@ async function playWithRestarts(open: (dir: string, io: StoreIo, c: Compacting) 
         const acknowledged = s.states
         s = await open(dir, f.io, c)
         acknowledged.forEach((st, k) => expectSame(s.states[k]!, st, `after op ${i}, session ${k}`))
+        engines = s.engines()
+      } else if (o.op === 'remake') {
+        if (s.remake) await s.remake(o.on % s.states.length)
+        else await tolerant(engines[0]!.reset())
         engines = s.engines()
       } else await step(s, engines, o, i)
     }
