@@ -5,7 +5,7 @@
  * stderr, non-zero exit) so that the next start finds every acknowledged write.
  */
 import { execFileSync } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -102,6 +102,61 @@ describe('dcb serve on a disk that fills up', () => {
       const named = await post(again.url, '/subscriptions/status', { subscription_id: inSession }, { 'x-dcb-session': 'team-a' })
       expect(named.body.payload.status).toBe('ACTIVE')
       expect((await (await fetch(`${again.url}/_sandbox/sms?msisdn=${msisdn}`)).json()) as any).toEqual({ msisdn, messages: [] })
+    } finally {
+      expect(await again.stop('SIGTERM')).toBe(0)
+    }
+  })
+})
+
+// The journal is zeroed 1 MiB ahead of its writes: on a disk that fills up, writes go on into that
+// space, then the zeroing fails (given back) and the journal grows by its writes, which fail in turn.
+describe('dcb serve on a disk that fills up after the journal was zeroed ahead', () => {
+  let roomy: string
+  beforeAll(() => {
+    roomy = mkdtempSync(join(tmpdir(), 'dcb-zeroed-'))
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', roomy])
+  })
+  afterAll(async () => {
+    for (const s of servers) await s.stop('SIGKILL')
+    execFileSync('umount', [roomy])
+    rmSync(roomy, { recursive: true, force: true })
+  })
+
+  it('writes into the zeroed space while the disk is full, then answers 500; once space is freed it writes again, and after a SIGKILL every acknowledged write is there', async () => {
+    const data = join(roomy, 'sandbox.json')
+    const s = await serve(['--data', data, '--clock', '2026-01-31T00:00:00'])
+    servers.push(s)
+    const acknowledged = [await subscribe(s.url, '60123456001')]
+    expect(statSync(`${data}.journal.0`).size).toBe(2 ** 20)
+    fillUp(join(roomy, 'filler'))
+    let inits = 0
+    let refused: Awaited<ReturnType<typeof post>> | undefined
+    for (let i = 0; i < 5000 && !refused; i++) {
+      const init = await post(s.url, '/subscriptions/init', {
+        msisdn: `6012${String(i).padStart(5, '0')}0${String(i % 100).padStart(2, '0')}`,
+        service_code: 'STREAMPLUS',
+        country_code: 'my',
+      })
+      if (init.status === 200) inits++
+      else refused = init
+    }
+    // Hundreds of Inits fit in the space zeroed ahead (each line about a kilobyte).
+    expect(inits).toBeGreaterThan(300)
+    expect(refused?.status).toBe(500)
+    expect(refused?.reason).toMatch(/could not be stored .*(ENOSPC|short write)/)
+    expect((await fetch(`${s.url}/_sandbox/health`)).status).toBe(503)
+    rmSync(join(roomy, 'filler'))
+    acknowledged.push(await subscribe(s.url, '60123456002'))
+    expect((await fetch(`${s.url}/_sandbox/health`)).status).toBe(200)
+    await s.stop('SIGKILL')
+    const again = await serve(['--data', data])
+    servers.push(again)
+    try {
+      const health = (await (await fetch(`${again.url}/_sandbox/health`)).json()) as any
+      // Both OTP flows' verifications and every Init acknowledged, nothing of the refused one.
+      expect(health.sizes.verifications).toBe(inits + 2)
+      expect(health.store.recovered.tornBytes).toBe(0)
+      for (const id of acknowledged) expect((await post(again.url, '/subscriptions/status', { subscription_id: id })).body.payload.status).toBe('ACTIVE')
     } finally {
       expect(await again.stop('SIGTERM')).toBe(0)
     }
