@@ -206,8 +206,10 @@ export class WriteAheadLog {
               await writeAll(seg.handle, seg.file, data, this.opts.io, seg.good)
               if (this.opts.sync) this.opts.io?.beforeSync?.(seg.file)
             } catch (e) {
-              // Part of the data may be in the file: cut before the next write.
+              // Part or all of the data may be in the file: cut now, before anyone is told (a crash
+              // after the answer must not replay what it refused); if the cut fails too, before the next write.
               seg.dirty = true
+              await this.cut(seg).catch(() => {})
               throw e
             }
             seg.good += data.length

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { startClient, tempDir, type Client } from '../helpers.js'
-import type { StoreIo } from '../../src/store/wal.js'
+import { linesEnd, type StoreIo } from '../../src/store/wal.js'
 
 /** Faults to inject: a predicate on the file name for writes, fsyncs, short writes; `hits` counts them. */
 function faults() {
@@ -145,6 +145,21 @@ describe('a write that cannot be made durable', () => {
     expect(approved.status).toBe(303)
     expect(new URL(approved.headers.get('location')!, c.url).searchParams.get('status')).toBe('SUCCESS')
     expect((await c.control('/subscriptions?msisdn=359881234060')).body.subscriptions.map((s: any) => s.status)).toEqual(['ACTIVE'])
+  })
+
+  it('a write whose fsync fails is cut from the journal before the call answers: a crash right after replays none of it', async () => {
+    await c.subscribe('60123456004')
+    f.sync = journal
+    expect((await c.api('/subscriptions/init', INIT('60123456010'))).status).toBe(500)
+    // No write since: what a restart would replay is in the journals' lines as they are now.
+    const lines = readdirSync(tmp.dir)
+      .filter((name) => name.startsWith(`sandbox-${n}.json`) && journal(name))
+      .map((name) => readFileSync(join(tmp.dir, name)))
+      .map((buf) => buf.subarray(0, linesEnd(buf)).toString('utf8'))
+      .join('')
+    expect(lines).toContain('60123456004')
+    expect(lines).not.toContain('60123456010')
+    f.sync = null
   })
 
   it('a failed group fails every transaction in it and queued behind it; none leaves a trace; the journal has no torn or half line after', async () => {
