@@ -1,7 +1,7 @@
 import v8 from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
-import { IdleCollector, fullCollection } from '../../src/cli/idle-gc.js'
+import { IdleCollector, LAST_RESORT, fullCollection } from '../../src/cli/idle-gc.js'
 
 const MiB = 2 ** 20
 
@@ -45,9 +45,13 @@ describe('collecting when the server falls idle', () => {
     plain()
     plain() // the garbage goes; a quarter of each page stays live, and the pages stay
     const scattered = v8.getHeapStatistics().total_heap_size
+    const rss = process.memoryUsage.rss()
     fullCollection()
     const compacted = v8.getHeapStatistics().total_heap_size
     expect(compacted).toBeLessThan(scattered * 0.75)
+    // Handed back within the call where V8 can (a last-resort collection: Node 22 and later; on Node 24
+    // a plain one raised the RSS by what the compaction touched). Node 20 hands them back soon after.
+    if (LAST_RESORT) expect(process.memoryUsage.rss()).toBeLessThan(rss)
     expect(kept).toHaveLength(250_000)
   })
 })
