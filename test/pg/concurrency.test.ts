@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { serve, type Served } from '../cli/run.js'
-import { startPostgres, type TestPostgres } from './postgres.js'
+import { usePostgres } from './use-postgres.js'
 import { control, liveStream, merchant, replicas, stopAll, until } from './replicas.js'
 
 // Replicas racing on one database give what one server gives: each decision (a Verify, a renewal, a
@@ -8,17 +8,11 @@ import { control, liveStream, merchant, replicas, stopAll, until } from './repli
 const CLOCK = '2026-01-31T00:00:00'
 
 describe('replicas at once on one database', () => {
-  let pg: TestPostgres
+  const pg = usePostgres()
   let started: Served[] = []
-  beforeAll(async () => {
-    pg = await startPostgres()
-  }, 60_000)
   afterEach(async () => {
     await stopAll(started)
     started = []
-  })
-  afterAll(async () => {
-    await pg?.remove()
   })
 
   /** `n` replicas on a fresh database of their own (stopped after the test). */

@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
-import { startPostgres, type TestPostgres } from './postgres.js'
+import { usePostgres } from './use-postgres.js'
 import { control, KEY, merchant, replicas, stopAll, until } from './replicas.js'
 
 // The database is the only state: a replica that dies, or the database going away under load, loses
@@ -70,19 +70,13 @@ async function within<T>(seconds: number, what: string, call: (signal: AbortSign
 }
 
 describe('failures of a replica and of the database', () => {
-  let pg: TestPostgres
+  const pg = usePostgres()
   let started: Served[] = []
-  beforeAll(async () => {
-    pg = await startPostgres()
-  }, 60_000)
   afterEach(async (ctx) => {
     if (ctx.task.result?.state === 'fail') for (const x of started) console.error(`replica ${x.url} (exit ${x.child.exitCode}):\n${x.output()}`)
     await pg.start()
     await stopAll(started)
     started = []
-  })
-  afterAll(async () => {
-    await pg?.remove()
   })
 
   async function start(url: string, n: number): Promise<Served[]> {

@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import pg from 'pg'
-import { startPostgres, type TestPostgres } from './postgres.js'
+import { usePostgres } from './use-postgres.js'
 
 // The harness itself: a real server that starts, keeps data across a stop, and refuses while down.
 describe('test PostgreSQL server', () => {
-  let server: TestPostgres
-  beforeAll(async () => {
-    server = await startPostgres()
-  }, 60_000)
-  afterAll(async () => {
-    await server?.remove()
-  })
+  const server = usePostgres()
 
   it('serves a fresh database and keeps its rows across a stop and a start', async () => {
     const url = await server.createDatabase('harness')

@@ -2,20 +2,18 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { State, type Change } from '../../src/core/state.js'
 import type { Served } from '../cli/run.js'
-import { startPostgres, type TestPostgres } from './postgres.js'
+import { usePostgres } from './use-postgres.js'
 import { control, merchant, replicas, stopAll, until } from './replicas.js'
 
 // Three replicas of `dcb serve --store` on one real PostgreSQL act as one sandbox.
 describe('replicas on one database', () => {
-  let db: TestPostgres
+  const db = usePostgres()
   let r: Served[]
   beforeAll(async () => {
-    db = await startPostgres()
     r = await replicas(await db.createDatabase('flows'), 3, ['--clock', '2026-01-31T00:00:00'])
   }, 60_000)
   afterAll(async () => {
     if (r) await stopAll(r)
-    await db?.remove()
   })
 
   it('an OTP flow with each call on another replica: read-your-writes across them', async () => {
@@ -78,13 +76,7 @@ describe('replicas on one database', () => {
 
 // A SIGTERM while turns are under way: the replica waits for the turns queued (their answers go out) and exits.
 describe('a replica stopped while it writes', () => {
-  let db: TestPostgres
-  beforeAll(async () => {
-    db = await startPostgres()
-  }, 60_000)
-  afterAll(async () => {
-    await db?.remove()
-  })
+  const db = usePostgres()
 
   it('exits 0 on SIGTERM while a turn waits for the session lock, every acknowledged write stored', async () => {
     const url = await db.createDatabase('stopping')

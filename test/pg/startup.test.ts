@@ -1,8 +1,9 @@
 import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { dcb, serve, type Served } from '../cli/run.js'
-import { freePort, startPostgres, type TestPostgres } from './postgres.js'
+import { freePort } from './postgres.js'
 import { control } from './replicas.js'
+import { usePostgres } from './use-postgres.js'
 
 // Start-up of `dcb serve --store`: what it refuses (and that it wrote nothing then), the world check,
 // and what it keeps of a database it did not make.
@@ -17,19 +18,12 @@ async function refused(args: string[], env: Record<string, string> = {}) {
 }
 
 describe('dcb serve --store: start-up', () => {
-  let pg: TestPostgres
+  const pg = usePostgres()
   let started: Served[] = []
-  beforeAll(async () => {
-    pg = await startPostgres()
-  }, 60_000)
   afterEach(async () => {
     await Promise.all(started.map((s) => s.stop()))
     started = []
   })
-  afterAll(async () => {
-    await pg?.remove()
-  })
-
   async function up(url: string, args: string[] = [], env: Record<string, string> = {}): Promise<Served> {
     const s = await serve(url ? ['--store', url, ...args] : args, { env })
     started.push(s)
