@@ -21,9 +21,14 @@ export class CliError extends Error {
 
 /**
  * The name the user typed: `dcb-sandbox` when called by that name (iproute2 ships another `dcb`),
- * else `dcb`. Hints print it so they can be pasted back.
+ * else `dcb`; `npx dcb` when npx ran it, since the bare name is not on PATH there. Hints print it so
+ * they can be pasted back.
  */
 export function invokedAs(): string {
   const base = (process.argv[1] ?? '').split(/[\\/]/).pop() ?? ''
-  return base.replace(/\.(c|m)?js$/, '') === 'dcb-sandbox' ? 'dcb-sandbox' : 'dcb'
+  const name = base.replace(/\.(c|m)?js$/, '') === 'dcb-sandbox' ? 'dcb-sandbox' : 'dcb'
+  // npm exec runs `npx dcb …` as a script named after the command; a tool npx ran (npx vitest) that runs dcb names itself there.
+  const env = process.env
+  const byNpx = env.npm_lifecycle_event === 'npx' && /^['"]?(dcb-sandbox|dcb)\b/.exec(env.npm_lifecycle_script ?? '')?.[1] === name
+  return byNpx ? `npx ${name}` : name
 }

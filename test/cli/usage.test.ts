@@ -108,6 +108,16 @@ describe('the name the user typed', () => {
     expect((await exec(['nope'])).stderr).toBe("dcb: unknown command 'nope' (see dcb-sandbox --help)\n")
     expect((await run(['init', '--msisdn', '60123456002', '--service', 'STREAMPLUS', '--country', 'my'])).stdout).toMatch(/next: dcb verify/)
   })
+
+  it('run by npx, hints say npx dcb: the bare name is not on PATH there (or is iproute2 dcb)', async () => {
+    // What npm exec sets for `npx dcb init …`; a tool run by npx that runs dcb in turn (npx vitest) names itself.
+    const byNpx = (script: string) => ({ npm_lifecycle_event: 'npx', npm_lifecycle_script: script })
+    const init = await run(['init', '--msisdn', '60123456003', '--service', 'STREAMPLUS', '--country', 'my'], byNpx("'dcb'"))
+    expect(init.stdout).toMatch(/next: npx dcb verify --id \S+ --otp \$\(npx dcb otp 60123456003\)/)
+    expect((await run(['nope'], byNpx('dcb'))).stderr).toBe("dcb: unknown command 'nope' (see npx dcb --help)\n")
+    const nested = await run(['init', '--msisdn', '60123456004', '--service', 'STREAMPLUS', '--country', 'my'], byNpx('vitest'))
+    expect(nested.stdout).toMatch(/next: dcb verify --id \S+ --otp \$\(dcb otp 60123456004\)/)
+  })
 })
 
 /** Runs dcb on a pseudo-terminal (no prompts to answer). */
