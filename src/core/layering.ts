@@ -21,6 +21,7 @@ import {
   NESTED_FIELDS,
   RECORD_KEYS,
   ServiceSchema,
+  issueText,
   type Layer,
   type RecordCollection,
   type Rule,
@@ -99,7 +100,7 @@ export function layerWorlds(inputs: LayerInput[]): LayerResult {
     }
     const parsed = LayerSchema.safeParse(data)
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) problems.push(`${source}: ${jsonPath(issue.path)}: ${issue.message}${got(data, issue.path)}`)
+      for (const issue of parsed.error.issues) problems.push(`${source}: ${jsonPath(issue.path)}: ${issueText(issue)}${got(data, issue.path)}`)
       const salvaged = salvage(data)
       if (salvaged) {
         duplicates(source, salvaged, problems)
@@ -144,7 +145,9 @@ export function layerWorlds(inputs: LayerInput[]): LayerResult {
           issues = issues.filter((i) => m.value[i.path[0] as string] !== undefined)
         }
         for (const issue of issues)
-          problems.push(`${first.source}: ${jsonPath([coll, first.index, ...issue.path])}: ${issue.message} (after merging the layers: ${sourceList(m.from)})`)
+          problems.push(
+            `${first.source}: ${jsonPath([coll, first.index, ...issue.path])}: ${issueText(issue, [coll, first.index, ...issue.path])} (after merging the layers: ${sourceList(m.from)})`,
+          )
         continue
       }
       ;(world[coll] as object[]).push(parsed.data)

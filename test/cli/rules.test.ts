@@ -45,6 +45,18 @@ describe('a fixture file with a typo', () => {
     )
   })
 
+  it('a missing field is named as missing, and a rule without an id is told it needs one', async () => {
+    const f = write('missing.json', {
+      services: [{ code: 'NEWSVC', name: 'New' }],
+      rules: [{ match: { ending: '044' }, step: 'charge', effect: { error: 'BARRED' } }],
+    })
+    const v = await dcb(['fixtures', 'validate', f])
+    expect(v.code).toBe(1)
+    expect(v.stderr).toContain(`${f}: $.rules[0].id: missing: a rule in a fixture file needs an id, e.g. "ticket-4711"`)
+    expect(v.stderr).toContain(`${f}: $.services[0].period: missing (expected string) (after merging the layers: ${f})`)
+    expect(v.stderr).not.toContain('received undefined')
+  })
+
   it('a service left with no integration loads with a warning', async () => {
     const f = write('no-integration.json', { services: [{ code: 'GAMECLUB', integrations: [] }] })
     const v = await dcb(['fixtures', 'validate', f])
