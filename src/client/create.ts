@@ -45,7 +45,13 @@ export function createClient(opts: ClientOptions): SandboxClient {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SandboxError('BAD_REQUEST', `baseUrl "${opts.baseUrl}" is not an http(s) URL`)
   const baseUrl = url.href.replace(/\/+$/, '')
   const apiKey = opts.apiKey ?? DEMO_API_KEY
-  const fetchFn = (input: string, init: RequestInit) => fetch(input, init)
+  // fetch says only "fetch failed" when nothing answers: name the server and why, keeping the cause.
+  const fetchFn = (input: string, init: RequestInit) =>
+    fetch(input, init).catch((err: unknown) => {
+      if (!(err instanceof TypeError) || err.message !== 'fetch failed') throw err
+      const cause = (err as { cause?: { message?: string } }).cause?.message
+      throw new Error(`cannot reach ${baseUrl}${cause ? `: ${cause}` : ''} (is dcb serve running there?)`, { cause: err })
+    })
   const bind = (session: string | undefined): SandboxClient => {
     if (session !== undefined && !SESSION_NAME.test(session))
       throw new SandboxError('BAD_REQUEST', `"${session}" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -`)

@@ -3,6 +3,7 @@
  * `dcb serve` (the real binary) through `createClient`, one session per test there. A test written
  * against one runs against the other by changing the factory.
  */
+import { createServer, type AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient, createSandbox, SandboxError, type SandboxClient, type Sandbox } from '../../src/index.js'
 import { serve, type Served } from '../cli/run.js'
@@ -84,5 +85,21 @@ describe.each(FACTORIES)('%s', (_, make) => {
     const other = sandbox.session(`${sandbox.name}-other`)
     expect((await other.subscriptions()).subscriptions).toEqual([])
     expect((await sandbox.subscriptions({ msisdn: '60133456001' })).subscriptions).toHaveLength(1)
+  })
+})
+
+describe('createClient against no server', () => {
+  it('rejects naming the URL and why, not a bare "fetch failed"', async () => {
+    // A port that was free a moment ago: nothing listens there.
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = s.address() as AddressInfo
+        s.close(() => resolve(port))
+      })
+    })
+    const client = createClient({ baseUrl: `http://127.0.0.1:${port}` })
+    const message = `cannot reach http://127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port} (is dcb serve running there?)`
+    await expect(client.now()).rejects.toThrow(message)
+    await expect(client.init({ msisdn: '60123456011', service_code: 'STREAMPLUS', country_code: 'my' })).rejects.toThrow(message)
   })
 })
