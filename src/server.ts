@@ -5,7 +5,7 @@ import module from 'node:module'
 import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http'
 import { isIP, type AddressInfo, type Socket } from 'node:net'
 import { DEFAULT_DATA_FILE, DEFAULT_HOST, DEFAULT_PORT } from './contract/defaults.js'
-import { CLOCK } from './core/clock.js'
+import { startsItsClock } from './core/clock.js'
 import { Engine } from './core/engine.js'
 import type { FailurePayloadMode } from './core/outcomes.js'
 import { State } from './core/state.js'
@@ -136,7 +136,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     await store.load(state)
   }
   // A data file keeps its own clock: `clock` applies to a new one only (and to reset).
-  const clockKept = clockStart !== undefined && state.meta.has(CLOCK)
+  const clockKept = clockStart !== undefined && !startsItsClock(state)
   const host = opts.host ?? DEFAULT_HOST
   const port = opts.port ?? DEFAULT_PORT
   let url = ''

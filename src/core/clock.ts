@@ -12,6 +12,15 @@ import { addDuration, formatTimestamp, isZeroDuration, LAST_TIME, parseDuration,
 /** Where the clock lives in the state's meta collection. */
 export const CLOCK = 'clock'
 
+/**
+ * Whether a state is new, so that a start-up clock (`--clock`) applies to it: it holds no record at
+ * all. A store that was used keeps its clock, even one never set or moved (running real time, so no
+ * clock record): a clock given later would move its subscriptions' time backwards.
+ */
+export function startsItsClock(state: State): boolean {
+  return !state.meta.has(CLOCK) && state.size() === 0
+}
+
 export interface ClockView {
   now: string
   frozen: boolean
@@ -33,11 +42,6 @@ export class Clock {
 
   private record(): ClockRecord {
     return (this.state.meta.get(CLOCK) as ClockRecord | undefined) ?? { offset_ms: 0, frozen_at: null }
-  }
-
-  /** Whether the state holds a clock (a new store has none). */
-  get started(): boolean {
-    return this.state.meta.has(CLOCK)
   }
 
   /** The sandbox time now, in epoch ms. */

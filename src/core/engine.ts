@@ -10,7 +10,7 @@
  * `subscriptions.ts`), renewals and retries (`renewals.ts`), inboxes (`inbox.ts`), read views
  * (`views.ts`) and seeding (`seeding.ts`).
  */
-import { catchUp, Clock, moveClock, type ClockView } from './clock.js'
+import { catchUp, Clock, moveClock, startsItsClock, type ClockView } from './clock.js'
 import { ConsentFlow, type ConsentAction, type ConsentResult, type ConsentView } from './consent-flow.js'
 import { EngineContext, type Committed, type EngineOptions } from './context.js'
 import { Coverage, COVERAGE_SINCE, type CoverageReport } from './coverage.js'
@@ -92,8 +92,8 @@ export class Engine {
         for (const c of changes) if ('c' in c && c.c === 'sms' && c.v) this.inbox.heard(c.v as SmsRecord)
       }
     const start = opts.clockStart
-    // Checked again as the write runs: with a shared store another process may have started the clock first.
-    if (start && !ctx.clock.started) void ctx.write((tx) => ctx.clock.started || ctx.clock.start(tx, start), false).catch(() => {})
+    // Checked again as the write runs: with a shared store another process may have written first.
+    if (start && startsItsClock(ctx.state)) void ctx.write((tx) => startsItsClock(ctx.state) && ctx.clock.start(tx, start), false).catch(() => {})
   }
 
   get world(): WorldIndex {

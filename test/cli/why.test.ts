@@ -190,6 +190,24 @@ describe('dcb serve', () => {
     }
   })
 
+  it('--clock on a data file that was used with its clock never set (running real time) keeps that clock: no time moves back', async () => {
+    const data = join(tmp.dir, 'used.json')
+    const first = await serve(['--data', data])
+    const init = await dcb(['init', '--msisdn', '60123456001', '--service', 'STREAMPLUS', '--country', 'my'], { env: { DCB_BASE_URL: first.url } })
+    expect(init.code).toBe(0)
+    await first.stop()
+    const again = await serve(['--data', data, '--clock', '2026-01-31T00:00:00'])
+    try {
+      await outputShows(again.child, again.output, 'keeps its own clock')
+      expect(again.output()).toContain('--clock 2026-01-31T00:00:00 was not applied')
+      const clock = await (await fetch(`${again.url}/_sandbox/clock`)).json()
+      expect(clock).toMatchObject({ frozen: false, offset_ms: 0 })
+      expect(Date.parse(`${clock.now.slice(0, 23)}Z`)).toBeGreaterThan(Date.parse('2026-02-01T00:00:00Z'))
+    } finally {
+      await again.stop()
+    }
+  })
+
   it('--no-reasons: no X-DCB-Reason header from dcb serve', async () => {
     const s = await serve(['--in-memory', '--no-reasons'])
     const on = await serve(['--in-memory'])

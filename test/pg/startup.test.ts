@@ -135,4 +135,14 @@ describe('dcb serve --store: start-up', () => {
     expect((await control(later.url, '/clock')).body).toMatchObject({ now: '2026-01-31T01:00:00.000000', frozen: true })
     expect(later.output()).toContain('--clock 2027-06-01T00:00:00 was not applied')
   })
+
+  it('--clock on a replica of a database in use whose clock was never set (running real time): not applied, no time moves back for the others', async () => {
+    const url = await pg.createDatabase('clockused')
+    const first = await up(url)
+    const init = await dcb(['init', '--msisdn', '60123456001', '--service', 'STREAMPLUS', '--country', 'my'], { env: { DCB_BASE_URL: first.url } })
+    expect(init.code).toBe(0)
+    const second = await up(url, ['--clock', '2026-01-31T00:00:00'])
+    expect(second.output()).toContain('--clock 2026-01-31T00:00:00 was not applied')
+    for (const s of [first, second]) expect((await control(s.url, '/clock')).body).toMatchObject({ frozen: false, offset_ms: 0 })
+  })
 })
