@@ -1,10 +1,10 @@
 // The floor of an OTP flow's server CPU: bare node:http answering the flow's three calls (Init, the OTP
 // read, Verify) with canned envelopes and, with --durable, each Init and Verify's line of about the
-// size dcb journals made durable the way dcb does (O_DSYNC, zeroed ahead, one write in flight, the
-// lines waiting meanwhile written together). No engine, no validation, no routing: what is left is
-// node:http and the disk (bench/run.js compares).
+// size dcb journals made durable the way dcb does (O_DSYNC, zeroed ahead, the lines of one turn of the
+// event loop written together at its end, on the main thread). No engine, no validation, no routing:
+// what is left is node:http and the disk (bench/run.js compares).
 import { createServer } from 'node:http'
-import { constants, openSync, write, writeSync } from 'node:fs'
+import { constants, openSync, writeSync } from 'node:fs'
 
 const durable = process.argv[2] === '--durable'
 const journal = process.argv[3]
@@ -12,28 +12,24 @@ const fd = durable ? openSync(journal, constants.O_WRONLY | constants.O_CREAT | 
 let good = 0
 let zeroedTo = 0
 let pending = []
-let writing = false
 const line = 'x'.repeat(900) + '\n' // an Init's or a Verify's journal line is 0.8-1.1 KB
 
 function flush() {
-  if (writing || !pending.length) return
   const waiters = pending
   pending = []
-  writing = true
   const data = Buffer.from(line.repeat(waiters.length))
   if (good + data.length > zeroedTo) {
     writeSync(fd, Buffer.alloc(2 ** 20), 0, 2 ** 20, zeroedTo)
     zeroedTo += 2 ** 20
   }
-  write(fd, data, 0, data.length, good, (e) => {
-    if (e) throw e
-    good += data.length
-    writing = false
-    for (const w of waiters) w()
-    flush()
-  })
+  writeSync(fd, data, 0, data.length, good)
+  good += data.length
+  for (const w of waiters) w()
 }
-const durably = (answer) => (durable ? (pending.push(answer), flush()) : answer())
+const durably = (answer) => {
+  if (!durable) return answer()
+  if (pending.push(answer) === 1) setImmediate(flush)
+}
 
 const envelope = (payload) => JSON.stringify({ status: 'SUCCESS', message: '', status_code: 200, payload })
 let n = 0

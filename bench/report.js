@@ -53,7 +53,7 @@ function markdown() {
       )
     if (o.floor)
       rows.push(
-        `| the floor under dcb, same rounds: bare node:http answering the three calls with canned envelopes / the same with each Init and Verify made durable as dcb does (O_DSYNC, zeroed ahead, group commit; bench/floor-server.js): flows/s, and server CPU per flow beside dcb's with the file store | ${o.floor.flows_s} / ${o.floor.durable_flows_s} flows/s = ${o.floor.durable_over_bare}; ${o.floor.cpu_us} / ${o.floor.durable_cpu_us} µs (dcb ${o.cpu_us} µs${o.base ? `, the goal ${Math.round(o.base.cpu_us * 0.67)} µs` : ''}) | |`,
+        `| the floor under dcb, same rounds: bare node:http answering the three calls with canned envelopes / the same with each Init and Verify made durable as dcb does (O_DSYNC, zeroed ahead, each turn's lines in one write on the main thread; bench/floor-server.js): flows/s, and server CPU per flow beside dcb's with the file store | ${o.floor.flows_s} / ${o.floor.durable_flows_s} flows/s = ${o.floor.durable_over_bare}; ${o.floor.cpu_us} / ${o.floor.durable_cpu_us} µs (dcb ${o.cpu_us} µs${o.base ? `, the goal ${Math.round(o.base.cpu_us * 0.67)} µs` : ''}) | |`,
       )
   }
   if (f.shared) {

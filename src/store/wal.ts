@@ -1,9 +1,11 @@
 /**
  * The write-ahead log both file stores share (the default data file's journal and the sessions'
  * shared journal), so a fix to how they write reaches both:
- * - Group commit: lines appended while a write is under way go out together, in one write that is
- *   durable when it returns (the journal is opened O_DSYNC: one trip to the thread pool per group,
- *   not a write and then an fdatasync); each append resolves once its line is durable.
+ * - Group commit: the lines appended in one turn of the event loop go out together at its end, in
+ *   one write that is durable when it returns (the journal is opened O_DSYNC: no fdatasync after it);
+ *   each append resolves once its line is durable. That write is made on the main thread: a trip to
+ *   the thread pool cost more CPU than the write itself (waking a worker, then the loop), and the
+ *   requests that arrive while it blocks are taken in one turn after it, so the next group is bigger.
  * - Checked writes: every byte is written or the write failed (a short write is a failed write).
  * - A failed write (ENOSPC, EIO, a failed fsync, anything) fails every transaction of its group and
  *   every one queued behind it (they were built on it): each is undone in memory, the latest first,
@@ -12,7 +14,7 @@
  * - Generations: compaction starts a new journal file and writes snapshots; journals it replaces
  *   are removed only after those are durable and read back whole.
  */
-import { closeSync, constants, fsyncSync, openSync, write } from 'node:fs'
+import { closeSync, constants, fsyncSync, openSync, write, writeSync } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { StoreError } from './types.js'
 
@@ -28,13 +30,21 @@ export interface StoreIo {
 
 /**
  * Writes all of `data` at `position` (null: where the file's offset is); anything less is an error.
- * Through the callback API on the handle's descriptor: a FileHandle's promise costs ~20 µs of CPU
- * more per write (the journal's hot path), the trip to the thread pool is the same.
+ * Off the main thread, for large writes (snapshots, zeroing ahead); through the callback API on the
+ * handle's descriptor (a FileHandle's promise costs ~20 µs of CPU more per write).
  */
 export async function writeAll(handle: FileHandle, file: string, data: Buffer, io?: StoreIo, position: number | null = null): Promise<void> {
   const allowed = io?.beforeWrite?.(file, data.length)
   const len = typeof allowed === 'number' ? Math.min(allowed, data.length) : data.length
   const bytesWritten = len > 0 ? await writeAt(handle.fd, data, len, position) : 0
+  if (bytesWritten !== data.length) throw new StoreError(`short write to ${file}: ${bytesWritten} of ${data.length} bytes`)
+}
+
+/** `writeAll` on the main thread (the journal's group write: see the top of this file). */
+function writeAllNow(fd: number, file: string, data: Buffer, io: StoreIo | undefined, position: number): void {
+  const allowed = io?.beforeWrite?.(file, data.length)
+  const len = typeof allowed === 'number' ? Math.min(allowed, data.length) : data.length
+  const bytesWritten = len > 0 ? writeSync(fd, data, 0, len, position) : 0
   if (bytesWritten !== data.length) throw new StoreError(`short write to ${file}: ${bytesWritten} of ${data.length} bytes`)
 }
 
@@ -115,6 +125,8 @@ interface Waiter {
 }
 
 /** Each write durable (data and what reading it back needs) when it returns; written at known positions. */
+const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
 const WRITE_DSYNC = constants.O_WRONLY | constants.O_CREAT | constants.O_DSYNC
 
 export interface WalOptions {
@@ -184,7 +196,8 @@ export class WriteAheadLog {
     }
     this.pending.push(line)
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject, undo }))
-    if (!this.flushing && this.seg) this.flushing = this.flushLoop()
+    // Written at the end of this turn of the event loop, with every line appended in it.
+    if (!this.flushing && this.seg) this.flushing = endOfTurn().then(() => this.flushLoop())
     return done
   }
 
@@ -203,7 +216,7 @@ export class WriteAheadLog {
             try {
               if (seg.zeroing && seg.good + data.length > seg.zeroedTo) await this.zeroAhead(seg, data.length)
               // Durable when it returns (O_DSYNC); a failed sync is a failed write (the seam says so after it).
-              await writeAll(seg.handle, seg.file, data, this.opts.io, seg.good)
+              writeAllNow(seg.handle.fd, seg.file, data, this.opts.io, seg.good)
               if (this.opts.sync) this.opts.io?.beforeSync?.(seg.file)
             } catch (e) {
               // Part or all of the data may be in the file: cut now, before anyone is told (a crash
