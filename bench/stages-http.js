@@ -179,6 +179,8 @@ export async function otpFlows() {
             flows_s: median(runs.base.map((r) => r.flows_s)),
             cpu_us: median(runs.base.map((r) => r.cpu_us)),
             after_over_before: middle(ratio('file', 'base')),
+            // CPU per flow after / before round by round (the machine's drift between rounds cancels out).
+            cpu_rounds: runs.file.map((r, i) => Math.round((r.cpu_us / runs.base[i].cpu_us) * 100) / 100),
           },
         }
       : {}),
