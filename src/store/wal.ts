@@ -6,6 +6,7 @@
  *   each append resolves once its line is durable. That write is made on the main thread: a trip to
  *   the thread pool cost more CPU than the write itself (waking a worker, then the loop), and the
  *   requests that arrive while it blocks are taken in one turn after it, so the next group is bigger.
+ *   A group larger than 64 KiB (a long clock move) is written from the thread pool.
  * - Checked writes: every byte is written or the write failed (a short write is a failed write).
  * - A failed write (ENOSPC, EIO, a failed fsync, anything) fails every transaction of its group and
  *   every one queued behind it (they were built on it): each is undone in memory, the latest first,
@@ -125,6 +126,8 @@ interface Waiter {
 }
 
 /** Each write durable (data and what reading it back needs) when it returns; written at known positions. */
+/** Groups up to this size are written on the main thread (a few requests' lines: ~0.2 ms here). */
+const MAIN_THREAD_WRITE = 64 * 1024
 const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 const WRITE_DSYNC = constants.O_WRONLY | constants.O_CREAT | constants.O_DSYNC
@@ -216,7 +219,9 @@ export class WriteAheadLog {
             try {
               if (seg.zeroing && seg.good + data.length > seg.zeroedTo) await this.zeroAhead(seg, data.length)
               // Durable when it returns (O_DSYNC); a failed sync is a failed write (the seam says so after it).
-              writeAllNow(seg.handle.fd, seg.file, data, this.opts.io, seg.good)
+              // A large group (a long clock move) goes to the thread pool: the loop is not held for its time.
+              if (data.length <= MAIN_THREAD_WRITE) writeAllNow(seg.handle.fd, seg.file, data, this.opts.io, seg.good)
+              else await writeAll(seg.handle, seg.file, data, this.opts.io, seg.good)
               if (this.opts.sync) this.opts.io?.beforeSync?.(seg.file)
             } catch (e) {
               // Part or all of the data may be in the file: cut now, before anyone is told (a crash

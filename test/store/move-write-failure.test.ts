@@ -4,6 +4,7 @@
  * taken back and none runs after it, and nothing is left unhandled (an unhandled rejection ends the
  * server's process).
  */
+import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { COLLECTIONS, type State } from '../../src/core/state.js'
@@ -65,6 +66,38 @@ describe('a long clock move whose batch cannot be written', () => {
       await s.crash()
       const again = await openFile(dir, f.io, 'never')
       expect(copy(again.states[0]!)).toEqual(before)
+      await again.close()
+    } finally {
+      await s.close().catch(() => {})
+    }
+  })
+
+  it('a batch too large to write on the main thread (> 64 KiB, written from the thread pool) is taken back when its write fails, and kept when it works', async () => {
+    const f = faults()
+    const dir = join(tmp.dir, 'large')
+    const s = await openFile(dir, f.io, 'never')
+    try {
+      // One batch for the whole move: 60 subscriptions renewed monthly for a year, each renewal a charge and an SMS.
+      const [engine] = s.engines({ moveBatchEvents: 100_000, chargesPerSubscription: 100, maxSms: 10_000 })
+      for (let i = 0; i < 60; i++) await subscribe(engine!, `601234560${String(i).padStart(2, '0')}`, 'STREAMPLUS')
+      const before = copy(s.states[0]!)
+      f.arm('throw')
+      await expect(engine!.advance('P1Y')).rejects.toThrow(StoreError)
+      expect(copy(s.states[0]!)).toEqual(before)
+      await engine!.advance('P1Y')
+      const after = copy(s.states[0]!)
+      expect(after).not.toEqual(before)
+      // The move was one line, larger than what is written on the main thread.
+      const journal = readdirSync(dir).find((n) => /journal\.\d+$/.test(n))!
+      const longest = Math.max(
+        ...readFileSync(join(dir, journal), 'utf8')
+          .split('\n')
+          .map((l) => Buffer.byteLength(l.replace(/\0+$/, ''))),
+      )
+      expect(longest).toBeGreaterThan(64 * 1024)
+      await s.crash()
+      const again = await openFile(dir, f.io, 'never')
+      expect(copy(again.states[0]!)).toEqual(after)
       await again.close()
     } finally {
       await s.close().catch(() => {})
