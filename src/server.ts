@@ -2,7 +2,7 @@
  * `dcb serve` as a function: load the world, open the store, build the engine and the app, listen.
  */
 import module from 'node:module'
-import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http'
+import { createServer, maxHeaderSize, type RequestListener, type Server, type ServerResponse } from 'node:http'
 import { isIP, type AddressInfo, type Socket } from 'node:net'
 import { DEFAULT_DATA_FILE, DEFAULT_HOST, DEFAULT_PORT } from './contract/defaults.js'
 import { startsItsClock } from './core/clock.js'
@@ -214,7 +214,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
       if (!(socket as unknown as { _httpMessage?: ServerResponse })._httpMessage) socket.destroy()
     })
     server.maxConnections = opts.maxConnections ?? 1024
-    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, opts.failurePayload))
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, opts.failurePayload, opts.reasons ?? true))
     return server
   }
   let server: Server
@@ -349,13 +349,28 @@ async function openShared(url: string, world: World, replaceWorld: boolean | und
   return { db, sessions }
 }
 
-/** A request Node could not parse (oversized headers, malformed): the envelope, where the socket can still take one. */
-function answerClientError(err: NodeJS.ErrnoException, socket: Socket, mode: FailurePayloadMode | undefined): void {
-  if (!socket.writable || (socket as unknown as { _httpMessage?: ServerResponse })._httpMessage?.headersSent) return void socket.destroy()
+/**
+ * A request Node could not parse (oversized headers, malformed, cut off): the envelope, where the
+ * socket can still take one. An answer still owed to an earlier, complete request on the connection
+ * (pipelined before the bad one) goes out first: the 400 must not take its place (a committed Init
+ * would reach its client as a refusal).
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket, mode: FailurePayloadMode | undefined, reasons: boolean): void {
+  const owed = (socket as unknown as { _httpMessage?: ServerResponse })._httpMessage
+  if (owed && !owed.writableFinished && owed.req.complete) {
+    owed.once('finish', () => answerClientError(err, socket, mode, reasons))
+    return
+  }
+  if (!socket.writable || owed?.headersSent) return void socket.destroy()
   const tooLarge = err.code === 'HPE_HEADER_OVERFLOW'
   const status = tooLarge ? 431 : 400
   const text = JSON.stringify({ ...envelope(fail('BAD_REQUEST'), mode ?? 'auto').body, status_code: status })
+  const reason = tooLarge
+    ? `the request's headers are larger than ${maxHeaderSize / 1024} KiB`
+    : err.code === 'HPE_INVALID_EOF_STATE'
+      ? 'the connection ended in the middle of the request'
+      : `the request is not valid HTTP/1.1 (${err.code ?? 'unparsable'})`
   socket.end(
-    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${text}`,
+    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\ncache-control: no-store\r\n${reasons ? `x-dcb-reason: ${reason}\r\n` : ''}connection: close\r\n\r\n${text}`,
   )
 }

@@ -256,6 +256,23 @@ describe('protocol edges', () => {
     const bad = await sendRaw(c.url, 'NOT HTTP AT ALL\r\n\r\n')
     expect(bad).toMatch(/^HTTP\/1\.1 400 /)
     expect(JSON.parse(bad.slice(bad.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 'FAIL', message: 'BAD_REQUEST', status_code: 400 })
+    // Every FAIL envelope says why, these too.
+    expect(big).toMatch(/\r\nx-dcb-reason: the request's headers are larger than /i)
+    expect(bad).toMatch(/\r\nx-dcb-reason: the request is not valid HTTP/i)
+  })
+
+  it('a request answered while the next one on its connection is malformed keeps its answer (the Init it made is not answered 400)', async () => {
+    const body = JSON.stringify({ msisdn: '60123456071', service_code: 'STREAMPLUS', country_code: 'my' })
+    const init = `POST /subscriptions/init HTTP/1.1\r\nHost: localhost\r\nAPI-KEY: sandbox-demo-key\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+    const got = await sendRaw(c.url, `${init}NOT HTTP AT ALL\r\n\r\n`)
+    const answers = got.split(/(?=HTTP\/1\.1 \d{3} )/)
+    expect(answers).toHaveLength(2)
+    expect(answers[0]).toMatch(/^HTTP\/1\.1 200 /)
+    const envelope = JSON.parse(answers[0]!.slice(answers[0]!.indexOf('\r\n\r\n') + 4))
+    expect(envelope).toMatchObject({ status: 'SUCCESS', payload: { verif_request_id: expect.any(String) } })
+    expect(answers[1]).toMatch(/^HTTP\/1\.1 400 /)
+    // The Init the client was told about is the one the sandbox made.
+    expect((await c.control('/otp?msisdn=60123456071')).body.verif_request_id).toBe(envelope.payload.verif_request_id)
   })
 
   it('pages forbid framing (consent, return, front page)', async () => {
