@@ -6,6 +6,7 @@
  * with the status of the control error table. Changes are journaled like merchant calls.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { z } from 'zod'
 import type { Engine } from '../core/engine.js'
 import { journalView } from '../core/encoded.js'
 import { SandboxError } from '../core/errors.js'
@@ -94,11 +95,36 @@ async function jsonBody(req: IncomingMessage): Promise<unknown> {
   return data
 }
 
-/** A query string as an object (the first value of each key). */
-function queryObject(query: string): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const [k, v] of new URLSearchParams(query)) if (!(k in out)) out[k] = v
-  return out
+/** The names a call's query or body schema takes; undefined for a schema that takes any (a rule, judged by the engine). */
+function takes(schema: z.ZodType | undefined): string[] | undefined {
+  if (!schema) return []
+  // Read off the schema's definition: this file is on the start-up path, which loads no zod.
+  const def = schema.def as { type: string; catchall?: unknown; shape?: Record<string, unknown> }
+  if (def.type !== 'object' || def.catchall) return undefined
+  return Object.keys(def.shape ?? {})
+}
+
+/** What a call is told when it names something the call does not take (a typo would otherwise do nothing, silently). */
+function unknownName(name: string, kind: 'query parameter' | 'field', method: string, path: string, known: string[]): SandboxError {
+  return new SandboxError('BAD_REQUEST', `${name}: unknown ${kind}; ${method} ${path} takes ${known.length ? known.join(', ') : 'none'}`)
+}
+
+/** A query string as an object: a parameter the call does not take, or one given twice, is refused by name. */
+function queryObject(query: string, known: string[], method: string, path: string): Record<string, string> {
+  const out = new Map<string, string>()
+  for (const [k, v] of new URLSearchParams(query)) {
+    if (!known.includes(k)) throw unknownName(k, 'query parameter', method, path, known)
+    if (out.has(k)) throw new SandboxError('BAD_REQUEST', `${k}: given more than once`)
+    out.set(k, v)
+  }
+  return Object.fromEntries(out)
+}
+
+/** The body's fields the call does not take are refused by name (the first one). */
+function refuseUnknownFields(body: unknown, known: string[] | undefined, method: string, path: string): void {
+  if (!known || !isPlainObject(body)) return
+  const extra = Object.keys(body).find((k) => !known.includes(k))
+  if (extra !== undefined) throw unknownName(extra, 'field', method, path, known)
 }
 
 export function createControlHandler(ctx: ControlContext) {
@@ -124,8 +150,15 @@ export function createControlHandler(ctx: ControlContext) {
     let body: unknown = null
     let target: ControlTarget
     try {
-      const values = r.query ? check(r.query, query ? queryObject(query) : {}) : {}
-      if (r.body) body = check(r.body, await jsonBody(req))
+      const read = query ? queryObject(query, takes(r.query) ?? [], r.method, path) : {}
+      const values = r.query ? check(r.query, read) : {}
+      // A POST's body is read and checked (one that takes nothing takes {}); a DELETE takes none.
+      if (r.method === 'POST') {
+        const given = await jsonBody(req)
+        refuseUnknownFields(given, takes(r.body), r.method, path)
+        if (r.body) body = check(r.body, given)
+        else if (!isPlainObject(given)) throw new SandboxError('BAD_REQUEST', 'the body must be a JSON object')
+      }
       // While writes fail, health says so (reads keep answering).
       const failure = r.path === '/health' ? ((await ctx.storeProbe?.()) ?? ctx.storeFailure?.()) : null
       if (failure) {

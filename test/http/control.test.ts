@@ -169,6 +169,34 @@ describe('control API', () => {
     expect(await array.json()).toEqual({ error: 'BAD_REQUEST', message: 'the body must be a JSON object' })
   })
 
+  it('a query parameter or body field the call does not take, or one given twice, is refused by name, and changes nothing', async () => {
+    await init('60123456031')
+    const kept = (await c.control('/sms?msisdn=60123456031')).body.messages
+    expect(kept).toHaveLength(1)
+    // A misspelt clock would otherwise reset to now, dropping everything.
+    expect((await c.control('/reset', { clok: '2026-01-01T00:00:00' })).body).toEqual({
+      error: 'BAD_REQUEST',
+      message: 'clok: unknown field; POST /_sandbox/reset takes clock, frozen',
+    })
+    expect((await c.control('/sms?msisdn=60123456031')).body.messages).toEqual(kept)
+    const offset = (await c.control('/clock')).body.offset_ms
+    expect((await c.control('/clock/advance', { by: 'P1D', to: '2030-01-01T00:00:00' })).body).toEqual({
+      error: 'BAD_REQUEST',
+      message: 'to: unknown field; POST /_sandbox/clock/advance takes by',
+    })
+    expect((await c.control('/clock')).body.offset_ms).toBe(offset)
+    expect((await c.control('/subscriptions?stauts=ACTIVE')).body).toEqual({
+      error: 'BAD_REQUEST',
+      message: 'stauts: unknown query parameter; GET /_sandbox/subscriptions takes msisdn, merchant, service, status, limit, service_code',
+    })
+    expect((await c.control('/otp?msisdn=60123456031&msisdn=60123456032')).body).toEqual({ error: 'BAD_REQUEST', message: 'msisdn: given more than once' })
+    expect((await c.control('/clock?at=now')).body).toEqual({ error: 'BAD_REQUEST', message: 'at: unknown query parameter; GET /_sandbox/clock takes none' })
+    expect((await c.control('/subscriptions/nope/cancel', { reason: 'x' })).body).toEqual({
+      error: 'BAD_REQUEST',
+      message: 'reason: unknown field; POST /_sandbox/subscriptions/nope/cancel takes none',
+    })
+  })
+
   it('405 names the methods a call takes; HEAD answers for GET', async () => {
     expect((await c.control('/rules/x', undefined, { method: 'GET' })).body).toEqual({
       error: 'METHOD_NOT_ALLOWED',
