@@ -14,6 +14,38 @@ import type { RunTarget } from './run-local.js'
 const ACTIONS = ['init', 'verify', 'status', 'otp', 'sms', 'mo', 'consent', 'cancel', 'clock', 'reset', 'rule', 'subscription', 'expect'] as const
 type Action = (typeof ACTIONS)[number]
 
+/**
+ * The fields each sandbox action's object takes (`text`: or the one value as a string). Merchant
+ * bodies and rules go as written (the server judges them, a bad one on purpose too); a field no
+ * action takes is refused before anything runs, since ignoring it would run something else
+ * (`{"consent": {"acton": "deny"}}` approving, `{"otp": {"wiat": 30}}` waiting 5 s).
+ */
+const ACTION_FIELDS: Partial<Record<Action, { fields: string[]; required: string[]; text?: boolean }>> = {
+  otp: { fields: ['msisdn', 'wait'], required: ['msisdn'], text: true },
+  sms: { fields: ['msisdn'], required: ['msisdn'], text: true },
+  mo: { fields: ['msisdn', 'short_code', 'text'], required: ['msisdn', 'short_code', 'text'] },
+  consent: { fields: ['url', 'action'], required: ['url'] },
+  cancel: { fields: ['subscription_id'], required: ['subscription_id'], text: true },
+  subscription: { fields: ['subscription_id'], required: ['subscription_id'], text: true },
+  clock: { fields: ['advance', 'set'], required: [] },
+  reset: { fields: ['clock', 'frozen'], required: [] },
+}
+
+/** What is wrong with an action's argument as written (before references resolve), or undefined. */
+function argumentProblem(action: Action, arg: unknown): string | undefined {
+  const spec = ACTION_FIELDS[action]
+  if (!spec || (spec.text && typeof arg === 'string')) return undefined
+  const shape = `{${spec.fields.map((f) => `"${f}"`).join(', ')}}${spec.text ? ' or a string' : ''}`
+  if (arg === null || typeof arg !== 'object' || Array.isArray(arg)) return `${action} takes ${shape}, not ${JSON.stringify(arg)}`
+  const keys = Object.keys(arg)
+  const unknown = keys.find((k) => !spec.fields.includes(k))
+  if (unknown !== undefined) return `${action} takes ${shape}: no field "${unknown}"`
+  const missing = spec.required.find((k) => !keys.includes(k))
+  if (missing !== undefined) return `${action} needs "${missing}"`
+  if (action === 'clock' && keys.length !== 1) return 'clock takes one of {"advance": "P1M"} or {"set": "2026-01-31T00:00:00"}'
+  return undefined
+}
+
 const Step = z
   .object({
     as: z
@@ -25,13 +57,17 @@ const Step = z
   })
   .catchall(z.unknown())
   .superRefine((s, ctx) => {
-    const actions = Object.keys(s).filter((k) => (ACTIONS as readonly string[]).includes(k))
+    const actions = Object.keys(s).filter((k) => (ACTIONS as readonly string[]).includes(k)) as Action[]
     const unknown = Object.keys(s).filter((k) => !(ACTIONS as readonly string[]).includes(k) && !['as', 'api_key', 'note'].includes(k))
     if (unknown.length) ctx.addIssue({ code: 'custom', message: `unknown key "${unknown[0]}" (actions: ${ACTIONS.join(', ')})` })
     else if (actions.length !== 1) ctx.addIssue({ code: 'custom', message: `a step needs exactly one action of: ${ACTIONS.join(', ')}` })
+    else {
+      const problem = argumentProblem(actions[0]!, s[actions[0]!])
+      if (problem) ctx.addIssue({ code: 'custom', message: problem, path: [actions[0]!] })
+    }
   })
 
-const RunFile = z.object({
+const RunFile = z.strictObject({
   $schema: z.string().optional(),
   description: z.string().optional(),
   base_url: z.string().optional(),
@@ -113,7 +149,9 @@ async function perform(c: RunTarget, action: Action, arg: unknown, where: string
     case 'status':
       return envelope(await c.status(typeof arg === 'string' ? { subscription_id: arg } : (a as StatusBody)))
     case 'otp':
-      return c.otp(typeof arg === 'string' ? arg : str(a, 'msisdn', where), { wait: typeof a.wait === 'number' ? a.wait : 5 })
+      if (a.wait !== undefined && typeof a.wait !== 'number')
+        throw new CliError(`${where}: "wait" must be a number of seconds (got ${JSON.stringify(a.wait)})`, EXIT.USAGE)
+      return c.otp(typeof arg === 'string' ? arg : str(a, 'msisdn', where), { wait: a.wait ?? 5 })
     case 'sms':
       return c.sms(typeof arg === 'string' ? arg : str(a, 'msisdn', where))
     case 'mo':

@@ -21,6 +21,32 @@ const write = (name: string, doc: unknown): string => {
   return f
 }
 
+describe('dcb run: a field an action does not take', () => {
+  it('refuses the file before anything is sent or reset, naming the step, the field and what the action takes (exit 2)', async () => {
+    const id = await c.subscribe('60123456001')
+    const cases: [unknown, string][] = [
+      [{ consent: { url: 'x', acton: 'deny' } }, '$.steps[1].consent: consent takes {"url", "action"}: no field "acton"'],
+      [{ otp: { msisdn: '60123456001', wiat: 30 } }, '$.steps[1].otp: otp takes {"msisdn", "wait"} or a string: no field "wiat"'],
+      [{ clock: { advance: 'P1D', set: '2030-01-01T00:00:00' } }, '$.steps[1].clock: clock takes one of {"advance": "P1M"} or {"set": "2026-01-31T00:00:00"}'],
+      [{ clock: {} }, '$.steps[1].clock: clock takes one of {"advance": "P1M"} or {"set": "2026-01-31T00:00:00"}'],
+      [{ mo: { msisdn: '60123456001', short_code: '32123' } }, '$.steps[1].mo: mo needs "text"'],
+      [{ cancel: 5 }, '$.steps[1].cancel: cancel takes {"subscription_id"} or a string, not 5'],
+    ]
+    for (const [step, message] of cases) {
+      const f = write('typo.run.json', { steps: [{ init: { msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' } }, step] })
+      const r = await run(['run', f])
+      expect(r.stderr, JSON.stringify(step)).toBe(`dcb: ${f}: ${message}\n`)
+      expect(r.code).toBe(2)
+    }
+    const top = write('top.run.json', { descripton: 'x', steps: [{ clock: { advance: 'P1D' } }] })
+    expect((await run(['run', top])).stderr).toBe(`dcb: ${top}: $: Unrecognized key: "descripton"\n`)
+    // Nothing ran: no reset (the subscription is there), no Init sent, no clock move.
+    expect((await c.control(`/subscriptions/${id}`)).status).toBe(200)
+    expect((await c.control('/requests?msisdn=60123456002')).body.requests).toEqual([])
+    expect((await c.control('/clock')).body.now).toBe('2026-01-31T09:00:00.000000')
+  })
+})
+
 describe('dcb run: a reference that does not resolve', () => {
   it('stops before sending the step, naming the reference and what is missing (exit 1)', async () => {
     // A repro that copies a field name wrong: Init answers verif_request_id, not verification_id.
