@@ -61,6 +61,12 @@ export function readRecording(file: string): Entry[] {
   }
   const bad = entries.findIndex((e) => !e || typeof e !== 'object' || typeof (e as Entry).path !== 'string' || typeof (e as Entry).sandbox_time !== 'string')
   if (bad >= 0) throw new CliError(`${file}: entry ${bad + 1} is not a journal entry (path and sandbox_time needed)`, EXIT.USAGE)
+  const untimed = (entries as Entry[]).findIndex((e) => !/^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(e.sandbox_time))
+  if (untimed >= 0)
+    throw new CliError(
+      `${file}: entry ${untimed + 1}: sandbox_time ${JSON.stringify((entries as Entry[])[untimed]!.sandbox_time)} is not a sandbox time such as 2026-01-31T09:00:00.000000`,
+      EXIT.USAGE,
+    )
   return (entries as Entry[]).slice().sort((a, b) => (a.id ?? 0) - (b.id ?? 0))
 }
 
@@ -79,6 +85,13 @@ export async function replay(file: string, o: ClientCliOptions & { merchant?: st
   const all = readRecording(file)
   const merchant = o.merchant ?? all.find((e) => MERCHANT_PATHS.has(e.path) && e.merchant)?.merchant
   if (!merchant) throw new CliError(`${file}: no merchant API request to replay`, EXIT.USAGE)
+  if (!all.some((e) => e.merchant === merchant && MERCHANT_PATHS.has(e.path))) {
+    const present = [...new Set(all.filter((e) => MERCHANT_PATHS.has(e.path) && e.merchant).map((e) => e.merchant))]
+    throw new CliError(
+      `${file}: no merchant API request of merchant ${JSON.stringify(merchant)} to replay (the recording has: ${present.join(', ') || 'none'})`,
+      EXIT.USAGE,
+    )
+  }
   const entries = all.filter((e) =>
     e.path === '/_sandbox/mo' ? e.method === 'POST' : e.merchant === merchant && (MERCHANT_PATHS.has(e.path) || e.path.startsWith('/consent/')),
   )

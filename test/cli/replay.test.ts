@@ -103,5 +103,16 @@ describe('dcb replay FILE', () => {
     const missing = await dcb(['replay', join(tmp.dir, 'none.jsonl')])
     expect(missing.code).toBe(2)
     expect(missing.stderr).toMatch(/no such file/)
+    const noTime = join(tmp.dir, 'no-time.jsonl')
+    writeFileSync(noTime, '{"path": "/subscriptions/init", "sandbox_time": "yesterday"}\n')
+    const time = await dcb(['replay', noTime], { env: { DCB_BASE_URL: 'http://127.0.0.1:9' } })
+    expect(time.stderr).toBe(`dcb: ${noTime}: entry 1: sandbox_time "yesterday" is not a sandbox time such as 2026-01-31T09:00:00.000000\n`)
+    expect(time.code).toBe(2)
+  })
+
+  it('--merchant with no request in the recording is refused naming the merchants it has (exit 2), before the sandbox is reset', async () => {
+    const r = await dcb(['replay', file, '--merchant', 'nobody'], { env: { DCB_BASE_URL: 'http://127.0.0.1:9' } })
+    expect(r.stderr).toBe(`dcb: ${file}: no merchant API request of merchant "nobody" to replay (the recording has: demo)\n`)
+    expect(r.code).toBe(2)
   })
 })
