@@ -87,7 +87,11 @@ function withAllowedIps(world: World, sources: WorldSources | undefined, cidrs: 
 }
 
 export class ServeError extends Error {
-  constructor(message: string) {
+  /** `usage`: an option refused as given (dcb serve exits 2), not a start that failed (exit 1). */
+  constructor(
+    message: string,
+    readonly kind: 'usage' | 'start' = 'start',
+  ) {
     super(message)
     this.name = 'ServeError'
   }
@@ -105,26 +109,29 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     : (!opts.fixtures?.length && checkedDefaultWorld()) || (await import('./world/load.js')).loadWorld(opts.fixtures ?? [])
   for (const cidr of opts.allowIps ?? []) {
     const problem = allowIpProblem(cidr)
-    if (problem) throw new ServeError(problem)
+    if (problem) throw new ServeError(problem, 'usage')
   }
   const { world, sources } = withAllowedIps(loaded.world, loaded.sources, opts.allowIps ?? [])
   // Warnings (a service left with no integration) load, but are said once at start-up.
   for (const w of loaded.warnings) (opts.onWarning ?? ((text: string) => process.stderr.write(`dcb: warning: ${text}\n`)))(w)
   let clockStart: { at: number; frozen: boolean } | undefined
+  // Alone it would do nothing (the clock runs unless --clock freezes it): say so instead.
+  if (opts.clockRunning && !opts.clock) throw new ServeError('--clock-running (clockRunning) goes with --clock: the time the clock runs from', 'usage')
   if (opts.clock) {
     const at = parseTimestamp(opts.clock)
-    if (Number.isNaN(at)) throw new ServeError(`--clock "${opts.clock}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
+    if (Number.isNaN(at)) throw new ServeError(`--clock "${opts.clock}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`, 'usage')
     clockStart = { at, frozen: !opts.clockRunning }
   }
   try {
     compileTrust(opts.trustProxy)
   } catch (e) {
-    if (e instanceof TrustProxyError) throw new ServeError(e.message)
+    if (e instanceof TrustProxyError) throw new ServeError(e.message, 'usage')
     throw e
   }
   if (opts.store !== undefined && (opts.inMemory || opts.data !== undefined))
-    throw new ServeError(`--store keeps the state in a database: it goes with neither --data nor --in-memory`)
-  if (opts.replaceWorld && opts.store === undefined) throw new ServeError('--replace-world (replaceWorld) goes with --store (the world of a shared database)')
+    throw new ServeError(`--store keeps the state in a database: it goes with neither --data nor --in-memory`, 'usage')
+  if (opts.replaceWorld && opts.store === undefined)
+    throw new ServeError('--replace-world (replaceWorld) goes with --store (the world of a shared database)', 'usage')
   // A shared database: connected, its tables made or upgraded and its world checked now (a refusal writes nothing).
   const shared = opts.store !== undefined ? await openShared(opts.store, world, opts.replaceWorld) : undefined
   let store: Store

@@ -135,7 +135,8 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
       for (const p of e.problems) process.stderr.write(`dcb: fixture error: ${p}\n`)
       throw new CliError('', EXIT.FAIL)
     }
-    if (e instanceof ServeError || e instanceof StoreError) throw new CliError(e.message, EXIT.FAIL)
+    if (e instanceof ServeError) throw new CliError(e.message, e.kind === 'usage' ? EXIT.USAGE : EXIT.FAIL)
+    if (e instanceof StoreError) throw new CliError(e.message, EXIT.FAIL)
     throw e
   }
   if (stopping) return shutdown(sandbox, stopping)

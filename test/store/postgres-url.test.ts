@@ -39,7 +39,7 @@ describe('replacing the world of a shared database', () => {
     try {
       const data = join(dir, 'sandbox.json')
       await expect(startSandbox({ port: 0, data, replaceWorld: true })).rejects.toThrow(
-        new ServeError('--replace-world (replaceWorld) goes with --store (the world of a shared database)'),
+        new ServeError('--replace-world (replaceWorld) goes with --store (the world of a shared database)', 'usage'),
       )
       expect(readdirSync(dir)).toEqual([])
       await expect(startSandbox({ port: 0, inMemory: true, replaceWorld: true })).rejects.toThrow(ServeError)
