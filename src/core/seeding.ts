@@ -43,6 +43,13 @@ export function checkSeed(idx: WorldIndex, o: SeedOptions): SeedPlan {
   const first = o.firstMsisdn ?? '601200000000'
   const carrier = idx.carrierOf(first)
   if (!carrier) throw new SandboxError('INVALID_MSISDN', `no sandbox carrier owns ${first}`)
+  // Seeded numbers keep to the endings where everything succeeds: a magic ending (301, 401, 5NN)
+  // would make a seeded subscription's renewals fail, its carrier cancel it, or its answers wait.
+  if (Number(first.slice(-3)) >= 100)
+    throw new SandboxError(
+      'INVALID_MSISDN',
+      `the first MSISDN ${first} ends in ${first.slice(-3)}: seeded MSISDNs keep to the endings 000-099, so start at one of them`,
+    )
   const period = idx.period(found.service.period)
   // Compared from one fixed time: a month is 28 to 31 days, so the same one for both.
   const t = Date.UTC(2026, 0, 1)
@@ -62,6 +69,9 @@ export function checkSeed(idx: WorldIndex, o: SeedOptions): SeedPlan {
 export function seed(ctx: EngineContext, count: number, o: SeedOptions): Promise<string[]> {
   const { merchant, found, carrier, period } = checkSeed(ctx.world, o)
   const first = BigInt(o.firstMsisdn ?? '601200000000')
+  // Numbered from the first one's ending (000-099, checked): k -> block k / 100, ending k % 100.
+  const base = first - (first % 1000n)
+  const offset = Number(first % 1000n)
   const start = o.startIndex ?? 0
   return ctx.write((tx, now) => {
     const price = found.integration.price ?? null
@@ -76,7 +86,7 @@ export function seed(ctx: EngineContext, count: number, o: SeedOptions): Promise
         service: found.service.code,
         country: found.integration.country,
         carrier: carrier.code,
-        msisdn: (first + BigInt(Math.floor((start + i) / 100)) * 1000n + BigInt((start + i) % 100)).toString(),
+        msisdn: (base + BigInt(Math.floor((offset + start + i) / 100)) * 1000n + BigInt((offset + start + i) % 100)).toString(),
         language: found.service.default_language,
         flow: carrier.flow,
       })

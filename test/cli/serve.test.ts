@@ -150,7 +150,26 @@ describe('dcb seed', () => {
     const nobody = await dcb(['seed', '--subscriptions', '5', '--first-msisdn', '999000000000', '--data', data])
     expect(nobody.code).toBe(2)
     expect(nobody.stderr.trim()).toBe('dcb: no sandbox carrier owns 999000000000')
+    // Ending 301 (and on): renewals that fail, cancellations, delays; seeded numbers keep to 000-099.
+    const magic = await dcb(['seed', '--subscriptions', '5', '--first-msisdn', '601234560301', '--data', data])
+    expect(magic.stderr.trim()).toBe('dcb: the first MSISDN 601234560301 ends in 301: seeded MSISDNs keep to the endings 000-099, so start at one of them')
+    expect(magic.code).toBe(2)
     expect(existsSync(data)).toBe(false)
+  })
+
+  it('--first-msisdn ending in 050: the numbers count on through the endings 000-099 only', async () => {
+    const data = join(tmp.dir, 'from-050.json')
+    expect((await dcb(['seed', '--subscriptions', '120', '--first-msisdn', '601234560050', '--data', data])).code).toBe(0)
+    const s = await serve(['--data', data])
+    try {
+      const msisdns: string[] = (await (await fetch(`${s.url}/_sandbox/subscriptions?limit=1000`)).json()).subscriptions.map((x: any) => x.msisdn)
+      expect(new Set(msisdns).size).toBe(120)
+      for (const m of msisdns) expect(m).toMatch(/^60123456\d0\d{2}$/)
+      expect(msisdns).toContain('601234560050')
+      expect(msisdns).toContain('601234561069')
+    } finally {
+      await s.stop()
+    }
   })
 })
 
