@@ -44,9 +44,15 @@ export async function consentPage(
   if (req.method === 'POST') {
     const body = await readBody(req)
     const form = new URLSearchParams(body.ok ? body.text : '')
-    const action = form.get('action')
+    // Exactly one: of `action=deny&action=approve` neither may silently win.
+    const actions = form.getAll('action')
+    const action = actions.length === 1 ? actions[0] : undefined
     if (action !== 'approve' && action !== 'deny') {
-      return sendHtml(res, 400, page('Bad request', `<h1>Bad request</h1><p>The form must send <code>action=approve</code> or <code>action=deny</code>.</p>`))
+      return sendHtml(
+        res,
+        400,
+        page('Bad request', `<h1>Bad request</h1><p>The form must send exactly one <code>action=approve</code> or <code>action=deny</code>.</p>`),
+      )
     }
     try {
       const started = performance.now()

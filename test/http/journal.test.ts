@@ -73,6 +73,19 @@ describe('the journal keeps every request', () => {
     expect(approved).toMatchObject({ http_status: 303, message: '', reason: null, msisdn, response: { result: 'SUCCESS' } })
   })
 
+  it('a consent form with two actions is refused (400) and decides nothing', async () => {
+    const msisdn = '359881234002'
+    const init = await c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'bg' })
+    const url: string = init.body.payload.redirect_url
+    const form = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, redirect: 'manual' } as const
+    const both = await fetch(url, { ...form, body: 'action=deny&action=approve' })
+    expect(both.status).toBe(400)
+    expect(await both.text()).toContain('exactly one')
+    // Still undecided: an approval now subscribes.
+    const approve = await fetch(url, { ...form, body: 'action=approve' })
+    expect(approve.headers.get('location')).toMatch(/subscription_id=/)
+  })
+
   it('MOs, rules, clock moves and cancellations are journaled with their bodies and MSISDN; control reads are not', async () => {
     await c.control('/mo', { msisdn: '60133456201', short_code: '32123', text: 'STREAM' })
     const [mo] = await entries()
