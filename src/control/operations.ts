@@ -59,9 +59,14 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
     text: m.text,
   })
 
-  /** The next OTP sent to `msisdn` within `waitS` seconds, or undefined (also when `signal` aborts). */
+  /**
+   * The next OTP sent to `msisdn` within `waitS` seconds, or undefined (also when `signal` aborts);
+   * SHUTTING_DOWN when the host shuts down meanwhile (the wait would hold the close up).
+   */
   const nextOtp = (msisdn: string, waitS: number, signal?: AbortSignal) =>
-    new Promise<SmsRecord | undefined>((resolve) => {
+    new Promise<SmsRecord | undefined>((resolve, reject) => {
+      const shuttingDown = () => new SandboxError('SHUTTING_DOWN', `the server is shutting down: no OTP came for ${msisdn} before it stopped waiting`)
+      if (engine.interrupted) return reject(shuttingDown())
       if (signal?.aborted) return resolve(undefined)
       const timer = setTimeout(() => finish(undefined), waitS * 1000)
       const off = engine.onSms((m) => {
@@ -69,11 +74,14 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
       })
       const onAbort = () => finish(undefined)
       signal?.addEventListener('abort', onAbort, { once: true })
-      function finish(m: SmsRecord | undefined) {
+      const offInterrupt = engine.onInterrupt(() => finish(undefined, shuttingDown()))
+      function finish(m: SmsRecord | undefined, stopped?: SandboxError) {
         clearTimeout(timer)
         off()
+        offInterrupt()
         signal?.removeEventListener('abort', onAbort)
-        resolve(m)
+        if (stopped) reject(stopped)
+        else resolve(m)
       }
     })
 

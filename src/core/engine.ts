@@ -133,10 +133,26 @@ export class Engine {
     return this.ctx.idle()
   }
 
-  /** The host shuts down: a running clock move stops at its next batch boundary (503 SHUTTING_DOWN), and so does any later one. */
+  /**
+   * The host shuts down: a running clock move stops at its next batch boundary (503 SHUTTING_DOWN), and
+   * so does any later one; whoever waits on this engine (an OTP long poll) is told, through `onInterrupt`.
+   */
   interrupt(): void {
     this.ctx.interrupted = true
+    for (const listener of [...this.interruptListeners]) listener()
   }
+
+  /** Whether the host shuts down (`interrupt`). */
+  get interrupted(): boolean {
+    return this.ctx.interrupted
+  }
+
+  /** Calls `listener` when the host shuts down (see `interrupted` for whether it has); returns the unsubscribe function. */
+  onInterrupt(listener: () => void): () => void {
+    this.interruptListeners.add(listener)
+    return () => this.interruptListeners.delete(listener)
+  }
+  private readonly interruptListeners = new Set<() => void>()
 
   /**
    * With a store several processes share: resolves once this engine may run a transaction (its turn,

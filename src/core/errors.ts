@@ -39,7 +39,8 @@ export const CONTROL_ERRORS = {
   },
   SHUTTING_DOWN: {
     status: 503,
-    describe: 'the server is shutting down: a clock move stopped at a batch boundary (the clock is there, every event up to it run)',
+    describe:
+      'the server is shutting down: a clock move stopped at a batch boundary (the clock is there, every event up to it run), or an OTP wait ended without one',
   },
 } as const satisfies Record<string, { status: number; describe: string }>
 

@@ -125,7 +125,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     summary: 'The latest OTP sent to an MSISDN, waiting up to `wait` seconds for one',
     query: OtpQuery,
     answer: OtpAnswer,
-    errors: ['BAD_REQUEST', 'NO_OTP'],
+    errors: ['BAD_REQUEST', 'NO_OTP', 'SHUTTING_DOWN'],
     operation: 'otp',
   }),
   route({

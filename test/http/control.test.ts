@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startClient, useSandbox, TIMESTAMP, type Client } from '../helpers.js'
-import { withFakeTimers } from '../wait.js'
+import { nextRequest, withFakeTimers } from '../wait.js'
 
 const c = useSandbox({ journalSize: 5 })
 
@@ -273,5 +273,28 @@ describe('bounded memory', () => {
     } finally {
       await s.close()
     }
+  })
+})
+
+describe('shutdown', () => {
+  it('an OTP long poll still waiting answers 503 SHUTTING_DOWN when the server shuts down, in every session, instead of holding the close', async () => {
+    const s = await startClient()
+    const poll = async (session?: string) => {
+      const arrived = nextRequest(s.sandbox.server, '/_sandbox/otp')
+      const answer = fetch(`${s.url}/_sandbox/otp?msisdn=60123456001&wait=120`, { headers: session ? { 'x-dcb-session': session } : {} }).then(async (r) => ({
+        status: r.status,
+        body: await r.json(),
+      }))
+      await arrived
+      return { answer }
+    }
+    const waiting = [(await poll()).answer, (await poll('alpha')).answer]
+    const closing = s.close()
+    for (const answer of await Promise.all(waiting))
+      expect(answer).toEqual({
+        status: 503,
+        body: { error: 'SHUTTING_DOWN', message: 'the server is shutting down: no OTP came for 60123456001 before it stopped waiting' },
+      })
+    await closing
   })
 })
