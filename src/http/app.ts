@@ -204,7 +204,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       case 'return':
         return returnPage(res, new URLSearchParams(query))
       case 'sessions':
-        return sessionControl(req, res, path)
+        return sessionControl(req, res, path, query)
       case 'control': {
         const name = sessionName(req, res, false)
         if (name === null) return

@@ -12,10 +12,11 @@ import { fileURLToPath } from 'node:url'
 import { embeddedFile } from '../assets.js'
 import { isPlainObject, parseJson, readBody } from './body.js'
 import { CONSOLE_COOKIE, cookieValue, sameText } from './console-cookie.js'
-import { checkControlAccess } from './control.js'
+import { checkControlAccess, queryObject } from './control.js'
 import { peerTrusted, type ProxyTrust } from './ip.js'
 import type { LiveHub } from '../runtime/live.js'
-import { sendJson } from './respond.js'
+import { SandboxError } from '../core/errors.js'
+import { sendControlError, sendJson } from './respond.js'
 
 /** The console's own headers: nothing off the server, no framing. */
 export const CONSOLE_HEADERS: Record<string, string> = {
@@ -119,7 +120,26 @@ export function createConsoleHandler(ctx: ConsoleContext) {
           : 'the console is open from loopback only; start the server with --admin-token to open it to other addresses',
       )
     }
-    const live = await ctx.liveOf(req, res, query.get('session'))
+    let name: string | null
+    try {
+      name = streamSession(req, query)
+    } catch (e) {
+      return void sendControlError(res, e)
+    }
+    const live = await ctx.liveOf(req, res, name)
     live?.serve(req, res)
   }
+}
+
+/**
+ * The session a live stream names with `?session=` (null: none, the header or the default one). A
+ * typo, two of them, or a query and a header naming different sessions are refused (BAD_REQUEST):
+ * the stream would follow another session without a word.
+ */
+function streamSession(req: IncomingMessage, query: URLSearchParams): string | null {
+  const { session } = queryObject(query, ['session'], 'GET', '/_sandbox/events')
+  const header = req.headers['x-dcb-session']
+  if (session !== undefined && header !== undefined && header !== session)
+    throw new SandboxError('BAD_REQUEST', `session: ?session=${session} and X-DCB-Session: ${String(header)} name two sessions; give one`)
+  return session ?? null
 }

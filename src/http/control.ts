@@ -109,10 +109,10 @@ function unknownName(name: string, kind: 'query parameter' | 'field', method: st
   return new SandboxError('BAD_REQUEST', `${name}: unknown ${kind}; ${method} ${path} takes ${known.length ? known.join(', ') : 'none'}`)
 }
 
-/** A query string as an object: a parameter the call does not take, or one given twice, is refused by name. */
-function queryObject(query: string, known: string[], method: string, path: string): Record<string, string> {
+/** A query string as an object: a parameter the call does not take, or one given twice, is refused by name (BAD_REQUEST). */
+export function queryObject(query: string | URLSearchParams, known: string[], method: string, path: string): Record<string, string> {
   const out = new Map<string, string>()
-  for (const [k, v] of new URLSearchParams(query)) {
+  for (const [k, v] of typeof query === 'string' ? new URLSearchParams(query) : query) {
     if (!known.includes(k)) throw unknownName(k, 'query parameter', method, path, known)
     if (out.has(k)) throw new SandboxError('BAD_REQUEST', `${k}: given more than once`)
     out.set(k, v)

@@ -8,13 +8,16 @@ import type { SessionDeletedAnswer, SessionsAnswer } from '../contract/control.j
 import { SandboxError } from '../core/errors.js'
 import { formatTimestamp } from '../core/time.js'
 import type { Host } from '../runtime/host.js'
+import { queryObject } from './control.js'
 import { safeDecode, sendJson, sendControlError } from './respond.js'
 
 /** Serves `/_sandbox/sessions` and `/_sandbox/sessions/NAME` (the app's dispatch table sends only these). */
 export function sessionRoutes(sessions: Host, checkAccess: (req: IncomingMessage) => void) {
-  return async function serve(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  return async function serve(req: IncomingMessage, res: ServerResponse, path: string, query: string): Promise<void> {
     try {
       checkAccess(req)
+      // They take no query: a parameter (a filter, a force) would do nothing.
+      if (query) queryObject(query, [], req.method ?? 'GET', path)
       const name = path === '/_sandbox/sessions' ? undefined : safeDecode(path.slice('/_sandbox/sessions/'.length))
       if (name === undefined) {
         if (req.method !== 'GET' && req.method !== 'HEAD') throw new SandboxError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use GET`)

@@ -178,6 +178,18 @@ describe('the live stream', () => {
     s.close()
     const bad = await fetch(c.url + '/_sandbox/events?session=no%20spaces')
     expect(bad.status).toBe(400)
+    // A typo, two sessions or a query and a header that disagree would follow the wrong session without a word.
+    const refused = async (query: string, headers: Record<string, string> = {}) => {
+      const r = await fetch(`${c.url}/_sandbox/events${query}`, { headers })
+      return [r.status, (await r.json()).message]
+    }
+    expect(await refused('?sesion=team-b')).toEqual([400, 'sesion: unknown query parameter; GET /_sandbox/events takes session'])
+    expect(await refused('?session=team-b&session=team-c')).toEqual([400, 'session: given more than once'])
+    expect(await refused('?session=team-b', { 'x-dcb-session': 'team-c' })).toEqual([
+      400,
+      'session: ?session=team-b and X-DCB-Session: team-c name two sessions; give one',
+    ])
+    expect((await c.control('/sessions')).body.sessions.map((x: { name: string }) => x.name)).not.toContain('team-c')
   })
 
   it('summarises a burst instead of sending each event', async () => {

@@ -102,6 +102,15 @@ describe('sessions (X-DCB-Session)', () => {
     expect((await c.api('/subscriptions/status', { subscription_id: 'x' }, { headers: S('A.b_c-9'.padEnd(64, 'z')) })).status).toBe(404)
   })
 
+  it('the sessions calls take no query parameter: one is refused by name', async () => {
+    expect((await c.control('/sessions?name=alpha')).body).toEqual({
+      error: 'BAD_REQUEST',
+      message: 'name: unknown query parameter; GET /_sandbox/sessions takes none',
+    })
+    const del = await c.control('/sessions/alpha?force=1', undefined, { method: 'DELETE' })
+    expect(del.body).toEqual({ error: 'BAD_REQUEST', message: 'force: unknown query parameter; DELETE /_sandbox/sessions/alpha takes none' })
+  })
+
   it('--max-sessions refuses a new session with 429 SESSION_LIMIT (never evicts; the default is not counted)', async () => {
     for (const n of ['s1', 's2', 's3']) expect((await c.control('/clock', undefined, { headers: S(n) })).status).toBe(200)
     const r = await c.api('/subscriptions/status', { subscription_id: 'x' }, { headers: S('s4') })
