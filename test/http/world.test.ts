@@ -64,6 +64,17 @@ describe('GET and POST /_sandbox/rules, reset with a clock', () => {
       })
       const unknown = await c.control('/rules', { step: 'init', match: { carrier: 'sbx-my-opt' } })
       expect(unknown.body.message).toMatch(/^match\.carrier: unknown carrier "sbx-my-opt" \(carriers: /)
+      // A range no MSISDN ends in would load and never decide anything.
+      for (const [range, why] of [
+        [['099', '000'], 'the first ending is above the second'],
+        [['5', '099'], 'both endings need as many digits'],
+      ]) {
+        const none = await c.control('/rules', { step: 'init', match: { ending_range: range }, effect: { error: 'BARRED' } })
+        expect(none).toEqual({
+          status: 400,
+          body: { error: 'BAD_RULE', message: `match.ending_range: ${why}, so no MSISDN matches (got ${JSON.stringify(range)})` },
+        })
+      }
 
       const reset = await c.control('/reset', { clock: '2025-01-01T00:00:00' })
       expect(reset.status).toBe(200)
