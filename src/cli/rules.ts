@@ -45,7 +45,14 @@ function readRuleFile(path: string): string {
 async function checkAll(c: ReturnType<typeof clientFrom>, list: unknown[]): Promise<void> {
   const [{ validateRule }, world, inForce] = await Promise.all([import('../core/rule-check.js'), guard(() => c.world()), guard(() => c.rules.list())])
   const codes = (records: unknown[]) => new Set(records.map((r) => String((r as { code?: unknown }).code)))
-  const names = { carriers: codes(world.carriers), services: codes(world.services), countries: codes(world.countries) }
+  const names = {
+    carriers: codes(world.carriers),
+    services: codes(world.services),
+    countries: codes(world.countries),
+    numbering: new Map(
+      (world.carriers as { code: string; country: string; prefixes: string[] }[]).map((c) => [c.code, { country: c.country, prefixes: c.prefixes }]),
+    ),
+  }
   const taken = new Map(inForce.runtime.map((r) => [r.id, 'a runtime rule in force']))
   const lines: string[] = []
   list.forEach((rule, i) => {

@@ -11,6 +11,8 @@ export interface WorldNames {
   carriers: Set<string>
   services: Set<string>
   countries: Set<string>
+  /** Each carrier's country and number prefixes (a match's numbers must be some carrier's; unchecked without). */
+  numbering?: Map<string, { country: string; prefixes: string[] }>
 }
 
 export interface RuleProblem {
@@ -39,7 +41,39 @@ export function checkRuleNames(rule: Rule, names: WorldNames): RuleProblem[] {
       path: ['match', 'country'],
       message: `unknown country "${m.country}" (countries: ${list(names.countries)})${meant(m.country, names.countries)}`,
     })
+  if (!out.length) out.push(...checkRuleNumbers(rule, names))
   return out
+}
+
+/**
+ * Parts of a `match` that no MSISDN can satisfy together, so the rule would load and never decide
+ * anything: a carrier of another country, a number or prefix no carrier (of that carrier or country)
+ * has, a number that does not have the prefix or ending given with it.
+ */
+function checkRuleNumbers(rule: Rule, names: WorldNames): RuleProblem[] {
+  const m = rule.match
+  const numbering = names.numbering
+  if (!numbering) return []
+  const carrier = m.carrier === undefined ? undefined : numbering.get(m.carrier)
+  if (carrier && m.country !== undefined && carrier.country !== m.country)
+    return [{ path: ['match', 'carrier'], message: `carrier "${m.carrier}" is in "${carrier.country}", not "${m.country}": the rule would match no MSISDN` }]
+  const none = m.carrier !== undefined ? `carrier ${m.carrier} has no` : `no carrier${m.country !== undefined ? ` in "${m.country}"` : ''} has`
+  const owned = (digits: string, whole: boolean) =>
+    [...numbering].some(
+      ([code, c]) =>
+        (m.carrier === undefined || code === m.carrier) &&
+        (m.country === undefined || c.country === m.country) &&
+        c.prefixes.some((p) => digits.startsWith(p) || (!whole && p.startsWith(digits))),
+    )
+  if (m.msisdn !== undefined) {
+    if (!owned(m.msisdn, true)) return [{ path: ['match', 'msisdn'], message: `${none} number ${m.msisdn}: the rule would match no MSISDN` }]
+    if (m.prefix !== undefined && !m.msisdn.startsWith(m.prefix))
+      return [{ path: ['match', 'prefix'], message: `${m.msisdn} does not start with ${m.prefix}: the rule would match no MSISDN` }]
+    if (m.ending !== undefined && !m.msisdn.endsWith(m.ending))
+      return [{ path: ['match', 'ending'], message: `${m.msisdn} does not end in ${m.ending}: the rule would match no MSISDN` }]
+  } else if (m.prefix !== undefined && !owned(m.prefix, false))
+    return [{ path: ['match', 'prefix'], message: `${none} numbers starting with ${m.prefix}: the rule would match no MSISDN` }]
+  return []
 }
 
 /** The names a rule's `match` may use, from a world. */
@@ -48,5 +82,6 @@ export function worldNames(world: World): WorldNames {
     carriers: new Set(world.carriers.map((c) => c.code)),
     services: new Set(world.services.map((s) => s.code)),
     countries: new Set(world.countries.map((c) => c.code)),
+    numbering: new Map(world.carriers.map((c) => [c.code, { country: c.country, prefixes: c.prefixes }])),
   }
 }

@@ -75,6 +75,21 @@ describe('GET and POST /_sandbox/rules, reset with a clock', () => {
           body: { error: 'BAD_RULE', message: `match.ending_range: ${why}, so no MSISDN matches (got ${JSON.stringify(range)})` },
         })
       }
+      // Parts of a match that no number satisfies together (a support engineer's slip, found at once).
+      for (const [match, message] of [
+        [{ carrier: 'sbx-gb-otp', country: 'my' }, 'match.carrier: carrier "sbx-gb-otp" is in "gb", not "my": the rule would match no MSISDN'],
+        [{ msisdn: '999123456001' }, 'match.msisdn: no carrier has number 999123456001: the rule would match no MSISDN'],
+        [{ msisdn: '60123456001', country: 'gb' }, 'match.msisdn: no carrier in "gb" has number 60123456001: the rule would match no MSISDN'],
+        [{ msisdn: '60123456001', ending: '002' }, 'match.ending: 60123456001 does not end in 002: the rule would match no MSISDN'],
+        [{ prefix: '999' }, 'match.prefix: no carrier has numbers starting with 999: the rule would match no MSISDN'],
+        [{ prefix: '4477', carrier: 'sbx-my-otp' }, 'match.prefix: carrier sbx-my-otp has no numbers starting with 4477: the rule would match no MSISDN'],
+      ] as const) {
+        const never = await c.control('/rules', { step: 'init', match, effect: { error: 'BARRED' } })
+        expect(never, JSON.stringify(match)).toEqual({ status: 400, body: { error: 'BAD_RULE', message } })
+      }
+      // A prefix shorter or longer than a carrier's is fine: 60 covers Malaysia, 6012345 part of one carrier.
+      for (const prefix of ['60', '6012345'])
+        expect((await c.control('/rules', { id: `p${prefix}`, step: 'init', match: { prefix }, effect: { error: 'BARRED' } })).status).toBe(200)
 
       const reset = await c.control('/reset', { clock: '2025-01-01T00:00:00' })
       expect(reset.status).toBe(200)
