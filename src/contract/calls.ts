@@ -5,6 +5,7 @@
  * the HTTP client get their functions from `deriveOperations`, so the three cannot drift.
  * No zod and no Node here: the client loads this file as it is.
  */
+import { SandboxError } from '../core/errors.js'
 import type { ControlOperations, RuleOperations } from './operations.js'
 
 /** `health`, `otp`, …, and `rules.add`, `rules.list`, …: every typed control function by name. */
@@ -97,7 +98,12 @@ export interface ControlRequest {
 export function controlRequest<N extends OperationName>(name: N, args: Parameters<OperationFn<N>>): ControlRequest {
   const call = CONTROL_CALLS[name] as unknown as ControlCall
   const parts = call.request(...args)
-  let path = call.path.replace(/:(\w+)/g, (_, key: string) => encodeURIComponent(parts.params?.[key] ?? ''))
+  let path = call.path.replace(/:(\w+)/g, (_, key: string) => {
+    const value = parts.params?.[key] ?? ''
+    // An empty one would make another call's path (`/subscriptions/` is the list), not a refusal.
+    if (!value) throw new SandboxError('BAD_REQUEST', `${key}: must not be empty`)
+    return encodeURIComponent(value)
+  })
   const q = new URLSearchParams()
   for (const [k, v] of Object.entries(parts.query ?? {})) if (v !== undefined && v !== null) q.set(k, String(v))
   if (q.size) path += `?${q}`
@@ -109,7 +115,8 @@ export function deriveOperations(send: (request: ControlRequest) => Promise<unkn
   const ops: Record<string, unknown> = {}
   const rules: Record<string, unknown> = {}
   for (const name of OPERATION_NAMES) {
-    const fn = (...args: unknown[]) => send(controlRequest(name, args as never))
+    // async: a request refused as it is made rejects, as a refusal of the server does
+    const fn = async (...args: unknown[]) => send(controlRequest(name, args as never))
     if (name.startsWith('rules.')) rules[name.slice('rules.'.length)] = fn
     else ops[name] = fn
   }

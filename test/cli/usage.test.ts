@@ -7,6 +7,7 @@ import { readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { createSandbox } from '../../src/index.js'
 import { startClient, tempDir, useSandbox } from '../helpers.js'
 import { BIN, dcb } from './run.js'
 
@@ -182,6 +183,25 @@ describe('mistakes are named', () => {
     expect(server.status).toBe(400)
     expect(server.body.error).toBe('BAD_DURATION')
     for (const by of ['1m', 'PT1M', 'P1M', '1mo', '36h', '2d']) expect((await run(['clock', 'advance', by])).code).toBe(0)
+  })
+
+  it('an empty subscription id or rule id is refused by name, by the CLI and the library (it reached the list, or no call)', async () => {
+    for (const args of [
+      ['subscription', ''],
+      ['cancel', ''],
+      ['rules', 'remove', ''],
+    ]) {
+      const r = await run(args)
+      expect(r.stderr, args.join(' ')).toBe('dcb: BAD_REQUEST: id: must not be empty\n')
+      expect(r.code).toBe(1)
+    }
+    // The library: subscription('') answered the list of subscriptions as if it were one.
+    const sandbox = await createSandbox()
+    try {
+      await expect(sandbox.subscription('')).rejects.toMatchObject({ code: 'BAD_REQUEST', message: 'id: must not be empty' })
+    } finally {
+      await sandbox.close()
+    }
   })
 
   it('usage errors are one line starting dcb:', async () => {
