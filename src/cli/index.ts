@@ -87,6 +87,7 @@ program
       ...opts,
       dataGiven: cmd.getOptionValueSource('data') === 'cli',
       storeFromEnv: cmd.getOptionValueSource('store') === 'env',
+      adminTokenFromEnv: cmd.getOptionValueSource('adminToken') === 'env',
     }),
   )
 

@@ -24,6 +24,8 @@ interface ServeCliOptions {
   trustProxy?: string
   allowHost?: string[]
   adminToken?: string
+  /** The admin token came from DCB_ADMIN_TOKEN, not the flag. */
+  adminTokenFromEnv?: boolean
   clock?: string
   clockRunning?: boolean
   failurePayload: 'auto' | 'null' | 'absent'
@@ -43,6 +45,11 @@ interface ServeCliOptions {
 }
 
 export async function serve(opts: ServeCliOptions): Promise<void> {
+  // An empty token opens nothing: from the flag it is a mistake; an empty DCB_ADMIN_TOKEN is no token.
+  if (opts.adminToken !== undefined && !opts.adminToken.trim()) {
+    if (!opts.adminTokenFromEnv) throw new CliError('--admin-token needs a token (it was empty); leave it out to keep the control API to loopback', EXIT.USAGE)
+    opts = { ...opts, adminToken: undefined }
+  }
   const cidrs = opts.allowIp ?? []
   for (const cidr of cidrs) {
     const problem = allowIpProblem(cidr)

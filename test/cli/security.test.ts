@@ -87,6 +87,16 @@ describe('dcb serve beyond loopback', () => {
     }
   })
 
+  it('refuses an empty --admin-token (it opened nothing, while --lan said the control API needs it); an empty DCB_ADMIN_TOKEN is no token', async () => {
+    const flag = await dcb(['serve', '--in-memory', '--port', '0', '--admin-token', ''])
+    expect(flag.stderr).toBe('dcb: --admin-token needs a token (it was empty); leave it out to keep the control API to loopback\n')
+    expect(flag.code).toBe(2)
+    // As if unset: --lan --quiet then needs one (a made-up token would not be printed).
+    const env = await dcb(['serve', '--in-memory', '--port', '0', '--lan', '--quiet'], { env: { DCB_ADMIN_TOKEN: '' } })
+    expect(env.stderr).toBe('dcb: --lan --quiet needs --admin-token (or DCB_ADMIN_TOKEN): a made-up token would not be printed\n')
+    expect(env.code).toBe(2)
+  })
+
   it('refuses a --trust-proxy with an empty entry (it would trust nothing without a word)', async () => {
     for (const bad of ['', '10.0.0.1,,', ' , loopback']) {
       const r = await dcb(['serve', '--in-memory', '--port', '0', '--trust-proxy', bad])
