@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { tempDir } from '../helpers.js'
@@ -178,6 +178,20 @@ describe('dcb fixtures validate', () => {
     const r = await dcb(['fixtures', 'validate', 'fixtures/world.json'])
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(/^ok: /)
+  })
+
+  it('a folder with no fixture file in it is refused, by validate and by serve (it loaded nothing and said ok)', async () => {
+    const empty = join(tmp.dir, 'no-fixtures')
+    mkdirSync(empty)
+    writeFileSync(join(empty, 'notes.txt'), 'not a fixture')
+    writeFileSync(join(empty, 'ticket.run.json'), '{"steps": []}')
+    const message = `${empty}: a folder with no fixture file (*.json; *.run.json and *.schema.json are skipped)`
+    const r = await dcb(['fixtures', 'validate', empty])
+    expect(r.stderr).toContain(message)
+    expect(r.code).toBe(1)
+    const s = await dcb(['serve', '--in-memory', '--port', '0', '--fixtures', empty])
+    expect(s.stderr).toContain(`dcb: fixture error: ${message}`)
+    expect(s.code).toBe(1)
   })
 
   it('prints every problem with file and JSON path and exits non-zero', async () => {
