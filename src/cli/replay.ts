@@ -6,7 +6,7 @@
  * succeeded uses the OTP the handset got this time, one answered INVALID_PIN a wrong one. Each answer
  * is printed beside the recorded one; any difference in status, message or HTTP status exits 1.
  */
-import { readFileSync } from 'node:fs'
+import { readUserText } from '../user-text.js'
 import chalk from 'chalk'
 import type { DcbClient } from '../client/index.js'
 import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
@@ -38,7 +38,7 @@ const MERCHANT_PATHS = new Set(['/subscriptions/init', '/subscriptions/verify', 
 export function readRecording(file: string): Entry[] {
   let text: string
   try {
-    text = readFileSync(file, 'utf8')
+    text = readUserText(file)
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code
     throw new CliError(`${file}: ${code === 'ENOENT' ? 'no such file' : `cannot read (${code})`}`, EXIT.USAGE)

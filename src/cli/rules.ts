@@ -3,7 +3,7 @@
  * sandbox (`/_sandbox/rules`). `add` takes one rule, an array of rules, or a scenario file's
  * `{"rules": [...]}`, as JSON text or a file.
  */
-import { readFileSync } from 'node:fs'
+import { readUserText, withoutBom } from '../user-text.js'
 import chalk from 'chalk'
 import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
@@ -12,25 +12,26 @@ const VERBS = ['list', 'add', 'remove', 'clear']
 
 /** The rules in a JSON text or file: a rule, an array of rules, or an object with `rules`. */
 export function rulesFrom(arg: string): unknown[] {
-  const text = /^\s*[[{]/.test(arg) ? arg : readRuleFile(arg)
+  const isText = /^\s*[[{]/.test(arg)
+  const text = isText ? withoutBom(arg) : readRuleFile(arg)
   let data: unknown
   try {
     data = JSON.parse(text)
   } catch (e) {
-    throw new CliError(`${text === arg ? 'the rule' : arg} is not valid JSON: ${(e as Error).message}`, EXIT.USAGE)
+    throw new CliError(`${isText ? 'the rule' : arg} is not valid JSON: ${(e as Error).message}`, EXIT.USAGE)
   }
   const list = Array.isArray(data)
     ? data
     : data && typeof data === 'object' && Array.isArray((data as { rules?: unknown }).rules)
       ? (data as { rules: unknown[] }).rules
       : [data]
-  if (!list.length) throw new CliError(`${text === arg ? 'the JSON' : arg} holds no rules`, EXIT.USAGE)
+  if (!list.length) throw new CliError(`${isText ? 'the JSON' : arg} holds no rules`, EXIT.USAGE)
   return list
 }
 
 function readRuleFile(path: string): string {
   try {
-    return readFileSync(path, 'utf8')
+    return readUserText(path)
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code
     throw new CliError(`${path}: ${code === 'ENOENT' ? 'no such file (give a rule as JSON text or a file)' : `cannot read (${code})`}`, EXIT.USAGE)

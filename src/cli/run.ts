@@ -3,13 +3,13 @@
  * (`as`, else the action), and later steps use `${name.path}` to refer to earlier results. An
  * `expect` step compares paths with values; the first mismatch ends the run with exit code 1.
  */
-import { readFileSync } from 'node:fs'
 import chalk from 'chalk'
 import { z } from 'zod'
 import type { InitBody, StatusBody, VerifyBody } from '../contract/index.js'
 import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
 import { CliError, EXIT } from './errors.js'
 import type { RunTarget } from './run-local.js'
+import { readUserText } from '../user-text.js'
 
 const ACTIONS = ['init', 'verify', 'status', 'otp', 'sms', 'mo', 'consent', 'cancel', 'clock', 'reset', 'rule', 'subscription', 'expect'] as const
 type Action = (typeof ACTIONS)[number]
@@ -205,7 +205,7 @@ interface StepReport {
 export async function runFile(file: string, o: RunCliOptions): Promise<void> {
   let data: unknown
   try {
-    data = JSON.parse(readFileSync(file, 'utf8'))
+    data = JSON.parse(readUserText(file))
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code
     throw new CliError(`${file}: ${code === 'ENOENT' ? 'no such file' : code ? `cannot read (${code})` : `invalid JSON: ${(e as Error).message}`}`, EXIT.USAGE)

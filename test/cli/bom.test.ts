@@ -1,0 +1,38 @@
+/**
+ * Files saved with a UTF-8 byte-order mark first (Windows Notepad does): dcb reads them as the
+ * JSON they are, through the real binary.
+ */
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { tempDir } from '../helpers.js'
+import { dcb } from './run.js'
+
+let tmp: ReturnType<typeof tempDir>
+beforeEach(() => {
+  tmp = tempDir()
+})
+afterEach(() => tmp.cleanup())
+
+const BOM = '\ufeff'
+const writeWithBom = (name: string, doc: unknown): string => {
+  const f = join(tmp.dir, name)
+  writeFileSync(f, BOM + JSON.stringify(doc, null, 2))
+  return f
+}
+
+describe('a JSON file that starts with a byte-order mark', () => {
+  it('is a fixture file like any other: dcb fixtures validate and a run with --fixtures load it', async () => {
+    const fixture = writeWithBom('gamers.json', { services: [{ code: 'STREAMPLUS', name: 'Stream Plus (BOM)' }] })
+    const v = await dcb(['fixtures', 'validate', fixture])
+    expect(v.stderr).toBe('')
+    expect(v.code).toBe(0)
+    const run = writeWithBom('bom.run.json', {
+      steps: [{ init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' } }, { expect: { 'init.status': 'SUCCESS' } }],
+    })
+    const r = await dcb(['run', run, '--fixtures', fixture])
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain('1 expectation passed')
+  })
+})
