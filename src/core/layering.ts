@@ -100,7 +100,11 @@ export function layerWorlds(inputs: LayerInput[]): LayerResult {
     }
     const parsed = LayerSchema.safeParse(data)
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) problems.push(`${source}: ${jsonPath(issue.path)}: ${issueText(issue)}${got(data, issue.path)}`)
+      for (const issue of parsed.error.issues) {
+        // A wrong `extends` is named above, in words (the schema's own line would say it again).
+        if (issue.path.length === 1 && issue.path[0] === 'extends') continue
+        problems.push(`${source}: ${jsonPath(issue.path)}: ${issueText(issue)}${got(data, issue.path)}`)
+      }
       const salvaged = salvage(data)
       if (salvaged) {
         duplicates(source, salvaged, problems)

@@ -57,6 +57,13 @@ describe('a fixture file with a typo', () => {
     expect(v.stderr).not.toContain('received undefined')
   })
 
+  it('a wrong extends is named once', async () => {
+    const f = write('extends.json', { extends: 'bogus' })
+    const v = await dcb(['fixtures', 'validate', f])
+    expect(v.code).toBe(1)
+    expect(v.stderr).toBe(`${f}: $.extends: must be "default" or "none" (got "bogus")\ndcb: 1 problem(s) found\n`)
+  })
+
   it('a service left with no integration loads with a warning', async () => {
     const f = write('no-integration.json', { services: [{ code: 'GAMECLUB', integrations: [] }] })
     const v = await dcb(['fixtures', 'validate', f])
