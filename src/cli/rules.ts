@@ -57,7 +57,12 @@ async function checkAll(c: ReturnType<typeof clientFrom>, list: unknown[]): Prom
   const taken = new Map(inForce.runtime.map((r) => [r.id, 'a runtime rule in force']))
   const lines: string[] = []
   list.forEach((rule, i) => {
-    const given = rule && typeof rule === 'object' && !Array.isArray(rule) ? (rule as Record<string, unknown>) : {}
+    // A number or null in the list is no rule at all: checked as one, it would be told about its step.
+    if (!rule || typeof rule !== 'object' || Array.isArray(rule)) {
+      lines.push(`BAD_REQUEST: item [${i}] of the list is ${JSON.stringify(rule)}, not a rule object (such as {"step": "init", "effect": {"error": "BARRED"}})`)
+      return
+    }
+    const given = rule as Record<string, unknown>
     const checked = validateRule({ id: 'rule', ...given }, names)
     const problems = checked.ok ? [] : checked.problems.map((p) => `${p.path.length ? p.path.join('.') + ': ' : ''}${p.message}`)
     if (typeof given.id === 'string') {

@@ -272,6 +272,12 @@ describe('dcb rules', () => {
     expect(bad.code).toBe(1)
     expect(bad.stderr).toMatch(/^dcb: BAD_RULE: step: must be one of api, init/)
     expect((await run(['rules', 'add', join(tmp.dir, 'missing.json')])).stderr).toMatch(/missing\.json: no such file/)
+    const notRules = await run(['rules', 'add', '[{"step":"init","effect":{"error":"BARRED"}}, 1, null]'])
+    expect(notRules.code).toBe(1)
+    expect(notRules.stderr).toBe(
+      'dcb: BAD_REQUEST: item [1] of the list is 1, not a rule object (such as {"step": "init", "effect": {"error": "BARRED"}})\n' +
+        'dcb: BAD_REQUEST: item [2] of the list is null, not a rule object (such as {"step": "init", "effect": {"error": "BARRED"}}) (no rule was added: 2 of 3 have problems)\n',
+    )
     expect((await run(['rules', 'add'])).code).toBe(2)
   })
 })
