@@ -220,6 +220,11 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
   const inProcess = o.fixtures !== undefined || o.clock !== undefined
   if (inProcess && (o.baseUrl !== undefined || o.session !== undefined || o.reset === false))
     throw new CliError('--fixtures and --clock run a fresh in-process sandbox: --base-url, --session and --no-reset are for a running server', EXIT.USAGE)
+  // The file's server is not where an in-process run goes: said, so a run that passes is not taken for one against it.
+  if (inProcess && doc.base_url !== undefined)
+    process.stderr.write(
+      `dcb: ${file}: base_url ${doc.base_url} is not used: ${o.fixtures !== undefined ? '--fixtures' : '--clock'} runs a fresh in-process sandbox (without it the run goes there)\n`,
+    )
   // Loaded only for an in-process run: a run against a server stays as light as the other client commands.
   const local = inProcess ? await (await import('./run-local.js')).localSandbox(o.fixtures ?? [], o.clock) : undefined
   const targetFor = (apiKey: string | undefined): RunTarget => local?.target(apiKey ?? base.apiKey) ?? clientFrom(apiKey ? { ...base, apiKey } : base)
@@ -245,6 +250,14 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
     say(chalk.dim('resetting the sandbox first (back to the loaded fixtures; --no-reset keeps its state)'))
     await guard(() => clientFrom(base).reset())
   }
+  /** Why no result has this name at step `at`: no step of that name has run (one may come later). */
+  const notRun = (name: string, at: number): string => {
+    const later = doc.steps.findIndex(
+      (t, j) => j > at && !('expect' in t) && (t.as ?? Object.keys(t).find((k) => (ACTIONS as readonly string[]).includes(k))) === name,
+    )
+    const known = Object.keys(results)
+    return `no step named "${name}" has run before it (${later >= 0 ? `step ${later + 1} is named so, later; ` : ''}${known.length ? `named so far: ${known.join(', ')}` : 'no step has run yet'})`
+  }
   try {
     for (const [i, s] of doc.steps.entries()) {
       const action = Object.keys(s).find((k) => (ACTIONS as readonly string[]).includes(k)) as Action
@@ -262,6 +275,9 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
         const checks: NonNullable<StepReport['expect']> = []
         report.steps.push({ step: i + 1, name, action, expect: checks })
         for (const [path, want] of Object.entries(arg)) {
+          const ran = path.trim().split('.')[0]!
+          if (!Object.prototype.hasOwnProperty.call(results, ran))
+            throw new CliError(`expectation failed at step ${i + 1}: ${path}: ${notRun(ran, i)}`, EXIT.FAIL)
           const got = lookup(results, path)
           const pass = JSON.stringify(got) === JSON.stringify(want)
           checks.push({ path, expected: want, got, pass })

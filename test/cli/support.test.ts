@@ -47,6 +47,27 @@ describe('dcb run: a field an action does not take', () => {
   })
 })
 
+describe('dcb run: an expect on a step that has not run', () => {
+  it('names the step (one later in the file too) instead of comparing with nothing (exit 1)', async () => {
+    const f = write('early-expect.json', {
+      steps: [
+        { init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' } },
+        { expect: { 'init.status': 'SUCCESS', 'verify.status': 'SUCCESS' } },
+        { verify: { verif_request_id: '${init.payload.verif_request_id}', otp: '0000' } },
+      ],
+    })
+    const r = await run(['run', f])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toBe(
+      'dcb: expectation failed at step 2: verify.status: no step named "verify" has run before it (step 3 is named so, later; named so far: init)\n',
+    )
+    const typo = write('expect-typo.json', { steps: [{ expect: { 'int.status': 'SUCCESS' } }] })
+    const t = await run(['run', typo])
+    expect(t.code).toBe(1)
+    expect(t.stderr).toBe('dcb: expectation failed at step 1: int.status: no step named "int" has run before it (no step has run yet)\n')
+  })
+})
+
 describe('dcb run: a reference that does not resolve', () => {
   it('stops before sending the step, naming the reference and what is missing (exit 1)', async () => {
     // A repro that copies a field name wrong: Init answers verif_request_id, not verification_id.
@@ -337,6 +358,13 @@ describe('dcb run FILE --fixtures F --clock T', () => {
     expect(json).toMatchObject({ passed: true, in_process: true, expectations_passed: 7 })
     // The server it did not use saw nothing: its journal is empty.
     expect((await c.control('/requests')).body.requests).toEqual([])
+  })
+
+  it("says that the file's base_url is not used by an in-process run", async () => {
+    const f = write('with-base-url.json', { base_url: 'http://127.0.0.1:9', steps: [{ sms: '60123456001' }] })
+    const r = await dcb(['run', f, '--clock', '2026-01-31T00:00:00'])
+    expect(r.code).toBe(0)
+    expect(r.stderr).toBe(`dcb: ${f}: base_url http://127.0.0.1:9 is not used: --clock runs a fresh in-process sandbox (without it the run goes there)\n`)
   })
 
   it('names a fixture problem, a bad clock and options meant for a server', async () => {
