@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { startClient, useSandbox, tempDir } from '../helpers.js'
@@ -50,6 +51,11 @@ describe('renewals on the sandbox clock', () => {
       expect(r.body).toEqual({ error: 'CLOCK_LIMIT', message: 'the sandbox clock cannot go past 9999-12-31T23:59:59.999000: timestamps have four-digit years' })
     }
     expect((await c.control('/clock')).body.now).toBe(before)
+    // The errors reference names the same last moment (the clock keeps milliseconds).
+    const row = readFileSync(join(import.meta.dirname, '../../docs/reference/errors.md'), 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('| `CLOCK_LIMIT` |'))
+    expect(row).toContain('9999-12-31T23:59:59.999000')
     // Up to the last moment it goes; a subscription renewing there reads its expiry past 9999 in the expanded form.
     const id = await c.subscribe('60123456001')
     expect((await c.control('/clock/set', { to: '9999-12-31T09:00:00' })).status).toBe(200)
