@@ -260,7 +260,13 @@ describe('dcb rules', () => {
     expect(JSON.parse(fromFile.stdout).added).toHaveLength(2)
     const list = await run(['rules', 'list'])
     // Newest first, the order in which they are tried.
-    expect([...list.stdout.matchAll(/^(\S+) {2}used \d+x/gm)].map((m) => m[1])).toEqual([expect.stringMatching(/^rt-/), 't-a', 't-barred'])
+    expect([...list.stdout.matchAll(/^(\S+) {2}used (\d+) /gm)].map((m) => [m[1], m[2]])).toEqual([
+      [expect.stringMatching(/^rt-/), '0'],
+      ['t-a', '0'],
+      ['t-barred', '1'],
+    ])
+    // Counted as dcb world counts them: "used 1", no "x".
+    expect((await run(['world'])).stdout).toMatch(/t-barred: MSISDN 60123456001 at init: BARRED; used 1 /)
     expect(list.stdout).toMatch(/28 fixture rule\(s\) after them/)
     expect(JSON.parse((await run(['rules', '--json'])).stdout).runtime).toHaveLength(3)
     expect((await run(['rules', 'remove', 't-barred'])).stdout).toMatch(/removed 1 runtime rule/)
