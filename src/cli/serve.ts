@@ -76,7 +76,7 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
       )
     const { describeUrl, SharedStoreError } = await import('../store/postgres.js')
     try {
-      describeUrl(opts.store)
+      describeUrl(opts.store, opts.storeFromEnv ? 'DCB_STORE' : '--store')
     } catch (e) {
       if (e instanceof SharedStoreError) throw new CliError(e.message, EXIT.USAGE)
       throw e

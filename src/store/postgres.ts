@@ -50,17 +50,17 @@ export class SharedStoreError extends StoreError {
   }
 }
 
-/** `HOST:PORT/DATABASE` of a PostgreSQL URL, or a SharedStoreError (usage) naming what is wrong. */
-export function describeUrl(url: string): string {
+/** `HOST:PORT/DATABASE` of a PostgreSQL URL, or a SharedStoreError (usage) naming what is wrong and where the URL came from (`given`). */
+export function describeUrl(url: string, given = '--store'): string {
   let u: URL
   try {
     u = new URL(url)
   } catch {
-    throw new SharedStoreError(`--store "${redact(url)}" is not a URL: use postgres://USER:PASSWORD@HOST:PORT/DATABASE`, true)
+    throw new SharedStoreError(`${given} "${redact(url)}" is not a URL: use postgres://USER:PASSWORD@HOST:PORT/DATABASE`, true)
   }
   if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:')
-    throw new SharedStoreError(`--store takes a PostgreSQL URL (postgres:// or postgresql://), not ${u.protocol}//`, true)
-  if (!u.hostname) throw new SharedStoreError(`--store "${redact(url)}" names no host: use postgres://USER:PASSWORD@HOST:PORT/DATABASE`, true)
+    throw new SharedStoreError(`${given} takes a PostgreSQL URL (postgres:// or postgresql://), not ${u.protocol}//`, true)
+  if (!u.hostname) throw new SharedStoreError(`${given} "${redact(url)}" names no host: use postgres://USER:PASSWORD@HOST:PORT/DATABASE`, true)
   return `${u.hostname}:${u.port || 5432}${u.pathname.length > 1 ? u.pathname : '/'}`
 }
 

@@ -190,3 +190,16 @@ describe('start-up stays light', () => {
     }
   })
 })
+
+describe('a store URL that is not one', () => {
+  it('is refused naming where it came from: --store, or DCB_STORE (exit 2, nothing connected)', async () => {
+    const flag = await dcb(['serve', '--store', 'mysql://root@127.0.0.1/db'], { cwd: tmp.dir })
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).toBe('dcb: --store takes a PostgreSQL URL (postgres:// or postgresql://), not mysql://\n')
+    const env = await dcb(['serve'], { cwd: tmp.dir, env: { DCB_STORE: 'mysql://root:secret@127.0.0.1/db' } })
+    expect(env.code).toBe(2)
+    expect(env.stderr).toBe('dcb: DCB_STORE takes a PostgreSQL URL (postgres:// or postgresql://), not mysql://\n')
+    const noHost = await dcb(['serve'], { cwd: tmp.dir, env: { DCB_STORE: 'postgres://' } })
+    expect(noHost.stderr).toBe('dcb: DCB_STORE "postgres://" names no host: use postgres://USER:PASSWORD@HOST:PORT/DATABASE\n')
+  })
+})

@@ -70,8 +70,10 @@ describe('dcb serve --store: start-up', () => {
     ])
     for (const run of runs) {
       expect(run.code, run.lines.join('\n')).toBe(2)
-      expect(run.lines.join('\n')).toMatch(/--store|--replace-world/)
+      expect(run.lines.join('\n')).toMatch(/--store|--replace-world|DCB_STORE/)
     }
+    // A URL from the environment is named as coming from there.
+    expect(runs[2]!.lines.join('\n')).toContain('DCB_STORE "postgres://" names no host')
     expect(runs[0]!.lines.join('\n')).toContain('postgres://USER:PASSWORD@HOST:PORT/DATABASE')
     expect(runs[1]!.lines.join('\n')).toContain('not mysql://')
     expect(runs[3]!.lines.join('\n')).toContain('--in-memory')
