@@ -10,12 +10,13 @@
  * damage (a complete line that does not parse, an unknown record, a bad snapshot field) refuses the
  * start naming file and line, and nothing on disk changes.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync, ftruncateSync, existsSync } from 'node:fs'
+import { closeSync, fsyncSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync, ftruncateSync, existsSync } from 'node:fs'
 import { basename, dirname, resolve } from 'node:path'
 import type { Low } from 'lowdb'
 import { COLLECTIONS, type Change, type CollectionName, type State } from '../core/state.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
+import { makeDirs, removeMadeDirs } from './folders.js'
 import { dataEnd, describeError, fsyncDir, linesEnd, WriteAheadLog, type StoreIo } from './wal.js'
 
 type Snapshot = SnapshotData
@@ -55,6 +56,8 @@ export class FileStore implements Store {
   private torn: { file: string; good: number }[] = []
   /** The generation of the loaded snapshot. */
   private base = 0
+  /** The folders `load` made for the data file: removed again if the start fails and they are empty. */
+  private madeDirs: string[] = []
 
   constructor(path: string, opts: FileStoreOptions = {}) {
     this.path = resolve(path)
@@ -102,11 +105,16 @@ export class FileStore implements Store {
   async load(state: State): Promise<void> {
     this.state = state
     try {
-      makeDirs(this.dir)
+      this.madeDirs = makeDirs(this.dir)
     } catch (e) {
       throw new StoreError(`cannot create the data folder ${this.dir}: ${(e as NodeJS.ErrnoException).code}`)
     }
-    this.lock()
+    try {
+      this.lock()
+    } catch (e) {
+      this.dropMadeDirs()
+      throw e
+    }
     try {
       // lowdb is loaded by the file store when it loads (`--in-memory` and `--store` never need it).
       const { Low } = await import('lowdb')
@@ -136,6 +144,7 @@ export class FileStore implements Store {
       this.base = base
     } catch (e) {
       this.unlock()
+      this.dropMadeDirs()
       throw e
     }
   }
@@ -153,6 +162,13 @@ export class FileStore implements Store {
   async abandon(): Promise<void> {
     this.closed = true
     this.unlock()
+    this.dropMadeDirs()
+  }
+
+  /** A start that failed leaves no folder behind that it made and left empty (the default `.dcb/`). */
+  private dropMadeDirs(): void {
+    removeMadeDirs(this.madeDirs)
+    this.madeDirs = []
   }
 
   /** Replays one journal file. Only a last line without its newline (a write a crash cut short) is dropped; `activate` cuts it off. */
@@ -395,10 +411,6 @@ export function snapshotProblem(snap: SnapshotData): string | undefined {
   }
 }
 
-/**
- * `mkdir -p` one level at a time. (Node's recursive mkdir loops forever where mkdir answers ENOENT
- * for a folder whose parent exists, as under /proc.)
- */
 /** Cuts each journal found with a torn last line back to its last complete line, durably. */
 export function cutTornTails(torn: readonly { file: string; good: number }[]): void {
   for (const { file, good } of torn) {
@@ -408,24 +420,6 @@ export function cutTornTails(torn: readonly { file: string; good: number }[]): v
       fsyncSync(fd)
     } finally {
       closeSync(fd)
-    }
-  }
-}
-
-export function makeDirs(dir: string): void {
-  const missing: string[] = []
-  let d = dir
-  while (!existsSync(d)) {
-    missing.push(d)
-    const parent = dirname(d)
-    if (parent === d) break
-    d = parent
-  }
-  for (const m of missing.reverse()) {
-    try {
-      mkdirSync(m)
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e
     }
   }
 }

@@ -2,7 +2,7 @@
  * Issue 14: damaged data files refuse the start naming file and line and change nothing on disk; a
  * start that fails for any reason leaves the data files byte-identical and no lock behind.
  */
-import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -138,6 +138,27 @@ describe('a start that fails leaves the data files byte-identical and no lock', 
       expect(r.stderr.trim()).toBe(`dcb: port ${port} on 127.0.0.1 is already in use; stop what runs there or pick another --port`)
       expect(snapshotDir(tmp.dir)).toEqual(before)
       expect(existsSync(`${data}.lock`)).toBe(false)
+    } finally {
+      blocker.close()
+    }
+  })
+
+  it('a busy port with no data yet: the folders it made for the data file (the default .dcb/ too) are taken back', async () => {
+    const blocker = createServer()
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r))
+    const port = String((blocker.address() as { port: number }).port)
+    try {
+      const busy = `dcb: port ${port} on 127.0.0.1 is already in use; stop what runs there or pick another --port\n`
+      const byDefault = await dcb(['serve', '--port', port], { cwd: tmp.dir })
+      expect(byDefault.stderr).toBe(busy)
+      const nested = await dcb(['serve', '--port', port, '--data', join(tmp.dir, 'a', 'b', 'sandbox.json')])
+      expect(nested.stderr).toBe(busy)
+      expect(readdirSync(tmp.dir)).toEqual([])
+      // A folder that was there before stays.
+      mkdirSync(join(tmp.dir, 'mine'))
+      expect((await dcb(['serve', '--port', port, '--data', join(tmp.dir, 'mine', 'sandbox.json')])).stderr).toBe(busy)
+      expect(readdirSync(tmp.dir)).toEqual(['mine'])
+      expect(readdirSync(join(tmp.dir, 'mine'))).toEqual([])
     } finally {
       blocker.close()
     }
