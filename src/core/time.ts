@@ -149,13 +149,15 @@ export interface Duration {
   ms: number
 }
 
-const ISO_DURATION_RE = /^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/
+// Years and months are whole (a calendar month has no fixed length); ISO-8601 lets the smallest other part have a fraction.
+const ISO_DURATION_RE =
+  /^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/
 const SHORT_DURATION_RE = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w|mo|y)$/
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
 
 /**
- * Parses `P1M`, `PT6M`, `P1DT12H`, `P2W` or the short forms `36h`, `90m`, `10s`, `2d`, `1w`, `1mo`, `1y`.
+ * Parses `P1M`, `PT6M`, `P1DT12H`, `P2W`, `PT1.5H` (a fraction on the smallest part) or the short forms `36h`, `90m`, `10s`, `2d`, `1w`, `1mo`, `1y`.
  * Returns null when the text is not a duration (or is zero-length, e.g. `P`).
  */
 export function parseDuration(text: string): Duration | null {
@@ -163,10 +165,14 @@ export function parseDuration(text: string): Duration | null {
   const iso = ISO_DURATION_RE.exec(t.toUpperCase())
   if (iso && t.length > 1 && !/T$/i.test(t)) {
     const [, y, mo, w, d, h, mi, s] = iso
+    // Only the last part given may have a fraction (`PT1.5H`; not `PT1.5H30M`).
+    const given = [w, d, h, mi, s].filter((part) => part !== undefined)
+    if (given.slice(0, -1).some((part) => part.includes('.'))) return null
     return {
       months: Number(y ?? 0) * 12 + Number(mo ?? 0),
-      ms:
-        Number(w ?? 0) * UNIT_MS.w + Number(d ?? 0) * UNIT_MS.d + Number(h ?? 0) * UNIT_MS.h + Number(mi ?? 0) * UNIT_MS.m + Math.round(Number(s ?? 0) * 1000),
+      ms: Math.round(
+        Number(w ?? 0) * UNIT_MS.w + Number(d ?? 0) * UNIT_MS.d + Number(h ?? 0) * UNIT_MS.h + Number(mi ?? 0) * UNIT_MS.m + Number(s ?? 0) * 1000,
+      ),
     }
   }
   // `1M` is a minute to some and a month to others: refused (PT1M / 1m, P1M / 1mo say which).

@@ -185,6 +185,15 @@ describe('mistakes are named', () => {
     for (const by of ['1m', 'PT1M', 'P1M', '1mo', '36h', '2d']) expect((await run(['clock', 'advance', by])).code).toBe(0)
   })
 
+  it('clock advance takes ISO-8601 with a fraction on its smallest part (PT1.5H, as 1.5h), not on another', async () => {
+    expect((await c.control('/reset', { clock: '2026-01-31T00:00:00', frozen: true })).status).toBe(200)
+    expect((await run(['clock', 'advance', 'PT1.5H'])).code).toBe(0)
+    expect((await c.control('/clock')).body.now).toBe('2026-01-31T01:30:00.000000')
+    const bad = await c.control('/clock/advance', { by: 'PT1.5H30M' })
+    expect(bad.status).toBe(400)
+    expect(bad.body.error).toBe('BAD_DURATION')
+  })
+
   it('an empty subscription id or rule id is refused by name, by the CLI and the library (it reached the list, or no call)', async () => {
     for (const args of [
       ['subscription', ''],

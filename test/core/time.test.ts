@@ -38,7 +38,12 @@ describe('time', () => {
     expect(parseDuration('90m')).toEqual({ months: 0, ms: 5_400_000 })
     expect(parseDuration('2w')).toEqual({ months: 0, ms: 14 * 86_400_000 })
     expect(parseDuration('1mo')).toEqual({ months: 1, ms: 0 })
-    for (const bad of ['P', 'PT', '', 'soon', '1x', '-1h', 'P1MT']) expect(parseDuration(bad)).toBeNull()
+    // ISO-8601's fraction on the smallest part, as the short forms take one (1.5h).
+    expect(parseDuration('PT1.5H')).toEqual(parseDuration('1.5h'))
+    expect(parseDuration('PT1.5H')).toEqual({ months: 0, ms: 90 * 60_000 })
+    expect(parseDuration('P1DT0.5M')).toEqual({ months: 0, ms: 86_400_000 + 30_000 })
+    expect(parseDuration('P0.5D')).toEqual({ months: 0, ms: 12 * 3_600_000 })
+    for (const bad of ['P', 'PT', '', 'soon', '1x', '-1h', 'P1MT', 'PT1.5H30M', 'P1.5DT1H', 'P1.5M', 'P1.5Y']) expect(parseDuration(bad)).toBeNull()
   })
 
   it('adds calendar months from an anchor, clamping at month end and keeping the anchor day', () => {
