@@ -89,12 +89,10 @@ export async function rules(verb: string | undefined, arg: string | undefined, o
     const r = await guard(() => c.rules.list())
     if (o.json) return printJson(r)
     if (!r.runtime.length) out(chalk.dim('no runtime rules'))
-    // The count of the rules in force, as dcb world shows it: a record's own `used` counts only a rule with `times`.
-    const used = new Map(r.rules.map((x) => [x.id, x.used]))
     // Newest first: the order in which they are tried.
     for (const rec of [...r.runtime].reverse()) {
       const { id, description, ...rest } = rec.rule as { id: string; description?: string }
-      out(`${chalk.bold(id)}  ${chalk.dim(`used ${used.get(id) ?? rec.used}`)}  ${description ?? ''}`)
+      out(`${chalk.bold(id)}  ${chalk.dim(`used ${rec.used}`)}  ${description ?? ''}`)
       out(chalk.dim(`  ${JSON.stringify(rest)}`))
     }
     const fixture = r.rules.filter((x) => x.source !== 'runtime').length

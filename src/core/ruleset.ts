@@ -100,9 +100,16 @@ export class RuleSet {
     })
   }
 
-  /** The runtime rule records, oldest first. */
+  /**
+   * The runtime rule records, oldest first, each with `used` as `list` counts it (every decision; a
+   * record keeps durably only the uses of a rule with `times`).
+   */
   runtimeRecords(): RuntimeRuleRecord[] {
-    return [...this.state.rules.values()].sort(newestFirst).reverse()
+    const used = new Map(this.runtime.map((c) => [c.rule.id, this.used(c)]))
+    return [...this.state.rules.values()]
+      .sort(newestFirst)
+      .reverse()
+      .map((r) => ({ ...r, used: used.get(r.id) ?? r.used }))
   }
 
   /** Whether a runtime rule decided anything yet, for `used`. */

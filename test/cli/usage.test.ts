@@ -277,7 +277,11 @@ describe('dcb rules', () => {
     // Counted as dcb world counts them: "used 1", no "x".
     expect((await run(['world'])).stdout).toMatch(/t-barred: MSISDN 60123456001 at init: BARRED; used 1 /)
     expect(list.stdout).toMatch(/28 fixture rule\(s\) after them/)
-    expect(JSON.parse((await run(['rules', '--json'])).stdout).runtime).toHaveLength(3)
+    const json = JSON.parse((await run(['rules', '--json'])).stdout)
+    expect(json.runtime).toHaveLength(3)
+    // The control API answers one count per rule: the runtime record's `used` is the rule's in force (no `times` here).
+    for (const rec of json.runtime) expect(rec.used).toBe(json.rules.find((r: { id: string }) => r.id === rec.id).used)
+    expect(json.runtime.find((r: { id: string }) => r.id === 't-barred').used).toBe(1)
     expect((await run(['rules', 'remove', 't-barred'])).stdout).toMatch(/removed 1 runtime rule/)
     const gone = await run(['rules', 'remove', 't-barred'])
     expect(gone.code).toBe(1)
