@@ -122,12 +122,29 @@ export class Host {
     if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `X-DCB-Session must be 1-64 characters of A-Z a-z 0-9 . _ -`)
     const pending = this.opening.get(name)
     if (pending) return pending
+    this.refuseCaseTwin(name)
     const max = this.opts.maxSessions ?? DEFAULT_MAX_SESSIONS
     if (this.sessions.size + this.opening.size >= max)
       throw new SandboxError('SESSION_LIMIT', `the server holds its limit of ${max} sessions (--max-sessions); delete one with DELETE /_sandbox/sessions/NAME`)
     const p = this.open(name).finally(() => this.opening.delete(name))
     this.opening.set(name, p)
     return this.shared ? p.then(syncOf) : p
+  }
+
+  /**
+   * Sessions kept in the data folder are files named after them: on macOS and Windows (case-insensitive
+   * file systems) `Alice` and `alice` would share one, and one session's data would overwrite the
+   * other's. A new name that differs from a session's only in case is refused there, on every system.
+   */
+  private refuseCaseTwin(name: string): void {
+    if (!this.stores || this.stores.shared) return
+    const lower = name.toLowerCase()
+    for (const other of [...this.sessions.keys(), ...this.opening.keys()])
+      if (other.toLowerCase() === lower)
+        throw new SandboxError(
+          'BAD_REQUEST',
+          `a session "${other}" exists: names that differ only in case share a data file (on macOS and Windows); use "${other}" or another name`,
+        )
   }
 
   private async open(name: string): Promise<Session> {

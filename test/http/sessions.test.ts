@@ -175,6 +175,38 @@ describe('sessions on disk', () => {
     }
   }, 60_000)
 
+  it('a name that differs from a session kept in the data folder only in case is refused (one file on macOS and Windows); in memory it is another session', async () => {
+    const s = await serve(['--data', join(tmp.dir, 'sandbox.json'), '--clock', '2026-01-31T00:00:00'])
+    const mem = await serve(['--in-memory'])
+    try {
+      expect((await subscribe(s.url, '60123456011', 'Alice')).status).toBe('SUCCESS')
+      const init = await fetch(`${s.url}/subscriptions/init`, {
+        method: 'POST',
+        headers: { ...H, ...S('alice') },
+        body: JSON.stringify({ msisdn: '60123456012', service_code: 'STREAMPLUS', country_code: 'my' }),
+      })
+      expect(init.status).toBe(400)
+      expect(await init.json()).toMatchObject({ status: 'FAIL', message: 'BAD_REQUEST', status_code: 400 })
+      expect(init.headers.get('x-dcb-reason')).toMatch(/a session "Alice" exists/)
+      const control = await fetch(`${s.url}/_sandbox/clock`, { headers: S('ALICE') })
+      expect(control.status).toBe(400)
+      expect(await control.json()).toMatchObject({
+        error: 'BAD_REQUEST',
+        message: expect.stringContaining('a session "Alice" exists: names that differ only in case'),
+      })
+      const list = await (await fetch(`${s.url}/_sandbox/sessions`)).json()
+      expect(list.sessions.map((x: any) => x.name)).toEqual(['default', 'Alice'])
+      // Once Alice is deleted, the name is free in any case.
+      expect((await fetch(`${s.url}/_sandbox/sessions/Alice`, { method: 'DELETE' })).status).toBe(200)
+      expect((await subscribe(s.url, '60123456011', 'alice')).status).toBe('SUCCESS')
+      // No files, no clash: in memory they are two sessions.
+      for (const name of ['Alice', 'alice']) expect((await subscribe(mem.url, '60123456011', name)).status).toBe('SUCCESS')
+    } finally {
+      await s.stop()
+      await mem.stop()
+    }
+  })
+
   it('--session and DCB_SESSION pick the session of every client command; a bad one is a usage error', async () => {
     const s = await serve(['--in-memory'])
     try {
