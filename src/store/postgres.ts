@@ -50,8 +50,12 @@ export class SharedStoreError extends StoreError {
   }
 }
 
-/** `HOST:PORT/DATABASE` of a PostgreSQL URL, or a SharedStoreError (usage) naming what is wrong and where the URL came from (`given`). */
-export function describeUrl(url: string, given = '--store'): string {
+/**
+ * `HOST:PORT/DATABASE` of a PostgreSQL URL, or a SharedStoreError (usage) naming what is wrong and
+ * where the URL came from (`given`; `dcb serve` checks its own first, so the default names the
+ * library's option beside the flag).
+ */
+export function describeUrl(url: string, given = '--store (store)'): string {
   let u: URL
   try {
     u = new URL(url)

@@ -43,6 +43,11 @@ describe('replacing the world of a shared database', () => {
       )
       expect(readdirSync(dir)).toEqual([])
       await expect(startSandbox({ port: 0, inMemory: true, replaceWorld: true })).rejects.toThrow(ServeError)
+      // A store that is not a PostgreSQL URL names the library's option too (dcb serve names --store or DCB_STORE).
+      await expect(startSandbox({ port: 0, store: 'mysql://u:secret@h/db' })).rejects.toThrow(
+        new SharedStoreError('--store (store) takes a PostgreSQL URL (postgres:// or postgresql://), not mysql://', true),
+      )
+      expect(readdirSync(dir)).toEqual([])
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
