@@ -35,17 +35,24 @@ export interface StoreIo {
  * handle's descriptor (a FileHandle's promise costs ~20 µs of CPU more per write).
  */
 export async function writeAll(handle: FileHandle, file: string, data: Buffer, io?: StoreIo, position: number | null = null): Promise<void> {
-  const allowed = io?.beforeWrite?.(file, data.length)
-  const len = typeof allowed === 'number' ? Math.min(allowed, data.length) : data.length
-  const bytesWritten = len > 0 ? await writeAt(handle.fd, data, len, position) : 0
-  if (bytesWritten !== data.length) throw new StoreError(`short write to ${file}: ${bytesWritten} of ${data.length} bytes`)
+  const len = allowedBytes(io, file, data)
+  checkWhole(file, len > 0 ? await writeAt(handle.fd, data, len, position) : 0, data)
 }
 
 /** `writeAll` on the main thread (the journal's group write: see the top of this file). */
 function writeAllNow(fd: number, file: string, data: Buffer, io: StoreIo | undefined, position: number): void {
+  const len = allowedBytes(io, file, data)
+  checkWhole(file, len > 0 ? writeSync(fd, data, 0, len, position) : 0, data)
+}
+
+/** How many of the bytes the fault seam lets a write put (all of them without a fault; it may throw). */
+function allowedBytes(io: StoreIo | undefined, file: string, data: Buffer): number {
   const allowed = io?.beforeWrite?.(file, data.length)
-  const len = typeof allowed === 'number' ? Math.min(allowed, data.length) : data.length
-  const bytesWritten = len > 0 ? writeSync(fd, data, 0, len, position) : 0
+  return typeof allowed === 'number' ? Math.min(allowed, data.length) : data.length
+}
+
+/** A write that put less than all of its bytes failed. */
+function checkWhole(file: string, bytesWritten: number, data: Buffer): void {
   if (bytesWritten !== data.length) throw new StoreError(`short write to ${file}: ${bytesWritten} of ${data.length} bytes`)
 }
 
@@ -125,11 +132,11 @@ interface Waiter {
   undo: (() => void) | undefined
 }
 
-/** Each write durable (data and what reading it back needs) when it returns; written at known positions. */
 /** Groups up to this size are written on the main thread (a few requests' lines: ~0.2 ms here). */
 const MAIN_THREAD_WRITE = 64 * 1024
 const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
+/** Each write durable (data and what reading it back needs) when it returns; written at known positions. */
 const WRITE_DSYNC = constants.O_WRONLY | constants.O_CREAT | constants.O_DSYNC
 
 export interface WalOptions {
