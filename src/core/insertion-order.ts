@@ -29,6 +29,12 @@ export class InsertionOrder {
     this.head = 0
   }
 
+  /** The ids of `live`, in its order, and no others (after a rollback put records back in their places). */
+  rebuild(live: Map<string, unknown>): void {
+    this.ids = [...live.keys()]
+    this.head = 0
+  }
+
   clear(): void {
     this.ids = []
     this.head = 0

@@ -253,13 +253,17 @@ export class State {
 
   /**
    * Puts a record back as it was before a transaction (`prev` undefined: it did not exist). A
-   * message comes back at its place in its inbox (by number), not at the end.
+   * message comes back at its place in its inbox (by number), not at the end. A message or a
+   * verification request the transaction dropped comes back at the end of its map for now: the
+   * rollback ends with `placeRestored`.
    */
   restore(c: CollectionName, id: string, prev: unknown): void {
     const map = this[c] as Map<string, unknown>
     if (prev === undefined) return this.apply({ c, id, v: null })
     if (map.get(id) === prev) return
-    if (c !== 'sms' || map.has(id)) return this.apply({ c, id, v: prev })
+    if ((c !== 'sms' && c !== 'verifs') || map.has(id)) return this.apply({ c, id, v: prev })
+    ;(this.restored ??= []).push(c, id)
+    if (c === 'verifs') return this.apply({ c, id, v: prev })
     const rec = prev as SmsRecord
     map.set(id, rec)
     const list = [...this.smsIdsOf(rec.msisdn)]
@@ -267,12 +271,57 @@ export class State {
     while (i > 0 && (this.sms.get(list[i - 1]!)?.n ?? 0) > rec.n) i--
     list.splice(i, 0, id)
     this.smsIds.set(rec.msisdn, list.length === 1 ? list[0]! : list)
-    this.smsOrder.push(id, this.sms)
+  }
+
+  /**
+   * Flat (collection, id): the dropped records `restore` put back at the end of their maps, in the
+   * order put back (the latest dropped first). Only a rollback sets it.
+   */
+  private restored: string[] | undefined
+
+  /**
+   * Ends a rollback: the messages and verification requests it put back go to their places, in the
+   * map (its order is the snapshot's, and so a restart's) and in the order the caps drop them. A Map
+   * only appends: each map with one put back is copied once, here (a rollback is rare; a commit
+   * pays nothing for it). A message goes by its number. A verification request is only ever dropped
+   * as the oldest (the cap): those put back go first, in the order they were dropped.
+   */
+  placeRestored(): void {
+    const restored = this.restored
+    if (!restored) return
+    this.restored = undefined
+    const back = { sms: new Set<string>(), verifs: new Set<string>() }
+    for (let i = 0; i < restored.length; i += 2) back[restored[i] as 'sms' | 'verifs'].add(restored[i + 1]!)
+    if (back.verifs.size) {
+      const first = [...back.verifs].reverse().filter((id) => this.verifMap.has(id))
+      const placed = new Map<string, VerificationRecord>()
+      for (const id of first) placed.set(id, this.verifMap.get(id)!)
+      for (const [id, v] of this.verifMap) if (!back.verifs.has(id)) placed.set(id, v)
+      this.verifMap = placed
+      this.deletes.verifs = 0
+      this.verifOrder.rebuild(placed)
+    }
+    if (back.sms.size) {
+      const put = [...back.sms].filter((id) => this.smsMap.has(id)).map((id) => [id, this.smsMap.get(id)!] as const)
+      put.sort((a, b) => a[1].n - b[1].n)
+      const placed = new Map<string, SmsRecord>()
+      let k = 0
+      for (const [id, m] of this.smsMap) {
+        if (back.sms.has(id)) continue
+        for (; k < put.length && put[k]![1].n < m.n; k++) placed.set(...put[k]!)
+        placed.set(id, m)
+      }
+      for (; k < put.length; k++) placed.set(...put[k]!)
+      this.smsMap = placed
+      this.deletes.sms = 0
+      this.smsOrder.rebuild(placed)
+    }
   }
 
   clear(): void {
     for (const m of [this.subs, this.verifs, this.sms, this.rules, this.counters, this.meta, this.subsByMsisdn, this.smsIds]) m.clear()
     this.smsSeq = 0
+    this.restored = undefined
     this.smsOrder.clear()
     this.verifOrder.clear()
   }

@@ -76,6 +76,7 @@ export class Tx {
         for (const [c, entries] of before) for (const [id, v] of entries) this.state.apply({ c, id, v })
       } else this.state.restore(u[i] as CollectionName, u[i + 1] as string, u[i + 2])
     }
+    this.state.placeRestored()
     u.length = 0
   }
 

@@ -1,0 +1,93 @@
+/**
+ * A transaction taken back (its write failed) leaves the state as it was: the capped maps in their
+ * order (the oldest record is the one a restart would drop first).
+ */
+import { describe, expect, it } from 'vitest'
+import { State, type SmsRecord, type VerificationRecord } from '../../src/core/state.js'
+import { Tx } from '../../src/core/tx.js'
+
+const sms = (id: string, n: number, msisdn: string): SmsRecord => ({
+  id,
+  n,
+  msisdn,
+  direction: 'mt',
+  from: 'Stream Plus',
+  to: msisdn,
+  text: `message ${n}`,
+  at: 1000 + n,
+  kind: 'otp',
+})
+const verif = (id: string, at: number) => ({ id, created_at: at, msisdn: '601200000001', state: 'pending' }) as VerificationRecord
+
+/** What the caps do: put a record, then drop the oldest while over `cap`. */
+function putCapped(tx: Tx, c: 'verifs' | 'sms', rec: { id: string }, cap: number): void {
+  tx.put(c, rec.id, rec as never)
+  while (tx.state[c].size > cap) tx.del(c, tx.state.oldest(c)!)
+}
+
+/** The order a restart reads: the records (snapshot order), each capped map's oldest, each handset's messages. */
+function orderOf(state: State) {
+  return {
+    verifs: [...state.verifs.keys()],
+    sms: [...state.sms.keys()],
+    oldest: [state.oldest('verifs'), state.oldest('sms')],
+    handsets: ['601200000001', '601200000002'].map((m) => [...state.smsIdsOf(m)]),
+  }
+}
+
+describe('a rollback of a transaction that dropped capped records', () => {
+  it('puts verification requests back at the front, in their order, as the oldest', () => {
+    const state = new State()
+    for (let k = 1; k <= 5; k++) state.apply({ c: 'verifs', id: `v${k}`, v: verif(`v${k}`, k) })
+    const before = orderOf(state)
+    const tx = new Tx(state)
+    putCapped(tx, 'verifs', verif('v6', 6), 5)
+    putCapped(tx, 'verifs', verif('v7', 7), 5)
+    expect([...state.verifs.keys()]).toEqual(['v3', 'v4', 'v5', 'v6', 'v7'])
+    tx.rollback()
+    expect(orderOf(state)).toEqual(before)
+    // The next drop takes the oldest, as a restart replaying the journal would.
+    putCapped(new Tx(state), 'verifs', verif('v8', 8), 5)
+    expect([...state.verifs.keys()]).toEqual(['v2', 'v3', 'v4', 'v5', 'v8'])
+  })
+
+  it('puts messages back at their places: the oldest of all (the cap) and a handset oldest (its own cap) in the middle', () => {
+    const state = new State()
+    const ones = ['601200000001', '601200000002', '601200000001', '601200000002', '601200000001']
+    ones.forEach((m, k) => state.apply({ c: 'sms', id: `m${k + 1}`, v: sms(`m${k + 1}`, k + 1, m) }))
+    const before = orderOf(state)
+    const tx = new Tx(state)
+    // Handset 1 keeps two: its oldest (m3, past m1 dropped by the overall cap) goes from the middle.
+    putCapped(tx, 'sms', sms('m6', 6, '601200000001'), 5)
+    tx.del('sms', state.smsIdsOf('601200000001')[0]!)
+    expect([...state.sms.keys()]).toEqual(['m2', 'm4', 'm5', 'm6'])
+    tx.rollback()
+    expect(orderOf(state)).toEqual(before)
+  })
+
+  it('of several transactions, taken back the latest first, leaves the first one dropped the oldest', () => {
+    const state = new State()
+    for (let k = 1; k <= 5; k++) state.apply({ c: 'verifs', id: `v${k}`, v: verif(`v${k}`, k) })
+    for (let k = 1; k <= 5; k++) state.apply({ c: 'sms', id: `m${k}`, v: sms(`m${k}`, k, `60120000000${k}`) })
+    const before = orderOf(state)
+    const txs = [6, 7, 8].map((k) => {
+      const tx = new Tx(state)
+      putCapped(tx, 'verifs', verif(`v${k}`, k), 5)
+      putCapped(tx, 'sms', sms(`m${k}`, k, `60120000000${k}`), 5)
+      return tx
+    })
+    for (const tx of txs.reverse()) tx.rollback()
+    expect(orderOf(state)).toEqual(before)
+  })
+
+  it('keeps the order when the transaction compacted the insertion order meanwhile (many records dropped)', () => {
+    const state = new State()
+    for (let k = 0; k < 3000; k++) state.apply({ c: 'verifs', id: `v${k}`, v: verif(`v${k}`, k) })
+    const before = orderOf(state)
+    const tx = new Tx(state)
+    // Enough dropped ids to make the order drop its dead ones during the transaction.
+    for (let k = 3000; k < 6000; k++) putCapped(tx, 'verifs', verif(`v${k}`, k), 3000)
+    tx.rollback()
+    expect(orderOf(state)).toEqual(before)
+  })
+})
