@@ -46,24 +46,30 @@ export class Tx {
   /** SMS messages are only ever added or dropped, never changed: their changes are kept as they come. */
   private readonly smsChanges: Change[] = []
 
-  /** Records a change (before it is applied: the record as it was is kept for `rollback` and for the journal's delta). */
-  private record(c: CollectionName, id: string, change: RecordChange): void {
+  /**
+   * Records a change (before it is applied: the record as it was is kept for `rollback` and for the
+   * journal's delta); answers the record as it was before this transaction (of a message: before this change).
+   */
+  private record(c: CollectionName, id: string, change: RecordChange): unknown {
     if (c === 'sms') {
-      this.undo.push(c, id, this.state.sms.get(id))
+      const before = this.state.sms.get(id)
+      this.undo.push(c, id, before)
       this.smsChanges.push(change)
       this.count++
-      return
+      return before
     }
     let m = this.byCollection.get(c)
     if (!m) this.byCollection.set(c, (m = new Map()))
     const touched = m.get(id)
-    if (touched) touched.change = change
-    else {
-      const before = (this.state[c] as Map<string, unknown>).get(id)
-      this.count++
-      this.undo.push(c, id, before)
-      m.set(id, { change, before })
+    if (touched) {
+      touched.change = change
+      return touched.before
     }
+    const before = (this.state[c] as Map<string, unknown>).get(id)
+    this.count++
+    this.undo.push(c, id, before)
+    m.set(id, { change, before })
+    return before
   }
 
   /** Takes every change of this transaction back from the state, the latest first. */
@@ -82,9 +88,9 @@ export class Tx {
 
   put<C extends CollectionName>(c: C, id: string, v: Collections[C]): Collections[C] {
     const change: RecordChange = { c, id, v }
-    this.record(c, id, change)
+    const before = this.record(c, id, change)
     this.state.apply(change)
-    if (c === 'subs') (this.created ??= new WeakSet()).add(v as object)
+    if (c === 'subs' && isOwnCopy(v as SubscriptionRecord, before as SubscriptionRecord | undefined)) (this.created ??= new WeakSet()).add(v as object)
     return v
   }
 
@@ -121,6 +127,17 @@ export class Tx {
 }
 
 type RecordChange = Extract<Change, { c: CollectionName }>
+
+/**
+ * Whether a subscription put is this transaction's own, to renew in place: not the record as it was
+ * before the transaction (the undo log keeps that one to put back, and others may hold it), nor a
+ * copy sharing its charge history (`renewOwned` changes the history in place). A subscription made
+ * in the transaction, and a renewed copy with its own history, are: a long advance copies each
+ * subscription once, not once per renewal.
+ */
+function isOwnCopy(v: SubscriptionRecord, before: SubscriptionRecord | undefined): boolean {
+  return v !== before && v.charges !== before?.charges
+}
 
 /** A record's last change in a transaction, and the record before the transaction first touched it. */
 interface Touched {

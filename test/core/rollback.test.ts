@@ -1,9 +1,11 @@
 /**
  * A transaction taken back (its write failed) leaves the state as it was: the capped maps in their
- * order (the oldest record is the one a restart would drop first).
+ * order (the oldest record is the one a restart would drop first), and no record seen before the
+ * transaction changed in place.
  */
 import { describe, expect, it } from 'vitest'
-import { State, type SmsRecord, type VerificationRecord } from '../../src/core/state.js'
+import { newSubscription } from '../../src/core/subscriptions.js'
+import { State, type Charge, type SmsRecord, type SubscriptionRecord, type VerificationRecord } from '../../src/core/state.js'
 import { Tx } from '../../src/core/tx.js'
 
 const sms = (id: string, n: number, msisdn: string): SmsRecord => ({
@@ -89,5 +91,66 @@ describe('a rollback of a transaction that dropped capped records', () => {
     for (let k = 3000; k < 6000; k++) putCapped(tx, 'verifs', verif(`v${k}`, k), 3000)
     tx.rollback()
     expect(orderOf(state)).toEqual(before)
+  })
+})
+
+describe('subscriptions a transaction may renew in place', () => {
+  const charge = (at: number): Charge => ({ at, kind: 'renewal', outcome: 'SUCCESS', amount: '1.00', currency: 'MYR' })
+  const who = { merchant: 'm', service: 'S', country: 'my', carrier: 'c', msisdn: '601200000001', language: 'en', flow: 'otp' } as const
+  const month = { months: 1, ms: 0 }
+  const stateWith = (sub: SubscriptionRecord) => {
+    const state = new State()
+    state.apply({ c: 'subs', id: sub.id, v: sub })
+    return state
+  }
+
+  it('are not the record as it was before the transaction, put back', () => {
+    const sub = newSubscription('s1', 0, month, null, who)
+    const state = stateWith(sub)
+    const as = structuredClone(sub)
+    const tx = new Tx(state)
+    tx.put('subs', 's1', sub)
+    expect(tx.renewOwned(sub, charge(1), 2, 4)).toBe(false)
+    tx.rollback()
+    expect(state.subs.get('s1')).toEqual(as)
+  })
+
+  it('are not the record as it was, put back after a copy of it', () => {
+    const sub = newSubscription('s1', 0, month, null, who)
+    const state = stateWith(sub)
+    const as = structuredClone(sub)
+    const tx = new Tx(state)
+    tx.put('subs', 's1', { ...sub, charges: [...sub.charges], status: 'EXPIRED' })
+    tx.put('subs', 's1', sub)
+    expect(tx.renewOwned(sub, charge(1), 2, 4)).toBe(false)
+    tx.rollback()
+    expect(state.subs.get('s1')).toEqual(as)
+  })
+
+  it('are not a copy that shares the charge history of the record as it was (a renewal in place would change that history)', () => {
+    const sub = newSubscription('s1', 0, month, null, who)
+    const state = stateWith(sub)
+    const as = structuredClone(sub)
+    const tx = new Tx(state)
+    const canceled = tx.put('subs', 's1', { ...sub, status: 'CANCELED' })
+    expect(tx.renewOwned(canceled, charge(1), 2, 4)).toBe(false)
+    tx.rollback()
+    expect(state.subs.get('s1')).toEqual(as)
+  })
+
+  it('are a subscription made in the transaction, and a renewed copy (its own history) of one made before: a long advance copies once', () => {
+    const old = newSubscription('s1', 0, month, null, who)
+    const state = stateWith(old)
+    const as = structuredClone(old)
+    const tx = new Tx(state)
+    const made = tx.put('subs', 's2', newSubscription('s2', 0, month, null, who))
+    expect(tx.renewOwned(made, charge(1), 2, 4)).toBe(true)
+    expect(tx.renewOwned(old, charge(1), 2, 4)).toBe(false)
+    const renewed = tx.put('subs', 's1', { ...old, charges: [...old.charges, charge(1)], periods: 2, charge_count: 2 })
+    expect(tx.renewOwned(renewed, charge(2), 3, 4)).toBe(true)
+    expect(renewed.charges).toHaveLength(3)
+    tx.rollback()
+    expect(state.subs.get('s1')).toEqual(as)
+    expect(state.subs.has('s2')).toBe(false)
   })
 })
