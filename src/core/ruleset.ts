@@ -11,7 +11,8 @@
  * a write).
  */
 import type { Rule, RuleEffect, Step } from './world-schema.js'
-import { compileRule, ruleMatches, type CompiledRule, type RegexMatch, type RuleContext } from './rules.js'
+import { StepRules } from './rule-index.js'
+import { compileRule, type CompiledRule, type RegexMatch, type RuleContext } from './rules.js'
 import type { RuntimeRuleRecord, State } from './state.js'
 import type { Tx } from './tx.js'
 
@@ -45,10 +46,10 @@ export class RuleSet {
   private runtime: CompiledRule[] = []
   /** Every rule in force, in the order consulted. */
   private ordered: CompiledRule[] = []
-  private byStep = new Map<Step, CompiledRule[]>()
+  private byStep = new Map<Step, StepRules>()
   /** How many times each rule decided a step here (in memory; the compiled world rules are shared by sessions). */
   private decisions = new Map<CompiledRule, number>()
-  /** Candidates per step and context (cleared when the rules change). */
+  /** Candidates per step and context, for the steps whose rules cost more than a lookup to search (cleared when the rules change). */
   private cache = new Map<string, Candidates>()
   /** Candidates per step of a record that stays (a subscription, a verification request): no key to build. */
   private byRecord = new WeakMap<object, { version: number; steps: Map<Step, Candidates> }>()
@@ -76,13 +77,14 @@ export class RuleSet {
     this.decisions = new Map([...this.world, ...this.runtime].map((c) => [c, (c.source === 'runtime' ? before.get(c.rule.id) : this.decisions.get(c)) ?? 0]))
     const shadowed = new Set(this.runtime.map((c) => c.rule.id))
     this.ordered = [...this.runtime, ...this.world.filter((c) => !shadowed.has(c.rule.id))]
-    this.byStep = new Map()
+    const byStep = new Map<Step, CompiledRule[]>()
     for (const c of this.ordered)
       for (const step of c.steps) {
-        let list = this.byStep.get(step)
-        if (!list) this.byStep.set(step, (list = []))
+        let list = byStep.get(step)
+        if (!list) byStep.set(step, (list = []))
         list.push(c)
       }
+    this.byStep = new Map([...byStep].map(([step, rules]) => [step, new StepRules(rules)]))
     this.cache = new Map()
     this.version++
   }
@@ -155,7 +157,7 @@ export class RuleSet {
     let found = per.steps.get(step)
     if (!found) {
       const { msisdn, country, carrier, service } = record
-      per.steps.set(step, (found = this.scan({ step, msisdn, country, carrier, service }, rules)))
+      per.steps.set(step, (found = rules.candidates({ step, msisdn, country, carrier, service }) ?? NONE))
     }
     return found
   }
@@ -194,26 +196,16 @@ export class RuleSet {
     return rules ? this.candidates(ctx, rules) : NONE
   }
 
-  private candidates(ctx: RuleContext, rules: CompiledRule[]): Candidates {
+  private candidates(ctx: RuleContext, rules: StepRules): Candidates {
+    // Most steps: a lookup or two in the step's index, cheaper than building a key to cache it under.
+    if (!rules.costly) return rules.candidates(ctx) ?? NONE
     const key = `${ctx.step}\0${ctx.msisdn}\0${ctx.country}\0${ctx.carrier}\0${ctx.service}`
     let found = this.cache.get(key)
     if (found) return found
-    found = this.scan(ctx, rules)
+    found = rules.candidates(ctx) ?? NONE
     if (this.cache.size >= CACHE_LIMIT) this.cache.clear()
     this.cache.set(key, found)
     return found
-  }
-
-  private scan(ctx: RuleContext, rules: CompiledRule[]): Candidates {
-    const list: RuleDecision[] = []
-    let nth = false
-    for (const c of rules) {
-      const m = ruleMatches(c, ctx, true)
-      if (!m) continue
-      list.push({ effect: c.rule.effect, rule: c.rule, compiled: c, match: m })
-      if (c.rule.nth !== undefined) nth = true
-    }
-    return list.length ? { list, nth } : NONE
   }
 
   /** Counts a use of a rule with `times`; false when it is spent. */
