@@ -2,15 +2,15 @@
  * The file-backed store: a lowdb snapshot (`sandbox.json`) plus an append-only journal of changes
  * (`sandbox.json.journal.G`). Each transaction is one JSON line, written and fdatasync'd before the
  * answer leaves (concurrent transactions share one fsync: group commit), so the cost of a write does
- * not grow with the data. The snapshot is rewritten only by compaction (when the journal grows past
- * a size, and at shutdown), under a new journal generation so appends never wait for it.
+ * not grow with the data. The snapshot is rewritten only by compaction (the journal past 64 MiB or the
+ * snapshot's size, and at shutdown), under a new journal generation so appends never wait for it.
  *
  * Recovery: load the snapshot (seq S, generation G), replay every journal of generation >= G in
  * order, skipping lines with seq <= S. A torn last line (no newline) is cut off and reported; any other
  * damage (a complete line that does not parse, an unknown record, a bad snapshot field) refuses the
  * start naming file and line, and nothing on disk changes.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync, ftruncateSync, existsSync } from 'node:fs'
+import { closeSync, fsyncSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync, ftruncateSync, existsSync, statSync } from 'node:fs'
 import { basename, dirname, resolve } from 'node:path'
 import type { Low } from 'lowdb'
 import { COLLECTIONS, type Change, type CollectionName, type State } from '../core/state.js'
@@ -22,7 +22,7 @@ import { dataEnd, describeError, fsyncDir, linesEnd, WriteAheadLog, type StoreIo
 type Snapshot = SnapshotData
 
 export interface FileStoreOptions {
-  /** Compact when the current journal passes this many bytes. */
+  /** Compact when the current journal passes this many bytes (or the snapshot's size, when larger). */
   compactBytes?: number
   /** Skip fsync (only for benchmarks that want to see the cost of it). */
   unsafeNoSync?: boolean
@@ -49,6 +49,11 @@ export class FileStore implements Store {
   private locked = false
   private closed = false
   private readonly compactBytes: number
+  /**
+   * The snapshot's size on disk. Compaction (a rewrite of the whole snapshot) starts once the journal passes
+   * this or `compactBytes`: at most a byte rewritten per byte journaled, however large the state grows.
+   */
+  private snapshotBytes = 0
   private readonly io: StoreIo | undefined
   private readonly unsafeNoSync: boolean
   recovered = { replayed: 0, tornBytes: 0, notes: [] as string[] }
@@ -75,7 +80,8 @@ export class FileStore implements Store {
     })
     this.wal.onWritten = () => {
       if (this.compacting || this.closed || this.wal.failure) return
-      if (this.wal.bytes >= this.compactBytes || (this.compactRetryAt && Date.now() >= this.compactRetryAt)) void this.compact().catch(() => {})
+      if (this.wal.bytes >= Math.max(this.compactBytes, this.snapshotBytes) || (this.compactRetryAt && Date.now() >= this.compactRetryAt))
+        void this.compact().catch(() => {})
     }
   }
 
@@ -128,6 +134,7 @@ export class FileStore implements Store {
         throw new StoreError(`the data file ${this.path} is not a dcb snapshot (${(e as Error).message}); move it away or pick another --data file`)
       }
       const snap = this.db.data
+      this.snapshotBytes = snap ? sizeOf(this.path) : 0
       if (snap && snap.format !== 'dcb-sandbox/1') {
         throw new StoreError(`the data file ${this.path} is not a dcb snapshot; move it away or pick another --data file`)
       }
@@ -264,6 +271,7 @@ export class FileStore implements Store {
         this.db.data = null
       }
       if (!this.unsafeNoSync) fsyncDir(this.dir)
+      this.snapshotBytes = sizeOf(this.path)
       for (const g of this.generations()) if (g < gen) unlinkSync(this.journalPath(g))
       this.compactRetryAt = 0
     })()
@@ -298,8 +306,7 @@ export class FileStore implements Store {
     return { kind: this.kind, path: this.path, seq: this.seq, generation: this.generation, journal_bytes: this.wal.bytes, recovered: this.recovered }
   }
 
-  // ------------------------------------------------------------ one server per data file
-
+  /** One server per data file. */
   private lock(): void {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
@@ -421,6 +428,15 @@ export function cutTornTails(torn: readonly { file: string; good: number }[]): v
     } finally {
       closeSync(fd)
     }
+  }
+}
+
+/** A file's size (0: none, or it cannot be read). */
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size
+  } catch {
+    return 0
   }
 }
 

@@ -158,6 +158,48 @@ describe('FileStore', () => {
     await s2.close()
   })
 
+  it('compacts again only once the journal passes the snapshot size too, before and after a restart', async () => {
+    const path = join(tmp.dir, 'db.json')
+    const generation = (s: FileStore) => s.info().generation as number
+    /** Appends until the journal holds `bytes` or a compaction starts a generation; answers the most the journal held before. */
+    const fill = async (s: FileStore, st: State, bytes: number) => {
+      const gen = generation(s)
+      let most = 0
+      for (let i = 0; (s.info().journal_bytes as number) < bytes && generation(s) === gen; i++) {
+        await s.append(put(st, `filler-${i % 50}`, i))
+        most = Math.max(most, s.info().journal_bytes as number)
+        await (s as any).compacting
+      }
+      return most
+    }
+    const s1 = new FileStore(path, { compactBytes: 2000 })
+    const st1 = new State()
+    await s1.open(st1)
+    // A snapshot of about 30 KB, far past compactBytes.
+    for (let i = 0; i < 300; i++) await s1.append(put(st1, `a-counter-with-a-long-name-${i}`.padEnd(90, '-'), i))
+    await (s1 as any).compacting
+    await s1.compact()
+    const size = statSync(path).size
+    expect(size).toBeGreaterThan(20_000)
+    const gen = generation(s1)
+    // Past compactBytes, short of the snapshot's size: no compaction.
+    await fill(s1, st1, size - 1000)
+    expect(generation(s1)).toBe(gen)
+    // Then one, once the journal passed the snapshot's size.
+    expect(await fill(s1, st1, Infinity)).toBeGreaterThanOrEqual(size)
+    expect(generation(s1)).toBe(gen + 1)
+    await s1.close()
+    // A store opened on that data file takes the threshold from the snapshot it loads.
+    const s2 = new FileStore(path, { compactBytes: 2000 })
+    const st2 = new State()
+    await s2.open(st2)
+    const gen2 = generation(s2)
+    await fill(s2, st2, statSync(path).size - 1000)
+    expect(generation(s2)).toBe(gen2)
+    await s2.close()
+    expect(st2.counters.size).toBe(350)
+  })
+
   it('keeps appending while it compacts, and loses nothing', async () => {
     const path = join(tmp.dir, 'db.json')
     const s1 = new FileStore(path, { compactBytes: 2000 })
