@@ -11,7 +11,7 @@ import type { World } from '../core/world-schema.js'
 import { createSandboxApp } from '../http/app.js'
 import { rawRequest, runListener, toResponse, type RawRequest, type RawResponse } from '../http/inprocess.js'
 import { normalizeIp } from '../http/ip.js'
-import { Host, isSessionName } from '../runtime/host.js'
+import { dotNameRefusal, Host, isDotName, isSessionName } from '../runtime/host.js'
 import { version } from '../version.js'
 import { SandboxError } from '../core/errors.js'
 import { libraryMessage } from './errors.js'
@@ -186,6 +186,8 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
     ...bind(undefined),
     session: (name) => {
       if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `"${name}" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -`)
+      // In memory there is no session kept from an older version to reach.
+      if (isDotName(name)) throw new SandboxError('BAD_REQUEST', dotNameRefusal(name))
       return bind(name)
     },
     close: async () => {

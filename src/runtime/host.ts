@@ -27,6 +27,20 @@ export function isSessionName(name: string): boolean {
   return SESSION_NAME.test(name)
 }
 
+/**
+ * `.` and `..` fit the grammar but cannot name a new session: fetch, curl and browsers read them in
+ * `/_sandbox/sessions/NAME` as path steps, so the session could never be deleted by URL. One kept
+ * from an older version still loads, answers and can be deleted (`/_sandbox/sessions/%2E%2E` with curl).
+ */
+export function isDotName(name: string): boolean {
+  return name === '.' || name === '..'
+}
+
+/** Why `.` or `..` is refused as a new session's name. */
+export function dotNameRefusal(name: string): string {
+  return `"${name}" cannot name a new session: URL clients read . and .. in /_sandbox/sessions/${name} as path steps, so it could never be deleted; use another name`
+}
+
 export interface HostOptions {
   /** World, limits and host hooks every session's engine gets (not state or persist). */
   engine: Omit<EngineOptions, 'state' | 'persist'>
@@ -120,13 +134,15 @@ export class Host {
     const have = this.peek(name)
     if (have) return this.sharedStore ? syncOf(have) : have
     if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `X-DCB-Session must be 1-64 characters of A-Z a-z 0-9 . _ -`)
+    // Every session kept in a data folder is open since the start: a dot name not open is a new one.
+    if (isDotName(name) && !this.sharedStore) throw new SandboxError('BAD_REQUEST', dotNameRefusal(name))
     const pending = this.opening.get(name)
     if (pending) return pending
     this.refuseCaseTwin(name)
     const max = this.opts.maxSessions ?? DEFAULT_MAX_SESSIONS
     if (this.sessions.size + this.opening.size >= max)
       throw new SandboxError('SESSION_LIMIT', `the server holds its limit of ${max} sessions (--max-sessions); delete one with DELETE /_sandbox/sessions/NAME`)
-    const p = this.open(name).finally(() => this.opening.delete(name))
+    const p = (isDotName(name) ? this.openKept(name) : this.open(name)).finally(() => this.opening.delete(name))
     this.opening.set(name, p)
     return this.shared ? p.then(syncOf) : p
   }
@@ -145,6 +161,12 @@ export class Host {
           'BAD_REQUEST',
           `a session "${other}" exists: names that differ only in case share a data file (on macOS and Windows); use "${other}" or another name`,
         )
+  }
+
+  /** A shared database's session named `.` or `..` (made by an older version) opens; a new one is refused. */
+  private async openKept(name: string): Promise<Session> {
+    if (!(await this.storedNames()).includes(name)) throw new SandboxError('BAD_REQUEST', dotNameRefusal(name))
+    return this.open(name)
   }
 
   private async open(name: string): Promise<Session> {

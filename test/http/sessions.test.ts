@@ -1,3 +1,5 @@
+import { renameSync } from 'node:fs'
+import { request } from 'node:http'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { startClient, tempDir, type Client } from '../helpers.js'
@@ -21,6 +23,19 @@ async function subscribe(url: string, msisdn: string, session?: string): Promise
       body: JSON.stringify({ verif_request_id: init.payload.verif_request_id, otp: otp.otp }),
     })
   ).json()
+}
+
+/** A DELETE whose path is sent as written (fetch resolves . and .., even encoded, before sending). */
+function rawDelete(base: string, path: string): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = request(base, { method: 'DELETE', path }, (res) => {
+      let text = ''
+      res.on('data', (d) => (text += d))
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
 }
 
 describe('sessions (X-DCB-Session)', () => {
@@ -100,6 +115,26 @@ describe('sessions (X-DCB-Session)', () => {
       expect([bad, ctl.status, ctl.body.error]).toEqual([bad, 400, 'BAD_REQUEST'])
     }
     expect((await c.api('/subscriptions/status', { subscription_id: 'x' }, { headers: S('A.b_c-9'.padEnd(64, 'z')) })).status).toBe(404)
+  })
+
+  it('. and .. cannot name a new session (a URL cannot address them to delete it): 400 saying why on both APIs', async () => {
+    for (const dots of ['.', '..']) {
+      const r = await c.api('/subscriptions/status', { subscription_id: 'x' }, { headers: S(dots) })
+      expect([dots, r.status, r.text]).toEqual([dots, 400, '{"status":"FAIL","message":"BAD_REQUEST","status_code":400,"payload":null}'])
+      expect(r.headers.get('x-dcb-reason')).toContain(`"${dots}" cannot name a new session`)
+      const ctl = await c.control('/clock', undefined, { headers: S(dots) })
+      expect([dots, ctl.status, ctl.body]).toEqual([
+        dots,
+        400,
+        {
+          error: 'BAD_REQUEST',
+          message: `"${dots}" cannot name a new session: URL clients read . and .. in /_sandbox/sessions/${dots} as path steps, so it could never be deleted; use another name`,
+        },
+      ])
+    }
+    // Dots inside a longer name are plain characters.
+    expect((await c.control('/clock', undefined, { headers: S('...') })).status).toBe(200)
+    expect((await c.control('/sessions')).body.sessions.map((s: any) => s.name)).toEqual(['default', '...'])
   })
 
   it('the sessions calls take no query parameter: one is refused by name', async () => {
@@ -206,6 +241,33 @@ describe('sessions on disk', () => {
       await mem.stop()
     }
   })
+
+  it('a session named .. kept by an older version still loads, answers and is deleted by /_sandbox/sessions/%2E%2E; then the name is refused', async () => {
+    const data = join(tmp.dir, 'sandbox.json')
+    let s = await serve(['--data', data, '--clock', '2026-01-31T00:00:00'])
+    try {
+      await fetch(`${s.url}/_sandbox/clock/advance`, { method: 'POST', headers: { 'content-type': 'application/json', ...S('old') }, body: '{"by":"P1D"}' })
+    } finally {
+      await s.stop()
+    }
+    // What an older version left for a session named "..": a clean stop keeps one snapshot per session, NAME.json.
+    renameSync(join(`${data}.sessions`, 'old.json'), join(`${data}.sessions`, '...json'))
+    s = await serve(['--data', data])
+    try {
+      const list = await (await fetch(`${s.url}/_sandbox/sessions`)).json()
+      expect(list.sessions.map((x: any) => [x.name, x.now])).toEqual([
+        ['default', '2026-01-31T00:00:00.000000'],
+        ['..', '2026-02-01T00:00:00.000000'],
+      ])
+      expect((await (await fetch(`${s.url}/_sandbox/clock`, { headers: S('..') })).json()).now).toBe('2026-02-01T00:00:00.000000')
+      // fetch would read %2E%2E as a path step too: a raw request, as curl sends it.
+      expect(await rawDelete(s.url, '/_sandbox/sessions/%2E%2E')).toEqual({ status: 200, body: { deleted: '..' } })
+      const again = await fetch(`${s.url}/_sandbox/clock`, { headers: S('..') })
+      expect([again.status, (await again.json()).message]).toEqual([400, expect.stringContaining('".." cannot name a new session')])
+    } finally {
+      await s.stop()
+    }
+  }, 60_000)
 
   it('--session and DCB_SESSION pick the session of every client command; a bad one is a usage error', async () => {
     const s = await serve(['--in-memory'])

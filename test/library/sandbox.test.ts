@@ -164,6 +164,8 @@ describe('createSandbox: the engine in-process, no socket', () => {
     await a.reset()
     expect((await a.subscriptions()).subscriptions).toHaveLength(0)
     expect(() => sandbox.session('a b')).toThrow(SandboxError)
+    // . and .. fit the characters but a URL cannot address them (DELETE /_sandbox/sessions/..).
+    for (const dots of ['.', '..']) expect(() => sandbox.session(dots)).toThrow(`"${dots}" cannot name a new session`)
     await expect(sandbox.session('worker-2').now()).rejects.toMatchObject({ code: 'SESSION_LIMIT', status: 429 })
   })
 
