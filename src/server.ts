@@ -252,8 +252,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
   }
   const addr = server.address() as AddressInfo
   loopbackListener = isLoopback(normalizeIp(addr.address))
-  const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
-  url = `${protocol}://${shownHost}:${addr.port}`
+  url = `${protocol}://${openableHost(addr)}:${addr.port}`
   if (shared) {
     // What the other replicas do reaches this one: the console's streams and the list of sessions follow.
     shared.db.onNotice = (payload) => sessions.notice(payload)
@@ -337,6 +336,16 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
       return requests
     },
   }
+}
+
+/**
+ * The host of the URL a client opens: the address bound, or on every interface (0.0.0.0, ::) the
+ * loopback one of its family, as no client can connect to a wildcard address.
+ */
+function openableHost(addr: AddressInfo): string {
+  if (addr.address === '0.0.0.0') return '127.0.0.1'
+  if (addr.address === '::') return '[::1]'
+  return addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
 }
 
 /** The shared database of `--store` and its sessions (loaded on first use, so the file store never loads `pg`). */

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
+import { networkInterfaces } from 'node:os'
 import { relative } from 'node:path'
 import chalk from 'chalk'
 import module from 'node:module'
@@ -181,11 +183,17 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
       const list = ids.length > 6 ? `${ids.slice(0, 4).join(', ')}, … ${ids.at(-1)}` : ids.join(', ')
       return `  ${i ? '          ' : 'fixtures: '}${shown(f)} (${ids.length} rule${ids.length === 1 ? '' : 's'}${ids.length ? `: ${list}` : ''})`
     })
-    const lan = opts.lan && listening ? await listening.lanUrls() : []
+    // On every interface the URL above is the loopback one; the machine's other addresses follow it.
+    const bound = (sandbox.server.address() as AddressInfo).address
+    const everyInterface = bound === '0.0.0.0' || bound === '::'
+    const lan = opts.lan && listening ? await listening.lanUrls() : everyInterface ? interfaceUrls(bound, url) : []
+    const lanNote = opts.lan
+      ? 'consent pages open on a phone; the control API needs the admin token'
+      : 'for other machines; the warning on stderr says what they reach'
     process.stdout.write(
       [
-        `${chalk.green('dcb sandbox')} listening on ${chalk.bold(url)}`,
-        ...lan.map((u) => `  LAN:      ${chalk.bold(u)}  (consent pages open on a phone; the control API needs the admin token)`),
+        `${chalk.green('dcb sandbox')} listening on ${chalk.bold(url)}${everyInterface ? `  (bound to ${bound === '::' ? '[::]' : bound}: every interface)` : ''}`,
+        ...lan.map((u) => `  LAN:      ${chalk.bold(u)}  (${lanNote})`),
         `  API key:  ${DEMO_API_KEY}   (header API-KEY)`,
         `  try:      curl -s${opts.https ? 'k' : ''} ${url}/subscriptions/init -H 'API-KEY: ${DEMO_API_KEY}' -H 'Content-Type: application/json' -d '{"msisdn":"60123456001","service_code":"STREAMPLUS","country_code":"my"}'`,
         `  data:     ${where}`,
@@ -216,6 +224,18 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     const { openBrowser } = await import('./listen.js')
     await openBrowser(consoleUrl, listening)
   }
+}
+
+/**
+ * The URLs of this machine's own addresses, for a server bound to every interface (`bound`, 0.0.0.0
+ * or ::) whose loopback URL is `url`: IPv4 ones, and with :: the IPv6 ones that need no zone.
+ */
+function interfaceUrls(bound: string, url: string): string[] {
+  const { protocol, port } = new URL(url)
+  return Object.values(networkInterfaces())
+    .flat()
+    .filter((a) => a && !a.internal && (a.family === 'IPv4' || (bound === '::' && a.scopeid === 0)))
+    .map((a) => `${protocol}//${a!.family === 'IPv6' ? `[${a!.address}]` : a!.address}:${port}`)
 }
 
 /** The warning of a server reachable from other machines: what they can reach, and what guards it. */

@@ -2,6 +2,7 @@
  * `dcb serve` options of issue 15 through the real binary: the banner, --allow-ip, and listhen's
  * --https, --open and --lan (loaded only with those flags).
  */
+import { spawn } from 'node:child_process'
 import { chmodSync, existsSync, readFileSync, watch, writeFileSync } from 'node:fs'
 import { request } from 'node:https'
 import { connect } from 'node:net'
@@ -9,7 +10,7 @@ import { networkInterfaces } from 'node:os'
 import { basename, join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { tempDir } from '../helpers.js'
-import { dcb, serve } from './run.js'
+import { BIN, dcb, serve } from './run.js'
 import { outputShows } from '../wait.js'
 
 let tmp: ReturnType<typeof tempDir>
@@ -63,6 +64,42 @@ describe('dcb serve banner and --allow-ip', () => {
     const bad = await dcb(['serve', '--in-memory', '--allow-ip', '10.0.0.0/33'])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toBe('dcb: --allow-ip "10.0.0.0/33" is not an IP address or CIDR range (e.g. 192.168.1.0/24, 10.0.0.7, fd00::/8)\n')
+  })
+})
+
+describe('dcb serve on every interface', () => {
+  it('--host 0.0.0.0 and :: print the loopback URL to open (the line scripts read), then the LAN ones; --quiet prints the loopback URL', async () => {
+    const lan = lanAddress()
+    for (const [host, loopback, bound] of [
+      ['0.0.0.0', '127.0.0.1', '0.0.0.0'],
+      ['::', '[::1]', '[::]'],
+    ] as const) {
+      const s = await serve(['--in-memory', '--host', host])
+      try {
+        const port = new URL(s.url).port
+        expect(s.url).toBe(`http://${loopback}:${port}`)
+        expect(s.output()).toContain(`listening on http://${loopback}:${port}  (bound to ${bound}: every interface)\n`)
+        expect(s.output()).toContain(`  LAN:      http://${lan}:${port}  (for other machines; the warning on stderr says what they reach)\n`)
+        expect(s.output()).toContain(`  control:  http://${loopback}:${port}/_sandbox/health\n`)
+        expect(s.output()).not.toMatch(/http:\/\/(0\.0\.0\.0|\[::\]):/)
+        expect((await fetch(`${s.url}/_sandbox/health`)).status).toBe(200)
+      } finally {
+        await s.stop()
+      }
+    }
+    const quiet = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--in-memory', '--quiet', '--host', '0.0.0.0'], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      })
+      let out = ''
+      child.stdout.on('data', (d) => {
+        out += d
+        if (out.includes('\n')) child.kill('SIGTERM')
+      })
+      child.on('error', reject)
+      child.on('close', () => resolve(out))
+    })
+    expect(quiet).toMatch(/^http:\/\/127\.0\.0\.1:\d+\n$/)
   })
 })
 
@@ -131,6 +168,7 @@ describe('dcb serve through listhen', () => {
       await outputShows(s.child, s.output, /[▀▄█]{10}/)
       const out = s.output()
       const port = new URL(s.url).port
+      expect(s.url).toBe(`http://127.0.0.1:${port}`)
       expect(out).toContain(`LAN:      http://${lan}:${port}`)
       expect(out).toMatch(/[▀▄█]{10}/)
       const token = /admin: +token (\S+)/.exec(out)![1]!
