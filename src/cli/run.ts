@@ -131,6 +131,31 @@ export function lookup(root: unknown, path: string): unknown {
   return cur
 }
 
+/**
+ * Why `path` names no value in the results (a JSON answer has no undefined: a field left out, an item
+ * past the end, a step through null), naming where the path stops and what that level has; undefined
+ * when it names a value.
+ */
+export function missingAt(root: unknown, path: string): string | undefined {
+  const parts = path.trim().split('.')
+  let cur: unknown = root
+  for (const [i, part] of parts.entries()) {
+    const at = parts.slice(0, i).join('.')
+    if (cur === null || cur === undefined) return `${at} is ${JSON.stringify(cur ?? null)}`
+    const next = (cur as Record<string, unknown>)[/^\d+$/.test(part) && Array.isArray(cur) ? Number(part) : part]
+    if (next !== undefined) {
+      cur = next
+      continue
+    }
+    if (Array.isArray(cur))
+      return `${at} has no item ${part} (it has ${cur.length} item${cur.length === 1 ? '' : 's'}${cur.length ? `: 0 to ${cur.length - 1}` : ''})`
+    if (typeof cur !== 'object') return `${at} is ${JSON.stringify(cur)}, which has no field "${part}"`
+    const fields = Object.keys(cur)
+    return `${at} has no field "${part}" (${fields.length ? `its fields: ${fields.join(', ')}` : 'it has no fields'})`
+  }
+  return undefined
+}
+
 const str = (o: Record<string, unknown>, k: string, where: string): string => {
   const v = o[k]
   if (typeof v !== 'string' || !v) throw new CliError(`${where}: "${k}" must be a non-empty string (got ${JSON.stringify(v)})`, EXIT.USAGE)
@@ -199,7 +224,8 @@ interface StepReport {
   action: Action
   input?: unknown
   result?: unknown
-  expect?: { path: string; expected: unknown; got: unknown; pass: boolean }[]
+  /** `missing`: why the path names no value in the answer (then there is no `got`). */
+  expect?: { path: string; expected: unknown; got: unknown; missing?: string; pass: boolean }[]
 }
 
 export async function runFile(file: string, o: RunCliOptions): Promise<void> {
@@ -279,6 +305,13 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
           if (!Object.prototype.hasOwnProperty.call(results, ran))
             throw new CliError(`expectation failed at step ${i + 1}: ${path}: ${notRun(ran, i)}`, EXIT.FAIL)
           const got = lookup(results, path)
+          // A field the answer does not have fails (no JSON value is undefined) and says what is there instead.
+          const missing = got === undefined ? missingAt(results, path) : undefined
+          if (missing !== undefined) {
+            checks.push({ path, expected: want, got: undefined, missing, pass: false })
+            say(`${chalk.red('  ✘')} expect ${path} = ${JSON.stringify(want)}${chalk.red(`, missing: ${missing}`)}`)
+            throw new CliError(`expectation failed at step ${i + 1}: ${path} is missing: ${missing}; expected ${JSON.stringify(want)}`, EXIT.FAIL)
+          }
           const pass = JSON.stringify(got) === JSON.stringify(want)
           checks.push({ path, expected: want, got, pass })
           say(

@@ -260,6 +260,45 @@ describe('dcb run', () => {
       t.cleanup()
     }
   })
+
+  it('an expect on a field the answer does not have says it is missing, where the path stops and what is there (not "got undefined")', async () => {
+    const t = tempDir()
+    try {
+      const f = join(t.dir, 'missing.json')
+      const init = { init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' } }
+      // Steps, the failing check (path and value), and why that path names nothing.
+      const cases: [Record<string, unknown>[], string, unknown, string][] = [
+        [
+          [init],
+          'init.payload.subscription_id',
+          'x',
+          'init.payload has no field "subscription_id" (its fields: verif_request_id, short_code, keyword, carrier_code, redirect_url)',
+        ],
+        [[{ status: { subscription_id: 'nope' } }], 'status.payload.status', 'ACTIVE', 'status.payload is null'],
+        [[{ clock: { advance: 'P1D' } }], 'clock.events.0.type', 'renewed', 'clock.events has no item 0 (it has 0 items)'],
+        [[init], 'init.status.code', 1, 'init.status is "SUCCESS", which has no field "code"'],
+      ]
+      for (const [steps, path, want, why] of cases) {
+        writeFileSync(f, JSON.stringify({ steps: [...steps, { expect: { [path]: want } }] }))
+        const r = await run(['run', f])
+        expect([r.code, r.stderr]).toEqual([
+          1,
+          `dcb: expectation failed at step ${steps.length + 1}: ${path} is missing: ${why}; expected ${JSON.stringify(want)}\n`,
+        ])
+        expect(r.stdout).toContain(`✘ expect ${path} = ${JSON.stringify(want)}, missing: ${why}\n`)
+        expect(r.stdout).not.toContain('undefined')
+      }
+      writeFileSync(f, JSON.stringify({ steps: [init, { expect: { 'init.status': 'SUCCESS', 'init.status.code': 1 } }] }))
+      // --json: a check that passed has its got; the missing one says why, and has no got.
+      const json = JSON.parse((await run(['run', f, '--json'])).stdout)
+      expect(json.steps.at(-1).expect).toEqual([
+        { path: 'init.status', expected: 'SUCCESS', got: 'SUCCESS', pass: true },
+        { path: 'init.status.code', expected: 1, missing: 'init.status is "SUCCESS", which has no field "code"', pass: false },
+      ])
+    } finally {
+      t.cleanup()
+    }
+  })
 })
 
 /** Runs dcb on a pseudo-terminal, answering each prompt (text to wait for, keys to type). */
