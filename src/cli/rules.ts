@@ -51,7 +51,10 @@ async function checkAll(c: ReturnType<typeof clientFrom>, list: unknown[]): Prom
     services: codes(world.services),
     countries: codes(world.countries),
     numbering: new Map(
-      (world.carriers as { code: string; country: string; prefixes: string[] }[]).map((c) => [c.code, { country: c.country, prefixes: c.prefixes }]),
+      (world.carriers as { code: string; country: string; prefixes: string[]; flow?: string }[]).map((c) => [
+        c.code,
+        { country: c.country, prefixes: c.prefixes, flow: c.flow },
+      ]),
     ),
   }
   const taken = new Map(inForce.runtime.map((r) => [r.id, 'a runtime rule in force']))

@@ -4,15 +4,18 @@
  * the schema only when a rule comes in.
  */
 import { nearestName } from './nearest.js'
-import type { Rule, World } from './world-schema.js'
+import type { Rule, Step, World } from './world-schema.js'
 
 /** The carrier, service and country names of a world. */
 export interface WorldNames {
   carriers: Set<string>
   services: Set<string>
   countries: Set<string>
-  /** Each carrier's country and number prefixes (a match's numbers must be some carrier's; unchecked without). */
-  numbering?: Map<string, { country: string; prefixes: string[] }>
+  /**
+   * Each carrier's country, number prefixes and flow (a match's numbers must be some carrier's, and
+   * a step only one flow has needs a carrier of that flow; unchecked without).
+   */
+  numbering?: Map<string, { country: string; prefixes: string[]; flow?: string }>
 }
 
 export interface RuleProblem {
@@ -42,7 +45,39 @@ export function checkRuleNames(rule: Rule, names: WorldNames): RuleProblem[] {
       message: `unknown country "${m.country}" (countries: ${list(names.countries)})${meant(m.country, names.countries)}`,
     })
   if (!out.length) out.push(...checkRuleNumbers(rule, names))
+  if (!out.length) out.push(...checkRuleSteps(rule, names))
   return out
+}
+
+/** The steps only carriers of one flow have: an OTP is sent, an MO taken, a consent page approved. */
+const FLOW_STEPS: Partial<Record<Step, string>> = { otp: 'otp', mo: 'psms', consent: 'redirect' }
+
+/**
+ * A step of the rule that no carrier its `match` leaves (by `carrier`, by `country`) ever has: a
+ * rule for OTPs on a PSMS carrier would load and never decide anything.
+ */
+function checkRuleSteps(rule: Rule, names: WorldNames): RuleProblem[] {
+  if (!names.numbering) return []
+  const m = rule.match
+  const carriers = [...names.numbering].filter(
+    ([code, c]) => (m.carrier === undefined || code === m.carrier) && (m.country === undefined || c.country === m.country),
+  )
+  const steps = Array.isArray(rule.step) ? rule.step : [rule.step]
+  for (const [i, step] of steps.entries()) {
+    const flow = FLOW_STEPS[step]
+    if (!flow || carriers.some(([, c]) => c.flow === undefined || c.flow === flow)) continue
+    const which =
+      m.carrier !== undefined
+        ? `carrier ${m.carrier} is a ${carriers[0]?.[1].flow} carrier`
+        : `no carrier${m.country !== undefined ? ` in "${m.country}"` : ''} is a ${flow} carrier`
+    return [
+      {
+        path: Array.isArray(rule.step) ? ['step', i] : ['step'],
+        message: `step "${step}" happens only on ${flow} carriers and ${which}: the rule would decide nothing`,
+      },
+    ]
+  }
+  return []
 }
 
 /**
@@ -82,6 +117,6 @@ export function worldNames(world: World): WorldNames {
     carriers: new Set(world.carriers.map((c) => c.code)),
     services: new Set(world.services.map((s) => s.code)),
     countries: new Set(world.countries.map((c) => c.code)),
-    numbering: new Map(world.carriers.map((c) => [c.code, { country: c.country, prefixes: c.prefixes }])),
+    numbering: new Map(world.carriers.map((c) => [c.code, { country: c.country, prefixes: c.prefixes, flow: c.flow }])),
   }
 }

@@ -57,6 +57,24 @@ describe('a fixture file with a typo', () => {
     expect(v.stderr).not.toContain('received undefined')
   })
 
+  it('a rule for a step no carrier of its match has is refused, naming the step; dcb rules add checks it before adding', async () => {
+    const f = write('psms-otp.json', { rules: [{ id: 'fixed', match: { carrier: 'sbx-gb-psms' }, step: 'otp', effect: { otp: '4242' } }] })
+    const v = await dcb(['fixtures', 'validate', f])
+    expect(v.code).toBe(1)
+    expect(v.stderr).toContain(
+      `${f}: $.rules[0].step: step "otp" happens only on otp carriers and carrier sbx-gb-psms is a psms carrier: the rule would decide nothing`,
+    )
+    const s = await serve(['--in-memory'])
+    try {
+      const list = write('add.json', [{ match: { country: 'gb' }, step: 'consent', effect: { error: 'BARRED' } }])
+      const r = await dcb(['rules', 'add', list, '--base-url', s.url])
+      expect(r.code).toBe(1)
+      expect(r.stderr).toContain('step "consent" happens only on redirect carriers and no carrier in "gb" is a redirect carrier: the rule would decide nothing')
+    } finally {
+      await s.stop()
+    }
+  })
+
   it('a wrong extends is named once', async () => {
     const f = write('extends.json', { extends: 'bogus' })
     const v = await dcb(['fixtures', 'validate', f])

@@ -87,6 +87,30 @@ describe('GET and POST /_sandbox/rules, reset with a clock', () => {
         const never = await c.control('/rules', { step: 'init', match, effect: { error: 'BARRED' } })
         expect(never, JSON.stringify(match)).toEqual({ status: 400, body: { error: 'BAD_RULE', message } })
       }
+      // A step only carriers of one flow have, where the match leaves none of them: it would never happen.
+      for (const [rule, message] of [
+        [
+          { match: { carrier: 'sbx-my-psms' }, step: 'otp', effect: { otp: '4242' } },
+          'step: step "otp" happens only on otp carriers and carrier sbx-my-psms is a psms carrier: the rule would decide nothing',
+        ],
+        [
+          { match: { country: 'my' }, step: ['init', 'consent'], effect: { error: 'BARRED' } },
+          'step.1: step "consent" happens only on redirect carriers and no carrier in "my" is a redirect carrier: the rule would decide nothing',
+        ],
+        [
+          { match: { carrier: 'sbx-bg-redirect' }, step: 'mo', effect: { error: 'BARRED' } },
+          'step: step "mo" happens only on psms carriers and carrier sbx-bg-redirect is a redirect carrier: the rule would decide nothing',
+        ],
+      ] as const) {
+        const never = await c.control('/rules', rule)
+        expect(never, JSON.stringify(rule)).toEqual({ status: 400, body: { error: 'BAD_RULE', message } })
+      }
+      // Where some carrier of the match has the step, the rule is taken: consent in bg, OTPs anywhere in my.
+      for (const [id, rule] of [
+        ['consent-bg', { match: { country: 'bg' }, step: 'consent', effect: { error: 'BARRED' } }],
+        ['otp-my', { match: { country: 'my' }, step: 'otp', effect: { otp: '4242' } }],
+      ] as const)
+        expect((await c.control('/rules', { id, ...rule })).status, id).toBe(200)
       // A prefix shorter or longer than a carrier's is fine: 60 covers Malaysia, 6012345 part of one carrier.
       for (const prefix of ['60', '6012345'])
         expect((await c.control('/rules', { id: `p${prefix}`, step: 'init', match: { prefix }, effect: { error: 'BARRED' } })).status).toBe(200)
