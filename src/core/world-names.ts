@@ -68,17 +68,22 @@ function checkRuleSteps(rule: Rule, names: WorldNames): RuleProblem[] {
     if (!flow || carriers.some(([, c]) => c.flow === undefined || c.flow === flow)) continue
     const which =
       m.carrier !== undefined
-        ? `carrier ${m.carrier} is a ${carriers[0]?.[1].flow} carrier`
-        : `no carrier${m.country !== undefined ? ` in "${m.country}"` : ''} is a ${flow} carrier`
+        ? `carrier ${m.carrier} is ${aFlow(carriers[0]?.[1].flow)} carrier`
+        : `no carrier${m.country !== undefined ? ` in "${m.country}"` : ''} is ${aFlow(flow)} carrier`
+    // With other steps beside it the rule does decide those: only this step is dead weight.
+    const outcome = steps.length > 1 ? `the rule would never decide it (leave it out of "step")` : 'the rule would decide nothing'
     return [
       {
         path: Array.isArray(rule.step) ? ['step', i] : ['step'],
-        message: `step "${step}" happens only on ${flow} carriers and ${which}: the rule would decide nothing`,
+        message: `step "${step}" happens only on ${flow} carriers and ${which}: ${outcome}`,
       },
     ]
   }
   return []
 }
+
+/** A flow with its article, as a message reads it: "an otp", "a psms". */
+const aFlow = (flow: string | undefined) => `${/^[aeiou]/.test(flow ?? '') ? 'an' : 'a'} ${flow}`
 
 /**
  * Parts of a `match` that no MSISDN can satisfy together, so the rule would load and never decide

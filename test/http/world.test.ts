@@ -95,11 +95,31 @@ describe('GET and POST /_sandbox/rules, reset with a clock', () => {
         ],
         [
           { match: { country: 'my' }, step: ['init', 'consent'], effect: { error: 'BARRED' } },
-          'step.1: step "consent" happens only on redirect carriers and no carrier in "my" is a redirect carrier: the rule would decide nothing',
+          'step.1: step "consent" happens only on redirect carriers and no carrier in "my" is a redirect carrier: the rule would never decide it (leave it out of "step")',
         ],
         [
           { match: { carrier: 'sbx-bg-redirect' }, step: 'mo', effect: { error: 'BARRED' } },
           'step: step "mo" happens only on psms carriers and carrier sbx-bg-redirect is a redirect carrier: the rule would decide nothing',
+        ],
+        [
+          { match: { carrier: 'sbx-my-psms' }, step: ['charge', 'otp'], effect: {} },
+          'step.1: step "otp" happens only on otp carriers and carrier sbx-my-psms is a psms carrier: the rule would never decide it (leave it out of "step")',
+        ],
+        [
+          { match: { country: 'gb' }, step: 'consent', effect: { error: 'BARRED' } },
+          'step: step "consent" happens only on redirect carriers and no carrier in "gb" is a redirect carrier: the rule would decide nothing',
+        ],
+        [
+          { match: { carrier: 'sbx-bg-redirect' }, step: 'otp', effect: { otp: '4242' } },
+          'step: step "otp" happens only on otp carriers and carrier sbx-bg-redirect is a redirect carrier: the rule would decide nothing',
+        ],
+        [
+          { match: { carrier: 'sbx-my-otp' }, step: 'consent', effect: { error: 'BARRED' } },
+          'step: step "consent" happens only on redirect carriers and carrier sbx-my-otp is an otp carrier: the rule would decide nothing',
+        ],
+        [
+          { match: { country: 'bg' }, step: 'mo', effect: { error: 'BARRED' } },
+          'step: step "mo" happens only on psms carriers and no carrier in "bg" is a psms carrier: the rule would decide nothing',
         ],
       ] as const) {
         const never = await c.control('/rules', rule)
