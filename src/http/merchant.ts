@@ -305,7 +305,9 @@ function baseUrlOf(req: IncomingMessage, ctx: MerchantContext): string {
   if (inProcess) return inProcess.publicBase
   const host = req.headers.host
   if (host && /^[A-Za-z0-9.\-:[\]]+$/.test(host)) {
-    const proto = peerTrusted(req, ctx.trustProxy) && req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http'
+    // Served over TLS (dcb serve --https), or behind a trusted proxy that says its client used https.
+    const tls = (req.socket as { encrypted?: boolean }).encrypted === true
+    const proto = tls || (peerTrusted(req, ctx.trustProxy) && req.headers['x-forwarded-proto'] === 'https') ? 'https' : 'http'
     return `${proto}://${host}`
   }
   return ctx.baseUrl()

@@ -132,6 +132,21 @@ describe('dcb serve through listhen', () => {
           .end(),
       )
       expect(JSON.parse(health).ok).toBe(true)
+      // A consent link opens on the server that gave it: https, as the request came.
+      const init = await new Promise<string>((resolve, reject) =>
+        request(
+          `${s.url}/subscriptions/init`,
+          { method: 'POST', rejectUnauthorized: false, headers: { 'API-KEY': 'sandbox-demo-key', 'Content-Type': 'application/json' } },
+          (res) => {
+            let text = ''
+            res.on('data', (d) => (text += d))
+            res.on('end', () => resolve(text))
+          },
+        )
+          .on('error', reject)
+          .end(JSON.stringify({ msisdn: '359881234001', service_code: 'STREAMPLUS', country_code: 'bg' })),
+      )
+      expect(JSON.parse(init).payload.redirect_url).toMatch(new RegExp(`^${s.url.replace(/\./g, '\\.')}/consent/[0-9a-f-]{36}$`))
       const busy = await dcb(['serve', '--in-memory', '--https', '--port', new URL(s.url).port])
       expect(busy.code).toBe(1)
       expect(busy.stderr).toBe(`dcb: port ${new URL(s.url).port} on 127.0.0.1 is already in use; stop what runs there or pick another --port\n`)
