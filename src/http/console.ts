@@ -96,7 +96,9 @@ export function createConsoleHandler(ctx: ConsoleContext) {
       const token = isPlainObject(data) && typeof data.token === 'string' ? data.token : ''
       if (!ctx.adminToken) return refuse(res, 403, 'this server has no admin token: it was started without --admin-token')
       if (!sameText(token, ctx.adminToken)) return refuse(res, 403, 'that is not the admin token')
-      const secure = req.headers['x-forwarded-proto'] === 'https' && peerTrusted(req, ctx.trustProxy) ? '; Secure' : ''
+      // Served over TLS (dcb serve --https), or behind a trusted proxy whose client used https: never sent in clear.
+      const tls = (req.socket as { encrypted?: boolean } | undefined)?.encrypted === true
+      const secure = tls || (req.headers['x-forwarded-proto'] === 'https' && peerTrusted(req, ctx.trustProxy)) ? '; Secure' : ''
       return sendJson(
         res,
         200,

@@ -155,6 +155,23 @@ describe('dcb serve through listhen', () => {
     }
   })
 
+  it('--https: the console sign-in cookie is Secure (a browser never sends it in clear)', async () => {
+    const s = await serve(['--in-memory', '--https', '--admin-token', 'sesame'])
+    try {
+      const cookie = await new Promise<string | undefined>((resolve, reject) =>
+        request(`${s.url}/_console/login`, { method: 'POST', rejectUnauthorized: false, headers: { 'Content-Type': 'application/json' } }, (res) => {
+          res.resume()
+          resolve(res.statusCode === 200 ? res.headers['set-cookie']?.[0] : `status ${res.statusCode}`)
+        })
+          .on('error', reject)
+          .end(JSON.stringify({ token: 'sesame' })),
+      )
+      expect(cookie).toMatch(/^dcb_console=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Secure$/)
+    } finally {
+      expect(await s.stop()).toBe(0)
+    }
+  })
+
   it('--open opens the console ($BROWSER gets the URL)', async () => {
     const seen = join(tmp.dir, 'opened.txt')
     const browser = join(tmp.dir, 'browser.sh')

@@ -107,6 +107,8 @@ describe('the console from another address', () => {
     const cookie = right.headers.get('set-cookie')!
     expect(cookie).toMatch(/HttpOnly/)
     expect(cookie).toMatch(/SameSite=Strict/)
+    // Plain HTTP: a Secure cookie would never come back.
+    expect(cookie).not.toMatch(/Secure/)
     expect(cookie).not.toContain('sesame')
     const pair = cookie.split(';')[0]!
     const withCookie = { ...far, cookie: pair }
