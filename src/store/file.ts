@@ -432,7 +432,7 @@ export function cutTornTails(torn: readonly { file: string; good: number }[]): v
 }
 
 /** A file's size (0: none, or it cannot be read). */
-function sizeOf(path: string): number {
+export function sizeOf(path: string): number {
   try {
     return statSync(path).size
   } catch {

@@ -20,7 +20,7 @@
 import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { COLLECTIONS, State, type Change, type CollectionName } from '../core/state.js'
-import { applyAll, COMPACT_RETRY_MS, cutTornTails, snapshotProblem } from './file.js'
+import { applyAll, COMPACT_RETRY_MS, cutTornTails, sizeOf, snapshotProblem } from './file.js'
 import { makeDirs } from './folders.js'
 import { before, lastDrops, lineProblem, type LinePlace } from './session-lines.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
@@ -42,7 +42,7 @@ interface Entry {
 const dirty = (e: Entry) => e.saved !== e.seq
 
 export interface SessionJournalOptions {
-  /** Compact when the current journal passes this many bytes. */
+  /** Compact when the current journal passes this many bytes (or the sessions' snapshots, when larger). */
   compactBytes?: number
   /** Skip fsync (only for benchmarks that want to see the cost of it). */
   unsafeNoSync?: boolean
@@ -59,6 +59,8 @@ export class SessionJournal {
   private compactRetryAt = 0
   private closed = false
   private readonly compactBytes: number
+  /** The sessions' snapshots on disk, in bytes (at load and after each compaction): as the default store's, the threshold when larger. */
+  private snapshotBytes = 0
   private readonly sync: boolean
   private readonly io: StoreIo | undefined
   recovered = { replayed: 0, tornBytes: 0, notes: [] as string[] }
@@ -79,7 +81,8 @@ export class SessionJournal {
     })
     this.wal.onWritten = () => {
       if (this.compacting || this.closed || this.wal.failure) return
-      if (this.wal.bytes >= this.compactBytes || (this.compactRetryAt && Date.now() >= this.compactRetryAt)) void this.compact().catch(() => {})
+      if (this.wal.bytes >= Math.max(this.compactBytes, this.snapshotBytes) || (this.compactRetryAt && Date.now() >= this.compactRetryAt))
+        void this.compact().catch(() => {})
     }
   }
 
@@ -145,6 +148,7 @@ export class SessionJournal {
     const drops = lastDrops(journals)
     for (const { gen, buf } of journals) this.replay(gen, buf, snapshotGen, drops)
     this.generation = gens.length ? gens[gens.length - 1]! : 0
+    this.snapshotBytes = this.sizeOfSnapshots()
     return [...this.sessions.keys()].sort()
   }
   private readonly snapshotGen = new Map<string, number>()
@@ -348,6 +352,7 @@ export class SessionJournal {
         entry.saved = snap.seq
       }
       if (this.sync) fsyncDir(this.folder)
+      this.snapshotBytes = this.sizeOfSnapshots()
       for (const g of this.generations()) if (g < gen) unlinkSync(this.journalPath(g))
       this.compactRetryAt = 0
     })()
@@ -359,6 +364,12 @@ export class SessionJournal {
         this.compacting = null
       })
     return this.compacting
+  }
+
+  private sizeOfSnapshots(): number {
+    let bytes = 0
+    for (const name of this.sessions.keys()) bytes += sizeOf(this.snapshotPath(name))
+    return bytes
   }
 
   /** Whether a session changed since its last snapshot (shutdown writes one). */

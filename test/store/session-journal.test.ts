@@ -47,6 +47,46 @@ describe('SessionJournal: the sessions in one journal', () => {
     await again.close()
   })
 
+  it('compacts again only once the journal passes the size of the sessions snapshots too, before and after a restart', async () => {
+    const folder = join(tmp.dir, 'db.json.sessions')
+    const generation = () => Math.max(...readdirSync(folder).flatMap((f) => (f.startsWith('journal.') ? [Number(f.slice(8))] : [])))
+    const bytes = (j: SessionJournal) => (j as any).wal.bytes as number
+    /** Appends until the journal holds `until` bytes or a compaction starts a generation; answers the most it held before. */
+    const fill = async (j: SessionJournal, s: SessionStore, until: number) => {
+      const gen = generation()
+      let most = 0
+      for (let i = 0; bytes(j) < until && generation() === gen; i++) {
+        await put(s, `filler-${i % 50}`, i)
+        most = Math.max(most, bytes(j))
+        await (j as any).compacting
+      }
+      return most
+    }
+    const j = new SessionJournal(folder, { compactBytes: 2000 })
+    await j.open()
+    const big = await j.store('big')
+    // Snapshots of about 30 KB in all, far past compactBytes.
+    for (let i = 0; i < 300; i++) await put(big, `a-counter-with-a-long-name-${i}`.padEnd(90, '-'), i)
+    await (j as any).compacting
+    await j.compact()
+    const size = statSync(join(folder, 'big.json')).size
+    expect(size).toBeGreaterThan(20_000)
+    const gen = generation()
+    await fill(j, big, size - 1000)
+    expect(generation()).toBe(gen)
+    expect(await fill(j, big, Infinity)).toBeGreaterThanOrEqual(size)
+    expect(generation()).toBe(gen + 1)
+    await j.close()
+    // Opened again: the threshold comes from the snapshots it loads.
+    const again = new SessionJournal(folder, { compactBytes: 2000 })
+    await again.open()
+    const gen2 = generation()
+    await fill(again, await again.store('big'), statSync(join(folder, 'big.json')).size - 1000)
+    expect(generation()).toBe(gen2)
+    await again.close()
+    expect(again.stateOf('big')!.counters.size).toBe(350)
+  })
+
   it('compacts into one snapshot per changed session (the default data file format) under a new generation; a dropped session stays dropped', async () => {
     const folder = join(tmp.dir, 'db.json.sessions')
     const j = new SessionJournal(folder, { compactBytes: 2000 })
