@@ -53,14 +53,17 @@ export function checkRuleNames(rule: Rule, names: WorldNames): RuleProblem[] {
 const FLOW_STEPS: Partial<Record<Step, string>> = { otp: 'otp', mo: 'psms', consent: 'redirect' }
 
 /**
- * A step of the rule that no carrier its `match` leaves (by `carrier`, by `country`) ever has: a
- * rule for OTPs on a PSMS carrier would load and never decide anything.
+ * A step of the rule that no carrier its `match` leaves (by `carrier`, `country`, and the numbers of
+ * `msisdn` or `prefix`) ever has: a rule for OTPs on a PSMS carrier would load and never decide anything.
  */
 function checkRuleSteps(rule: Rule, names: WorldNames): RuleProblem[] {
   if (!names.numbering) return []
   const m = rule.match
+  const numbers = (prefixes: string[]) =>
+    (m.msisdn === undefined || prefixes.some((p) => m.msisdn!.startsWith(p))) &&
+    (m.prefix === undefined || prefixes.some((p) => p.startsWith(m.prefix!) || m.prefix!.startsWith(p)))
   const carriers = [...names.numbering].filter(
-    ([code, c]) => (m.carrier === undefined || code === m.carrier) && (m.country === undefined || c.country === m.country),
+    ([code, c]) => (m.carrier === undefined || code === m.carrier) && (m.country === undefined || c.country === m.country) && numbers(c.prefixes),
   )
   const steps = Array.isArray(rule.step) ? rule.step : [rule.step]
   for (const [i, step] of steps.entries()) {
@@ -69,7 +72,9 @@ function checkRuleSteps(rule: Rule, names: WorldNames): RuleProblem[] {
     const which =
       m.carrier !== undefined
         ? `carrier ${m.carrier} is ${aFlow(carriers[0]?.[1].flow)} carrier`
-        : `no carrier${m.country !== undefined ? ` in "${m.country}"` : ''} is ${aFlow(flow)} carrier`
+        : `no carrier${m.country !== undefined ? ` in "${m.country}"` : ''}${
+            m.msisdn !== undefined ? ` with number ${m.msisdn}` : m.prefix !== undefined ? ` with numbers starting with ${m.prefix}` : ''
+          } is ${aFlow(flow)} carrier`
     // With other steps beside it the rule does decide those: only this step is dead weight.
     const outcome = steps.length > 1 ? `the rule would never decide it (leave it out of "step")` : 'the rule would decide nothing'
     return [

@@ -121,6 +121,15 @@ describe('GET and POST /_sandbox/rules, reset with a clock', () => {
           { match: { country: 'bg' }, step: 'mo', effect: { error: 'BARRED' } },
           'step: step "mo" happens only on psms carriers and no carrier in "bg" is a psms carrier: the rule would decide nothing',
         ],
+        // The numbers say the carrier too: 6013 is sbx-my-psms's.
+        [
+          { match: { prefix: '6013' }, step: 'otp', effect: { otp: '4242' } },
+          'step: step "otp" happens only on otp carriers and no carrier with numbers starting with 6013 is an otp carrier: the rule would decide nothing',
+        ],
+        [
+          { match: { msisdn: '60131234567' }, step: 'consent', effect: { error: 'BARRED' } },
+          'step: step "consent" happens only on redirect carriers and no carrier with number 60131234567 is a redirect carrier: the rule would decide nothing',
+        ],
       ] as const) {
         const never = await c.control('/rules', rule)
         expect(never, JSON.stringify(rule)).toEqual({ status: 400, body: { error: 'BAD_RULE', message } })
@@ -129,6 +138,8 @@ describe('GET and POST /_sandbox/rules, reset with a clock', () => {
       for (const [id, rule] of [
         ['consent-bg', { match: { country: 'bg' }, step: 'consent', effect: { error: 'BARRED' } }],
         ['otp-my', { match: { country: 'my' }, step: 'otp', effect: { otp: '4242' } }],
+        // 601 covers an OTP carrier's numbers (6012) beside the PSMS carrier's.
+        ['otp-601', { match: { prefix: '601' }, step: 'otp', effect: { otp: '4242' } }],
       ] as const)
         expect((await c.control('/rules', { id, ...rule })).status, id).toBe(200)
       // A prefix shorter or longer than a carrier's is fine: 60 covers Malaysia, 6012345 part of one carrier.
