@@ -9,7 +9,7 @@ import { startsItsClock } from './core/clock.js'
 import { Engine } from './core/engine.js'
 import type { FailurePayloadMode } from './core/outcomes.js'
 import { State } from './core/state.js'
-import { parseTimestamp } from './core/time.js'
+import { parseTimestamp, timeProblem } from './core/time.js'
 import type { WorldSources } from './core/layering.js'
 import { checkedDefaultWorld, FixtureError } from './world/default-world.js'
 import type { World } from './core/world-schema.js'
@@ -118,8 +118,9 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
   // Alone it would do nothing (the clock runs unless --clock freezes it): say so instead.
   if (opts.clockRunning && !opts.clock) throw new ServeError('--clock-running (clockRunning) goes with --clock: the time the clock runs from', 'usage')
   if (opts.clock) {
+    const problem = timeProblem(opts.clock)
+    if (problem) throw new ServeError(`--clock ${problem}`, 'usage')
     const at = parseTimestamp(opts.clock)
-    if (Number.isNaN(at)) throw new ServeError(`--clock "${opts.clock}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`, 'usage')
     clockStart = { at, frozen: !opts.clockRunning }
   }
   try {

@@ -10,7 +10,7 @@ import type { Engine } from '../core/engine.js'
 import { SandboxError } from '../core/errors.js'
 import { scenarioList } from '../core/scenarios.js'
 import type { SmsRecord } from '../core/state.js'
-import { formatTimestamp, parseTimestamp } from '../core/time.js'
+import { formatTimestamp, parseTimestamp, timeProblem } from '../core/time.js'
 import type { MoAnswer, OtpAnswer, SmsMessage, SubscriptionView, WorldDocument } from '../contract/control.js'
 import type { ControlOperations } from '../contract/operations.js'
 import { aboutSubscription } from '../runtime/journal-about.js'
@@ -194,8 +194,9 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
       const { clock, frozen } = check(S.ResetBody, opts)
       let start: { at: number; frozen?: boolean } | undefined
       if (clock !== undefined) {
+        const problem = timeProblem(clock)
+        if (problem) throw new SandboxError('BAD_TIME', `clock: ${problem}`)
         const at = parseTimestamp(clock)
-        if (Number.isNaN(at)) throw new SandboxError('BAD_TIME', `clock: "${clock}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
         start = { at, frozen }
       }
       await engine.reset(start)

@@ -7,7 +7,7 @@ import { SandboxError } from './errors.js'
 import { ClockMove, EventLog } from './events.js'
 import type { ClockRecord, State } from './state.js'
 import type { Tx } from './tx.js'
-import { addDuration, formatTimestamp, isZeroDuration, LAST_TIME, parseDuration, parseTimestamp } from './time.js'
+import { addDuration, formatTimestamp, isZeroDuration, LAST_TIME, parseDuration, parseTimestamp, timeProblem } from './time.js'
 
 /** Where the clock lives in the state's meta collection. */
 export const CLOCK = 'clock'
@@ -83,8 +83,9 @@ export class Clock {
 
   /** Where `setTime(to)` goes; a SandboxError for what is not a time, or (when the move runs) one before the clock. */
   static toTime(to: string): (now: number) => number {
+    const problem = timeProblem(to)
+    if (problem) throw new SandboxError('BAD_TIME', problem)
     const t = parseTimestamp(to)
-    if (Number.isNaN(t)) throw new SandboxError('BAD_TIME', `"${to}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
     return (now) => {
       if (t < now)
         throw new SandboxError(

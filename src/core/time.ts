@@ -125,6 +125,19 @@ export function writeTimestamp(ms: number, buf: Uint8Array, i: number): number {
 
 const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}:?\d{2})?$/
 
+/**
+ * Why a time a user gave is refused, in the words every caller uses (after its own label), or
+ * undefined. The sandbox keeps milliseconds: a fraction finer than that is refused by name rather
+ * than cut silently (`.123456` would have been `.123000`); `.123000`, as the sandbox writes its
+ * times, is taken.
+ */
+export function timeProblem(text: string): string | undefined {
+  if (Number.isNaN(parseTimestamp(text))) return `"${text}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`
+  const frac = TIMESTAMP_RE.exec(text.trim())![7] ?? ''
+  if (/[1-9]/.test(frac.slice(3)))
+    return `"${text}" is finer than a millisecond, and the sandbox keeps time to the millisecond: use .${frac.slice(0, 3)} (or .${frac.slice(0, 3)}000)`
+}
+
 /** Parses an ISO-8601 date or date-time; a time without a zone is UTC. Returns NaN when invalid. */
 export function parseTimestamp(text: string): number {
   const m = TIMESTAMP_RE.exec(text.trim())

@@ -4,7 +4,7 @@
  * listener on an in-memory request, and the control operations are the control API's calls.
  */
 import type { FailurePayloadMode } from '../core/outcomes.js'
-import { parseTimestamp } from '../core/time.js'
+import { parseTimestamp, timeProblem } from '../core/time.js'
 import { layerWorlds, type WorldSources } from '../core/layering.js'
 import { FixtureError, loadWorld } from '../world/load.js'
 import type { World } from '../core/world-schema.js'
@@ -92,8 +92,9 @@ function worldOf(opts: SandboxOptions): { world: World; sources?: WorldSources }
 export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
   let clockStart: { at: number; frozen: boolean } | undefined
   if (opts.clock !== undefined) {
+    const problem = timeProblem(opts.clock)
+    if (problem) throw new SandboxError('BAD_TIME', `clock ${problem}`)
     const at = parseTimestamp(opts.clock)
-    if (Number.isNaN(at)) throw new SandboxError('BAD_TIME', `clock "${opts.clock}" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00`)
     clockStart = { at, frozen: true }
   }
   const clientIp = normalizeIp(opts.clientIp ?? '127.0.0.1')

@@ -175,6 +175,23 @@ describe('mistakes are named', () => {
     expect((await run(['subscriptions', '--status', 'active'])).code).toBe(0)
   })
 
+  it('a time finer than a millisecond is refused by name (it was cut silently): clock set, reset --clock, serve --clock, createSandbox', async () => {
+    const finer = '2031-01-01T00:00:00.123456'
+    const why = `"${finer}" is finer than a millisecond, and the sandbox keeps time to the millisecond: use .123 (or .123000)`
+    const set = await run(['clock', 'set', finer])
+    expect(set.code).not.toBe(0)
+    expect(set.stderr).toBe(`dcb: BAD_TIME: ${why}\n`)
+    expect(await c.control('/reset', { clock: finer })).toEqual({ status: 400, body: { error: 'BAD_TIME', message: `clock: ${why}` } })
+    const serve = await dcb(['serve', '--in-memory', '--port', '0', '--clock', finer])
+    expect(serve.code).toBe(2)
+    expect(serve.stderr).toContain(`dcb: --clock ${why}`)
+    await expect(createSandbox({ clock: finer })).rejects.toMatchObject({ code: 'BAD_TIME', message: `clock ${why}` })
+    // As the sandbox writes its times (.123000), or with milliseconds alone, it is taken.
+    for (const to of ['2031-01-01T00:00:00.123000', '2031-01-02T00:00:00.5']) expect((await run(['clock', 'set', to])).code).toBe(0)
+    // (This sandbox's clock runs: a little past the time set.)
+    expect((await c.control('/clock')).body.now >= '2031-01-02T00:00:00.500000').toBe(true)
+  })
+
   it('clock advance 1M is refused as ambiguous by the CLI and the server; 1m, PT1M, P1M and 1mo are not', async () => {
     const r = await run(['clock', 'advance', '1M'])
     expect(r.code).toBe(2)
