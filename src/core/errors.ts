@@ -8,7 +8,10 @@
 export const CONTROL_ERRORS = {
   BAD_REQUEST: { status: 400, describe: 'a query parameter or body field is missing or malformed (the message names it)' },
   BAD_DURATION: { status: 400, describe: 'not a duration: ISO-8601 (P1M, PT6M, P1DT12H) or a short form (36h, 90m, 2d, 1w, 1mo)' },
-  BAD_TIME: { status: 400, describe: 'not a time: ISO-8601, e.g. 2026-01-31T00:00:00' },
+  BAD_TIME: {
+    status: 400,
+    describe: 'not a time: ISO-8601, e.g. 2026-01-31T00:00:00; or finer than a millisecond (`.123456`: the sandbox keeps milliseconds, give `.123`)',
+  },
   CLOCK_LIMIT: { status: 400, describe: 'the clock cannot go past 9999-12-31T23:59:59.999000 (it keeps milliseconds)' },
   BAD_RULE: { status: 400, describe: 'the rule does not fit the rule schema (the message names the field)' },
   INVALID_MSISDN: { status: 400, describe: 'no sandbox carrier owns the MSISDN' },
