@@ -3,7 +3,7 @@
  * a MemoryStore behind `persist`, the clock frozen at a given time (or running on a fake real time).
  */
 import { Engine, type EngineOptions } from '../../src/core/engine.js'
-import { State, type Change } from '../../src/core/state.js'
+import { State, type Change, type SmsRecord } from '../../src/core/state.js'
 import { parseTimestamp } from '../../src/core/time.js'
 import type { World } from '../../src/core/world.js'
 import { MemoryStore } from '../../src/store/memory.js'
@@ -63,3 +63,16 @@ export function layered(...docs: unknown[]): LayeredWorld {
   if (!r.ok) throw new Error(r.problems.join('\n'))
   return r
 }
+
+/** An SMS record as the inbox stores one (numbered `n`), for tests of the state's indexes and order. */
+export const smsRecord = (id: string, n: number, msisdn = '601200000001'): SmsRecord => ({
+  id,
+  n,
+  msisdn,
+  direction: 'mt',
+  from: 'Stream Plus',
+  to: msisdn,
+  text: `message ${n}`,
+  at: 1000 + n,
+  kind: 'otp',
+})

@@ -5,20 +5,11 @@
  */
 import { describe, expect, it } from 'vitest'
 import { newSubscription } from '../../src/core/subscriptions.js'
-import { State, type Charge, type SmsRecord, type SubscriptionRecord, type VerificationRecord } from '../../src/core/state.js'
+import { State, type Charge, type SubscriptionRecord, type VerificationRecord } from '../../src/core/state.js'
 import { Tx } from '../../src/core/tx.js'
+import { smsRecord } from './harness.js'
 
-const sms = (id: string, n: number, msisdn: string): SmsRecord => ({
-  id,
-  n,
-  msisdn,
-  direction: 'mt',
-  from: 'Stream Plus',
-  to: msisdn,
-  text: `message ${n}`,
-  at: 1000 + n,
-  kind: 'otp',
-})
+const sms = smsRecord
 const verif = (id: string, at: number) => ({ id, created_at: at, msisdn: '601200000001', state: 'pending' }) as VerificationRecord
 
 /** What the caps do: put a record, then drop the oldest while over `cap`. */

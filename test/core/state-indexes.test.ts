@@ -1,18 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { State, type SmsRecord } from '../../src/core/state.js'
+import { State } from '../../src/core/state.js'
 import { Tx } from '../../src/core/tx.js'
+import { smsRecord } from './harness.js'
 
-const sms = (id: string, n: number, msisdn = '601200000001'): SmsRecord => ({
-  id,
-  n,
-  msisdn,
-  direction: 'mt',
-  from: 'Stream Plus',
-  to: msisdn,
-  text: `message ${n}`,
-  at: 1000 + n,
-  kind: 'otp',
-})
+const sms = smsRecord
 
 describe("a handset's message ids", () => {
   it('lists one message, then several, oldest first, and drops them one by one', () => {
