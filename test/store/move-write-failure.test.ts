@@ -19,8 +19,11 @@ beforeEach(() => {
 afterEach(() => tmp.cleanup())
 
 describe('a long clock move whose batch cannot be written', () => {
-  /** A copy of every collection (records are replaced, never changed, once their transaction ends). */
-  const copy = (state: State) => COLLECTIONS.map((c) => new Map(state[c] as Map<string, unknown>))
+  /**
+   * A copy of every collection, in its order (records are replaced, never changed, once their
+   * transaction ends): a rollback must put records back where they were, not only put them back.
+   */
+  const copy = (state: State) => COLLECTIONS.map((c) => [...(state[c] as Map<string, unknown>)])
 
   it('fails, every batch taken back, and the batch written behind the failed one is no unhandled rejection (that ends the server)', async () => {
     const unhandled: unknown[] = []
