@@ -7,6 +7,7 @@ import { readUserText, withoutBom } from '../user-text.js'
 import chalk from 'chalk'
 import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
+import type { World } from '../core/world-schema.js'
 
 const VERBS = ['list', 'add', 'remove', 'clear']
 
@@ -44,19 +45,14 @@ function readRuleFile(path: string): string {
  * bad rule adds none. The server checks each again as it adds it.
  */
 async function checkAll(c: ReturnType<typeof clientFrom>, list: unknown[]): Promise<void> {
-  const [{ validateRule }, world, inForce] = await Promise.all([import('../core/rule-check.js'), guard(() => c.world()), guard(() => c.rules.list())])
-  const codes = (records: unknown[]) => new Set(records.map((r) => String((r as { code?: unknown }).code)))
-  const names = {
-    carriers: codes(world.carriers),
-    services: codes(world.services),
-    countries: codes(world.countries),
-    numbering: new Map(
-      (world.carriers as { code: string; country: string; prefixes: string[]; flow?: string }[]).map((c) => [
-        c.code,
-        { country: c.country, prefixes: c.prefixes, flow: c.flow },
-      ]),
-    ),
-  }
+  const [{ validateRule }, { worldNames }, world, inForce] = await Promise.all([
+    import('../core/rule-check.js'),
+    import('../core/world-names.js'),
+    guard(() => c.world()),
+    guard(() => c.rules.list()),
+  ])
+  // The server's /world is the world document: its names, numbering and services, as the server checks a rule against.
+  const names = worldNames(world as unknown as World)
   const taken = new Map(inForce.runtime.map((r) => [r.id, 'a runtime rule in force']))
   const lines: string[] = []
   list.forEach((rule, i) => {

@@ -16,6 +16,8 @@ export interface WorldNames {
    * a step only one flow has needs a carrier of that flow; unchecked without).
    */
   numbering?: Map<string, { country: string; prefixes: string[]; flow?: string }>
+  /** Each service's carriers: the ones its integrations name, or every carrier of their countries (unchecked without). */
+  serviceCarriers?: Map<string, Set<string>>
 }
 
 export interface RuleProblem {
@@ -53,8 +55,9 @@ export function checkRuleNames(rule: Rule, names: WorldNames): RuleProblem[] {
 const FLOW_STEPS: Partial<Record<Step, string>> = { otp: 'otp', mo: 'psms', consent: 'redirect' }
 
 /**
- * A step of the rule that no carrier its `match` leaves (by `carrier`, `country`, and the numbers of
- * `msisdn` or `prefix`) ever has: a rule for OTPs on a PSMS carrier would load and never decide anything.
+ * A step of the rule that no carrier its `match` leaves (by `carrier`, `country`, the numbers of
+ * `msisdn` or `prefix`, and the carriers of `service`) ever has: a rule for OTPs on a PSMS carrier
+ * would load and never decide anything.
  */
 function checkRuleSteps(rule: Rule, names: WorldNames): RuleProblem[] {
   if (!names.numbering) return []
@@ -63,7 +66,11 @@ function checkRuleSteps(rule: Rule, names: WorldNames): RuleProblem[] {
     (m.msisdn === undefined || prefixes.some((p) => m.msisdn!.startsWith(p))) &&
     (m.prefix === undefined || prefixes.some((p) => p.startsWith(m.prefix!) || m.prefix!.startsWith(p)))
   const carriers = [...names.numbering].filter(
-    ([code, c]) => (m.carrier === undefined || code === m.carrier) && (m.country === undefined || c.country === m.country) && numbers(c.prefixes),
+    ([code, c]) =>
+      (m.carrier === undefined || code === m.carrier) &&
+      (m.country === undefined || c.country === m.country) &&
+      numbers(c.prefixes) &&
+      (m.service === undefined || (names.serviceCarriers?.get(m.service)?.has(code) ?? true)),
   )
   const steps = Array.isArray(rule.step) ? rule.step : [rule.step]
   for (const [i, step] of steps.entries()) {
@@ -74,7 +81,7 @@ function checkRuleSteps(rule: Rule, names: WorldNames): RuleProblem[] {
         ? `carrier ${m.carrier} is ${aFlow(carriers[0]?.[1].flow)} carrier`
         : `no carrier${m.country !== undefined ? ` in "${m.country}"` : ''}${
             m.msisdn !== undefined ? ` with number ${m.msisdn}` : m.prefix !== undefined ? ` with numbers starting with ${m.prefix}` : ''
-          } is ${aFlow(flow)} carrier`
+          }${m.service !== undefined ? ` of service ${m.service}` : ''} is ${aFlow(flow)} carrier`
     // With other steps beside it the rule does decide those: only this step is dead weight.
     const outcome = steps.length > 1 ? `the rule would never decide it (leave it out of "step")` : 'the rule would decide nothing'
     return [
@@ -128,5 +135,11 @@ export function worldNames(world: World): WorldNames {
     services: new Set(world.services.map((s) => s.code)),
     countries: new Set(world.countries.map((c) => c.code)),
     numbering: new Map(world.carriers.map((c) => [c.code, { country: c.country, prefixes: c.prefixes, flow: c.flow }])),
+    serviceCarriers: new Map(
+      world.services.map((s) => [
+        s.code,
+        new Set(s.integrations.flatMap((i) => i.carriers ?? world.carriers.filter((c) => c.country === i.country).map((c) => c.code))),
+      ]),
+    ),
   }
 }

@@ -126,6 +126,11 @@ describe('GET and POST /_sandbox/rules, reset with a clock', () => {
           { match: { prefix: '6013' }, step: 'otp', effect: { otp: '4242' } },
           'step: step "otp" happens only on otp carriers and no carrier with numbers starting with 6013 is an otp carrier: the rule would decide nothing',
         ],
+        // And the service: GAMECLUB is sold in my and gb, where no carrier is a redirect one.
+        [
+          { match: { service: 'GAMECLUB' }, step: 'consent', effect: { error: 'NOT_ELIGIBLE' } },
+          'step: step "consent" happens only on redirect carriers and no carrier of service GAMECLUB is a redirect carrier: the rule would decide nothing',
+        ],
         [
           { match: { msisdn: '60131234567' }, step: 'consent', effect: { error: 'BARRED' } },
           'step: step "consent" happens only on redirect carriers and no carrier with number 60131234567 is a redirect carrier: the rule would decide nothing',
@@ -140,6 +145,7 @@ describe('GET and POST /_sandbox/rules, reset with a clock', () => {
         ['otp-my', { match: { country: 'my' }, step: 'otp', effect: { otp: '4242' } }],
         // 601 covers an OTP carrier's numbers (6012) beside the PSMS carrier's.
         ['otp-601', { match: { prefix: '601' }, step: 'otp', effect: { otp: '4242' } }],
+        ['consent-streamplus', { match: { service: 'STREAMPLUS' }, step: 'consent', effect: { error: 'NOT_ELIGIBLE' } }],
       ] as const)
         expect((await c.control('/rules', { id, ...rule })).status, id).toBe(200)
       // A prefix shorter or longer than a carrier's is fine: 60 covers Malaysia, 6012345 part of one carrier.
