@@ -122,38 +122,29 @@ function resolve(results: Results, path: string): unknown {
   return cur
 }
 
-export function lookup(root: unknown, path: string): unknown {
-  let cur: unknown = root
-  for (const part of path.trim().split('.')) {
-    if (cur === null || cur === undefined) return undefined
-    cur = (cur as Record<string, unknown>)[/^\d+$/.test(part) && Array.isArray(cur) ? Number(part) : part]
-  }
-  return cur
-}
-
 /**
- * Why `path` names no value in the results (a JSON answer has no undefined: a field left out, an item
- * past the end, a step through null), naming where the path stops and what that level has; undefined
- * when it names a value.
+ * What `path` names in the results, as an expect reads it, or why it names no value (a JSON answer
+ * has no undefined: a field left out, an item past the end, a step through null), naming where the
+ * path stops and what that level has.
  */
-export function missingAt(root: unknown, path: string): string | undefined {
+export function lookup(root: unknown, path: string): { value: unknown } | { missing: string } {
   const parts = path.trim().split('.')
   let cur: unknown = root
   for (const [i, part] of parts.entries()) {
-    const at = parts.slice(0, i).join('.')
-    if (cur === null || cur === undefined) return `${at} is ${JSON.stringify(cur ?? null)}`
+    const at = () => parts.slice(0, i).join('.')
+    if (cur === null || cur === undefined) return { missing: `${at()} is ${JSON.stringify(cur ?? null)}` }
     const next = (cur as Record<string, unknown>)[/^\d+$/.test(part) && Array.isArray(cur) ? Number(part) : part]
     if (next !== undefined) {
       cur = next
       continue
     }
     if (Array.isArray(cur))
-      return `${at} has no item ${part} (it has ${cur.length} item${cur.length === 1 ? '' : 's'}${cur.length ? `: 0 to ${cur.length - 1}` : ''})`
-    if (typeof cur !== 'object') return `${at} is ${JSON.stringify(cur)}, which has no field "${part}"`
+      return { missing: `${at()} has no item ${part} (it has ${cur.length} item${cur.length === 1 ? '' : 's'}${cur.length ? `: 0 to ${cur.length - 1}` : ''})` }
+    if (typeof cur !== 'object') return { missing: `${at()} is ${JSON.stringify(cur)}, which has no field "${part}"` }
     const fields = Object.keys(cur)
-    return `${at} has no field "${part}" (${fields.length ? `its fields: ${fields.join(', ')}` : 'it has no fields'})`
+    return { missing: `${at()} has no field "${part}" (${fields.length ? `its fields: ${fields.join(', ')}` : 'it has no fields'})` }
   }
-  return undefined
+  return { value: cur }
 }
 
 const str = (o: Record<string, unknown>, k: string, where: string): string => {
@@ -304,14 +295,15 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
           const ran = path.trim().split('.')[0]!
           if (!Object.prototype.hasOwnProperty.call(results, ran))
             throw new CliError(`expectation failed at step ${i + 1}: ${path}: ${notRun(ran, i)}`, EXIT.FAIL)
-          const got = lookup(results, path)
+          const found = lookup(results, path)
           // A field the answer does not have fails (no JSON value is undefined) and says what is there instead.
-          const missing = got === undefined ? missingAt(results, path) : undefined
-          if (missing !== undefined) {
+          if ('missing' in found) {
+            const { missing } = found
             checks.push({ path, expected: want, got: undefined, missing, pass: false })
             say(`${chalk.red('  ✘')} expect ${path} = ${JSON.stringify(want)}${chalk.red(`, missing: ${missing}`)}`)
             throw new CliError(`expectation failed at step ${i + 1}: ${path} is missing: ${missing}; expected ${JSON.stringify(want)}`, EXIT.FAIL)
           }
+          const got = found.value
           const pass = JSON.stringify(got) === JSON.stringify(want)
           checks.push({ path, expected: want, got, pass })
           say(
