@@ -13,7 +13,7 @@ import { embeddedFile } from '../assets.js'
 import { isPlainObject, parseJson, readBody } from './body.js'
 import { CONSOLE_COOKIE, cookieValue, sameText } from './console-cookie.js'
 import { checkControlAccess, queryObject } from './control.js'
-import { peerTrusted, type ProxyTrust } from './ip.js'
+import { clientUsedHttps, type ProxyTrust } from './ip.js'
 import type { LiveHub } from '../runtime/live.js'
 import { SandboxError } from '../core/errors.js'
 import { sendControlError, sendJson } from './respond.js'
@@ -96,9 +96,8 @@ export function createConsoleHandler(ctx: ConsoleContext) {
       const token = isPlainObject(data) && typeof data.token === 'string' ? data.token : ''
       if (!ctx.adminToken) return refuse(res, 403, 'this server has no admin token: it was started without --admin-token')
       if (!sameText(token, ctx.adminToken)) return refuse(res, 403, 'that is not the admin token')
-      // Served over TLS (dcb serve --https), or behind a trusted proxy whose client used https: never sent in clear.
-      const tls = (req.socket as { encrypted?: boolean } | undefined)?.encrypted === true
-      const secure = tls || (req.headers['x-forwarded-proto'] === 'https' && peerTrusted(req, ctx.trustProxy)) ? '; Secure' : ''
+      // Never sent in clear by a browser that came over https.
+      const secure = clientUsedHttps(req, ctx.trustProxy) ? '; Secure' : ''
       return sendJson(
         res,
         200,

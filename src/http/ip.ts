@@ -73,6 +73,15 @@ function peerAddress(raw: string | undefined): string | undefined {
   return ip
 }
 
+/**
+ * Whether the client reached the server over https: the server serves TLS itself (dcb serve --https),
+ * or a trusted proxy says so (X-Forwarded-Proto). Consent links and the console's cookie follow it.
+ */
+export function clientUsedHttps(req: IncomingMessage, trust: ProxyTrust | undefined): boolean {
+  if ((req.socket as { encrypted?: boolean } | undefined)?.encrypted === true) return true
+  return req.headers['x-forwarded-proto'] === 'https' && peerTrusted(req, trust)
+}
+
 /** Whether the socket peer is a trusted proxy (so its X-Forwarded-Proto may be believed). */
 export function peerTrusted(req: IncomingMessage, trust: ProxyTrust | undefined): boolean {
   const peer = req.socket.remoteAddress

@@ -11,7 +11,7 @@ import { envelope, fail, type FailurePayloadMode, type Outcome } from '../core/o
 import type { Merchant, WorldIndex } from '../core/world.js'
 import { isJsonContentType, isPlainObject, parseJson, readBodyThen } from './body.js'
 import { inProcessCall } from './inprocess.js'
-import { Allowlist, clientIp, peerTrusted, type ProxyTrust } from './ip.js'
+import { Allowlist, clientIp, clientUsedHttps, type ProxyTrust } from './ip.js'
 import type { JournalRecord, RequestJournal } from '../runtime/request-log.js'
 import {
   abortedReason,
@@ -305,10 +305,7 @@ function baseUrlOf(req: IncomingMessage, ctx: MerchantContext): string {
   if (inProcess) return inProcess.publicBase
   const host = req.headers.host
   if (host && /^[A-Za-z0-9.\-:[\]]+$/.test(host)) {
-    // Served over TLS (dcb serve --https), or behind a trusted proxy that says its client used https.
-    const tls = (req.socket as { encrypted?: boolean }).encrypted === true
-    const proto = tls || (peerTrusted(req, ctx.trustProxy) && req.headers['x-forwarded-proto'] === 'https') ? 'https' : 'http'
-    return `${proto}://${host}`
+    return `${clientUsedHttps(req, ctx.trustProxy) ? 'https' : 'http'}://${host}`
   }
   return ctx.baseUrl()
 }
