@@ -44,15 +44,15 @@ export function compileRule(rule: Rule, source: string): CompiledRule {
   }
 }
 
-/**
- * Whether the rule's match and step fit (not `times`, which needs the usage count). With
- * `ignoreNth`, whether it would fit at some occurrence.
- */
 /** A regex match: its named groups. */
 export interface RegexMatch {
   groups: Record<string, string | undefined>
 }
 
+/**
+ * Whether the rule's match and step fit (not `times`, which needs the usage count). With
+ * `ignoreNth`, whether it would fit at some occurrence.
+ */
 export function ruleMatches(c: CompiledRule, ctx: RuleContext, ignoreNth = false): RegexMatch | true | null {
   if (!c.steps.has(ctx.step)) return null
   const m = c.rule.match
@@ -120,4 +120,85 @@ export function chargeDecision(d: RuleDecision | undefined, what: string): { cod
   const code = chargeFailure(d?.effect)
   if (!code) return undefined
   return { code, reason: ruleReason(d!.rule, `${what} ${code}${d!.effect.http ? ` (effect http ${d!.effect.http})` : ''}`) }
+}
+
+/**
+ * The instructions of the program re2js compiles a regex to, as far as a walk needs them: its
+ * `re2Input.prog` (re2js 2.10, pinned; not in its typed API, so read defensively, and
+ * test/core/regex-digits.test.ts fails if a new re2js no longer has it).
+ */
+interface ProgInst {
+  op: number
+  out: number
+  arg: number
+  runes: Int32Array
+  matchRune?(rune: number): boolean
+}
+const OP = { ALT: 1, ALT_MATCH: 2, CAPTURE: 3, EMPTY_WIDTH: 4, FAIL: 5, MATCH: 6, NOP: 7, RUNE: 8, RUNE1: 9, RUNE_ANY: 10, RUNE_ANY_NOT_NL: 11 }
+/**
+ * The empty-width conditions (`^`, `$`, `\b`, `\B`, as re2js's flags) that hold at a position of a
+ * string of digits: its start, between two digits, its end. No newline, and a digit is a word
+ * character: `\b` holds at both ends only, `\B` only between two digits.
+ */
+const AT = [/* start */ 1 | 4 | 16, /* between */ 32, /* end */ 2 | 8 | 16] as const
+const START = 0
+const BETWEEN = 1
+const END = 2
+const DIGITS = [...'0123456789'].map((d) => d.codePointAt(0)!)
+
+/**
+ * Whether a regex can find a match in some MSISDN (a string of one or more digits, matched as
+ * `ruleMatches` does: anywhere in it). Walks the program re2js runs over the ten digits, each
+ * instruction at each kind of position (start, between two digits, end); a match is found iff
+ * some MATCH is reached. Sound: an instruction it does not know (another re2js) answers true.
+ */
+export function regexCanMatchDigits(pattern: string): boolean {
+  const prog = (RE2JS.compile(pattern) as unknown as { re2Input?: { prog?: { inst?: ProgInst[]; start?: number } } }).re2Input?.prog
+  if (!prog || !Array.isArray(prog.inst) || typeof prog.start !== 'number') return true
+  const inst = prog.inst
+  const seen = new Set<number>()
+  // A match may start at the first digit, between two, or after the last.
+  const todo: [number, number][] = [
+    [prog.start, START],
+    [prog.start, BETWEEN],
+    [prog.start, END],
+  ]
+  for (let next = todo.pop(); next; next = todo.pop()) {
+    const [pc, at] = next
+    if (seen.has(pc * 3 + at)) continue
+    seen.add(pc * 3 + at)
+    const i = inst[pc]
+    if (!i) return true
+    switch (i.op) {
+      case OP.MATCH:
+        return true
+      case OP.FAIL:
+        break
+      case OP.ALT:
+      case OP.ALT_MATCH:
+        todo.push([i.out, at], [i.arg, at])
+        break
+      case OP.CAPTURE:
+      case OP.NOP:
+        todo.push([i.out, at])
+        break
+      case OP.EMPTY_WIDTH:
+        if ((i.arg & ~AT[at]) === 0) todo.push([i.out, at])
+        break
+      case OP.RUNE:
+      case OP.RUNE1:
+      case OP.RUNE_ANY:
+      case OP.RUNE_ANY_NOT_NL: {
+        if (at === END) break
+        if (i.op === OP.RUNE && typeof i.matchRune !== 'function') return true
+        const takes = i.op === OP.RUNE_ANY || i.op === OP.RUNE_ANY_NOT_NL || DIGITS.some((d) => (i.op === OP.RUNE1 ? d === i.runes[0] : i.matchRune!(d)))
+        // After a digit: more digits follow, or the string ends there.
+        if (takes) todo.push([i.out, BETWEEN], [i.out, END])
+        break
+      }
+      default:
+        return true
+    }
+  }
+  return false
 }
