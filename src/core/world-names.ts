@@ -105,8 +105,12 @@ function checkRuleSold(rule: Rule, names: WorldNames): RuleProblem[] {
   return [{ path: ['step', i], message: `${why}: ${never}, so step "${dead[0]}" never happens: the rule would never decide it (leave it out of "step")` }]
 }
 
-/** The steps only carriers of one flow have: an OTP is sent, an MO taken, a consent page approved. */
-const FLOW_STEPS: Partial<Record<Step, string>> = { otp: 'otp', mo: 'psms', consent: 'redirect' }
+/**
+ * The steps only carriers of one flow have: an OTP is sent (and verified: Verify answers INVALID_PIN
+ * for a redirect request before it decides anything, and a PSMS Init makes no request), an MO taken,
+ * a consent page approved.
+ */
+const FLOW_STEPS: Partial<Record<Step, string>> = { otp: 'otp', verify: 'otp', mo: 'psms', consent: 'redirect' }
 
 /**
  * The steps that happen only once Init (or an MO) found the carrier billing the service: on a carrier
