@@ -1,9 +1,25 @@
 /**
- * What a user writes takes effect or is refused by name: a `verify` rule on carriers with no OTP.
- * Over loopback and through the binary.
+ * What a user writes takes effect or is refused by name: a `verify` rule on carriers with no OTP; a
+ * PSMS service without a keyword that its integration gives a PSMS carrier by default. Over loopback
+ * and through the binary.
  */
-import { describe, expect, it } from 'vitest'
-import { startClient } from './helpers.js'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { startClient, tempDir } from './helpers.js'
+import { dcb } from './cli/run.js'
+
+let tmp: ReturnType<typeof tempDir>
+beforeEach(() => {
+  tmp = tempDir()
+})
+afterEach(() => tmp.cleanup())
+
+const write = (name: string, doc: unknown): string => {
+  const f = join(tmp.dir, name)
+  writeFileSync(f, JSON.stringify(doc, null, 2))
+  return f
+}
 
 describe('a verify rule on carriers with no OTP', () => {
   it('is refused by name over loopback; on an OTP carrier it is taken and decides Verify', async () => {
@@ -42,5 +58,36 @@ describe('a verify rule on carriers with no OTP', () => {
     } finally {
       await c.close()
     }
+  })
+})
+
+describe('a PSMS service with no keyword', () => {
+  it('is refused when its integration takes a PSMS carrier by default; a carriers list without one loads', async () => {
+    const f = write('nokeyword.json', {
+      services: [{ code: 'NOKEY', merchant: 'demo', name: 'No Key', period: 'P1M', integrations: [{ country: 'gb' }] }],
+    })
+    const message =
+      'service "NOKEY" uses PSMS carrier "sbx-gb-psms" (its integration in "gb" lists no carriers, so it takes every provisioned carrier there) and needs a keyword, or a carriers list without "sbx-gb-psms"'
+    const v = await dcb(['fixtures', 'validate', f])
+    expect(v.code).toBe(1)
+    expect(v.stderr).toContain(`${f}: $.services[0].keyword: ${message}`)
+    const s = await dcb(['serve', '--in-memory', '--port', '0', '--fixtures', f])
+    expect(s.code).toBe(1)
+    expect(s.stderr).toContain(`dcb: fixture error: ${f}: $.services[0].keyword: ${message}`)
+
+    const listed = write('listed.json', {
+      services: [{ code: 'NOKEY', merchant: 'demo', name: 'No Key', period: 'P1M', integrations: [{ country: 'gb', carriers: ['sbx-gb-otp'] }] }],
+    })
+    const ok = await dcb(['fixtures', 'validate', listed])
+    expect(ok.stderr).not.toContain('keyword')
+    expect(ok.code).toBe(0)
+    // A country whose PSMS carrier is not provisioned gives it none by default.
+    const bare = write('unprovisioned.json', {
+      carriers: [{ code: 'sbx-gb-psms', provisioned: false }],
+      services: [{ code: 'NOKEY', merchant: 'demo', name: 'No Key', period: 'P1M', integrations: [{ country: 'gb' }] }],
+    })
+    const quiet = await dcb(['fixtures', 'validate', bare])
+    expect(quiet.stderr).not.toContain('keyword')
+    expect(quiet.code).toBe(0)
   })
 })

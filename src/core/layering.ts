@@ -344,6 +344,13 @@ export function checkWorld(world: World, at: (path: PropertyKey[], msg: string) 
           p(['services', i, 'integrations', j, 'carriers', k], `carrier "${code}" is in "${c.country}", not "${integ.country}"`)
         else if (c.flow === 'psms' && !s.keyword) p(['services', i, 'keyword'], `service "${s.code}" uses PSMS carrier "${code}" and needs a keyword`)
       })
+      // No carriers list: every provisioned carrier of the country bills it, a PSMS one too (whose MO needs the keyword).
+      const psms = !integ.carriers && !s.keyword && world.carriers.find((c) => c.country === integ.country && c.flow === 'psms' && c.provisioned)
+      if (psms)
+        p(
+          ['services', i, 'keyword'],
+          `service "${s.code}" uses PSMS carrier "${psms.code}" (its integration in "${integ.country}" lists no carriers, so it takes every provisioned carrier there) and needs a keyword, or a carriers list without "${psms.code}"`,
+        )
     })
   })
   const names = worldNames(world)
