@@ -1,13 +1,13 @@
 /**
  * What a user writes takes effect or is refused by name: a `verify` rule on carriers with no OTP; a
- * PSMS service without a keyword that its integration gives a PSMS carrier by default. Over loopback
- * and through the binary.
+ * PSMS service without a keyword that its integration gives a PSMS carrier by default; `dcb seed`
+ * numbers of another country (or running into another carrier). Over loopback and through the binary.
  */
-import { writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { startClient, tempDir } from './helpers.js'
-import { dcb } from './cli/run.js'
+import { dcb, serve } from './cli/run.js'
 
 let tmp: ReturnType<typeof tempDir>
 beforeEach(() => {
@@ -89,5 +89,39 @@ describe('a PSMS service with no keyword', () => {
     const quiet = await dcb(['fixtures', 'validate', bare])
     expect(quiet.stderr).not.toContain('keyword')
     expect(quiet.code).toBe(0)
+  })
+})
+
+describe('dcb seed: the numbers are of a carrier of the country', () => {
+  it('refuses numbers of another country, or counting into another carrier, in one line without touching the data file', async () => {
+    const data = join(tmp.dir, 'untouched.json')
+    const gb = await dcb(['seed', '--subscriptions', '5', '--country', 'my', '--first-msisdn', '447700900000', '--data', data])
+    expect(gb.stderr.trim().split('\n')).toEqual([
+      "dcb: the first MSISDN 447700900000 is of carrier sbx-gb-otp, in gb, not in my: a subscription's carrier is in its country (seed gb numbers with country gb)",
+    ])
+    expect(gb.code).toBe(2)
+    const across = await dcb(['seed', '--subscriptions', '200', '--first-msisdn', '601299999000', '--data', data])
+    expect(across.stderr.trim().split('\n')).toEqual([
+      'dcb: MSISDN 601300000000 (number 101 counting up from 601299999000) is of carrier sbx-my-psms, not sbx-my-otp: seed fewer, or from another first MSISDN',
+    ])
+    expect(across.code).toBe(2)
+    const landline = await dcb(['seed', '--subscriptions', '5', '--first-msisdn', '6030000000', '--data', data])
+    expect(landline.stderr.trim()).toBe('dcb: the first MSISDN 6030000000 cannot be seeded: msisdn "6030000000" is a landline number (prefix 603)')
+    expect(landline.code).toBe(2)
+    expect(existsSync(data)).toBe(false)
+  })
+
+  it('seeds gb numbers with country gb, and (on purpose) numbers of a carrier that is not provisioned', async () => {
+    const data = join(tmp.dir, 'seeded.json')
+    expect((await dcb(['seed', '--subscriptions', '2', '--country', 'gb', '--first-msisdn', '447700900000', '--data', data])).code).toBe(0)
+    expect((await dcb(['seed', '--subscriptions', '1', '--first-msisdn', '601900000000', '--data', data])).code).toBe(0)
+    const s = await serve(['--data', data])
+    try {
+      const subs = (await (await fetch(`${s.url}/_sandbox/subscriptions`)).json()).subscriptions
+      const seen = subs.map((x: any) => `${x.msisdn} ${x.country_code} ${x.carrier_code}`).sort()
+      expect(seen).toEqual(['447700900000 gb sbx-gb-otp', '447700900001 gb sbx-gb-otp', '601900000000 my sbx-my-legacy'])
+    } finally {
+      await s.stop()
+    }
   })
 })

@@ -31,7 +31,7 @@ export async function seed(o: {
   }
   // Refuse what cannot be seeded before the data file is touched.
   try {
-    checkSeed(new WorldIndex(world), options)
+    checkSeed(new WorldIndex(world), options, o.subscriptions)
   } catch (e) {
     if (e instanceof SandboxError) throw new CliError(e.message, EXIT.USAGE)
     throw e

@@ -14,7 +14,10 @@ export const CONTROL_ERRORS = {
   },
   CLOCK_LIMIT: { status: 400, describe: 'the clock cannot go past 9999-12-31T23:59:59.999000 (it keeps milliseconds)' },
   BAD_RULE: { status: 400, describe: 'the rule does not fit the rule schema (the message names the field)' },
-  INVALID_MSISDN: { status: 400, describe: 'no sandbox carrier owns the MSISDN' },
+  INVALID_MSISDN: {
+    status: 400,
+    describe: 'no sandbox carrier owns the MSISDN (dcb seed: none of the country, or the numbers counting up from it run into another carrier)',
+  },
   MERCHANT_SERVICE_NOT_CONFIGURED: { status: 400, describe: 'dcb seed: the world has no such merchant integration' },
   BAD_SPREAD: { status: 400, describe: 'dcb seed: the spread is longer than the service period' },
   FORBIDDEN: { status: 403, describe: 'the control API is open from loopback, or with the admin token' },

@@ -28,11 +28,11 @@ export interface SeedPlan {
 
 /**
  * What `Engine.seed` needs, or a SandboxError saying why it cannot seed: the integration, the carrier
- * of the first MSISDN, and a spread no longer than the period (longer would start subscriptions whose
- * renewals are already due, all of which a server would run at its start). `dcb seed` asks before it
- * touches the data file.
+ * of the first MSISDN in the integration's country (and of each of the `count` numbers from it), and
+ * a spread no longer than the period (longer would start subscriptions whose renewals are already
+ * due, all of which a server would run at its start). `dcb seed` asks before it touches the data file.
  */
-export function checkSeed(idx: WorldIndex, o: SeedOptions): SeedPlan {
+export function checkSeed(idx: WorldIndex, o: SeedOptions, count = 1): SeedPlan {
   const merchant = o.merchant ?? 'demo'
   const found = idx.integration(merchant, o.service ?? 'STREAMPLUS', o.country ?? 'my')
   if (!found)
@@ -41,8 +41,8 @@ export function checkSeed(idx: WorldIndex, o: SeedOptions): SeedPlan {
       `no integration ${o.service ?? 'STREAMPLUS'}/${o.country ?? 'my'} for merchant ${merchant} in the sandbox world`,
     )
   const first = o.firstMsisdn ?? '601200000000'
-  const carrier = idx.carrierOf(first)
-  if (!carrier) throw new SandboxError('INVALID_MSISDN', `no sandbox carrier owns ${first}`)
+  const country = found.integration.country
+  const carrier = carrierIn(idx, country, first, `the first MSISDN ${first}`)
   // Seeded numbers keep to the endings where everything succeeds: a magic ending (301, 401, 5NN)
   // would make a seeded subscription's renewals fail, its carrier cancel it, or its answers wait.
   if (Number(first.slice(-3)) >= 100)
@@ -50,6 +50,14 @@ export function checkSeed(idx: WorldIndex, o: SeedOptions): SeedPlan {
       'INVALID_MSISDN',
       `the first MSISDN ${first} ends in ${first.slice(-3)}: seeded MSISDNs keep to the endings 000-099, so start at one of them`,
     )
+  // Every number seeded is the first one's carrier's (counting up can run past its prefix, or its lengths).
+  for (let i = o.startIndex ?? 0; i < (o.startIndex ?? 0) + count; i++) {
+    const msisdn = seededMsisdn(first, i)
+    const what = `MSISDN ${msisdn} (number ${i + 1} counting up from ${first})`
+    const other = carrierIn(idx, country, msisdn, what)
+    if (other !== carrier)
+      throw new SandboxError('INVALID_MSISDN', `${what} is of carrier ${other.code}, not ${carrier.code}: seed fewer, or from another first MSISDN`)
+  }
   const period = idx.period(found.service.period)
   // Compared from one fixed time: a month is 28 to 31 days, so the same one for both.
   const t = Date.UTC(2026, 0, 1)
@@ -67,11 +75,8 @@ export function checkSeed(idx: WorldIndex, o: SeedOptions): SeedPlan {
  * what a seeded subscription does; `startIndex` continues a numbering.
  */
 export function seed(ctx: EngineContext, count: number, o: SeedOptions): Promise<string[]> {
-  const { merchant, found, carrier, period } = checkSeed(ctx.world, o)
-  const first = BigInt(o.firstMsisdn ?? '601200000000')
-  // Numbered from the first one's ending (000-099, checked): k -> block k / 100, ending k % 100.
-  const base = first - (first % 1000n)
-  const offset = Number(first % 1000n)
+  const { merchant, found, carrier, period } = checkSeed(ctx.world, o, count)
+  const first = o.firstMsisdn ?? '601200000000'
   const start = o.startIndex ?? 0
   return ctx.write((tx, now) => {
     const price = found.integration.price ?? null
@@ -86,7 +91,7 @@ export function seed(ctx: EngineContext, count: number, o: SeedOptions): Promise
         service: found.service.code,
         country: found.integration.country,
         carrier: carrier.code,
-        msisdn: (base + BigInt(Math.floor((offset + start + i) / 100)) * 1000n + BigInt((offset + start + i) % 100)).toString(),
+        msisdn: seededMsisdn(first, start + i),
         language: found.service.default_language,
         flow: carrier.flow,
       })
@@ -96,4 +101,33 @@ export function seed(ctx: EngineContext, count: number, o: SeedOptions): Promise
     }
     return ids
   })
+}
+
+/**
+ * The `index`th seeded MSISDN counting up from `first` through the endings 000-099 only (`first`
+ * ends in one of them, checked): index k is k / 100 blocks of a thousand on, ending k % 100.
+ */
+function seededMsisdn(first: string, index: number): string {
+  const n = BigInt(first)
+  const offset = Number(n % 1000n) + index
+  return (n - (n % 1000n) + BigInt(Math.floor(offset / 100)) * 1000n + BigInt(offset % 100)).toString()
+}
+
+/**
+ * The carrier of a seeded number (`what` names it) in the integration's country, or why there is
+ * none. A carrier not provisioned, or not one the integration bills through, is taken on purpose:
+ * seeded subscriptions stand for ones a carrier kept from before (Init refuses new ones there), which
+ * `status`, `renewal` and `retry` rules reach.
+ */
+function carrierIn(idx: WorldIndex, country: string, msisdn: string, what: string): Carrier {
+  const found = idx.lookup(country, msisdn)
+  if (found.ok) return found.carrier
+  const elsewhere = idx.carrierOf(msisdn)
+  if (elsewhere)
+    throw new SandboxError(
+      'INVALID_MSISDN',
+      `${what} is of carrier ${elsewhere.code}, in ${elsewhere.country}, not in ${country}: a subscription's carrier is in its country (seed ${elsewhere.country} numbers with country ${elsewhere.country})`,
+    )
+  if (!msisdn.startsWith(idx.countries.get(country)?.calling_code ?? '')) throw new SandboxError('INVALID_MSISDN', `no sandbox carrier owns ${msisdn}`)
+  throw new SandboxError('INVALID_MSISDN', `${what} cannot be seeded: ${found.reason}`)
 }
