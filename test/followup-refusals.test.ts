@@ -1,7 +1,8 @@
 /**
  * What a user writes takes effect or is refused by name: a `verify` rule on carriers with no OTP; a
  * PSMS service without a keyword that its integration gives a PSMS carrier by default; `dcb seed`
- * numbers of another country (or running into another carrier). Over loopback and through the binary.
+ * numbers of another country (or running into another carrier); an MO for an inactive merchant's
+ * service, and the rules such a service could never reach. Over loopback and through the binary.
  */
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -122,6 +123,44 @@ describe('dcb seed: the numbers are of a carrier of the country', () => {
       expect(seen).toEqual(['447700900000 gb sbx-gb-otp', '447700900001 gb sbx-gb-otp', '601900000000 my sbx-my-legacy'])
     } finally {
       await s.stop()
+    }
+  })
+})
+
+describe('an inactive merchant', () => {
+  const PAUSED = {
+    services: [{ code: 'PAUSED', merchant: 'inactive', name: 'Paused Service', period: 'P1M', keyword: 'PAUSE', integrations: [{ country: 'my' }] }],
+  }
+
+  it('sells nothing by MO: the MO is rejected UNAUTHORIZED, nothing is charged; its rules but renewals are refused', async () => {
+    const c = await startClient({ fixtures: [write('paused.json', PAUSED)] })
+    try {
+      const key = await c.api('/subscriptions/init', { msisdn: '601312000001', service_code: 'PAUSED', country_code: 'my' }, { key: 'sandbox-inactive-key' })
+      expect(key.status).toBe(401)
+      const mo = await c.control('/mo', { msisdn: '601312000001', short_code: '32123', text: 'PAUSE' })
+      expect(mo.status).toBe(200)
+      expect(mo.body).toMatchObject({
+        action: 'rejected',
+        code: 'UNAUTHORIZED',
+        reason: 'service PAUSED is of merchant inactive, which is inactive (its API calls answer 401 UNAUTHORIZED): an MO for it subscribes no one',
+      })
+      expect((await c.control('/subscriptions?msisdn=601312000001')).body.subscriptions).toEqual([])
+      const sms = (await c.control('/sms?msisdn=601312000001')).body
+      expect(JSON.stringify(sms)).toContain('Paused Service: your request could not be completed (UNAUTHORIZED).')
+      // An active merchant's keyword on the same short code still subscribes.
+      expect((await c.control('/mo', { msisdn: '601312000002', short_code: '32123', text: 'STREAM' })).body.action).toBe('subscribed')
+
+      const why =
+        'match.service: service PAUSED is of merchant inactive, which is inactive: its API calls answer 401 UNAUTHORIZED and an MO for PAUSED is refused'
+      for (const step of ['mo', 'charge', 'activate', 'init', 'status', 'api'] as const) {
+        const effect = step === 'activate' ? { cancel_after: 'P1D' } : step === 'status' || step === 'api' ? { http: 500 } : { error: 'BARRED' }
+        const r = await c.control('/rules', { match: { service: 'PAUSED' }, step, effect })
+        expect(r, step).toEqual({ status: 400, body: { error: 'BAD_RULE', message: `${why}, so the rule would decide nothing` } })
+      }
+      // Subscriptions a data file kept still renew.
+      expect((await c.control('/rules', { match: { service: 'PAUSED' }, step: ['renewal', 'retry'], effect: { error: 'BARRED' } })).status).toBe(200)
+    } finally {
+      await c.close()
     }
   })
 })

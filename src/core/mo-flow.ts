@@ -25,7 +25,7 @@ export type MoResult =
   | { action: 'stop'; canceled: string[]; subscription_id: string }
   | { action: 'stop'; canceled: []; message: string }
   | { action: 'unknown_keyword'; keywords: string[]; message: string }
-  /** A rule refused the MO, or the handset has the service already. */
+  /** A rule refused the MO, the handset has the service already, or its merchant is inactive (UNAUTHORIZED). */
   | { action: 'rejected'; code: string; reason: string }
   | { action: 'charge_failed'; code: CarrierCode; reason: string }
   | { action: 'subscribed'; subscription_id: string; service_code: string; merchant: string }
@@ -80,6 +80,16 @@ export class MoFlow {
       return { action: 'unknown_keyword', keywords: services.map((s) => s.service.keyword), message: `"${text}" is not a keyword on ${short_code}` }
     }
     const country = carrier.country
+    // An inactive merchant's API calls answer 401: nor is its service sold by MO (nothing charged).
+    const owner = this.ctx.world.merchants.get(match.service.merchant)
+    if (!owner?.active) {
+      this.failureSms(tx, now, msisdn, short_code, match.service, 'UNAUTHORIZED')
+      return {
+        action: 'rejected',
+        code: 'UNAUTHORIZED',
+        reason: `service ${match.service.code} is of merchant ${match.service.merchant}, which is inactive (its API calls answer 401 UNAUTHORIZED): an MO for it subscribes no one`,
+      }
+    }
     const refused = decisionFailure(this.ctx.ruleset.decide(tx, { step: 'mo', msisdn, country, carrier: carrier.code, service: match.service.code }), 'MO')
     if (refused) {
       this.failureSms(tx, now, msisdn, short_code, match.service, refused.code)

@@ -21,6 +21,8 @@ export interface WorldNames {
   serviceCarriers?: Map<string, Set<string>>
   /** Each service's countries, those of its integrations (unchecked without). */
   serviceCountries?: Map<string, Set<string>>
+  /** Each service of an inactive merchant, with the merchant (unchecked without). */
+  inactiveServices?: Map<string, string>
 }
 
 export interface RuleProblem {
@@ -77,7 +79,8 @@ const CLOCK_STEPS: ReadonlySet<Step> = new Set<Step>(['renewal', 'retry'])
 /**
  * A service, or a country, that nothing is sold in: every merchant call for it answers
  * MERCHANT_SERVICE_NOT_CONFIGURED before any step and no MO finds its keyword, so only the clock
- * steps of a subscription a data file kept could ever happen to it.
+ * steps of a subscription a data file kept could ever happen to it. So too a service of an inactive
+ * merchant: its calls answer 401 before any step, and an MO for it is refused before its `mo` step.
  */
 function checkRuleSold(rule: Rule, names: WorldNames): RuleProblem[] {
   const sold = names.serviceCountries
@@ -86,7 +89,13 @@ function checkRuleSold(rule: Rule, names: WorldNames): RuleProblem[] {
   const m = rule.match
   let field: 'service' | 'country' = 'country'
   let why: string
-  if (m.service !== undefined) {
+  const inactive = m.service === undefined ? undefined : names.inactiveServices?.get(m.service)
+  let never = 'Init answers MERCHANT_SERVICE_NOT_CONFIGURED'
+  if (inactive !== undefined) {
+    field = 'service'
+    why = `service ${m.service} is of merchant ${inactive}, which is inactive`
+    never = `its API calls answer 401 UNAUTHORIZED and an MO for ${m.service} is refused`
+  } else if (m.service !== undefined) {
     const countries = sold.get(m.service)
     if (!countries) return []
     if (!countries.size) {
@@ -99,7 +108,6 @@ function checkRuleSold(rule: Rule, names: WorldNames): RuleProblem[] {
   const steps = Array.isArray(rule.step) ? rule.step : [rule.step]
   const dead = steps.filter((s) => !CLOCK_STEPS.has(s))
   if (!dead.length) return []
-  const never = 'Init answers MERCHANT_SERVICE_NOT_CONFIGURED'
   if (dead.length === steps.length) return [{ path: ['match', field], message: `${why}: ${never}, so the rule would decide nothing` }]
   const i = steps.indexOf(dead[0]!)
   return [{ path: ['step', i], message: `${why}: ${never}, so step "${dead[0]}" never happens: the rule would never decide it (leave it out of "step")` }]
@@ -116,7 +124,7 @@ const FLOW_STEPS: Partial<Record<Step, string>> = { otp: 'otp', verify: 'otp', m
  * The steps that happen only once Init (or an MO) found the carrier billing the service: on a carrier
  * not provisioned, or not one the service's integration names, Init answers CARRIER_NOT_SUPPORTED
  * before them and an MO finds no keyword. Not `api` (decided before that check), nor `status`,
- * `renewal` and `retry`: `dcb seed` puts subscriptions on any carrier.
+ * `renewal` and `retry`: `dcb seed` puts subscriptions on any carrier of their country, provisioned or not.
  */
 const SALE_STEPS: ReadonlySet<Step> = new Set<Step>(['init', 'otp', 'verify', 'consent', 'mo', 'charge', 'activate'])
 
@@ -220,6 +228,7 @@ function checkRuleNumbers(rule: Rule, names: WorldNames): RuleProblem[] {
 
 /** The names a rule's `match` may use, from a world. */
 export function worldNames(world: World): WorldNames {
+  const inactive = new Set(world.merchants.filter((m) => !m.active).map((m) => m.id))
   return {
     carriers: new Set(world.carriers.map((c) => c.code)),
     services: new Set(world.services.map((s) => s.code)),
@@ -232,5 +241,6 @@ export function worldNames(world: World): WorldNames {
       ]),
     ),
     serviceCountries: new Map(world.services.map((s) => [s.code, new Set(s.integrations.map((i) => i.country))])),
+    inactiveServices: new Map(world.services.filter((s) => inactive.has(s.merchant)).map((s) => [s.code, s.merchant])),
   }
 }
