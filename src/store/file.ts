@@ -2,8 +2,8 @@
  * The file-backed store: a lowdb snapshot (`sandbox.json`) plus an append-only journal of changes
  * (`sandbox.json.journal.G`). Each transaction is one JSON line, written and fdatasync'd before the
  * answer leaves (concurrent transactions share one fsync: group commit), so the cost of a write does
- * not grow with the data. The snapshot is rewritten only by compaction (the journal past 64 MiB or the
- * snapshot's size, and at shutdown), under a new journal generation so appends never wait for it.
+ * not grow with the data. The snapshot is rewritten only by compaction (compaction.ts says when, and at
+ * shutdown), under a new journal generation so appends never wait for it.
  *
  * Recovery: load the snapshot (seq S, generation G), replay every journal of generation >= G in
  * order, skipping lines with seq <= S. A torn last line (no newline) is cut off and reported; any other
@@ -14,6 +14,7 @@ import { closeSync, fsyncSync, openSync, readFileSync, readdirSync, unlinkSync, 
 import { basename, dirname, resolve } from 'node:path'
 import type { Low } from 'lowdb'
 import { COLLECTIONS, type Change, type CollectionName, type State } from '../core/state.js'
+import { Compaction } from './compaction.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
 import { makeDirs, removeMadeDirs } from './folders.js'
@@ -30,9 +31,6 @@ export interface FileStoreOptions {
   io?: StoreIo
 }
 
-/** A compaction that failed is tried again after a write, no sooner than this. */
-export const COMPACT_RETRY_MS = 1000
-
 export class FileStore implements Store {
   readonly kind = 'file' as const
   readonly path: string
@@ -43,17 +41,9 @@ export class FileStore implements Store {
   private seq = 0
   private generation = 0
   private readonly wal: WriteAheadLog
-  private compacting: Promise<void> | null = null
-  /** When a failed compaction may be tried again (0: none failed). */
-  private compactRetryAt = 0
+  private readonly compaction: Compaction
   private locked = false
   private closed = false
-  private readonly compactBytes: number
-  /**
-   * The snapshot's size on disk. Compaction (a rewrite of the whole snapshot) starts once the journal passes
-   * this or `compactBytes`: at most a byte rewritten per byte journaled, however large the state grows.
-   */
-  private snapshotBytes = 0
   private readonly io: StoreIo | undefined
   private readonly unsafeNoSync: boolean
   recovered = { replayed: 0, tornBytes: 0, notes: [] as string[] }
@@ -68,7 +58,6 @@ export class FileStore implements Store {
     this.path = resolve(path)
     this.dir = dirname(this.path)
     this.lockPath = `${this.path}.lock`
-    this.compactBytes = opts.compactBytes ?? 64 * 1024 * 1024
     this.unsafeNoSync = opts.unsafeNoSync ?? false
     this.io = opts.io
     this.wal = new WriteAheadLog({
@@ -78,11 +67,12 @@ export class FileStore implements Store {
       sync: !this.unsafeNoSync,
       io: opts.io,
     })
-    this.wal.onWritten = () => {
-      if (this.compacting || this.closed || this.wal.failure) return
-      if (this.wal.bytes >= Math.max(this.compactBytes, this.snapshotBytes) || (this.compactRetryAt && Date.now() >= this.compactRetryAt))
-        void this.compact().catch(() => {})
-    }
+    this.compaction = new Compaction(this.wal, {
+      minBytes: opts.compactBytes,
+      closed: () => this.closed,
+      run: () => this.writeSnapshot(),
+      failed: (e) => new StoreError(`cannot compact ${this.path}: ${describeError(e)}`),
+    })
   }
 
   private journalPath(gen: number): string {
@@ -134,7 +124,7 @@ export class FileStore implements Store {
         throw new StoreError(`the data file ${this.path} is not a dcb snapshot (${(e as Error).message}); move it away or pick another --data file`)
       }
       const snap = this.db.data
-      this.snapshotBytes = snap ? sizeOf(this.path) : 0
+      this.compaction.snapshotBytes = snap ? sizeOf(this.path) : 0
       if (snap && snap.format !== 'dcb-sandbox/1') {
         throw new StoreError(`the data file ${this.path} is not a dcb snapshot; move it away or pick another --data file`)
       }
@@ -253,36 +243,29 @@ export class FileStore implements Store {
    * after a later write.
    */
   compact(): Promise<void> {
-    if (this.compacting) return this.compacting
-    this.compacting = (async () => {
-      let snapshot!: Snapshot
-      const gen = await this.wal.rotate((newGen) => {
-        // Entries captured now (records are never changed after their transaction), written later.
-        const collections: Snapshot['collections'] = {}
-        for (const c of COLLECTIONS) collections[c] = [...(this.state[c] as Map<string, unknown>)]
-        snapshot = { format: 'dcb-sandbox/1', seq: this.seq, generation: newGen, saved_at: new Date().toISOString(), collections }
-        this.generation = newGen
-      })
-      this.db.data = snapshot
-      try {
-        await this.db.write()
-      } finally {
-        // The snapshot holds records that later changes replace: let them go.
-        this.db.data = null
-      }
-      if (!this.unsafeNoSync) fsyncDir(this.dir)
-      this.snapshotBytes = sizeOf(this.path)
-      for (const g of this.generations()) if (g < gen) unlinkSync(this.journalPath(g))
-      this.compactRetryAt = 0
-    })()
-      .catch((e) => {
-        this.compactRetryAt = Date.now() + COMPACT_RETRY_MS
-        throw e instanceof StoreError ? e : new StoreError(`cannot compact ${this.path}: ${describeError(e)}`)
-      })
-      .finally(() => {
-        this.compacting = null
-      })
-    return this.compacting
+    return this.compaction.start()
+  }
+
+  /** A compaction's work: a new journal generation, the snapshot as of the swap; answers its size on disk. */
+  private async writeSnapshot(): Promise<number> {
+    let snapshot!: Snapshot
+    const gen = await this.wal.rotate((newGen) => {
+      // Entries captured now (records are never changed after their transaction), written later.
+      const collections: Snapshot['collections'] = {}
+      for (const c of COLLECTIONS) collections[c] = [...(this.state[c] as Map<string, unknown>)]
+      snapshot = { format: 'dcb-sandbox/1', seq: this.seq, generation: newGen, saved_at: new Date().toISOString(), collections }
+      this.generation = newGen
+    })
+    this.db.data = snapshot
+    try {
+      await this.db.write()
+    } finally {
+      // The snapshot holds records that later changes replace: let them go.
+      this.db.data = null
+    }
+    if (!this.unsafeNoSync) fsyncDir(this.dir)
+    for (const g of this.generations()) if (g < gen) unlinkSync(this.journalPath(g))
+    return sizeOf(this.path)
   }
 
   /**
@@ -293,7 +276,7 @@ export class FileStore implements Store {
     if (this.closed) return
     try {
       await this.wal.flush()
-      if (this.compacting) await this.compacting.catch(() => {})
+      await this.compaction.settled()
       if (this.wal.started) await this.compact()
     } finally {
       this.closed = true

@@ -20,7 +20,8 @@
 import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { COLLECTIONS, State, type Change, type CollectionName } from '../core/state.js'
-import { applyAll, COMPACT_RETRY_MS, cutTornTails, sizeOf, snapshotProblem } from './file.js'
+import { Compaction } from './compaction.js'
+import { applyAll, cutTornTails, sizeOf, snapshotProblem } from './file.js'
 import { makeDirs } from './folders.js'
 import { before, lastDrops, lineProblem, type LinePlace } from './session-lines.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
@@ -54,13 +55,8 @@ export class SessionJournal {
   private readonly sessions = new Map<string, Entry>()
   private generation = 0
   private readonly wal: WriteAheadLog
-  private compacting: Promise<void> | null = null
-  /** When a failed compaction may be tried again (0: none failed). */
-  private compactRetryAt = 0
+  private readonly compaction: Compaction
   private closed = false
-  private readonly compactBytes: number
-  /** The sessions' snapshots on disk, in bytes (at load and after each compaction): as the default store's, the threshold when larger. */
-  private snapshotBytes = 0
   private readonly sync: boolean
   private readonly io: StoreIo | undefined
   recovered = { replayed: 0, tornBytes: 0, notes: [] as string[] }
@@ -69,7 +65,6 @@ export class SessionJournal {
     readonly folder: string,
     opts: SessionJournalOptions = {},
   ) {
-    this.compactBytes = opts.compactBytes ?? 64 * 1024 * 1024
     this.sync = !opts.unsafeNoSync
     this.io = opts.io
     this.wal = new WriteAheadLog({
@@ -79,11 +74,12 @@ export class SessionJournal {
       sync: this.sync,
       io: opts.io,
     })
-    this.wal.onWritten = () => {
-      if (this.compacting || this.closed || this.wal.failure) return
-      if (this.wal.bytes >= Math.max(this.compactBytes, this.snapshotBytes) || (this.compactRetryAt && Date.now() >= this.compactRetryAt))
-        void this.compact().catch(() => {})
-    }
+    this.compaction = new Compaction(this.wal, {
+      minBytes: opts.compactBytes,
+      closed: () => this.closed,
+      run: () => this.writeSnapshots(),
+      failed: (e) => new StoreError(`cannot compact the sessions in ${this.folder}: ${describeError(e)}`),
+    })
   }
 
   private journalPath(gen: number): string {
@@ -148,7 +144,7 @@ export class SessionJournal {
     const drops = lastDrops(journals)
     for (const { gen, buf } of journals) this.replay(gen, buf, snapshotGen, drops)
     this.generation = gens.length ? gens[gens.length - 1]! : 0
-    this.snapshotBytes = this.sizeOfSnapshots()
+    this.compaction.snapshotBytes = this.sizeOfSnapshots()
     return [...this.sessions.keys()].sort()
   }
   private readonly snapshotGen = new Map<string, number>()
@@ -307,7 +303,7 @@ export class SessionJournal {
 
   /** Forgets session `name`: a durable drop line (a failed one keeps the session), then its snapshot file is removed. */
   async drop(name: string): Promise<void> {
-    if (this.compacting) await this.compacting.catch(() => {})
+    await this.compaction.settled()
     const entry = this.sessions.get(name)
     this.sessions.delete(name)
     await this.wal.append(JSON.stringify({ n: name, drop: 1 }) + '\n', () => {
@@ -333,37 +329,30 @@ export class SessionJournal {
    * fails keeps the journals, and is tried again after a later write.
    */
   compact(): Promise<void> {
-    if (this.compacting) return this.compacting
-    this.compacting = (async () => {
-      const snapshots: [string, Entry, SnapshotData][] = []
-      const gen = await this.wal.rotate((newGen) => {
-        // Each snapshot holds exactly its session's changes up to its seq; later lines go to the new journal.
-        for (const [name, entry] of this.sessions) {
-          if (!dirty(entry)) continue
-          const collections: SnapshotData['collections'] = {}
-          for (const c of COLLECTIONS) collections[c] = [...(entry.state[c] as Map<string, unknown>)]
-          snapshots.push([name, entry, { format: 'dcb-sandbox/1', seq: entry.seq, generation: newGen, saved_at: new Date().toISOString(), collections }])
-        }
-        this.generation = newGen
-      })
-      for (const [name, entry, snap] of snapshots) {
-        if (this.sessions.get(name) !== entry) continue
-        await new StreamingSnapshotFile(this.snapshotPath(name), this.sync, this.io).write(snap)
-        entry.saved = snap.seq
+    return this.compaction.start()
+  }
+
+  /** A compaction's work: a new journal generation, the changed sessions' snapshots as of the swap; answers all snapshots' size. */
+  private async writeSnapshots(): Promise<number> {
+    const snapshots: [string, Entry, SnapshotData][] = []
+    const gen = await this.wal.rotate((newGen) => {
+      // Each snapshot holds exactly its session's changes up to its seq; later lines go to the new journal.
+      for (const [name, entry] of this.sessions) {
+        if (!dirty(entry)) continue
+        const collections: SnapshotData['collections'] = {}
+        for (const c of COLLECTIONS) collections[c] = [...(entry.state[c] as Map<string, unknown>)]
+        snapshots.push([name, entry, { format: 'dcb-sandbox/1', seq: entry.seq, generation: newGen, saved_at: new Date().toISOString(), collections }])
       }
-      if (this.sync) fsyncDir(this.folder)
-      this.snapshotBytes = this.sizeOfSnapshots()
-      for (const g of this.generations()) if (g < gen) unlinkSync(this.journalPath(g))
-      this.compactRetryAt = 0
-    })()
-      .catch((e) => {
-        this.compactRetryAt = Date.now() + COMPACT_RETRY_MS
-        throw e instanceof StoreError ? e : new StoreError(`cannot compact the sessions in ${this.folder}: ${describeError(e)}`)
-      })
-      .finally(() => {
-        this.compacting = null
-      })
-    return this.compacting
+      this.generation = newGen
+    })
+    for (const [name, entry, snap] of snapshots) {
+      if (this.sessions.get(name) !== entry) continue
+      await new StreamingSnapshotFile(this.snapshotPath(name), this.sync, this.io).write(snap)
+      entry.saved = snap.seq
+    }
+    if (this.sync) fsyncDir(this.folder)
+    for (const g of this.generations()) if (g < gen) unlinkSync(this.journalPath(g))
+    return this.sizeOfSnapshots()
   }
 
   private sizeOfSnapshots(): number {
@@ -387,7 +376,7 @@ export class SessionJournal {
     if (this.closed) return
     try {
       await this.wal.flush()
-      if (this.compacting) await this.compacting.catch(() => {})
+      await this.compaction.settled()
       if (this.wal.started && this.changed) await this.compact()
     } finally {
       this.closed = true

@@ -86,7 +86,7 @@ export async function openFile(dir: string, io: StoreIo, c: Compacting): Promise
   const state = new State()
   await store.open(state)
   const settled = async () => {
-    while ((store as any).compacting) await (store as any).compacting.catch(() => {})
+    while ((store as any).compaction.running) await (store as any).compaction.running.catch(() => {})
   }
   return {
     store,
@@ -110,7 +110,7 @@ export async function openSessions(dir: string, io: StoreIo, c: Compacting): Pro
   const stores = await Promise.all(names.map((n) => journal.store(n)))
   const states = stores.map((s) => s.state)
   const settled = async () => {
-    while ((journal as any).compacting) await (journal as any).compacting.catch(() => {})
+    while ((journal as any).compaction.running) await (journal as any).compaction.running.catch(() => {})
   }
   return {
     engines: (extra) => stores.map((s) => engineOn(s.state, (ch, undo) => s.append(ch, undo), extra)),

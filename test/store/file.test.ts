@@ -168,7 +168,7 @@ describe('FileStore', () => {
       for (let i = 0; (s.info().journal_bytes as number) < bytes && generation(s) === gen; i++) {
         await s.append(put(st, `filler-${i % 50}`, i))
         most = Math.max(most, s.info().journal_bytes as number)
-        await (s as any).compacting
+        await (s as any).compaction.running
       }
       return most
     }
@@ -177,7 +177,7 @@ describe('FileStore', () => {
     await s1.open(st1)
     // A snapshot of about 30 KB, far past compactBytes.
     for (let i = 0; i < 300; i++) await s1.append(put(st1, `a-counter-with-a-long-name-${i}`.padEnd(90, '-'), i))
-    await (s1 as any).compacting
+    await (s1 as any).compaction.running
     await s1.compact()
     const size = statSync(path).size
     expect(size).toBeGreaterThan(20_000)

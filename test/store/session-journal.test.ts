@@ -58,7 +58,7 @@ describe('SessionJournal: the sessions in one journal', () => {
       for (let i = 0; bytes(j) < until && generation() === gen; i++) {
         await put(s, `filler-${i % 50}`, i)
         most = Math.max(most, bytes(j))
-        await (j as any).compacting
+        await (j as any).compaction.running
       }
       return most
     }
@@ -67,7 +67,7 @@ describe('SessionJournal: the sessions in one journal', () => {
     const big = await j.store('big')
     // Snapshots of about 30 KB in all, far past compactBytes.
     for (let i = 0; i < 300; i++) await put(big, `a-counter-with-a-long-name-${i}`.padEnd(90, '-'), i)
-    await (j as any).compacting
+    await (j as any).compaction.running
     await j.compact()
     const size = statSync(join(folder, 'big.json')).size
     expect(size).toBeGreaterThan(20_000)
@@ -97,7 +97,7 @@ describe('SessionJournal: the sessions in one journal', () => {
     for (let i = 0; i < 40; i++) await put(i % 2 ? a : b, `k${i}`, i)
     await put(gone, 'x', 1)
     await j.flush()
-    while ((j as any).compacting) await (j as any).compacting
+    while ((j as any).compaction.running) await (j as any).compaction.running
     const files = readdirSync(folder).sort()
     expect(files.filter((f) => f.startsWith('journal.')).length).toBe(1)
     expect(files).toContain('a.json')
@@ -164,7 +164,7 @@ describe('SessionJournal: the sessions in one journal', () => {
       await fs.flush()
       // A compaction under way finishes first (a killed server leaves one done or not begun; a reader
       // racing a live writer is not a crash).
-      await (fs as any).compacting?.catch(() => {})
+      await (fs as any).compaction.running?.catch(() => {})
       ;(fs as any).locked = false
       await (fs as any).wal.close()
     }
