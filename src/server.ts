@@ -339,13 +339,15 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
   }
 }
 
+/** Whether a listener on `address` is on every interface (0.0.0.0, ::). */
+export const isWildcardAddress = (address: string): boolean => address === '0.0.0.0' || address === '::'
+
 /**
  * The host of the URL a client opens: the address bound, or on every interface (0.0.0.0, ::) the
  * loopback one of its family, as no client can connect to a wildcard address.
  */
 function openableHost(addr: AddressInfo): string {
-  if (addr.address === '0.0.0.0') return '127.0.0.1'
-  if (addr.address === '::') return '[::1]'
+  if (isWildcardAddress(addr.address)) return addr.address === '::' ? '[::1]' : '127.0.0.1'
   return addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
 }
 

@@ -6,7 +6,7 @@ import chalk from 'chalk'
 import module from 'node:module'
 import { DEFAULT_HOST, DEMO_API_KEY, DEFAULT_WORLD_FILE } from '../contract/defaults.js'
 import { defaultWorldPath, FixtureError } from '../world/default-world.js'
-import { allowIpProblem, ServeError, startSandbox } from '../server.js'
+import { allowIpProblem, isWildcardAddress, ServeError, startSandbox } from '../server.js'
 import { StoreError } from '../store/types.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 import { collectWhenIdle } from './idle-gc.js'
@@ -185,7 +185,7 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     })
     // On every interface the URL above is the loopback one; the machine's other addresses follow it.
     const bound = (sandbox.server.address() as AddressInfo).address
-    const everyInterface = bound === '0.0.0.0' || bound === '::'
+    const everyInterface = isWildcardAddress(bound)
     const lan = opts.lan && listening ? await listening.lanUrls() : everyInterface ? interfaceUrls(bound, url) : []
     const lanNote = opts.lan
       ? 'consent pages open on a phone; the control API needs the admin token'
