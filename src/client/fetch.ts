@@ -34,7 +34,7 @@ export function merchantOperations(fetchFn: FetchFn, base: string, opts: { apiKe
     status: (body) => post('/subscriptions/status', body),
     async consent(url, action) {
       if (action !== 'approve' && action !== 'deny') throw new SandboxError('BAD_REQUEST', `consent: action must be approve or deny, not "${String(action)}"`)
-      const target = /^https?:\/\//.test(url) ? url : `${base}/consent/${encodeURIComponent(url)}`
+      const target = consentTarget(url, base)
       const res = await fetchFn(target, {
         method: 'POST',
         headers: { ...opts.headers, 'content-type': 'application/x-www-form-urlencoded' },
@@ -47,6 +47,17 @@ export function merchantOperations(fetchFn: FetchFn, base: string, opts: { apiKe
       return { status: res.status, location: res.headers.get('location') }
     },
   }
+}
+
+/**
+ * Where to post a consent decision: an id goes under `base`; so does a `redirect_url`, by its id, since
+ * it names the page under whatever base the sandbox was reached by (an msw base URL's path prefix,
+ * which `sandbox.fetch` does not strip). Any other URL is posted as it is.
+ */
+function consentTarget(url: string, base: string): string {
+  if (!/^https?:\/\//.test(url)) return `${base}/consent/${encodeURIComponent(url)}`
+  const id = /\/consent\/([^/?#]+)\/?(?:[?#].*)?$/.exec(url)?.[1]
+  return id === undefined ? url : `${base}/consent/${id}`
 }
 
 /** Sends one control call under `base`/_sandbox and answers its JSON; a refusal throws the control API's error as a SandboxError. */

@@ -105,6 +105,14 @@ describe('through msw', () => {
     expect(await back.text()).toContain('Back at the merchant')
   })
 
+  it("sandbox.consent takes the redirect_url msw's Init answered, its base URL's path included", async () => {
+    const init = await fetch(`${BASE}/subscriptions/init`, { method: 'POST', headers: H, body: initBody('359881234011', 'bg') })
+    const { payload } = (await init.json()) as { payload: { redirect_url: string } }
+    const decided = await sandbox.consent(payload.redirect_url, 'approve')
+    expect(decided).toMatchObject({ status: 303, location: expect.stringMatching(/status=SUCCESS&subscription_id=/) })
+    expect((await sandbox.subscriptions({ msisdn: '359881234011' })).subscriptions).toMatchObject([{ status: 'ACTIVE' }])
+  })
+
   it('the consent redirect carries the same parameters on approve and on deny: no verif_request_id', async () => {
     const decide = async (msisdn: string, action: 'approve' | 'deny') => {
       const init = await fetch(`${BASE}/subscriptions/init`, { method: 'POST', headers: H, body: initBody(msisdn, 'bg') })
