@@ -4,7 +4,7 @@
  */
 import chalk from 'chalk'
 import { DcbClient, SandboxError, TransportError, type ApiResult, type Envelope } from '../client/index.js'
-import { DEFAULT_BASE_URL, DEMO_API_KEY, SESSION_NAME } from '../contract/defaults.js'
+import { DEFAULT_BASE_URL, DEMO_API_KEY, HEADER_VALUE, SESSION_NAME } from '../contract/defaults.js'
 import { OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
 import { CliError, EXIT } from './errors.js'
 
@@ -27,6 +27,9 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
   } catch {
     throw new CliError(`--base-url "${baseUrl}" is not an http(s) URL`, EXIT.USAGE)
   }
+  const adminToken = opts.adminToken ?? process.env.DCB_ADMIN_TOKEN
+  headerValue(apiKey, opts.apiKey !== undefined ? '--api-key' : 'DCB_API_KEY')
+  if (adminToken !== undefined) headerValue(adminToken, opts.adminToken !== undefined ? '--admin-token' : 'DCB_ADMIN_TOKEN')
   const session = opts.session ?? (process.env.DCB_SESSION || undefined)
   // The server's rule for session names, checked here to fail before any call.
   if (session !== undefined && !SESSION_NAME.test(session))
@@ -36,9 +39,15 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
     baseUrl,
     apiKey,
     session,
-    adminToken: opts.adminToken ?? process.env.DCB_ADMIN_TOKEN,
+    adminToken,
     timeoutMs: opts.timeout ? opts.timeout * 1000 : undefined,
   })
+}
+
+/** A key or token goes in a header: a character none can carry is a usage error naming where it came from, not the transport's. */
+function headerValue(value: string, from: string): void {
+  const bad = [...value].find((c) => !HEADER_VALUE.test(c))
+  if (bad !== undefined) throw new CliError(`${from} has a character an HTTP header cannot carry (${JSON.stringify(bad)}): use printable ASCII`, EXIT.USAGE)
 }
 
 /** The server the last client talks to, and how long a call may wait (for the progress note). */

@@ -5,6 +5,7 @@
  */
 import chalk from 'chalk'
 import { z } from 'zod'
+import { HEADER_VALUE } from '../contract/defaults.js'
 import type { InitBody, StatusBody, VerifyBody } from '../contract/index.js'
 import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
 import { CliError, EXIT } from './errors.js'
@@ -46,13 +47,16 @@ function argumentProblem(action: Action, arg: unknown): string | undefined {
   return undefined
 }
 
+/** A key the run sends as the API-KEY header. */
+const ApiKey = z.string().regex(HEADER_VALUE, 'has a character an HTTP header cannot carry: use printable ASCII')
+
 const Step = z
   .object({
     as: z
       .string()
       .regex(/^[A-Za-z_]\w*$/)
       .optional(),
-    api_key: z.string().optional(),
+    api_key: ApiKey.optional(),
     note: z.string().optional(),
   })
   .catchall(z.unknown())
@@ -71,7 +75,7 @@ const RunFile = z.strictObject({
   $schema: z.string().optional(),
   description: z.string().optional(),
   base_url: z.string().optional(),
-  api_key: z.string().optional(),
+  api_key: ApiKey.optional(),
   steps: z.array(Step).min(1),
 })
 

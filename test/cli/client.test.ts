@@ -91,6 +91,22 @@ describe('dcb init / otp / verify / status', () => {
     expect((await run(['status'])).code).toBe(2)
   })
 
+  it('a key or token no HTTP header can carry is a usage error naming where it came from (exit 2), not an unexpected error', async () => {
+    const key = await run(['status', 'x', '--api-key', 'ключ'])
+    expect([key.code, key.stderr]).toEqual([2, 'dcb: --api-key has a character an HTTP header cannot carry ("к"): use printable ASCII\n'])
+    const env = await run(['clock'], { DCB_ADMIN_TOKEN: 'a\u0001b' })
+    expect([env.code, env.stderr]).toEqual([2, 'dcb: DCB_ADMIN_TOKEN has a character an HTTP header cannot carry ("\\u0001"): use printable ASCII\n'])
+    const { dir, cleanup } = tempDir()
+    try {
+      const file = join(dir, 'key.run.json')
+      writeFileSync(file, JSON.stringify({ steps: [{ api_key: 'ключ', status: 'x' }] }))
+      const r = await run(['run', file])
+      expect([r.code, r.stderr]).toEqual([2, `dcb: ${file}: $.steps[0].api_key: has a character an HTTP header cannot carry: use printable ASCII\n`])
+    } finally {
+      cleanup()
+    }
+  })
+
   it('exit 2 for usage errors', async () => {
     expect((await run(['nope'])).code).toBe(2)
     expect((await run(['consent', 'http://x/consent/1', 'maybe'])).code).toBe(2)

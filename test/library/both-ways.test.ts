@@ -103,3 +103,18 @@ describe('createClient against no server', () => {
     await expect(client.init({ msisdn: '60123456011', service_code: 'STREAMPLUS', country_code: 'my' })).rejects.toThrow(message)
   })
 })
+
+describe('createClient with a key or token no HTTP header can carry', () => {
+  it('throws BAD_REQUEST naming the option when it is made, not a TypeError of fetch at the first call', () => {
+    const made = (opts: { apiKey?: string; adminToken?: string }) => {
+      try {
+        createClient({ baseUrl: 'http://127.0.0.1:7700', ...opts })
+      } catch (e) {
+        return e
+      }
+    }
+    expect(made({ apiKey: 'ключ' })).toMatchObject({ code: 'BAD_REQUEST', message: 'apiKey has a character an HTTP header cannot carry: use printable ASCII' })
+    expect(made({ adminToken: 'a\nb' })).toMatchObject({ code: 'BAD_REQUEST', message: expect.stringMatching(/^adminToken has a character/) })
+    expect(made({ apiKey: 'sandbox-demo-key', adminToken: 'token with spaces' })).toBeUndefined()
+  })
+})
