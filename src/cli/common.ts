@@ -21,19 +21,17 @@ export interface ClientCliOptions {
 export function clientFrom(opts: ClientCliOptions): DcbClient {
   const baseUrl = opts.baseUrl ?? process.env.DCB_BASE_URL ?? DEFAULT_BASE_URL
   const apiKey = opts.apiKey ?? process.env.DCB_API_KEY ?? DEMO_API_KEY
-  try {
-    const u = new URL(baseUrl)
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error()
-  } catch {
-    throw new CliError(`--base-url "${baseUrl}" is not an http(s) URL`, EXIT.USAGE)
-  }
+  if (!isHttpUrl(baseUrl)) throw new CliError(`${opts.baseUrl !== undefined ? '--base-url' : 'DCB_BASE_URL'} "${baseUrl}" is not an http(s) URL`, EXIT.USAGE)
   const adminToken = opts.adminToken ?? process.env.DCB_ADMIN_TOKEN
   headerValue(apiKey, opts.apiKey !== undefined ? '--api-key' : 'DCB_API_KEY')
   if (adminToken !== undefined) headerValue(adminToken, opts.adminToken !== undefined ? '--admin-token' : 'DCB_ADMIN_TOKEN')
   const session = opts.session ?? (process.env.DCB_SESSION || undefined)
   // The server's rule for session names, checked here to fail before any call.
   if (session !== undefined && !SESSION_NAME.test(session))
-    throw new CliError(`--session "${session}" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -`, EXIT.USAGE)
+    throw new CliError(
+      `${opts.session !== undefined ? '--session' : 'DCB_SESSION'} "${session}" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -`,
+      EXIT.USAGE,
+    )
   waiting = { baseUrl, limitS: opts.timeout ?? 30 }
   return new DcbClient({
     baseUrl,
@@ -42,6 +40,16 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
     adminToken,
     timeoutMs: opts.timeout ? opts.timeout * 1000 : undefined,
   })
+}
+
+/** An absolute http: or https: URL. */
+export function isHttpUrl(text: string): boolean {
+  try {
+    const { protocol } = new URL(text)
+    return protocol === 'http:' || protocol === 'https:'
+  } catch {
+    return false
+  }
 }
 
 /** A key or token goes in a header: a character none can carry is a usage error naming where it came from, not the transport's. */

@@ -7,7 +7,7 @@ import chalk from 'chalk'
 import { z } from 'zod'
 import { HEADER_VALUE } from '../contract/defaults.js'
 import type { InitBody, StatusBody, VerifyBody } from '../contract/index.js'
-import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
+import { clientFrom, guard, isHttpUrl, out, printJson, type ClientCliOptions } from './common.js'
 import { CliError, EXIT } from './errors.js'
 import type { RunTarget } from './run-local.js'
 import { readUserText } from '../user-text.js'
@@ -74,7 +74,7 @@ const Step = z
 const RunFile = z.strictObject({
   $schema: z.string().optional(),
   description: z.string().optional(),
-  base_url: z.string().optional(),
+  base_url: z.string().refine(isHttpUrl, 'is not an http(s) URL (e.g. http://127.0.0.1:7700)').optional(),
   api_key: ApiKey.optional(),
   steps: z.array(Step).min(1),
 })

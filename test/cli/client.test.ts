@@ -107,6 +107,22 @@ describe('dcb init / otp / verify / status', () => {
     }
   })
 
+  it('a bad base URL or session name names where it came from: the option, the environment variable, the run file', async () => {
+    expect((await run(['clock', '--base-url', 'nope'])).stderr).toBe('dcb: --base-url "nope" is not an http(s) URL\n')
+    expect((await run(['clock'], { DCB_BASE_URL: 'nope' })).stderr).toBe('dcb: DCB_BASE_URL "nope" is not an http(s) URL\n')
+    const session = await run(['clock'], { DCB_SESSION: 'a b' })
+    expect([session.code, session.stderr]).toEqual([2, 'dcb: DCB_SESSION "a b" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -\n'])
+    const { dir, cleanup } = tempDir()
+    try {
+      const file = join(dir, 'url.run.json')
+      writeFileSync(file, JSON.stringify({ base_url: 'ftp://x', steps: [{ status: 'x' }] }))
+      const r = await run(['run', file])
+      expect([r.code, r.stderr]).toEqual([2, `dcb: ${file}: $.base_url: is not an http(s) URL (e.g. http://127.0.0.1:7700)\n`])
+    } finally {
+      cleanup()
+    }
+  })
+
   it('exit 2 for usage errors', async () => {
     expect((await run(['nope'])).code).toBe(2)
     expect((await run(['consent', 'http://x/consent/1', 'maybe'])).code).toBe(2)
