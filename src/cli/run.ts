@@ -34,18 +34,34 @@ const ACTION_FIELDS: Partial<Record<Action, { fields: string[]; required: string
 
 /** What is wrong with an action's argument as written (before references resolve), or undefined. */
 function argumentProblem(action: Action, arg: unknown): string | undefined {
+  const isObject = arg !== null && typeof arg === 'object' && !Array.isArray(arg)
+  if (action === 'expect' && !isObject) return `expect takes an object of path: value, not ${JSON.stringify(arg)}`
+  if (action === 'rule' && !isObject) return `rule takes a rule object (the body of POST /_sandbox/rules), not ${JSON.stringify(arg)}`
   const spec = ACTION_FIELDS[action]
   if (!spec || (spec.text && typeof arg === 'string')) return undefined
   const shape = `{${spec.fields.map((f) => `"${f}"`).join(', ')}}${spec.text ? ' or a string' : ''}`
-  if (arg === null || typeof arg !== 'object' || Array.isArray(arg)) return `${action} takes ${shape}, not ${JSON.stringify(arg)}`
+  if (!isObject) return `${action} takes ${shape}, not ${JSON.stringify(arg)}`
   const keys = Object.keys(arg)
   const unknown = keys.find((k) => !spec.fields.includes(k))
   if (unknown !== undefined) return `${action} takes ${shape}: no field "${unknown}"`
   const missing = spec.required.find((k) => !keys.includes(k))
   if (missing !== undefined) return `${action} needs "${missing}"`
   if (action === 'clock' && keys.length !== 1) return 'clock takes one of {"advance": "P1M"} or {"set": "2026-01-31T00:00:00"}'
+  // A value of the wrong kind, unless a reference gives it later (one that is the whole string keeps its type).
+  const a = arg as Record<string, unknown>
+  const given = (k: string): unknown => (isWholeReference(a[k]) ? undefined : a[k])
+  if (action === 'otp' && given('wait') !== undefined && typeof a.wait !== 'number')
+    return `otp "wait" must be a number of seconds, not ${JSON.stringify(a.wait)}`
+  if (action === 'consent' && given('action') !== undefined && a.action !== 'approve' && a.action !== 'deny')
+    return `consent "action" must be "approve" or "deny", not ${JSON.stringify(a.action)}`
+  if (action === 'reset' && given('clock') !== undefined && typeof a.clock !== 'string')
+    return `reset "clock" must be a time such as "2026-01-31T00:00:00", not ${JSON.stringify(a.clock)}`
+  if (action === 'reset' && given('frozen') !== undefined && typeof a.frozen !== 'boolean')
+    return `reset "frozen" must be true or false, not ${JSON.stringify(a.frozen)}`
   return undefined
 }
+
+const isWholeReference = (v: unknown): boolean => typeof v === 'string' && /^\$\{[^}]+\}$/.test(v)
 
 /** A key the run sends as the API-KEY header. */
 const ApiKey = z.string().regex(HEADER_VALUE, 'has a character an HTTP header cannot carry: use printable ASCII')

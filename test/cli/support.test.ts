@@ -31,6 +31,12 @@ describe('dcb run: a field an action does not take', () => {
       [{ clock: {} }, '$.steps[1].clock: clock takes one of {"advance": "P1M"} or {"set": "2026-01-31T00:00:00"}'],
       [{ mo: { msisdn: '60123456001', short_code: '32123' } }, '$.steps[1].mo: mo needs "text"'],
       [{ cancel: 5 }, '$.steps[1].cancel: cancel takes {"subscription_id"} or a string, not 5'],
+      // A value of the wrong kind is refused with the file too, not after the reset and the steps before it.
+      [{ otp: { msisdn: '60123456001', wait: 'soon' } }, '$.steps[1].otp: otp "wait" must be a number of seconds, not "soon"'],
+      [{ consent: { url: 'x', action: 'maybe' } }, '$.steps[1].consent: consent "action" must be "approve" or "deny", not "maybe"'],
+      [{ reset: { frozen: 'yes' } }, '$.steps[1].reset: reset "frozen" must be true or false, not "yes"'],
+      [{ expect: 'init.status' }, '$.steps[1].expect: expect takes an object of path: value, not "init.status"'],
+      [{ rule: [] }, '$.steps[1].rule: rule takes a rule object (the body of POST /_sandbox/rules), not []'],
     ]
     for (const [step, message] of cases) {
       const f = write('typo.run.json', { steps: [{ init: { msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' } }, step] })
