@@ -51,7 +51,14 @@ export function notObjectReason(v: unknown): string {
   return `the body must be a JSON object, not ${v === null ? 'null' : Array.isArray(v) ? 'an array' : `a ${typeof v}`}`
 }
 
-const describeType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `${typeof v} ${quote(v, 32)}`)
+function describeType(v: unknown): string {
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'an array'
+  if (typeof v === 'object') return 'an object'
+  // JSON.parse reads 1e999 as Infinity, which JSON.stringify would echo as null.
+  if (typeof v === 'number' && !Number.isFinite(v)) return 'a number too large to read'
+  return `${typeof v} ${quote(v, 32)}`
+}
 
 /** Keys of the body that look like a misspelling of `field` (`service` for `service_code`). */
 function lookalikes(field: string, body: Record<string, unknown>, known: Set<string>): string[] {

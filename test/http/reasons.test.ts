@@ -62,6 +62,11 @@ describe('X-DCB-Reason: every FAIL answer says why', () => {
       ],
       ['an array for a body', () => c.api('/subscriptions/init', ['x']), 'the body must be a JSON object, not an array'],
       ['an OTP as a number', () => c.api('/subscriptions/verify', { verif_request_id: 'x', otp: 1234 }), 'otp: must be a string (got number 1234)'],
+      [
+        'a number too large to read (not echoed as null)',
+        () => c.api('/subscriptions/verify', undefined, { raw: '{"verif_request_id":"x","otp":1e999}' }),
+        'otp: must be a string (got a number too large to read)',
+      ],
     ])('%s', async (_what, send, reason) => {
       expect(reasonOf(await send())).toBe(reason)
     })
