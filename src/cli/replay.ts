@@ -3,7 +3,8 @@
  * the key's merchant. It resets the sandbox with the clock frozen at the first request's sandbox
  * time, then sends each merchant API request, MO and consent decision with the clock set to its
  * sandbox time, mapping the recording's ids to the replay's own. Outcomes, not bytes: a Verify that
- * succeeded uses the OTP the handset got this time, one answered INVALID_PIN a wrong one. Each answer
+ * the OTP passed (a success, a refused charge) uses the OTP the handset got this time, one answered
+ * INVALID_PIN a wrong one. Each answer
  * is printed beside the recorded one; any difference in status, message or HTTP status exits 1.
  */
 import { readUserText } from '../user-text.js'
@@ -173,17 +174,21 @@ async function send(c: DcbClient, e: Entry, map: (id: unknown) => unknown, learn
   return { http: r.http, status: r.envelope.status, message: r.envelope.message, reason: r.reason }
 }
 
-/** The OTP to send: the handset's this time for a recorded success, a wrong one for a recorded INVALID_PIN. */
+/**
+ * The OTP to send: a wrong one for a recorded INVALID_PIN; the handset's this time for any other
+ * answer the OTP could reach (HTTP 200: a success, a charge the carrier refused, which means the OTP
+ * was right, PIN_EXPIRED, MAX_PIN_RETRIES; a 500); the recorded one for a request refused before it
+ * (400, 401, 403), so a malformed OTP stays malformed.
+ */
 async function otpFor(c: DcbClient, e: Entry, recorded: unknown): Promise<unknown> {
+  if (e.http_status !== 200 && e.http_status < 500) return recorded
   let sent: string | undefined
   try {
     sent = (await c.otp(e.msisdn!)).otp
   } catch {
     return recorded
   }
-  if (e.message === 'INVALID_PIN') return wrongOtp(sent)
-  if (e.message === '' || e.message === 'PIN_EXPIRED') return sent
-  return recorded
+  return e.message === 'INVALID_PIN' ? wrongOtp(sent) : sent
 }
 
 const lastSegment = (url: string) => url.slice(url.lastIndexOf('/') + 1)

@@ -116,3 +116,35 @@ describe('dcb replay FILE', () => {
     expect(r.code).toBe(2)
   })
 })
+
+describe('dcb replay: Verify answers the OTP passed', () => {
+  it('a refused first charge (INSUFFICIENT_FUNDS, BARRED) and a Verify HTTP 500 are replayed with the OTP the handset got this time; a malformed OTP stays malformed', async () => {
+    const c = await startClient({ clock: '2026-01-31T09:00:00' })
+    const target = await startClient()
+    try {
+      const verify = async (msisdn: string, otp?: unknown) => {
+        const init = await c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
+        const sent = (await c.control(`/otp?msisdn=${msisdn}`)).body.otp
+        return (await c.api('/subscriptions/verify', { verif_request_id: init.body.payload.verif_request_id, otp: otp ?? sent })).body.message
+      }
+      expect(await verify('60123456201')).toBe('INSUFFICIENT_FUNDS')
+      expect(await verify('60123456203')).toBe('BARRED')
+      expect(await verify('60123456250')).toBe('ERROR')
+      expect(await verify('60123456002', 1234)).toBe('BAD_REQUEST')
+      const logs = await dcb(['logs', '--json', '--all'], { env: { DCB_BASE_URL: c.url } })
+      const recording = join(tmp.dir, 'charges.jsonl')
+      writeFileSync(recording, logs.stdout)
+      const r = await dcb(['replay', recording], { env: { DCB_BASE_URL: target.url } })
+      expect(r.stdout).toMatch(/✔ \S+ POST \/subscriptions\/verify {2}recorded 200 INSUFFICIENT_FUNDS {2}replay 200 INSUFFICIENT_FUNDS/)
+      expect(r.stdout).toMatch(/✔ \S+ POST \/subscriptions\/verify {2}recorded 200 BARRED {2}replay 200 BARRED/)
+      expect(r.stdout).toMatch(/✔ \S+ POST \/subscriptions\/verify {2}recorded 400 BAD_REQUEST {2}replay 400 BAD_REQUEST/)
+      expect([r.code, r.stdout]).toEqual([0, expect.stringContaining('✔ 8 answers match the recording')])
+      // The charges were refused in the replay as in the recording: the OTP was taken, not counted as a wrong attempt.
+      const requests = (await target.control('/requests?limit=100')).body.requests
+      expect(requests.filter((q: { reason: string | null }) => q.reason?.includes('is not the OTP'))).toEqual([])
+    } finally {
+      await target.close()
+      await c.close()
+    }
+  })
+})
