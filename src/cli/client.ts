@@ -1,5 +1,6 @@
 /** The client commands: the merchant API (init, verify, status) and the sandbox control API. */
 import chalk from 'chalk'
+import { ambiguousDuration } from '../core/time.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 import { clientFrom, guard, out, printFields, printJson, reportEnvelope, requireValues, type ClientCliOptions } from './common.js'
 
@@ -86,13 +87,6 @@ export async function cancel(id: string, o: Opts): Promise<void> {
   if (o.json) return printJson(r)
   out(`${chalk.green('✔')} canceled by the carrier`)
   printFields({ subscription_id: r.subscription_id, status: r.status, canceled_dt: r.canceled_dt })
-}
-
-/** `1M` reads as a minute to some and a month to others: refused, naming both spellings. */
-export function ambiguousDuration(text: string): string | undefined {
-  const m = /^(\d+(?:\.\d+)?)M$/.exec(text.trim())
-  if (m) return `"${text}" is ambiguous: write PT${m[1]}M or ${m[1]}m for minutes, P${m[1]}M or ${m[1]}mo for months`
-  return undefined
 }
 
 /** How many events a clock move lists in full for a person (more are summarised; --all or --json lists all). */

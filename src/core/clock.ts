@@ -7,7 +7,7 @@ import { SandboxError } from './errors.js'
 import { ClockMove, EventLog } from './events.js'
 import type { ClockRecord, State } from './state.js'
 import type { Tx } from './tx.js'
-import { addDuration, formatTimestamp, isZeroDuration, LAST_TIME, parseDuration, parseTimestamp, timeProblem } from './time.js'
+import { addDuration, ambiguousDuration, formatTimestamp, isZeroDuration, LAST_TIME, parseDuration, parseTimestamp, timeProblem } from './time.js'
 
 /** Where the clock lives in the state's meta collection. */
 export const CLOCK = 'clock'
@@ -76,6 +76,8 @@ export class Clock {
   /** Where `advance(by)` goes from a time; a SandboxError for what is not a duration. */
   static byDuration(by: string): (now: number) => number {
     const d = parseDuration(by)
+    const ambiguous = ambiguousDuration(by)
+    if (ambiguous) throw new SandboxError('BAD_DURATION', ambiguous)
     if (!d || isZeroDuration(d))
       throw new SandboxError('BAD_DURATION', `"${by}" is not a duration: use ISO-8601 (P1M, PT6M, P1DT12H) or a short form (36h, 90m, 2d, 1w, 1mo)`)
     return (now) => addDuration(now, d)

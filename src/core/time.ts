@@ -169,6 +169,13 @@ const SHORT_DURATION_RE = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w|mo|y)$/
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
 
+/** `1M` reads as a minute to some and a month to others: refused, naming both spellings. */
+export function ambiguousDuration(text: string): string | undefined {
+  const m = /^(\d+(?:\.\d+)?)M$/.exec(text.trim())
+  if (m) return `"${text}" is ambiguous: write PT${m[1]}M or ${m[1]}m for minutes, P${m[1]}M or ${m[1]}mo for months`
+  return undefined
+}
+
 /**
  * Parses `P1M`, `PT6M`, `P1DT12H`, `P2W`, `PT1.5H` (a fraction on the smallest part) or the short forms `36h`, `90m`, `10s`, `2d`, `1w`, `1mo`, `1y`.
  * Returns null when the text is not a duration (or is zero-length, e.g. `P`).

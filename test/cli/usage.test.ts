@@ -192,13 +192,13 @@ describe('mistakes are named', () => {
     expect((await c.control('/clock')).body.now >= '2031-01-02T00:00:00.500000').toBe(true)
   })
 
-  it('clock advance 1M is refused as ambiguous by the CLI and the server; 1m, PT1M, P1M and 1mo are not', async () => {
+  it('clock advance 1M is refused as ambiguous by the CLI and the server, both saying so; 1m, PT1M, P1M and 1mo are not', async () => {
     const r = await run(['clock', 'advance', '1M'])
     expect(r.code).toBe(2)
     expect(r.stderr).toBe('dcb: "1M" is ambiguous: write PT1M or 1m for minutes, P1M or 1mo for months\n')
     const server = await c.control('/clock/advance', { by: '1M' })
     expect(server.status).toBe(400)
-    expect(server.body.error).toBe('BAD_DURATION')
+    expect(server.body).toEqual({ error: 'BAD_DURATION', message: '"1M" is ambiguous: write PT1M or 1m for minutes, P1M or 1mo for months' })
     for (const by of ['1m', 'PT1M', 'P1M', '1mo', '36h', '2d']) expect((await run(['clock', 'advance', by])).code).toBe(0)
   })
 
