@@ -99,7 +99,10 @@ program
   .option('--service <code>', 'service code', 'STREAMPLUS')
   .option('--country <cc>', 'country code', 'my')
   .option('--merchant <id>', 'merchant id', 'demo')
-  .option('--first-msisdn <msisdn>', 'MSISDNs count up from this one, through endings 000-099 only', '601200000000')
+  .option(
+    '--first-msisdn <msisdn>',
+    "MSISDNs count up from this one, through endings 000-099 only (default: the country's first carrier's first number, 601200000000 in my)",
+  )
   .option('--spread <duration>', 'start the subscriptions evenly over this long before now (e.g. P1M: renewals fall at realistic, distinct times), not all now')
   .option('--json', 'print the result as JSON ({seeded, data, total, ms})')
   .action(async (opts) => (await import('./seed.js')).seed(opts))

@@ -1,4 +1,4 @@
-import { checkSeed, Engine, SandboxError, type SeedOptions } from '../core/engine.js'
+import { checkSeed, clashProblem, Engine, SandboxError, seedClash, type SeedOptions, type SeedPlan } from '../core/engine.js'
 import { State } from '../core/state.js'
 import { parseDuration, isZeroDuration } from '../core/time.js'
 import { WorldIndex } from '../core/world.js'
@@ -13,11 +13,11 @@ export async function seed(o: {
   service: string
   country: string
   merchant: string
-  firstMsisdn: string
+  firstMsisdn?: string
   spread?: string
   json?: boolean
 }): Promise<void> {
-  if (!/^\d{6,15}$/.test(o.firstMsisdn)) throw new CliError('--first-msisdn must be digits', EXIT.USAGE)
+  if (o.firstMsisdn !== undefined && !/^\d{6,15}$/.test(o.firstMsisdn)) throw new CliError('--first-msisdn must be digits', EXIT.USAGE)
   const spread = o.spread === undefined ? undefined : parseDuration(o.spread)
   if (spread === null || (spread && isZeroDuration(spread)))
     throw new CliError(`--spread "${o.spread}" is not a duration: use ISO-8601 (P1M, P7D) or a short form (30d)`, EXIT.USAGE)
@@ -30,8 +30,9 @@ export async function seed(o: {
     spread: spread ? { over: spread, total: o.subscriptions } : undefined,
   }
   // Refuse what cannot be seeded before the data file is touched.
+  let plan: SeedPlan
   try {
-    checkSeed(new WorldIndex(world), options, o.subscriptions)
+    plan = checkSeed(new WorldIndex(world), options, o.subscriptions)
   } catch (e) {
     if (e instanceof SandboxError) throw new CliError(e.message, EXIT.USAGE)
     throw e
@@ -46,6 +47,9 @@ export async function seed(o: {
     throw e
   }
   try {
+    // Checked over every number before the first batch is written: a clash found later would leave a seed half done.
+    const clash = seedClash(state, plan, o.subscriptions)
+    if (clash !== undefined) throw new CliError(clashProblem(clash, plan), EXIT.USAGE)
     const engine = new Engine({ world, state, persist: (ch) => store.append(ch) })
     const batch = 10_000
     for (let done = 0; done < o.subscriptions; done += batch) {

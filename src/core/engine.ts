@@ -47,7 +47,7 @@ export type { SeedOptions, SeedPlan } from './seeding.js'
 export type { ChargeView, StatusPayload, SubscriptionFilter, SubscriptionView } from './views.js'
 export { SandboxError } from './errors.js'
 export { appendQuery } from './consent-flow.js'
-export { checkSeed } from './seeding.js'
+export { checkSeed, clashProblem, seedClash } from './seeding.js'
 export { describePeriod } from './time.js'
 
 /** A merchant API call, for `perform`. */

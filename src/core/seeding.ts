@@ -6,6 +6,7 @@ import { SandboxError } from './errors.js'
 import type { EngineContext } from './context.js'
 import { newSubscription } from './subscriptions.js'
 import { addDuration, type Duration } from './time.js'
+import type { State } from './state.js'
 import type { Carrier, Integration, Service, WorldIndex } from './world.js'
 
 export interface SeedOptions {
@@ -24,6 +25,8 @@ export interface SeedPlan {
   found: { service: Service; integration: Integration }
   carrier: Carrier
   period: Duration
+  /** The first MSISDN: given, or the first number of the country's first carrier that bills the service. */
+  first: string
 }
 
 /**
@@ -40,8 +43,9 @@ export function checkSeed(idx: WorldIndex, o: SeedOptions, count = 1): SeedPlan 
       'MERCHANT_SERVICE_NOT_CONFIGURED',
       `no integration ${o.service ?? 'STREAMPLUS'}/${o.country ?? 'my'} for merchant ${merchant} in the sandbox world`,
     )
-  const first = o.firstMsisdn ?? '601200000000'
   const country = found.integration.country
+  const first = o.firstMsisdn ?? firstNumberOf(idx, found.integration)
+  if (first === undefined) throw new SandboxError('INVALID_MSISDN', `no provisioned carrier in ${country} bills ${found.service.code}: give --first-msisdn`)
   const carrier = carrierIn(idx, country, first, `the first MSISDN ${first}`)
   // Seeded numbers keep to the endings where everything succeeds: a magic ending (301, 401, 5NN)
   // would make a seeded subscription's renewals fail, its carrier cancel it, or its answers wait.
@@ -66,7 +70,35 @@ export function checkSeed(idx: WorldIndex, o: SeedOptions, count = 1): SeedPlan 
       'BAD_SPREAD',
       `the spread is longer than the ${found.service.code} period (${found.service.period}): some renewals would be due at once`,
     )
-  return { merchant, found, carrier, period }
+  return { merchant, found, carrier, period, first }
+}
+
+/**
+ * The first number of the first carrier of the integration's country that bills it (its first
+ * prefix, zeros to its longest length: 601200000000 in my, 447700000000 in gb), so `--country gb`
+ * alone seeds gb numbers.
+ */
+function firstNumberOf(idx: WorldIndex, integration: Integration): string | undefined {
+  const carrier = [...idx.carriers.values()].find((c) => c.country === integration.country && idx.carrierProvisioned(integration, c))
+  const lengths = carrier && (carrier.lengths ?? idx.countries.get(integration.country)?.lengths)
+  return carrier && lengths?.length ? carrier.prefixes[0]!.padEnd(Math.max(...lengths), '0') : undefined
+}
+
+/** The first of `count` seeded numbers (from `startIndex`) that holds an ACTIVE subscription to the plan's service already, if any. */
+export function seedClash(state: State, plan: SeedPlan, count: number, startIndex = 0): string | undefined {
+  for (let k = startIndex; k < startIndex + count; k++) {
+    const msisdn = seededMsisdn(plan.first, k)
+    for (const id of state.subsByMsisdn.get(msisdn) ?? []) {
+      const s = state.subs.get(id)
+      if (s && s.status === 'ACTIVE' && s.merchant === plan.merchant && s.service === plan.found.service.code) return msisdn
+    }
+  }
+  return undefined
+}
+
+/** Why a seed of these numbers would give an MSISDN a second ACTIVE subscription to the service. */
+export function clashProblem(msisdn: string, plan: SeedPlan): string {
+  return `${msisdn} holds an ACTIVE ${plan.found.service.code} subscription already (a seed before this one?): a second would break ALREADY_SUBSCRIBED; give a --first-msisdn past the numbers seeded before`
 }
 
 /**
@@ -75,10 +107,12 @@ export function checkSeed(idx: WorldIndex, o: SeedOptions, count = 1): SeedPlan 
  * what a seeded subscription does; `startIndex` continues a numbering.
  */
 export function seed(ctx: EngineContext, count: number, o: SeedOptions): Promise<string[]> {
-  const { merchant, found, carrier, period } = checkSeed(ctx.world, o, count)
-  const first = o.firstMsisdn ?? '601200000000'
+  const plan = checkSeed(ctx.world, o, count)
+  const { merchant, found, carrier, period, first } = plan
   const start = o.startIndex ?? 0
   return ctx.write((tx, now) => {
+    const clash = seedClash(ctx.state, plan, count, start)
+    if (clash !== undefined) throw new SandboxError('INVALID_MSISDN', clashProblem(clash, plan))
     const price = found.integration.price ?? null
     const ids: string[] = []
     // Spread: subscription k of `total` starts k/total of the way back from now to now - `over`.

@@ -157,6 +157,27 @@ describe('dcb seed', () => {
     expect(existsSync(data)).toBe(false)
   })
 
+  it('--country gb alone seeds gb numbers of a gb carrier; a second seed over the same numbers is refused before anything is written', async () => {
+    const data = join(tmp.dir, 'gb.json')
+    expect((await dcb(['seed', '--subscriptions', '3', '--country', 'gb', '--data', data])).code).toBe(0)
+    const again = await dcb(['seed', '--subscriptions', '3', '--country', 'gb', '--data', data])
+    expect([again.code, again.stderr.trim()]).toEqual([
+      2,
+      'dcb: 447700000000 holds an ACTIVE STREAMPLUS subscription already (a seed before this one?): a second would break ALREADY_SUBSCRIBED; give a --first-msisdn past the numbers seeded before',
+    ])
+    const s = await serve(['--data', data])
+    try {
+      const subs = (await (await fetch(`${s.url}/_sandbox/subscriptions?limit=100`)).json()).subscriptions
+      expect(subs.map((x: any) => `${x.country_code} ${x.carrier_code} ${x.msisdn}`).sort()).toEqual([
+        'gb sbx-gb-otp 447700000000',
+        'gb sbx-gb-otp 447700000001',
+        'gb sbx-gb-otp 447700000002',
+      ])
+    } finally {
+      await s.stop()
+    }
+  })
+
   it('--first-msisdn ending in 050: the numbers count on through the endings 000-099 only', async () => {
     const data = join(tmp.dir, 'from-050.json')
     expect((await dcb(['seed', '--subscriptions', '120', '--first-msisdn', '601234560050', '--data', data])).code).toBe(0)
