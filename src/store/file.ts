@@ -10,7 +10,7 @@
  * damage (a complete line that does not parse, an unknown record, a bad snapshot field) refuses the
  * start naming file and line, and nothing on disk changes.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync, ftruncateSync, existsSync, statSync } from 'node:fs'
+import { closeSync, fsyncSync, openSync, readFileSync, readdirSync, unlinkSync, ftruncateSync, statSync } from 'node:fs'
 import { basename, dirname, resolve } from 'node:path'
 import type { Low } from 'lowdb'
 import { COLLECTIONS, type Change, type CollectionName, type State } from '../core/state.js'
@@ -18,6 +18,7 @@ import { Compaction } from './compaction.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
 import { makeDirs, removeMadeDirs } from './folders.js'
+import { DataFileLock } from './lock.js'
 import { dataEnd, describeError, fsyncDir, linesEnd, WriteAheadLog, type StoreIo } from './wal.js'
 
 type Snapshot = SnapshotData
@@ -35,14 +36,13 @@ export class FileStore implements Store {
   readonly kind = 'file' as const
   readonly path: string
   private readonly dir: string
-  private readonly lockPath: string
+  private readonly lock: DataFileLock
   private db!: Low<Snapshot | null>
   private state!: State
   private seq = 0
   private generation = 0
   private readonly wal: WriteAheadLog
   private readonly compaction: Compaction
-  private locked = false
   private closed = false
   private readonly io: StoreIo | undefined
   private readonly unsafeNoSync: boolean
@@ -57,7 +57,7 @@ export class FileStore implements Store {
   constructor(path: string, opts: FileStoreOptions = {}) {
     this.path = resolve(path)
     this.dir = dirname(this.path)
-    this.lockPath = `${this.path}.lock`
+    this.lock = new DataFileLock(this.path)
     this.unsafeNoSync = opts.unsafeNoSync ?? false
     this.io = opts.io
     this.wal = new WriteAheadLog({
@@ -106,7 +106,7 @@ export class FileStore implements Store {
       throw new StoreError(`cannot create the data folder ${this.dir}: ${(e as NodeJS.ErrnoException).code}`)
     }
     try {
-      this.lock()
+      this.lock.take()
     } catch (e) {
       this.dropMadeDirs()
       throw e
@@ -140,7 +140,7 @@ export class FileStore implements Store {
       this.generation = gens.length ? gens[gens.length - 1]! : base
       this.base = base
     } catch (e) {
-      this.unlock()
+      this.lock.release()
       this.dropMadeDirs()
       throw e
     }
@@ -158,7 +158,7 @@ export class FileStore implements Store {
   /** A start that failed after `load`: releases the lock and leaves every file as it was. */
   async abandon(): Promise<void> {
     this.closed = true
-    this.unlock()
+    this.lock.release()
     this.dropMadeDirs()
   }
 
@@ -281,52 +281,12 @@ export class FileStore implements Store {
     } finally {
       this.closed = true
       await this.wal.close()
-      this.unlock()
+      this.lock.release()
     }
   }
 
   info(): Record<string, unknown> {
     return { kind: this.kind, path: this.path, seq: this.seq, generation: this.generation, journal_bytes: this.wal.bytes, recovered: this.recovered }
-  }
-
-  /** One server per data file. */
-  private lock(): void {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        const fd = openSync(this.lockPath, 'wx')
-        writeSync(fd, `${process.pid}\n`)
-        closeSync(fd)
-        this.locked = true
-        return
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new StoreError(`cannot lock ${this.path}: ${(e as NodeJS.ErrnoException).code}`)
-      }
-      let pid = NaN
-      try {
-        pid = Number(readFileSync(this.lockPath, 'utf8').trim())
-      } catch {
-        continue
-      }
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid))
-        throw new StoreError(`${this.path} is in use by another dcb server (pid ${pid}); stop it or pick another --data file`)
-      // A stale lock from a server that is gone: take it over.
-      try {
-        unlinkSync(this.lockPath)
-      } catch {
-        /* another process took it over first; try again */
-      }
-    }
-    throw new StoreError(`cannot lock ${this.path}: the lock file ${this.lockPath} keeps changing`)
-  }
-
-  private unlock(): void {
-    if (!this.locked) return
-    this.locked = false
-    try {
-      if (existsSync(this.lockPath) && readFileSync(this.lockPath, 'utf8').trim() === String(process.pid)) unlinkSync(this.lockPath)
-    } catch {
-      /* already gone */
-    }
   }
 }
 
@@ -420,14 +380,5 @@ export function sizeOf(path: string): number {
     return statSync(path).size
   } catch {
     return 0
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
   }
 }

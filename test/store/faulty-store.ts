@@ -94,7 +94,7 @@ export async function openFile(dir: string, io: StoreIo, c: Compacting): Promise
     states: [state],
     async crash() {
       await settled()
-      ;(store as any).locked = false
+      ;(store as any).lock.held = false
       writeFileSync(`${path}.lock`, '999999999\n')
       await (store as any).wal.close()
     },

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { State, type Charge, type SubscriptionRecord } from '../../src/core/state.js'
 import { Tx } from '../../src/core/tx.js'
 import { FileStore } from '../../src/store/file.js'
+import { startTimeOf } from '../../src/store/lock.js'
 import { StoreError } from '../../src/store/types.js'
 import { linesEnd } from '../../src/store/wal.js'
 import { startClient, tempDir } from '../helpers.js'
@@ -17,7 +18,7 @@ afterEach(() => tmp.cleanup())
 
 /** Leaves the store as a killed server would: no snapshot, a lock naming a dead pid, its file closed by the OS. */
 async function crash(store: FileStore, path: string): Promise<void> {
-  ;(store as any).locked = false
+  ;(store as any).lock.held = false
   writeFileSync(`${path}.lock`, '999999999\n')
   await (store as any).wal.close()
 }
@@ -220,6 +221,28 @@ describe('FileStore', () => {
     await s2.close()
   })
 
+  it("takes over a lock whose pid another process has now (another start time), and keeps refusing the owner's", async () => {
+    const path = join(tmp.dir, 'db.json')
+    // A live process that is not the lock's owner: the pid a crashed server had, reused.
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 20000)'], { stdio: 'ignore' })
+    try {
+      const started = startTimeOf(child.pid!)
+      expect(started).toMatch(/^\d+$/)
+      // Its own start time: the owner runs, the lock holds.
+      writeFileSync(`${path}.lock`, `${child.pid} ${started}\n`)
+      await expect(new FileStore(path).open(new State())).rejects.toThrow(`in use by another dcb server (pid ${child.pid})`)
+      // Another start time: a stranger with the owner's pid, the lock is stale.
+      writeFileSync(`${path}.lock`, `${child.pid} ${Number(started) + 1}\n`)
+      const s = new FileStore(path)
+      await s.open(new State())
+      expect(readFileSync(`${path}.lock`, 'utf8')).toBe(`${process.pid} ${startTimeOf(process.pid)}\n`)
+      await s.close()
+      expect(existsSync(`${path}.lock`)).toBe(false)
+    } finally {
+      child.kill()
+    }
+  })
+
   it('refuses a data file held by a live process, naming its pid', async () => {
     const path = join(tmp.dir, 'db.json')
     const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 20000)'], { stdio: 'ignore' })
@@ -238,7 +261,7 @@ describe('FileStore', () => {
     writeFileSync(`${path}.lock`, '999999999\n')
     const s = new FileStore(path)
     await s.open(new State())
-    expect(readFileSync(`${path}.lock`, 'utf8').trim()).toBe(String(process.pid))
+    expect(readFileSync(`${path}.lock`, 'utf8').trim()).toBe(`${process.pid} ${startTimeOf(process.pid)}`)
     await s.close()
   })
 

@@ -77,7 +77,7 @@ describe('journal replay', () => {
         await play(a.engine, list)
         await a.store.flush()
         // As a killed server leaves it: no snapshot, a stale lock, the journal closed by the OS.
-        ;(a.store as any).locked = false
+        ;(a.store as any).lock.held = false
         writeFileSync(`${path}.lock`, '999999999\n')
         await (a.store as any).wal.close()
         const b = await open(path)

@@ -165,7 +165,7 @@ describe('SessionJournal: the sessions in one journal', () => {
       // A compaction under way finishes first (a killed server leaves one done or not begun; a reader
       // racing a live writer is not a crash).
       await (fs as any).compaction.running?.catch(() => {})
-      ;(fs as any).locked = false
+      ;(fs as any).lock.held = false
       await (fs as any).wal.close()
     }
     expect(readdirSync(folder).some((f) => /\.json\.journal\.\d+$/.test(f))).toBe(true)
