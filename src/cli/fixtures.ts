@@ -1,3 +1,4 @@
+import { defaultWorldPath } from '../world/default-world.js'
 import { FixtureError, loadWorld, worldJsonSchema } from '../world/load.js'
 import { CliError, EXIT } from './errors.js'
 
@@ -7,8 +8,11 @@ export function validate(paths: string[], o: { json?: boolean } = {}): void {
     const counts = { merchants: world.merchants.length, services: world.services.length, carriers: world.carriers.length, rules: world.rules.length }
     if (o.json) return void process.stdout.write(JSON.stringify({ ok: true, files, ...counts, problems: [], warnings }, null, 2) + '\n')
     for (const w of warnings) process.stderr.write(`warning: ${w}\n`)
+    // The default world is layered under the files unless the first extends nothing: it is not one of them.
+    const onDefault = files[0] === defaultWorldPath() ? 1 : 0
+    const given = files.length - onDefault
     process.stdout.write(
-      `ok: ${files.length} file(s): ${world.merchants.length} merchants, ${world.services.length} services, ${world.carriers.length} carriers, ${world.rules.length} rules\n`,
+      `ok: ${given} file${given === 1 ? '' : 's'}${onDefault ? ' on the default world' : ''}: ${world.merchants.length} merchants, ${world.services.length} services, ${world.carriers.length} carriers, ${world.rules.length} rules\n`,
     )
   } catch (e) {
     if (e instanceof FixtureError) {

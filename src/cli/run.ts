@@ -348,5 +348,5 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
     report.expectations_passed = expectations
     if (o.json) printJson(report)
   }
-  say(chalk.green(`✔ ${doc.steps.length} steps, ${expectations} expectation${expectations === 1 ? '' : 's'} passed`))
+  say(chalk.green(`✔ ${doc.steps.length} step${doc.steps.length === 1 ? '' : 's'}, ${expectations} expectation${expectations === 1 ? '' : 's'} passed`))
 }

@@ -293,6 +293,19 @@ describe('dcb run', () => {
     }
   })
 
+  it('a run that passes counts its steps and expectations in words that agree with the number', async () => {
+    const t = tempDir()
+    try {
+      const f = join(t.dir, 'one.json')
+      writeFileSync(f, JSON.stringify({ steps: [{ init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' } }] }))
+      const r = await run(['run', f])
+      expect(r.code).toBe(0)
+      expect(r.stdout.trim().split('\n').at(-1)).toBe('✔ 1 step, 0 expectations passed')
+    } finally {
+      t.cleanup()
+    }
+  })
+
   it('an expect on a field the answer does not have says it is missing, where the path stops and what is there (not "got undefined")', async () => {
     const t = tempDir()
     try {
