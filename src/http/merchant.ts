@@ -25,6 +25,7 @@ import {
   notObjectReason,
   schemaReason,
   tooLargeReason,
+  repeatedKeyReason,
   unknownKeyReason,
 } from './reason.js'
 import { BODY_LIMIT } from './body.js'
@@ -190,7 +191,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
     merchant = known?.active ? known : undefined
     if (!merchant) {
       refused = known
-      return answer(fail('UNAUTHORIZED', undefined, unauthorizedReason(key)))
+      return answer(fail('UNAUTHORIZED', undefined, unauthorizedReason(key, req)))
     }
     if (!allowlist(merchant).allows(ip ?? undefined)) return answer(fail('IP_NOT_ALLOWED', undefined, ipReason(ip, merchant.id)))
     const contentType = req.headers['content-type']
@@ -248,10 +249,13 @@ export function createMerchantHandler(ctx: MerchantContext) {
     }
   }
 
-  function unauthorizedReason(key: string | undefined): string {
+  function unauthorizedReason(key: string | undefined, req: IncomingMessage): string {
     if (!key) return noKeyReason()
     const known = ctx.world.merchantByKey(key)
-    return known ? inactiveReason(known.id) : unknownKeyReason()
+    if (known) return inactiveReason(known.id)
+    // Node joins a header sent twice into one value ("k1, k2"), which is no merchant's key: say so.
+    const times = (req.rawHeaders ?? []).filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'api-key').length
+    return times > 1 ? repeatedKeyReason(times) : unknownKeyReason()
   }
 }
 

@@ -25,6 +25,7 @@ export const notFoundReason = (method: string | undefined, path: string) =>
 
 export const noKeyReason = () => 'no API-KEY header: send the API-KEY of a merchant'
 export const unknownKeyReason = () => 'the API-KEY is not the key of any merchant'
+export const repeatedKeyReason = (times: number) => `the API-KEY header was sent ${times} times: send it once, with one merchant's key`
 export const inactiveReason = (merchant: string) => `merchant ${merchant} is not active`
 export const ipReason = (ip: string | null, merchant: string) => `source IP ${ip ?? '(unknown)'} is not in the allowlist of merchant ${merchant}`
 

@@ -9,7 +9,7 @@ const init = (body: Record<string, unknown>, key?: string) =>
 const reasonOf = (r: { headers: Headers }) => r.headers.get('x-dcb-reason')
 
 /** A POST with exactly these headers (fetch always adds a Content-Type to a string body). */
-function rawPost(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; reason: string | undefined; text: string }> {
+function rawPost(url: string, headers: Record<string, string | string[]>, body: string): Promise<{ status: number; reason: string | undefined; text: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
       let text = ''
@@ -83,6 +83,20 @@ describe('X-DCB-Reason: every FAIL answer says why', () => {
     const ip = await c.api('/subscriptions/init', {}, { key: 'sandbox-offsite-key' })
     expect(ip.status).toBe(403)
     expect(reasonOf(ip)).toBe('source IP 127.0.0.1 is not in the allowlist of merchant offsite')
+  })
+
+  it('an API-KEY header sent twice is named as such, even when both copies are a merchant key (Node joins them into no key)', async () => {
+    const body = JSON.stringify({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+    const twice = await rawPost(
+      `${c.url}/subscriptions/init`,
+      { 'api-key': ['sandbox-demo-key', 'sandbox-demo-key'], 'content-type': 'application/json' },
+      body,
+    )
+    expect(twice.status).toBe(401)
+    expect(twice.reason).toBe("the API-KEY header was sent 2 times: send it once, with one merchant's key")
+    // Once, the same key is taken.
+    const once = await rawPost(`${c.url}/subscriptions/init`, { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }, body)
+    expect(once.status).toBe(200)
   })
 
   it('403 MERCHANT_SERVICE_NOT_CONFIGURED names service and country', async () => {
