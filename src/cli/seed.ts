@@ -1,6 +1,6 @@
 import { checkSeed, clashProblem, Engine, SandboxError, seedClash, type SeedOptions, type SeedPlan } from '../core/engine.js'
 import { State } from '../core/state.js'
-import { parseDuration, isZeroDuration } from '../core/time.js'
+import { ambiguousDuration, parseDuration, isZeroDuration } from '../core/time.js'
 import { WorldIndex } from '../core/world.js'
 import { loadWorld } from '../world/load.js'
 import { FileStore } from '../store/file.js'
@@ -18,6 +18,8 @@ export async function seed(o: {
   json?: boolean
 }): Promise<void> {
   if (o.firstMsisdn !== undefined && !/^\d{6,15}$/.test(o.firstMsisdn)) throw new CliError('--first-msisdn must be digits', EXIT.USAGE)
+  const ambiguous = o.spread === undefined ? undefined : ambiguousDuration(o.spread)
+  if (ambiguous) throw new CliError(`--spread ${ambiguous}`, EXIT.USAGE)
   const spread = o.spread === undefined ? undefined : parseDuration(o.spread)
   if (spread === null || (spread && isZeroDuration(spread)))
     throw new CliError(`--spread "${o.spread}" is not a duration: use ISO-8601 (P1M, P7D) or a short form (30d)`, EXIT.USAGE)

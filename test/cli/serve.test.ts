@@ -157,6 +157,18 @@ describe('dcb seed', () => {
     expect(existsSync(data)).toBe(false)
   })
 
+  it('refuses 1M as ambiguous in --spread and in a fixture duration, as dcb clock advance and the server do', async () => {
+    const data = join(tmp.dir, 'ambiguous.json')
+    const spread = await dcb(['seed', '--subscriptions', '5', '--spread', '1M', '--data', data])
+    expect([spread.code, spread.stderr]).toEqual([2, 'dcb: --spread "1M" is ambiguous: write PT1M or 1m for minutes, P1M or 1mo for months\n'])
+    expect(existsSync(data)).toBe(false)
+    const fixture = join(tmp.dir, 'cancel.json')
+    writeFileSync(fixture, JSON.stringify({ rules: [{ id: 'cancel', match: { ending: '045' }, step: 'activate', effect: { cancel_after: '2M' } }] }))
+    const v = await dcb(['fixtures', 'validate', fixture])
+    expect(v.code).toBe(1)
+    expect(v.stderr).toContain('$.rules[0].effect.cancel_after: "2M" is ambiguous: write PT2M or 2m for minutes, P2M or 2mo for months')
+  })
+
   it('--country gb alone seeds gb numbers of a gb carrier; a second seed over the same numbers is refused before anything is written', async () => {
     const data = join(tmp.dir, 'gb.json')
     expect((await dcb(['seed', '--subscriptions', '3', '--country', 'gb', '--data', data])).code).toBe(0)
