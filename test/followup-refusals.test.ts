@@ -4,23 +4,14 @@
  * numbers of another country (or running into another carrier); an MO for an inactive merchant's
  * service, and the rules such a service could never reach. Over loopback and through the binary.
  */
-import { existsSync, writeFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { startClient, tempDir } from './helpers.js'
+import { describe, expect, it } from 'vitest'
+import { startClient, tempFolderPerTest } from './helpers.js'
 import { dcb, serve } from './cli/run.js'
 
-let tmp: ReturnType<typeof tempDir>
-beforeEach(() => {
-  tmp = tempDir()
-})
-afterEach(() => tmp.cleanup())
-
-const write = (name: string, doc: unknown): string => {
-  const f = join(tmp.dir, name)
-  writeFileSync(f, JSON.stringify(doc, null, 2))
-  return f
-}
+const tmp = tempFolderPerTest()
+const write = tmp.json
 
 describe('a verify rule on carriers with no OTP', () => {
   it('is refused by name over loopback; on an OTP carrier it is taken and decides Verify', async () => {

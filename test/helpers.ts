@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { startSandbox, type RunningSandbox, type ServeHooks as ServeOptions } from '../src/server.js'
 
 export const DEMO = 'sandbox-demo-key'
@@ -68,6 +68,35 @@ export async function startClient(opts: ServeOptions = {}): Promise<Client> {
 export function tempDir(): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'dcb-test-'))
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** Writes `doc` as a JSON file (a fixture, run or rules file) named `name` in `dir`; answers its path. */
+export function writeJson(dir: string, name: string, doc: unknown): string {
+  const f = join(dir, name)
+  writeFileSync(f, JSON.stringify(doc, null, 2))
+  return f
+}
+
+/**
+ * A fresh temp folder for each test of the file (made before it, removed after), and `json` to
+ * write files into it. Read `dir` inside a test: it is another folder for each.
+ */
+export function tempFolderPerTest(): { readonly dir: string; json: (name: string, doc: unknown) => string } {
+  let folder: ReturnType<typeof tempDir> | undefined
+  beforeEach(() => {
+    folder = tempDir()
+  })
+  afterEach(() => folder?.cleanup())
+  const dir = () => {
+    if (!folder) throw new Error('tempFolderPerTest: the folder exists only inside a test')
+    return folder.dir
+  }
+  return {
+    get dir() {
+      return dir()
+    },
+    json: (name, doc) => writeJson(dir(), name, doc),
+  }
 }
 
 export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/

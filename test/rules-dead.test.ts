@@ -6,23 +6,13 @@
  * `dcb rules add` through the binary; and the rules of those carriers and services that can decide
  * (`api` before the carrier check, `status` of a seeded subscription) are taken and do decide.
  */
-import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { DEMO, startClient, tempDir } from './helpers.js'
+import { describe, expect, it } from 'vitest'
+import { DEMO, startClient, tempFolderPerTest } from './helpers.js'
 import { dcb, serve } from './cli/run.js'
 
-let tmp: ReturnType<typeof tempDir>
-beforeEach(() => {
-  tmp = tempDir()
-})
-afterEach(() => tmp.cleanup())
-
-const write = (name: string, doc: unknown): string => {
-  const f = join(tmp.dir, name)
-  writeFileSync(f, JSON.stringify(doc, null, 2))
-  return f
-}
+const tmp = tempFolderPerTest()
+const write = tmp.json
 
 const NOT_BILLED = 'happens only on carriers that bill the service (Init answers CARRIER_NOT_SUPPORTED on the others)'
 const LEGACY_OTP = `step: step "otp" ${NOT_BILLED} and carrier sbx-my-legacy is not provisioned: the rule would decide nothing`

@@ -6,21 +6,12 @@
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { tempDir } from '../helpers.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { tempDir, tempFolderPerTest } from '../helpers.js'
 import { dcb, serve, type Served } from './run.js'
 
-let tmp: ReturnType<typeof tempDir>
-beforeEach(() => {
-  tmp = tempDir()
-})
-afterEach(() => tmp.cleanup())
-
-const write = (name: string, doc: unknown): string => {
-  const f = join(tmp.dir, name)
-  writeFileSync(f, JSON.stringify(doc, null, 2))
-  return f
-}
+const tmp = tempFolderPerTest()
+const write = tmp.json
 
 describe('a fixture file with a typo', () => {
   it('is refused by dcb fixtures validate and by dcb serve, naming the file, the JSON path and the value', async () => {

@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { startClient, tempDir, useSandbox } from '../helpers.js'
+import { startClient, tempDir, useSandbox, writeJson } from '../helpers.js'
 import { dcb, serve } from './run.js'
 
 // One server for the file, reset before each test (helpers.ts useSandbox).
@@ -15,11 +15,7 @@ const tmp = tempDir()
 afterAll(() => tmp.cleanup())
 
 const run = (args: string[]) => dcb(args, { env: { DCB_BASE_URL: c.url, DCB_API_KEY: undefined } })
-const write = (name: string, doc: unknown): string => {
-  const f = join(tmp.dir, name)
-  writeFileSync(f, JSON.stringify(doc, null, 2))
-  return f
-}
+const write = (name: string, doc: unknown): string => writeJson(tmp.dir, name, doc)
 
 describe('dcb run: a field an action does not take', () => {
   it('refuses the file before anything is sent or reset, naming the step, the field and what the action takes (exit 2)', async () => {
