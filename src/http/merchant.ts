@@ -17,6 +17,7 @@ import {
   abortedReason,
   headerReason,
   contentTypeReason,
+  encodingReason,
   inactiveReason,
   ipReason,
   jsonReason,
@@ -196,6 +197,9 @@ export function createMerchantHandler(ctx: MerchantContext) {
     if (!allowlist(merchant).allows(ip ?? undefined)) return answer(fail('IP_NOT_ALLOWED', undefined, ipReason(ip, merchant.id)))
     const contentType = req.headers['content-type']
     if (!isJsonContentType(contentType)) return answer(fail('BAD_REQUEST', undefined, contentTypeReason(contentType)))
+    // A compressed body would read as bytes that are not JSON: say what was sent instead.
+    const encoding = req.headers['content-encoding']
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return answer(fail('BAD_REQUEST', undefined, encodingReason(encoding)))
     const m = merchant
     readBodyThen(req, (body) => {
       try {

@@ -33,6 +33,8 @@ export function contentTypeReason(header: string | undefined): string {
   return header === undefined ? 'no Content-Type header: send Content-Type: application/json' : `Content-Type ${quote(header)} is not application/json`
 }
 
+export const encodingReason = (header: string) => `Content-Encoding ${quote(header)} is not taken: send the JSON body uncompressed`
+
 export const tooLargeReason = (limit: number) => `the body is larger than ${limit} bytes (${limit / 1024} KiB)`
 export const abortedReason = () => 'the request body broke off before its end'
 

@@ -1,4 +1,5 @@
 import { request } from 'node:http'
+import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startClient, useSandbox, type Client } from '../helpers.js'
 
@@ -40,6 +41,27 @@ describe('X-DCB-Reason: every FAIL answer says why', () => {
       expect(none.reason).toBe('no Content-Type header: send Content-Type: application/json')
       const plain = await rawPost(`${c.url}/subscriptions/init`, { 'api-key': 'sandbox-demo-key', 'content-type': 'text/plain' }, body)
       expect(plain.reason).toBe('Content-Type "text/plain" is not application/json')
+    })
+
+    it('a compressed body (Content-Encoding) is named as such, not as JSON that does not parse; identity is plain', async () => {
+      const body = JSON.stringify({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+      const headers = { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }
+      const gzipped = await new Promise<{ status: number; reason: string | undefined }>((resolve, reject) => {
+        const data = gzipSync(body)
+        const req = request(
+          `${c.url}/subscriptions/init`,
+          { method: 'POST', headers: { ...headers, 'content-encoding': 'gzip', 'content-length': String(data.length) } },
+          (res) => {
+            res.resume()
+            res.on('end', () => resolve({ status: res.statusCode!, reason: res.headers['x-dcb-reason'] as string | undefined }))
+          },
+        )
+        req.on('error', reject)
+        req.end(data)
+      })
+      expect(gzipped.status).toBe(400)
+      expect(gzipped.reason).toBe('Content-Encoding "gzip" is not taken: send the JSON body uncompressed')
+      expect((await rawPost(`${c.url}/subscriptions/init`, { ...headers, 'content-encoding': 'identity' }, body)).status).toBe(200)
     })
 
     it('msisdn as a number', async () => {
