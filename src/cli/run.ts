@@ -35,8 +35,10 @@ const ACTION_FIELDS: Partial<Record<Action, { fields: string[]; required: string
 /** What is wrong with an action's argument as written (before references resolve), or undefined. */
 function argumentProblem(action: Action, arg: unknown): string | undefined {
   const isObject = arg !== null && typeof arg === 'object' && !Array.isArray(arg)
-  if (action === 'expect' && !isObject) return `expect takes an object of path: value, not ${JSON.stringify(arg)}`
-  if (action === 'rule' && !isObject) return `rule takes a rule object (the body of POST /_sandbox/rules), not ${JSON.stringify(arg)}`
+  // A whole reference is judged once it resolves (`{"rule": "${r1.rule}"}` adds again a rule an earlier step added).
+  const later = isWholeReference(arg)
+  if (action === 'expect' && !isObject && !later) return `expect takes an object of path: value, not ${JSON.stringify(arg)}`
+  if (action === 'rule' && !isObject && !later) return `rule takes a rule object (the body of POST /_sandbox/rules), not ${JSON.stringify(arg)}`
   const spec = ACTION_FIELDS[action]
   if (!spec || (spec.text && typeof arg === 'string')) return undefined
   const shape = `{${spec.fields.map((f) => `"${f}"`).join(', ')}}${spec.text ? ' or a string' : ''}`

@@ -306,6 +306,25 @@ describe('dcb run', () => {
     }
   })
 
+  it('a rule given as a whole reference is judged once it resolves: an earlier rule added again after a reset', async () => {
+    const t = tempDir()
+    try {
+      const f = join(t.dir, 'again.json')
+      const init = { init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' } }
+      const rule = { id: 'again', match: { msisdn: '60123456001' }, step: 'init', effect: { error: 'BARRED' } }
+      writeFileSync(f, JSON.stringify({ steps: [{ as: 'r1', rule }, { reset: {} }, { rule: '${r1.rule}' }, init, { expect: { 'init.message': 'BARRED' } }] }))
+      const r = await run(['run', f])
+      expect([r.code, r.stderr]).toEqual([0, ''])
+      expect(r.stdout.trim().split('\n').at(-1)).toBe('✔ 5 steps, 1 expectation passed')
+      // One that resolves to no object is still refused, when it resolves.
+      writeFileSync(f, JSON.stringify({ steps: [init, { rule: '${init.message}' }] }))
+      const bad = await run(['run', f])
+      expect([bad.code, bad.stderr]).toEqual([2, `dcb: ${f}: step 2 (rule): rule needs a rule object (the body of POST /_sandbox/rules)\n`])
+    } finally {
+      t.cleanup()
+    }
+  })
+
   it('an expect on a field the answer does not have says it is missing, where the path stops and what is there (not "got undefined")', async () => {
     const t = tempDir()
     try {
