@@ -1,3 +1,4 @@
+import { constants as osConstants } from 'node:os'
 import { checkSeed, clashProblem, Engine, SandboxError, seedClash, type SeedOptions, type SeedPlan } from '../core/engine.js'
 import { State } from '../core/state.js'
 import { ambiguousDuration, parseDuration, isZeroDuration } from '../core/time.js'
@@ -40,27 +41,41 @@ export async function seed(o: {
     throw e
   }
   const started = performance.now()
+  let seeded = 0
+  let stopped: 'SIGINT' | 'SIGTERM' | undefined
+  // Ctrl-C or a SIGTERM stops between batches: what was seeded is kept, and the data file is closed as
+  // usual (a snapshot, the lock released) rather than left to the next start to recover. Listened
+  // for from before the data file is opened, so no signal finds the file half open.
+  const onSignal = (signal: 'SIGINT' | 'SIGTERM') => (stopped = signal)
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal)
   const store = new FileStore(o.data)
   const state = new State()
   try {
-    await store.open(state)
-  } catch (e) {
-    if (e instanceof StoreError) throw new CliError(e.message, EXIT.FAIL)
-    throw e
-  }
-  try {
-    // Checked over every number before the first batch is written: a clash found later would leave a seed half done.
-    const clash = seedClash(state, plan, o.subscriptions)
-    if (clash !== undefined) throw new CliError(clashProblem(clash, plan), EXIT.USAGE)
-    const engine = new Engine({ world, state, persist: (ch) => store.append(ch) })
-    const batch = 10_000
-    for (let done = 0; done < o.subscriptions; done += batch) {
-      const n = Math.min(batch, o.subscriptions - done)
-      await engine.seed(n, { ...options, startIndex: done })
+    try {
+      await store.open(state)
+    } catch (e) {
+      if (e instanceof StoreError) throw new CliError(e.message, EXIT.FAIL)
+      throw e
+    }
+    try {
+      // Checked over every number before the first batch is written: a clash found later would leave a seed half done.
+      const clash = seedClash(state, plan, o.subscriptions)
+      if (clash !== undefined) throw new CliError(clashProblem(clash, plan), EXIT.USAGE)
+      const engine = new Engine({ world, state, persist: (ch) => store.append(ch) })
+      const batch = 10_000
+      for (; seeded < o.subscriptions && !stopped; seeded += Math.min(batch, o.subscriptions - seeded))
+        await engine.seed(Math.min(batch, o.subscriptions - seeded), { ...options, startIndex: seeded })
+    } finally {
+      await store.close()
     }
   } finally {
-    await store.close()
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal)
   }
+  if (stopped)
+    throw new CliError(
+      `stopped by ${stopped} after ${seeded} of ${o.subscriptions} subscriptions; those are kept in ${store.path} (${state.subs.size} in all)`,
+      128 + osConstants.signals[stopped],
+    )
   const ms = Math.round(performance.now() - started)
   process.stdout.write(
     o.json

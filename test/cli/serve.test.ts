@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, watch, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { tempDir } from '../helpers.js'
-import { dcb, serve } from './run.js'
+import { BIN, dcb, serve } from './run.js'
 
 let tmp: ReturnType<typeof tempDir>
 beforeEach(() => {
@@ -110,6 +111,35 @@ describe('dcb seed', () => {
       const held = await dcb(['seed', '--subscriptions', '1', '--data', data])
       expect(held.code).toBe(1)
       expect(held.stderr).toContain('in use by another dcb server')
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('a SIGTERM stops it between batches: what was seeded is kept, the file closed and unlocked, and it says how far it got', async () => {
+    const data = join(tmp.dir, 'stopped.json')
+    const child = spawn(process.execPath, [BIN, 'seed', '--subscriptions', '5000000', '--data', data], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+    // The journal appears once the data file is open for writes: then the seed is under way.
+    const watcher = watch(tmp.dir)
+    try {
+      while (!existsSync(`${data}.journal.0`)) await new Promise((resolve) => watcher.once('change', resolve))
+    } finally {
+      watcher.close()
+    }
+    child.kill('SIGTERM')
+    expect(await exited).toBe(143)
+    const m = /^dcb: stopped by SIGTERM after (\d+) of 5000000 subscriptions; those are kept in (.+) \((\d+) in all\)\n$/.exec(stderr)
+    expect(m, stderr).not.toBeNull()
+    expect(m![2]).toBe(data)
+    expect(m![3]).toBe(m![1])
+    expect(existsSync(`${data}.lock`)).toBe(false)
+    const s = await serve(['--data', data])
+    try {
+      const sessions = (await (await fetch(`${s.url}/_sandbox/sessions`)).json()).sessions
+      expect(sessions.find((x: any) => x.name === 'default').subscriptions).toBe(Number(m![1]))
     } finally {
       await s.stop()
     }
