@@ -127,7 +127,7 @@ export async function replay(file: string, o: ClientCliOptions & { merchant?: st
   if (differ) process.exitCode = EXIT.FAIL
   if (o.json) return printJson({ ...report, passed: differ === 0, differ })
   if (differ) out(chalk.red(`✘ ${differ} of ${entries.length} answers differ from the recording`))
-  else out(chalk.green(`✔ ${entries.length} answers match the recording`))
+  else out(chalk.green(`✔ ${entries.length} ${entries.length === 1 ? 'answer matches' : 'answers match'} the recording`))
 }
 
 /** One line of the --json report: the recorded answer beside the replay's. */

@@ -117,6 +117,23 @@ describe('dcb replay FILE', () => {
   })
 })
 
+describe('dcb replay: the summary', () => {
+  it('counts one answer as one ("1 answer matches")', async () => {
+    const c = await startClient()
+    const target = await startClient()
+    try {
+      await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+      const recording = join(tmp.dir, 'one.jsonl')
+      writeFileSync(recording, (await dcb(['logs', '--json', '--all'], { env: { DCB_BASE_URL: c.url } })).stdout)
+      const r = await dcb(['replay', recording], { env: { DCB_BASE_URL: target.url } })
+      expect([r.code, r.stdout.trim().split('\n').at(-1)]).toEqual([0, '✔ 1 answer matches the recording'])
+    } finally {
+      await c.close()
+      await target.close()
+    }
+  })
+})
+
 describe('dcb replay: Verify answers the OTP passed', () => {
   it('a refused first charge (INSUFFICIENT_FUNDS, BARRED) and a Verify HTTP 500 are replayed with the OTP the handset got this time; a malformed OTP stays malformed', async () => {
     const c = await startClient({ clock: '2026-01-31T09:00:00' })
