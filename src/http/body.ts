@@ -3,14 +3,18 @@ import { inProcessBody } from './inprocess.js'
 
 export const BODY_LIMIT = 64 * 1024
 
-export type BodyResult = { ok: true; text: string } | { ok: false; reason: 'too_large' | 'aborted' }
+export type BodyResult = { ok: true; text: string } | { ok: false; reason: 'too_large' | 'aborted' } | { ok: false; reason: 'encoded'; encoding: string }
 
 /**
- * Reads a request body up to `limit` bytes and calls `done` (synchronously from the stream's end
+ * Reads a request body (not compressed) up to `limit` bytes and calls `done` (synchronously from the stream's end
  * event, so a handler can answer in the same tick; at once for an in-process request). A declared or actual size over the limit stops
  * the read at once (the caller answers 413 and closes the connection): nothing more is buffered.
  */
 export function readBodyThen(req: IncomingMessage, done: (r: BodyResult) => void, limit = BODY_LIMIT): void {
+  // A compressed body (gzip, …) is not read as text: it would be refused as JSON that does not parse,
+  // pointing at a byte of the compressed data. The caller says what was sent instead.
+  const encoding = req.headers['content-encoding']
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return done({ ok: false, reason: 'encoded', encoding })
   const declared = Number(req.headers['content-length'])
   if (Number.isFinite(declared) && declared > limit) return done({ ok: false, reason: 'too_large' })
   // In-process (sandbox.fetch, msw): the body is in memory already, with the same limit.

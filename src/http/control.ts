@@ -13,6 +13,7 @@ import { SandboxError } from '../core/errors.js'
 import type { ControlOperations } from '../contract/operations.js'
 import { check } from '../control/operations.js'
 import { isPlainObject, parseJson, readBody } from './body.js'
+import { encodingReason } from './reason.js'
 import type { ControlRoute } from './control-routes.js'
 import { hasConsoleCookie } from './console-cookie.js'
 import { accessRefusal, bearerAdmin } from './guard.js'
@@ -88,7 +89,7 @@ async function jsonBody(req: IncomingMessage): Promise<unknown> {
   if (!r.ok)
     throw r.reason === 'too_large'
       ? new SandboxError('PAYLOAD_TOO_LARGE', 'the body is larger than 64 KiB')
-      : new SandboxError('BAD_REQUEST', 'the body could not be read')
+      : new SandboxError('BAD_REQUEST', r.reason === 'encoded' ? encodingReason(r.encoding) : 'the body could not be read')
   if (!r.text.trim()) return {}
   const data = parseJson(r.text)
   if (data === undefined) throw new SandboxError('BAD_REQUEST', 'the body is not valid JSON')

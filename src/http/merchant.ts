@@ -197,13 +197,11 @@ export function createMerchantHandler(ctx: MerchantContext) {
     if (!allowlist(merchant).allows(ip ?? undefined)) return answer(fail('IP_NOT_ALLOWED', undefined, ipReason(ip, merchant.id)))
     const contentType = req.headers['content-type']
     if (!isJsonContentType(contentType)) return answer(fail('BAD_REQUEST', undefined, contentTypeReason(contentType)))
-    // A compressed body would read as bytes that are not JSON: say what was sent instead.
-    const encoding = req.headers['content-encoding']
-    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return answer(fail('BAD_REQUEST', undefined, encodingReason(encoding)))
     const m = merchant
     readBodyThen(req, (body) => {
       try {
         if (!body.ok) {
+          if (body.reason === 'encoded') return answer(fail('BAD_REQUEST', undefined, encodingReason(body.encoding)))
           closeAfter = true
           return body.reason === 'too_large'
             ? answer(fail('PAYLOAD_TOO_LARGE', undefined, tooLargeReason(BODY_LIMIT)))

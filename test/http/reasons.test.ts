@@ -62,6 +62,25 @@ describe('X-DCB-Reason: every FAIL answer says why', () => {
       expect(gzipped.status).toBe(400)
       expect(gzipped.reason).toBe('Content-Encoding "gzip" is not taken: send the JSON body uncompressed')
       expect((await rawPost(`${c.url}/subscriptions/init`, { ...headers, 'content-encoding': 'identity' }, body)).status).toBe(200)
+      // The control API reads its bodies the same way, and says so in its error JSON.
+      const rule = gzipSync(JSON.stringify({ step: 'init', effect: { error: 'BARRED' } }))
+      const control = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = request(
+          `${c.url}/_sandbox/rules`,
+          { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': String(rule.length) } },
+          (res) => {
+            let text = ''
+            res.on('data', (d) => (text += d))
+            res.on('end', () => resolve({ status: res.statusCode!, text }))
+          },
+        )
+        req.on('error', reject)
+        req.end(rule)
+      })
+      expect([control.status, JSON.parse(control.text)]).toEqual([
+        400,
+        { error: 'BAD_REQUEST', message: 'Content-Encoding "gzip" is not taken: send the JSON body uncompressed' },
+      ])
     })
 
     it('msisdn as a number', async () => {
