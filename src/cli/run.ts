@@ -155,7 +155,9 @@ export function lookup(root: unknown, path: string): { value: unknown } | { miss
   for (const [i, part] of parts.entries()) {
     const at = () => parts.slice(0, i).join('.')
     if (cur === null || cur === undefined) return { missing: `${at()} is ${JSON.stringify(cur ?? null)}` }
-    const next = (cur as Record<string, unknown>)[/^\d+$/.test(part) && Array.isArray(cur) ? Number(part) : part]
+    // The answer's own fields only (as a reference reads them): not a string's length, nor an inherited `constructor`.
+    const key = /^\d+$/.test(part) && Array.isArray(cur) ? Number(part) : part
+    const next = typeof cur === 'object' && Object.prototype.hasOwnProperty.call(cur, key) ? (cur as Record<string | number, unknown>)[key] : undefined
     if (next !== undefined) {
       cur = next
       continue

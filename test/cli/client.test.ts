@@ -341,6 +341,14 @@ describe('dcb run', () => {
         [[{ status: { subscription_id: 'nope' } }], 'status.payload.status', 'ACTIVE', 'status.payload is null'],
         [[{ clock: { advance: 'P1D' } }], 'clock.events.0.type', 'renewed', 'clock.events has no item 0 (it has 0 items)'],
         [[init], 'init.status.code', 1, 'init.status is "SUCCESS", which has no field "code"'],
+        // Only the answer's own fields: not a string's length, nor what every object inherits.
+        [[init], 'init.status.length', 7, 'init.status is "SUCCESS", which has no field "length"'],
+        [
+          [init],
+          'init.payload.constructor',
+          'x',
+          'init.payload has no field "constructor" (its fields: verif_request_id, short_code, keyword, carrier_code, redirect_url)',
+        ],
       ]
       for (const [steps, path, want, why] of cases) {
         writeFileSync(f, JSON.stringify({ steps: [...steps, { expect: { [path]: want } }] }))
