@@ -57,17 +57,31 @@ export async function seed(o: {
       if (e instanceof StoreError) throw new CliError(e.message, EXIT.FAIL)
       throw e
     }
+    // A write that fails (a full disk) undoes its batch; the batches before it are durable and kept.
+    let failed: StoreError | undefined
     try {
       // Checked over every number before the first batch is written: a clash found later would leave a seed half done.
       const clash = seedClash(state, plan, o.subscriptions)
       if (clash !== undefined) throw new CliError(clashProblem(clash, plan), EXIT.USAGE)
-      const engine = new Engine({ world, state, persist: (ch) => store.append(ch) })
+      const engine = new Engine({ world, state, persist: (ch, undo) => store.append(ch, undo) })
       const batch = 10_000
       for (; seeded < o.subscriptions && !stopped; seeded += Math.min(batch, o.subscriptions - seeded))
         await engine.seed(Math.min(batch, o.subscriptions - seeded), { ...options, startIndex: seeded })
+    } catch (e) {
+      if (!(e instanceof StoreError)) throw e
+      failed = e
     } finally {
-      await store.close()
+      // A snapshot that cannot be written leaves the journals, which the next start reads back.
+      await store.close().catch((e: unknown) => {
+        if (!(e instanceof StoreError)) throw e
+        failed ??= e
+      })
     }
+    if (failed)
+      throw new CliError(
+        `cannot seed: ${failed.message}; the ${seeded} of ${o.subscriptions} subscriptions written before it are kept in ${store.path} (${state.subs.size} in all)`,
+        EXIT.FAIL,
+      )
   } finally {
     process.off('SIGINT', onSignal).off('SIGTERM', onSignal)
   }

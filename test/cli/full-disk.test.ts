@@ -5,11 +5,11 @@
  * stderr, non-zero exit) so that the next start finds every acknowledged write.
  */
 import { execFileSync } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs'
+import { closeSync, cpSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { serve, type Served } from './run.js'
+import { dcb, serve, type Served } from './run.js'
 
 const KEY = { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }
 let dir: string
@@ -159,6 +159,38 @@ describe('dcb serve on a disk that fills up after the journal was zeroed ahead',
       for (const id of acknowledged) expect((await post(again.url, '/subscriptions/status', { subscription_id: id })).body.payload.status).toBe('ACTIVE')
     } finally {
       expect(await again.stop('SIGTERM')).toBe(0)
+    }
+  })
+})
+
+describe('dcb seed on a disk that fills up', () => {
+  it('stops at the batch that does not fit with one line naming the error and what is kept; a start from those files finds exactly that', async () => {
+    // Its own small filesystem: room for a batch of 10,000 subscriptions, not for the next.
+    const small = mkdtempSync(join(tmpdir(), 'dcb-seed-full-'))
+    const copy = mkdtempSync(join(tmpdir(), 'dcb-seed-copy-'))
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=12m', 'tmpfs', small])
+    try {
+      const data = join(small, 's.json')
+      const r = await dcb(['seed', '--subscriptions', '100000', '--data', data], { timeoutMs: 60_000 })
+      expect(r.code).toBe(1)
+      const m = /^dcb: cannot seed: (.+); the (\d+) of 100000 subscriptions written before it are kept in (.+) \((\d+) in all\)\n$/.exec(r.stderr)
+      expect(m, r.stderr).not.toBeNull()
+      expect(m![1]).toMatch(/ENOSPC|no space|short write/i)
+      expect(m![3]).toBe(data)
+      expect(m![4]).toBe(m![2])
+      expect(Number(m![2]) % 10_000).toBe(0)
+      expect(Number(m![2])).toBeLessThan(100_000)
+      // What it says is kept is on disk: the files, read elsewhere (this disk has no room for a server's lock).
+      for (const f of readdirSync(small)) cpSync(join(small, f), join(copy, f), { recursive: true })
+      const s = await serve(['--data', join(copy, 's.json')])
+      servers.push(s)
+      const sessions = (await (await fetch(`${s.url}/_sandbox/sessions`)).json()) as any
+      expect(sessions.sessions.find((x: any) => x.name === 'default').subscriptions).toBe(Number(m![2]))
+      expect(await s.stop('SIGTERM')).toBe(0)
+    } finally {
+      execFileSync('umount', [small])
+      rmSync(small, { recursive: true, force: true })
+      rmSync(copy, { recursive: true, force: true })
     }
   })
 })
