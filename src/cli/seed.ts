@@ -1,10 +1,11 @@
 import { constants as osConstants } from 'node:os'
-import { checkSeed, clashProblem, Engine, SandboxError, seedClash, type SeedOptions, type SeedPlan } from '../core/engine.js'
+import { checkSeed, clashProblem, SandboxError, seedClash, type SeedOptions, type SeedPlan } from '../core/engine.js'
 import { State } from '../core/state.js'
 import { ambiguousDuration, parseDuration, isZeroDuration } from '../core/time.js'
 import { WorldIndex } from '../core/world.js'
 import { loadWorld } from '../world/load.js'
 import { FileStore } from '../store/file.js'
+import { engineOverStore } from '../runtime/engine-store.js'
 import { StoreError } from '../store/types.js'
 import { CliError, EXIT } from './errors.js'
 
@@ -63,7 +64,7 @@ export async function seed(o: {
       // Checked over every number before the first batch is written: a clash found later would leave a seed half done.
       const clash = seedClash(state, plan, o.subscriptions)
       if (clash !== undefined) throw new CliError(clashProblem(clash, plan), EXIT.USAGE)
-      const engine = new Engine({ world, state, persist: (ch, undo) => store.append(ch, undo) })
+      const engine = engineOverStore({ world }, state, store)
       const batch = 10_000
       for (; seeded < o.subscriptions && !stopped; seeded += Math.min(batch, o.subscriptions - seeded))
         await engine.seed(Math.min(batch, o.subscriptions - seeded), { ...options, startIndex: seeded })

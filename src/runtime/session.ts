@@ -5,9 +5,10 @@
  */
 import { createControlOperations } from '../control/operations.js'
 import type { ControlOperations } from '../contract/operations.js'
-import { Engine, type EngineOptions } from '../core/engine.js'
+import type { Engine, EngineOptions } from '../core/engine.js'
 import type { State } from '../core/state.js'
 import type { Store } from '../store/types.js'
+import { engineOverStore } from './engine-store.js'
 import { LiveHub, type LiveHubOptions } from './live.js'
 import { RequestJournal, type JournalBudget } from './request-log.js'
 
@@ -47,7 +48,7 @@ export interface SessionSpec {
 
 export function createSession(spec: SessionSpec): Session {
   const { store } = spec
-  const engine = new Engine({ ...spec.engine, state: spec.state, gate: store.gate, persist: (changes, undo) => store.append(changes, undo) })
+  const engine = engineOverStore(spec.engine, spec.state, store)
   const journal = new RequestJournal(spec.journalSize ?? 1000, spec.journalBudget)
   const operations = createControlOperations({ engine, journal, version: spec.version, storeInfo: spec.storeInfo })
   let hub: LiveHub | undefined
