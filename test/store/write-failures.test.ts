@@ -4,7 +4,7 @@
  * replace the old ones only when whole; every acknowledged write survives. Real server over
  * loopback, real files; failures injected at the store's write and fsync calls (the StoreIo seam).
  */
-import { readdirSync, readFileSync } from 'node:fs'
+import { closeSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { startClient, tempDir, type Client } from '../helpers.js'
@@ -241,5 +241,27 @@ describe('snapshots', () => {
     for (const id of ids) expect((await c.api('/subscriptions/status', { subscription_id: id })).body.payload.status).toBe('ACTIVE')
     const otp = await c.control('/otp?msisdn=60123456032', undefined, { headers: { 'x-dcb-session': 'kept' } })
     expect(otp.body.verif_request_id).toBe(named.body.payload.verif_request_id)
+  })
+
+  it('a snapshot whose bytes the disk did not keep (read back different) is not taken: the journal stays and the next start recovers every write', async () => {
+    const data = join(tmp.dir, 'flipped.json')
+    const io: StoreIo = {
+      // Between the writes and the fsync, one byte of the temp file changes: its length stays, its bytes do not.
+      beforeSync(file) {
+        if (!file.endsWith('flipped.json.tmp')) return
+        const fd = openSync(file, 'r+')
+        try {
+          writeSync(fd, Buffer.from('~'), 0, 1, 5)
+        } finally {
+          closeSync(fd)
+        }
+      },
+    }
+    c = await startClient({ data, storeIo: io })
+    const ids = [await c.subscribe('60123456040'), await c.subscribe('60123456041')]
+    await expect(c.close()).rejects.toThrow(/not what was written/)
+    expect(readdirSync(tmp.dir).filter((n) => n.startsWith('flipped.json') && !journal(n) && !n.endsWith('.sessions'))).toEqual([])
+    c = await startClient({ data })
+    for (const id of ids) expect((await c.api('/subscriptions/status', { subscription_id: id })).body.payload.status).toBe('ACTIVE')
   })
 })
