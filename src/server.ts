@@ -17,6 +17,7 @@ import type { ServeOptions } from './serve-options.js'
 
 export type { ServeOptions } from './serve-options.js'
 import { createSandboxApp, warmUp, type SandboxApp } from './http/app.js'
+import { capRemoteConnections, refusedConnection } from './http/connections.js'
 import { compileTrust, isLoopback, normalizeIp, TrustProxyError } from './http/ip.js'
 import { envelope, fail } from './core/outcomes.js'
 import { DEFAULT_SESSION, Host } from './runtime/host.js'
@@ -208,6 +209,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
   const listener = app.listener
   let requests = 0
   const handler: RequestListener = (req, res) => {
+    if (refusedConnection(req.socket)) return void res.destroy()
     requests++
     if (ready) return listener(req, res)
     void readyGate.then(() => listener(req, res))
@@ -216,12 +218,13 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
   // Idle connections: a keep-alive one closes after 5 s; one that sends nothing is closed after the
   // idle timeout; a request that arrives too slowly is cut by the header and request timeouts. An
   // answer in progress (a long poll, the console's event stream) is never cut for being quiet.
-  const guard = (server: Server): Server => {
+  const guard = (server: Server, plain: boolean): Server => {
     server.timeout = opts.idleTimeoutMs ?? 30_000
     server.on('timeout', (socket: Socket) => {
       if (!(socket as unknown as { _httpMessage?: ServerResponse })._httpMessage) socket.destroy()
     })
     server.maxConnections = opts.maxConnections ?? 1024
+    capRemoteConnections(server, { maxConnections: server.maxConnections, plain, failurePayload: opts.failurePayload, reasons: opts.reasons ?? true })
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, opts.failurePayload, opts.reasons ?? true))
     return server
   }
@@ -231,9 +234,9 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     if (opts.listen) {
       // listhen made the server (http or https): the same timeouts and guards as our own.
       ;({ server, protocol } = await opts.listen(handler, port, host))
-      guard(Object.assign(server, timeouts))
+      guard(Object.assign(server, timeouts), protocol === 'http')
     } else {
-      const own = (server = guard(createServer(timeouts, handler)))
+      const own = (server = guard(createServer(timeouts, handler), true))
       await new Promise<void>((resolve, reject) => {
         own.once('error', reject)
         own.listen({ port, host, exclusive: true }, () => {

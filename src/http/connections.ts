@@ -1,0 +1,54 @@
+/**
+ * The connection cap of a listener that other machines reach (`--host 0.0.0.0`, `--lan`): they share
+ * all but an eighth of `--max-connections`, which stays for loopback clients. Without it one machine on
+ * the network that opens the cap's worth of connections (slow requests, idle keep-alives, each held
+ * until its timeout and opened again) locks the developer's own test suite and console out.
+ */
+import type { Server } from 'node:http'
+import type { Socket } from 'node:net'
+import { envelope, fail, type FailurePayloadMode } from '../core/outcomes.js'
+import { isLoopback, normalizeIp } from './ip.js'
+
+/** How many of `max` connections other machines may hold together (the rest are loopback's). */
+export function remoteConnectionLimit(max: number): number {
+  return max - Math.floor(max / 8)
+}
+
+/** Sockets refused past the share: a request Node still parses off one (sent before the close) is not served. */
+const refused = new WeakSet<Socket>()
+
+/** Whether a request came on a connection refused past the share (it gets no answer and changes nothing). */
+export function refusedConnection(socket: Socket): boolean {
+  return refused.has(socket)
+}
+
+export interface RemoteCapOptions {
+  maxConnections: number
+  /** Whether the socket speaks plain HTTP (a refusal is answered) or TLS (it is only closed). */
+  plain: boolean
+  failurePayload?: FailurePayloadMode
+  reasons: boolean
+}
+
+/** Refuses a connection from another machine past its share: a 503 envelope (plain HTTP), then close. */
+export function capRemoteConnections(server: Server, opts: RemoteCapOptions): void {
+  const limit = remoteConnectionLimit(opts.maxConnections)
+  let remote = 0
+  server.on('connection', (socket: Socket) => {
+    if (isLoopback(normalizeIp(socket.remoteAddress ?? ''))) return
+    if (remote < limit) {
+      remote++
+      socket.once('close', () => remote--)
+      return
+    }
+    refused.add(socket)
+    if (!opts.plain) return void socket.destroy()
+    const reason = `other machines hold ${limit} connections, their share of --max-connections ${opts.maxConnections} (the rest are kept for loopback clients); close some and retry`
+    const text = JSON.stringify({ ...envelope(fail('SERVER_ERROR'), opts.failurePayload ?? 'auto').body, status_code: 503 })
+    // Whatever the client sends is not read: the answer goes out and the connection closes.
+    socket.on('error', () => socket.destroy())
+    socket.end(
+      `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\ncache-control: no-store\r\n${opts.reasons ? `x-dcb-reason: ${reason}\r\n` : ''}connection: close\r\n\r\n${text}`,
+    )
+  })
+}
