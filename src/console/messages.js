@@ -19,7 +19,7 @@ export async function messagesView() {
   const result = h('p', { role: 'status' })
   const msisdn = h('input', { name: 'msisdn', inputmode: 'numeric', required: true, autocomplete: 'off', value: filter })
   const shortCode = h('input', { name: 'short_code', inputmode: 'numeric', required: true, autocomplete: 'off' })
-  const text = h('input', { name: 'text', required: true, autocomplete: 'off' })
+  const text = h('input', { name: 'text', required: true, maxlength: 1600, autocomplete: 'off' })
   const moForm = h(
     'form',
     {

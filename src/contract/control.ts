@@ -9,6 +9,9 @@ import { z } from 'zod'
 import { MAX_OTP_WAIT_S } from './defaults.js'
 import { StatusPayload } from './merchant.js'
 
+/** The longest MO text: ten concatenated parts of 160 characters. */
+export const MAX_MO_TEXT = 1600
+
 const text = (what: string) => z.string({ error: `expected ${what}` }).min(1, { error: `expected ${what}` })
 const timestamp = z.string().describe('UTC, YYYY-MM-DDTHH:MM:SS.ffffff')
 const msisdn = text('an MSISDN (digits, calling code first)').describe('MSISDN, digits, calling code first')
@@ -47,7 +50,11 @@ export const OtpQuery = z.object({
 export const MoBody = z.object({
   msisdn,
   short_code: text('a short code, e.g. 32123').describe('the short code the handset texts'),
-  text: text('the text of the message, e.g. a keyword or STOP').describe('the message: a PSMS keyword, STOP, or anything else'),
+  // Kept with its handset (and quoted by the reply to an unknown keyword) up to --max-sms times: bounded
+  // by length as the inboxes are by count, or 50,000 MOs of 64 KiB would hold gigabytes.
+  text: text('the text of the message, e.g. a keyword or STOP')
+    .max(MAX_MO_TEXT, { error: `expected at most ${MAX_MO_TEXT} characters (a long SMS of ten parts)` })
+    .describe(`the message: a PSMS keyword, STOP, or anything else (at most ${MAX_MO_TEXT} characters)`),
 })
 export const SubscriptionFilter = z.object({
   msisdn: msisdnFilter.optional().describe('only this handset'),

@@ -69,3 +69,20 @@ describe('connections from other machines', () => {
     }
   })
 })
+
+describe('what one request can make the sandbox keep', () => {
+  it('an MO text is at most 1600 characters: a longer one is 400 naming text, and nothing is kept', async () => {
+    const c = await startClient()
+    try {
+      const long = await c.control('/mo', { msisdn: '60133456001', short_code: '32123', text: 'x'.repeat(1601) })
+      expect(long).toEqual({ status: 400, body: { error: 'BAD_REQUEST', message: 'text: expected at most 1600 characters (a long SMS of ten parts)' } })
+      expect((await c.control('/sms?msisdn=60133456001')).body.messages).toEqual([])
+      const longest = await c.control('/mo', { msisdn: '60133456001', short_code: '32123', text: 'x'.repeat(1600) })
+      expect(longest.status).toBe(200)
+      const kept = (await c.control('/sms?msisdn=60133456001')).body.messages
+      expect(kept.find((m: { direction: string }) => m.direction === 'mo').text).toHaveLength(1600)
+    } finally {
+      await c.close()
+    }
+  })
+})
