@@ -6,7 +6,7 @@ import { StoreError } from '../store/types.js'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { describePeriod, SandboxError, type Engine } from '../core/engine.js'
 import { formatTimestamp } from '../core/time.js'
-import { readBody } from './body.js'
+import { BODY_LIMIT, readBody } from './body.js'
 import { headerReason } from './reason.js'
 import { inProcessCall } from './inprocess.js'
 import { clientIp, type ProxyTrust } from './ip.js'
@@ -43,6 +43,18 @@ export async function consentPage(
 ): Promise<void> {
   if (req.method === 'POST') {
     const body = await readBody(req)
+    if (!body.ok && body.reason === 'too_large') {
+      // Not read further: the connection closes after the answer.
+      res.setHeader('connection', 'close')
+      return sendHtml(
+        res,
+        413,
+        page(
+          'Too large',
+          `<h1>Too large</h1><p>The form is larger than ${BODY_LIMIT / 1024} KiB; it sends only <code>action=approve</code> or <code>action=deny</code>.</p>`,
+        ),
+      )
+    }
     const form = new URLSearchParams(body.ok ? body.text : '')
     // Exactly one: of `action=deny&action=approve` neither may silently win.
     const actions = form.getAll('action')

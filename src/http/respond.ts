@@ -77,6 +77,7 @@ export function safeDecode(s: string): string {
 export function sendControlError(res: ServerResponse, e: unknown): boolean {
   const refused = e instanceof StoreError ? new SandboxError('STORE_UNAVAILABLE', `${e.message}; nothing was changed`) : e
   if (!(refused instanceof SandboxError)) return false
-  sendJson(res, refused.status, { error: refused.code, message: refused.message })
+  // A body too large is left unread: the connection closes after the answer rather than wait for the rest of it.
+  sendJson(res, refused.status, { error: refused.code, message: refused.message }, refused.code === 'PAYLOAD_TOO_LARGE' ? { connection: 'close' } : undefined)
   return true
 }

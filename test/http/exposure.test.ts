@@ -86,3 +86,59 @@ describe('what one request can make the sandbox keep', () => {
     }
   })
 })
+
+/** One raw request on a fresh connection: what came back once the server closed it (a connection left open is the test's timeout). */
+async function exchange(port: number, request: string): Promise<{ text: string; closedByServer: boolean }> {
+  const c = open('127.0.0.1', port)
+  c.socket.write(request)
+  return { text: await c.closed, closedByServer: c.socket.readableEnded }
+}
+
+describe('bodies that are not what a call takes', () => {
+  it('the console sign-in names what is wrong with its body (not "that is not the admin token")', async () => {
+    const c = await startClient({ adminToken: 'open-sesame' })
+    const login = (body: string, headers: Record<string, string> = {}) =>
+      fetch(`${c.url}/_console/login`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body }).then(async (r) => ({
+        status: r.status,
+        body: await r.json(),
+      }))
+    try {
+      expect(await login('{token')).toEqual({
+        status: 400,
+        body: { error: 'BAD_REQUEST', message: 'the body is not valid JSON; send {"token": "<admin token>"}' },
+      })
+      for (const body of ['{}', '{"token":7}', '["open-sesame"]'])
+        expect(await login(body)).toEqual({
+          status: 400,
+          body: { error: 'BAD_REQUEST', message: 'token: expected the admin token as a string, {"token": "<admin token>"}' },
+        })
+      expect((await login('x'.repeat(70_000))).body.error).toBe('PAYLOAD_TOO_LARGE')
+      expect(await login('{"token":"open-sesam"}')).toEqual({ status: 403, body: { error: 'FORBIDDEN', message: 'that is not the admin token' } })
+      expect((await login('{"token":"open-sesame"}')).status).toBe(200)
+    } finally {
+      await c.close()
+    }
+  })
+
+  it('a body over 64 KiB declared to the control API, the sign-in or a consent page: 413, and the connection closes', async () => {
+    const c = await startClient({ adminToken: 'open-sesame' })
+    const port = Number(new URL(c.url).port)
+    const huge = (path: string, type: string) => `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${type}\r\nContent-Length: 999999999\r\n\r\n{`
+    try {
+      // Before: the answer came and the connection stayed open, waiting for a gigabyte that was never read.
+      const reset = await exchange(port, huge('/_sandbox/reset', 'application/json'))
+      expect(reset.text).toMatch(/^HTTP\/1\.1 413 /)
+      expect(reset.text).toContain('{"error":"PAYLOAD_TOO_LARGE","message":"the body is larger than 64 KiB"}')
+      expect(reset.closedByServer).toBe(true)
+      const login = await exchange(port, huge('/_console/login', 'application/json'))
+      expect(login.text).toMatch(/^HTTP\/1\.1 413 /)
+      expect(login.closedByServer).toBe(true)
+      const consent = await exchange(port, huge('/consent/some-id', 'application/x-www-form-urlencoded'))
+      expect(consent.text).toMatch(/^HTTP\/1\.1 413 /)
+      expect(consent.text).toContain('The form is larger than 64 KiB')
+      expect(consent.closedByServer).toBe(true)
+    } finally {
+      await c.close()
+    }
+  })
+})
