@@ -21,7 +21,7 @@ import { MerchantFlow, type InitInput, type StatusInput, type VerifyInput } from
 import { MoFlow, type MoInput, type MoResult } from './mo-flow.js'
 import type { Outcome } from './outcomes.js'
 import { Renewals } from './renewals.js'
-import type { RuleInForce } from './ruleset.js'
+import { MAX_RUNTIME_RULES, type RuleInForce } from './ruleset.js'
 import { seed, type SeedOptions } from './seeding.js'
 import type { Change, RuntimeRuleRecord, SmsRecord, State, SubscriptionRecord } from './state.js'
 import type { Tx } from './tx.js'
@@ -367,6 +367,12 @@ export class Engine {
     return this.ctx.write((tx, now) => {
       // Checked as the write runs (it may have waited for a clock move, behind another add).
       if (this.state.rules.has(rule.id)) throw new SandboxError('RULE_EXISTS', `a runtime rule "${rule.id}" exists already`)
+      // Each is stored and consulted by every call: a bound keeps memory, the data file and calls from growing without one.
+      if (this.state.rules.size >= MAX_RUNTIME_RULES)
+        throw new SandboxError(
+          'BAD_RULE',
+          `the session holds ${MAX_RUNTIME_RULES} runtime rules, the most it takes; remove some first (DELETE /_sandbox/rules/ID)`,
+        )
       let seq = 0
       for (const r of this.state.rules.values()) seq = Math.max(seq, r.seq ?? 0)
       const rec: RuntimeRuleRecord = { id: rule.id, created_at: now, seq: seq + 1, rule, used: 0 }

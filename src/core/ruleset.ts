@@ -16,6 +16,9 @@ import { compileRule, type CompiledRule, type RegexMatch, type RuleContext } fro
 import type { RuntimeRuleRecord, State } from './state.js'
 import type { Tx } from './tx.js'
 
+/** The most runtime rules a session holds (`POST /_sandbox/rules`): each is stored and consulted by every call. */
+export const MAX_RUNTIME_RULES = 1000
+
 /** What decided a step: the effect and the rule it came from (its id names it in a failure's reason), with its regex match (for `delay_per_unit`). */
 export interface RuleDecision {
   effect: RuleEffect

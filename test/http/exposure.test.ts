@@ -71,6 +71,28 @@ describe('connections from other machines', () => {
 })
 
 describe('what one request can make the sandbox keep', () => {
+  it('a session holds at most 1000 runtime rules: the next is refused naming the bound, and is taken once one goes', async () => {
+    const c = await startClient()
+    const rule = (i: number) => ({ match: { regex: `^60123${String(i).padStart(6, '0')}$` }, step: 'api', effect: { delay_ms: 1 } })
+    try {
+      let last = ''
+      for (let i = 0; i < 1000; i++) {
+        const added = await c.control('/rules', rule(i))
+        expect(added.status).toBe(200)
+        last = added.body.id
+      }
+      expect(await c.control('/rules', rule(1000))).toEqual({
+        status: 400,
+        body: { error: 'BAD_RULE', message: 'the session holds 1000 runtime rules, the most it takes; remove some first (DELETE /_sandbox/rules/ID)' },
+      })
+      expect((await c.control('/rules')).body.runtime).toHaveLength(1000)
+      expect((await c.control(`/rules/${last}`, undefined, { method: 'DELETE' })).status).toBe(200)
+      expect((await c.control('/rules', rule(1000))).status).toBe(200)
+    } finally {
+      await c.close()
+    }
+  })
+
   it('an MO text is at most 1600 characters: a longer one is 400 naming text, and nothing is kept', async () => {
     const c = await startClient()
     try {
