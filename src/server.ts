@@ -18,6 +18,7 @@ import type { ServeOptions } from './serve-options.js'
 export type { ServeOptions } from './serve-options.js'
 import { createSandboxApp, warmUp, type SandboxApp } from './http/app.js'
 import { capRemoteConnections, refusedConnection } from './http/connections.js'
+import { answerProtocolErrors, missingHost } from './http/protocol.js'
 import { compileTrust, isLoopback, normalizeIp, TrustProxyError } from './http/ip.js'
 import { envelope, fail } from './core/outcomes.js'
 import { DEFAULT_SESSION, Host } from './runtime/host.js'
@@ -208,8 +209,10 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
   const readyGate = new Promise<void>((resolve) => (markReady = resolve))
   const listener = app.listener
   let requests = 0
+  const answers = { failurePayload: opts.failurePayload, reasons: opts.reasons ?? true }
   const handler: RequestListener = (req, res) => {
     if (refusedConnection(req.socket)) return void res.destroy()
+    if (missingHost(req, res, answers)) return
     requests++
     if (ready) return listener(req, res)
     void readyGate.then(() => listener(req, res))
@@ -224,6 +227,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
       if (!(socket as unknown as { _httpMessage?: ServerResponse })._httpMessage) socket.destroy()
     })
     server.maxConnections = opts.maxConnections ?? 1024
+    answerProtocolErrors(server, answers)
     capRemoteConnections(server, { maxConnections: server.maxConnections, plain, failurePayload: opts.failurePayload, reasons: opts.reasons ?? true })
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, opts.failurePayload, opts.reasons ?? true))
     return server

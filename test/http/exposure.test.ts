@@ -164,3 +164,35 @@ describe('bodies that are not what a call takes', () => {
     }
   })
 })
+
+describe('requests Node would answer with a bare status', () => {
+  it('an HTTP/1.1 request without Host, or with an Expect other than 100-continue, gets the envelope and a reason', async () => {
+    const c = await startClient()
+    const port = Number(new URL(c.url).port)
+    try {
+      const noHost = await exchange(port, 'GET /_sandbox/health HTTP/1.1\r\n\r\n')
+      expect(noHost.text).toMatch(/^HTTP\/1\.1 400 /)
+      expect(noHost.text).toContain('x-dcb-reason: an HTTP/1.1 request needs a Host header')
+      expect(noHost.text).toMatch(/\r\n\r\n\{"status":"FAIL","message":"BAD_REQUEST","status_code":400,"payload":null\}$/)
+      const expectation = await exchange(
+        port,
+        'POST /subscriptions/init HTTP/1.1\r\nHost: localhost\r\nExpect: bogus\r\nAPI-KEY: sandbox-demo-key\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+      )
+      expect(expectation.text).toMatch(/^HTTP\/1\.1 417 /)
+      expect(expectation.text).toContain('x-dcb-reason: Expect "bogus" is not supported: only Expect: 100-continue is')
+      expect(expectation.text).toMatch(/\{"status":"FAIL","message":"BAD_REQUEST","status_code":417,"payload":null\}$/)
+      // HTTP/1.0 may leave Host out; 100-continue is still honoured.
+      expect((await exchange(port, 'GET /_sandbox/health HTTP/1.0\r\n\r\n')).text).toMatch(/^HTTP\/1\.1 200 /)
+      const body = JSON.stringify({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+      const continued = open('127.0.0.1', port)
+      continued.socket.write(
+        `POST /subscriptions/init HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nAPI-KEY: sandbox-demo-key\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+      )
+      await new Promise<void>((resolve) => continued.socket.on('data', () => continued.received().includes('100 Continue') && resolve()))
+      continued.socket.write(body)
+      expect(await continued.closed).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK/)
+    } finally {
+      await c.close()
+    }
+  })
+})

@@ -1,0 +1,42 @@
+/**
+ * The requests Node would answer itself with a bare status and no body: an HTTP/1.1 request without
+ * `Host` (400) and an `Expect` other than `100-continue` (417). They get the envelope and a reason,
+ * as every other malformed request does (`answerClientError` in `src/server.ts`).
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import { envelope, fail, type FailurePayloadMode } from '../core/outcomes.js'
+import { headerReason, quote } from './reason.js'
+
+export interface ProtocolOptions {
+  failurePayload?: FailurePayloadMode
+  reasons: boolean
+}
+
+/** Answers what Node would have refused without a body, instead of Node doing so. */
+export function answerProtocolErrors(server: Server, opts: ProtocolOptions): void {
+  // Node's own check answers a bare 400; `missingHost` answers it in the request handler instead.
+  ;(server as Server & { requireHostHeader: boolean }).requireHostHeader = false
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
+    sendProtocolError(res, 417, `Expect ${quote(String(req.headers.expect))} is not supported: only Expect: 100-continue is`, opts),
+  )
+}
+
+/** Whether a request is HTTP/1.1 without Host (RFC 9112 requires one): answered here, then true. */
+export function missingHost(req: IncomingMessage, res: ServerResponse, opts: ProtocolOptions): boolean {
+  if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) return false
+  sendProtocolError(res, 400, 'an HTTP/1.1 request needs a Host header', opts)
+  return true
+}
+
+function sendProtocolError(res: ServerResponse, status: number, reason: string, opts: ProtocolOptions): void {
+  const text = JSON.stringify({ ...envelope(fail('BAD_REQUEST'), opts.failurePayload ?? 'auto').body, status_code: status })
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    ...(opts.reasons ? { 'x-dcb-reason': headerReason(reason) } : {}),
+    // The request's body, if any, is not read.
+    connection: 'close',
+  })
+  res.end(text)
+}
