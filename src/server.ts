@@ -217,7 +217,15 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     if (ready) return listener(req, res)
     void readyGate.then(() => listener(req, res))
   }
-  const timeouts = { keepAliveTimeout: 5000, headersTimeout: opts.headersTimeoutMs ?? 20_000, requestTimeout: opts.requestTimeoutMs ?? 60_000 }
+  const headersTimeout = opts.headersTimeoutMs ?? 20_000
+  // Node looks for requests over their time every connectionsCheckingInterval (30 s unless told): a
+  // 20 s header limit cut at 30 s, a short one in tests at 30 s too. Checked every second at most.
+  const timeouts = {
+    keepAliveTimeout: 5000,
+    headersTimeout,
+    requestTimeout: opts.requestTimeoutMs ?? 60_000,
+    connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeout / 2))),
+  }
   // Idle connections: a keep-alive one closes after 5 s; one that sends nothing is closed after the
   // idle timeout; a request that arrives too slowly is cut by the header and request timeouts. An
   // answer in progress (a long poll, the console's event stream) is never cut for being quiet.
@@ -229,7 +237,9 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     server.maxConnections = opts.maxConnections ?? 1024
     answerProtocolErrors(server, answers)
     capRemoteConnections(server, { maxConnections: server.maxConnections, plain, failurePayload: opts.failurePayload, reasons: opts.reasons ?? true })
-    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, opts.failurePayload, opts.reasons ?? true))
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
+      answerClientError(err, socket, opts.failurePayload, opts.reasons ?? true, timeouts),
+    )
     return server
   }
   let server: Server
@@ -381,22 +391,32 @@ async function openShared(url: string, world: World, replaceWorld: boolean | und
  * (pipelined before the bad one) goes out first: the 400 must not take its place (a committed Init
  * would reach its client as a refusal).
  */
-function answerClientError(err: NodeJS.ErrnoException, socket: Socket, mode: FailurePayloadMode | undefined, reasons: boolean): void {
+function answerClientError(
+  err: NodeJS.ErrnoException,
+  socket: Socket,
+  mode: FailurePayloadMode | undefined,
+  reasons: boolean,
+  limits: { headersTimeout: number; requestTimeout: number },
+): void {
   const owed = (socket as unknown as { _httpMessage?: ServerResponse })._httpMessage
   if (owed && !owed.writableFinished && owed.req.complete) {
-    owed.once('finish', () => answerClientError(err, socket, mode, reasons))
+    owed.once('finish', () => answerClientError(err, socket, mode, reasons, limits))
     return
   }
   if (!socket.writable || owed?.headersSent) return void socket.destroy()
   const tooLarge = err.code === 'HPE_HEADER_OVERFLOW'
-  const status = tooLarge ? 431 : 400
+  // Too slow (headers or body): Node says so with this code; it is not a malformed request.
+  const tooSlow = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+  const status = tooLarge ? 431 : tooSlow ? 408 : 400
   const text = JSON.stringify({ ...envelope(fail('BAD_REQUEST'), mode ?? 'auto').body, status_code: status })
   const reason = tooLarge
     ? `the request's headers are larger than ${maxHeaderSize / 1024} KiB`
-    : err.code === 'HPE_INVALID_EOF_STATE'
-      ? 'the connection ended in the middle of the request'
-      : `the request is not valid HTTP/1.1 (${err.code ?? 'unparsable'})`
+    : tooSlow
+      ? `the request did not arrive in time: its headers are due within ${limits.headersTimeout / 1000} s, all of it within ${limits.requestTimeout / 1000} s`
+      : err.code === 'HPE_INVALID_EOF_STATE'
+        ? 'the connection ended in the middle of the request'
+        : `the request is not valid HTTP/1.1 (${err.code ?? 'unparsable'})`
   socket.end(
-    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\ncache-control: no-store\r\n${reasons ? `x-dcb-reason: ${reason}\r\n` : ''}connection: close\r\n\r\n${text}`,
+    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : tooSlow ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\ncache-control: no-store\r\n${reasons ? `x-dcb-reason: ${reason}\r\n` : ''}connection: close\r\n\r\n${text}`,
   )
 }

@@ -166,6 +166,25 @@ describe('bodies that are not what a call takes', () => {
 })
 
 describe('requests Node would answer with a bare status', () => {
+  it('a request too slow to arrive (headers or body) is cut at its limit with 408 and a reason, not 400 "not valid HTTP"', async () => {
+    // Short limits: before, Node looked for late requests only every 30 s, so they were cut at 30 s whatever the limit.
+    const c = await startClient({ headersTimeoutMs: 300, requestTimeoutMs: 600 })
+    const port = Number(new URL(c.url).port)
+    try {
+      for (const slow of [
+        'GET /_sandbox/health HTTP/1.1\r\nHost: local',
+        'POST /_sandbox/reset HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n{',
+      ]) {
+        const cut = await exchange(port, slow)
+        expect(cut.text).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/)
+        expect(cut.text).toContain('x-dcb-reason: the request did not arrive in time: its headers are due within 0.3 s, all of it within 0.6 s')
+        expect(cut.text).toMatch(/\{"status":"FAIL","message":"BAD_REQUEST","status_code":408,"payload":null\}$/)
+      }
+    } finally {
+      await c.close()
+    }
+  }, 20_000)
+
   it('an HTTP/1.1 request without Host, or with an Expect other than 100-continue, gets the envelope and a reason', async () => {
     const c = await startClient()
     const port = Number(new URL(c.url).port)
