@@ -1,9 +1,11 @@
 /**
  * The requests Node would answer itself with a bare status and no body: an HTTP/1.1 request without
- * `Host` (400) and an `Expect` other than `100-continue` (417). They get the envelope and a reason,
- * as every other malformed request does (`answerClientError` in `src/server.ts`).
+ * `Host` (400) and an `Expect` other than `100-continue` (417); and a CONNECT, whose socket it would
+ * close unanswered (405). They get the envelope and a reason, as every other malformed request does
+ * (`answerClientError` in `src/server.ts`).
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { Duplex } from 'node:stream'
 import { envelope, fail, type FailurePayloadMode } from '../core/outcomes.js'
 import { headerReason, quote } from './reason.js'
 
@@ -19,6 +21,15 @@ export function answerProtocolErrors(server: Server, opts: ProtocolOptions): voi
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
     sendProtocolError(res, 417, `Expect ${quote(String(req.headers.expect))} is not supported: only Expect: 100-continue is`, opts),
   )
+  // Without a listener Node closes a CONNECT's socket without a word.
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    const text = JSON.stringify({ ...envelope(fail('METHOD_NOT_ALLOWED'), opts.failurePayload ?? 'auto').body })
+    const reason = headerReason(`CONNECT ${quote(req.url ?? '')} is not allowed: the sandbox is not a proxy`)
+    socket.on('error', () => socket.destroy())
+    socket.end(
+      `HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\ncache-control: no-store\r\n${opts.reasons ? `x-dcb-reason: ${reason}\r\n` : ''}connection: close\r\n\r\n${text}`,
+    )
+  })
 }
 
 /** Whether a request is HTTP/1.1 without Host (RFC 9112 requires one): answered here, then true. */

@@ -185,7 +185,7 @@ describe('requests Node would answer with a bare status', () => {
     }
   }, 20_000)
 
-  it('an HTTP/1.1 request without Host, or with an Expect other than 100-continue, gets the envelope and a reason', async () => {
+  it('an HTTP/1.1 request without Host, an Expect other than 100-continue, a CONNECT: each gets the envelope and a reason', async () => {
     const c = await startClient()
     const port = Number(new URL(c.url).port)
     try {
@@ -200,6 +200,10 @@ describe('requests Node would answer with a bare status', () => {
       expect(expectation.text).toMatch(/^HTTP\/1\.1 417 /)
       expect(expectation.text).toContain('x-dcb-reason: Expect "bogus" is not supported: only Expect: 100-continue is')
       expect(expectation.text).toMatch(/\{"status":"FAIL","message":"BAD_REQUEST","status_code":417,"payload":null\}$/)
+      const tunnel = await exchange(port, 'CONNECT internal.example:22 HTTP/1.1\r\nHost: internal.example:22\r\n\r\n')
+      expect(tunnel.text).toMatch(/^HTTP\/1\.1 405 /)
+      expect(tunnel.text).toContain('x-dcb-reason: CONNECT "internal.example:22" is not allowed: the sandbox is not a proxy')
+      expect(tunnel.text).toMatch(/\{"status":"FAIL","message":"METHOD_NOT_ALLOWED","status_code":405,"payload":null\}$/)
       // HTTP/1.0 may leave Host out; 100-continue is still honoured.
       expect((await exchange(port, 'GET /_sandbox/health HTTP/1.0\r\n\r\n')).text).toMatch(/^HTTP\/1\.1 200 /)
       const body = JSON.stringify({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
