@@ -60,6 +60,19 @@ function consentTarget(url: string, base: string): string {
   return id === undefined ? url : `${base}/consent/${id}`
 }
 
+/** The base URL a consent page's absolute URL is under (`https://gw.test/dcb/v1` of `https://gw.test/dcb/v1/consent/ID`); undefined for an id or another URL. */
+export function consentPageBase(url: string): string | undefined {
+  if (!/^https?:\/\//.test(url)) return undefined
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return undefined
+  }
+  const mount = /^(.*)\/consent\/[^/]+\/?$/.exec(parsed.pathname)?.[1]
+  return mount === undefined ? undefined : parsed.origin + mount
+}
+
 /** Sends one control call under `base`/_sandbox and answers its JSON; a refusal throws the control API's error as a SandboxError. */
 export function controlOverFetch(fetchFn: FetchFn, base: string, headers: Record<string, string>): (r: ControlRequest) => Promise<unknown> {
   return async (r) => {

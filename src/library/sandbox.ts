@@ -18,7 +18,7 @@ import { libraryMessage } from './errors.js'
 import { yieldToEventLoop } from '../yield.js'
 import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
 import { DEMO_API_KEY } from '../contract/defaults.js'
-import { merchantOperations } from '../client/fetch.js'
+import { consentPageBase, merchantOperations } from '../client/fetch.js'
 import { deriveOperations, type ControlRequest } from '../contract/calls.js'
 
 export interface SandboxOptions {
@@ -138,18 +138,28 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   }
 
   const bind = (session: string | undefined): SandboxSession => {
-    const fetchIn = async (input: Request | string | URL, init?: RequestInit): Promise<Response> => {
-      // The common call, fetch(url, { method, headers, body: string }), skips building a Request.
-      const body = init?.body
-      if (!(input instanceof Request) && (body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array)) {
-        const url = new URL(input)
-        const method = (init?.method ?? 'GET').toUpperCase()
-        const raw = { method, headers: headerRecord(init?.headers), body: body ?? null }
-        return toResponse(await send(url, raw, { prefix: '', publicBase: url.origin, session }, clientIp, init?.signal))
+    /** A fetch of the sandbox mounted at `base` (an msw base URL), or at the root of whatever origin a request names. */
+    const fetchUnder =
+      (base?: string) =>
+      async (input: Request | string | URL, init?: RequestInit): Promise<Response> => {
+        const mount = (url: URL): Route =>
+          base === undefined
+            ? { prefix: '', publicBase: url.origin, session }
+            : { prefix: new URL(base).pathname.replace(/\/+$/, ''), publicBase: base, session }
+        // The common call, fetch(url, { method, headers, body: string }), skips building a Request.
+        const body = init?.body
+        if (!(input instanceof Request) && (body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array)) {
+          const url = new URL(input)
+          const method = (init?.method ?? 'GET').toUpperCase()
+          const raw = { method, headers: headerRecord(init?.headers), body: body ?? null }
+          return toResponse(await send(url, raw, mount(url), clientIp, init?.signal))
+        }
+        const request = input instanceof Request && init === undefined ? input : new Request(input, init)
+        return route(request, mount(new URL(request.url)))
       }
-      const request = input instanceof Request && init === undefined ? input : new Request(input, init)
-      return route(request, { prefix: '', publicBase: new URL(request.url).origin, session })
-    }
+    const fetchIn = fetchUnder()
+    const merchantKey = { apiKey: opts.apiKey ?? DEMO_API_KEY, headers: {} }
+    const merchant = merchantOperations(fetchIn, 'http://localhost', merchantKey)
     /** One control call through the same pipeline as `fetch`; a refusal throws the control API's error as a SandboxError. */
     const call = async (r: ControlRequest): Promise<unknown> => {
       const headers: Record<string, string> = {}
@@ -179,7 +189,13 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
       name: session ?? 'default',
       fetch: fetchIn,
       ...deriveOperations(call),
-      ...merchantOperations(fetchIn, 'http://localhost', { apiKey: opts.apiKey ?? DEMO_API_KEY, headers: {} }),
+      ...merchant,
+      // A redirect_url names the base URL its Init was addressed to (an msw base URL with a path such as
+      // https://gw.test/dcb/v1): decided there, the 303 points under that base, as the browser would see it.
+      consent: (url, action) => {
+        const base = consentPageBase(url)
+        return base === undefined ? merchant.consent(url, action) : merchantOperations(fetchUnder(base), base, merchantKey).consent(url, action)
+      },
     }
   }
 

@@ -90,6 +90,37 @@ console.log(JSON.stringify({ early, late, client_closed: entry.client_closed, ba
     })
   })
 
+  it("sandbox.consent on a redirect_url answered through msw under a base URL with a path: the 303 points under that path, as the browser's does", async () => {
+    const script = `import { createSandbox } from 'dcb-sandbox'
+import { sandboxHandlers } from 'dcb-sandbox/msw'
+import { setupServer } from 'msw/node'
+const BASE = 'https://gw.test/dcb/v1'
+const sandbox = await createSandbox({ clock: '2026-01-31T00:00:00' })
+const server = setupServer(...sandboxHandlers(sandbox, { baseUrl: BASE }))
+server.listen({ onUnhandledRequest: 'error' })
+const init = async (msisdn) => {
+  const res = await fetch(BASE + '/subscriptions/init', { method: 'POST',
+    headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' },
+    body: JSON.stringify({ msisdn, service_code: 'STREAMPLUS', country_code: 'bg' }) })
+  return (await res.json()).payload.redirect_url
+}
+const viaBrowser = await fetch(await init('359881234011'), { method: 'POST', redirect: 'manual',
+  headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'action=deny' })
+const viaLibrary = await sandbox.consent(await init('359881234012'), 'approve')
+const back = await fetch(new URL(viaLibrary.location, BASE))
+const atRoot = await sandbox.consent((await sandbox.init({ msisdn: '359881234013', service_code: 'STREAMPLUS', country_code: 'bg' })).envelope.payload.redirect_url, 'deny')
+server.close()
+console.log(JSON.stringify({ browser: viaBrowser.headers.get('location'), library: viaLibrary, back: back.status, atRoot: atRoot.location }))`
+    const r = await run(process.execPath, ['--input-type=module', '-e', script], app)
+    expect(JSON.parse(r.out)).toEqual({
+      browser: '/dcb/v1/_sandbox/return?status=FAIL&message=FAILED_INIT_SUB',
+      library: { status: 303, location: expect.stringMatching(/^\/dcb\/v1\/_sandbox\/return\?status=SUCCESS&subscription_id=[0-9a-f-]{36}$/) },
+      back: 200,
+      // sandbox.init is addressed to the sandbox's root: its consent redirects there.
+      atRoot: '/_sandbox/return?status=FAIL&message=FAILED_INIT_SUB',
+    })
+  })
+
   it('the example does not skip the library checks', () => {
     expect(JSON.parse(readFileSync(join(app, 'tsconfig.json'), 'utf8')).compilerOptions.skipLibCheck).toBeUndefined()
   })
