@@ -6,14 +6,14 @@
  */
 import { startSandbox as startServer } from './server.js'
 import type { ServeOptions } from './serve-options.js'
+import type { WorldInput } from './library/sandbox.js'
 
 export { createSandbox } from './library/sandbox.js'
-export type { Sandbox, SandboxSession, SandboxOptions } from './library/sandbox.js'
+export type { Sandbox, SandboxSession, SandboxOptions, WorldInput as World, RuleInput as Rule } from './library/sandbox.js'
 export { createClient } from './client/create.js'
 export type { SandboxClient, ClientOptions } from './client/create.js'
 export { SandboxError, CONTROL_ERRORS, type ControlErrorCode } from './core/errors.js'
 export { FixtureError } from './world/load.js'
-export type { World } from './core/world-schema.js'
 export { DEMO_API_KEY, DEFAULT_BASE_URL, DEFAULT_HOST, DEFAULT_PORT } from './contract/defaults.js'
 export type { ControlOperations, RuleOperations, OtpOptions, MerchantOperations } from './contract/operations.js'
 export type * from './contract/control.js'
@@ -37,8 +37,8 @@ export type {
   CarrierMessage,
 } from './contract/merchant.js'
 
-/** The options of `startSandbox`: those of `dcb serve`. */
-export type SandboxServerOptions = Omit<ServeOptions, 'realNow'>
+/** The options of `startSandbox`: those of `dcb serve`; `world` as `createSandbox` takes it (checked as a fixture file). */
+export type SandboxServerOptions = Omit<ServeOptions, 'realNow' | 'world'> & { world?: WorldInput }
 
 /** A running `dcb serve` started from code. */
 export interface SandboxServer {
@@ -61,6 +61,7 @@ export interface SandboxServer {
  * @example const server = await startSandbox({ port: 0, inMemory: true }); const sandbox = createClient({ baseUrl: server.url })
  */
 export async function startSandbox(opts: SandboxServerOptions = {}): Promise<SandboxServer> {
-  const s = await startServer(opts)
+  // The server checks a world object as it checks a file, filling the defaults a file may leave out.
+  const s = await startServer(opts as ServeOptions)
   return { url: s.url, port: s.port, host: s.host, clockKept: s.clockKept, files: s.files, recoveryNotes: s.recoveryNotes, close: () => s.close() }
 }

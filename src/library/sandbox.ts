@@ -7,7 +7,8 @@ import type { FailurePayloadMode } from '../core/outcomes.js'
 import { parseTimestamp, timeProblem } from '../core/time.js'
 import { layerWorlds, type WorldSources } from '../core/layering.js'
 import { FixtureError, loadWorld } from '../world/load.js'
-import type { World } from '../core/world-schema.js'
+import type { RuleSchema, World, WorldSchema } from '../core/world-schema.js'
+import type { z } from 'zod'
 import { createSandboxApp } from '../http/app.js'
 import { rawRequest, runListener, toResponse, type RawRequest, type RawResponse } from '../http/inprocess.js'
 import { normalizeIp } from '../http/ip.js'
@@ -21,9 +22,17 @@ import { DEMO_API_KEY } from '../contract/defaults.js'
 import { consentPageBase, merchantOperations } from '../client/fetch.js'
 import { deriveOperations, type ControlRequest } from '../contract/calls.js'
 
+/**
+ * A world object as a fixture file writes it: a field with a default (a merchant's `allowlist`, a
+ * carrier's `otp`, a rule's `match`, `messages`, …) may be left out. It is checked as a file is.
+ */
+export type WorldInput = z.input<typeof WorldSchema>
+/** A carrier rule as a fixture file's `rules` hold it, for `rules.add` (`id` made up when absent). */
+export type RuleInput = Omit<z.input<typeof RuleSchema>, 'id'> & { id?: string }
+
 export interface SandboxOptions {
   /** A world object (validated like a fixture file) instead of the default world. */
-  world?: World
+  world?: WorldInput
   /** Fixture files (or folders) layered on the default world, as `dcb serve --fixtures`. */
   fixtures?: string | string[]
   /** Freeze the sandbox clock at this time (ISO-8601), as `dcb serve --clock`; without it the clock runs from real time. */

@@ -184,6 +184,44 @@ console.log(JSON.stringify({ browser: viaBrowser.headers.get('location'), librar
     expect(ours).toEqual([])
   }, 120_000)
 
+  // A world as a fixture file writes it: every field with a default left out (allowlist, landlines, otp, retry, messages, …).
+  const SHOP_WORLD = `{
+    merchants: [{ id: 'shop', api_keys: ['shop-key'] }],
+    countries: [{ code: 'my', calling_code: '60', lengths: [11, 12] }],
+    carriers: [{ code: 'my-otp', country: 'my', prefixes: ['6012'], flow: 'otp' }],
+    services: [{ code: 'VIDEO', merchant: 'shop', name: 'Video', period: 'P1M', integrations: [{ country: 'my' }] }],
+    rules: [{ id: 'barred', match: { ending: '107' }, step: 'init', effect: { error: 'BARRED' } }],
+  }`
+
+  it('World types a world object as a fixture file writes it, for createSandbox and startSandbox; Rule types rules.add', async () => {
+    const code = `import { createSandbox, startSandbox, type Rule, type World } from 'dcb-sandbox'
+      const world: World = ${SHOP_WORLD}
+      const rule: Rule = { match: { msisdn: '60123456013' }, step: 'charge', effect: { error: 'SPENDING_LIMIT_REACHED' } }
+      export async function main(): Promise<void> {
+        const sandbox = await createSandbox({ world, apiKey: 'shop-key' })
+        await sandbox.rules.add(rule)
+        await sandbox.rules.add({ id: 'slow', step: 'api', effect: { delay_ms: 10 } } satisfies Rule)
+        const server = await startSandbox({ world, inMemory: true, port: 0 })
+        await server.close()
+      }
+      // @ts-expect-error an effect goes under "effect"
+      export const wrong: Rule = { step: 'charge', error: 'BARRED' }
+    `
+    const r = await consumer('strict-world', { lib: ['ES2022'], types: ['node'] }, code)
+    expect(r.out).toBe('')
+    expect(r.code).toBe(0)
+    // The same object loads as it is typed: the defaults are the sandbox's.
+    const script = `import { createSandbox, startSandbox } from 'dcb-sandbox'
+const world = ${SHOP_WORLD}
+const sandbox = await createSandbox({ world, apiKey: 'shop-key' })
+const answer = (msisdn) => sandbox.init({ msisdn, service_code: 'VIDEO', country_code: 'my' }).then((r) => r.envelope.message || r.envelope.status)
+const server = await startSandbox({ world, inMemory: true, port: 0 })
+await server.close()
+console.log(JSON.stringify([await answer('60123456107'), await answer('60123456001')]))`
+    const loaded = await run(process.execPath, ['--input-type=module', '-e', script], app)
+    expect(loaded.out).toBe('["BARRED","SUCCESS"]\n')
+  }, 120_000)
+
   it('compiles the example with tsc --strict against the shipped declarations (no TS7016)', async () => {
     const r = await run(process.execPath, [join(MODULES, 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--strict'], app)
     expect(r.out).toBe('')
