@@ -148,7 +148,11 @@ export async function requireValues<T extends Record<string, string | undefined>
   values: T,
   questions: { [K in keyof T]?: { flag: string; message: string; default?: string } },
 ): Promise<{ [K in keyof T]: string }> {
-  const missing = (Object.keys(questions) as (keyof T)[]).filter((k) => !values[k])
+  const keys = Object.keys(questions) as (keyof T)[]
+  // Given, but empty: in a script, usually a $(…) that printed nothing (its error is on stderr above).
+  const empty = keys.filter((k) => values[k] === '').map((k) => questions[k]!.flag)
+  if (empty.length) throw new CliError(`${empty.join(', ')} ${empty.length === 1 ? 'is' : 'are'} empty: give a value (an empty "$(…)" gives none)`, EXIT.USAGE)
+  const missing = keys.filter((k) => !values[k])
   if (!missing.length) return values as { [K in keyof T]: string }
   if (!canPrompt()) {
     throw new CliError(`missing ${missing.map((k) => questions[k]!.flag).join(', ')} (no terminal to ask on)`, EXIT.USAGE)

@@ -91,6 +91,18 @@ describe('dcb init / otp / verify / status', () => {
     expect((await run(['status'])).code).toBe(2)
   })
 
+  it('an option given empty (a $(…) that printed nothing) is named as empty, not as missing (exit 2, nothing sent)', async () => {
+    const otp = await run(['otp', '60123456001'])
+    expect(otp.code).toBe(1)
+    const v = await run(['verify', '--id', 'abc', '--otp', otp.stdout.trim()])
+    expect([v.code, v.stderr]).toEqual([2, 'dcb: --otp is empty: give a value (an empty "$(…)" gives none)\n'])
+    const both = await run(['verify', '--id', '', '--otp', ''])
+    expect(both.stderr).toBe('dcb: --id, --otp are empty: give a value (an empty "$(…)" gives none)\n')
+    const s = await run(['status', ''])
+    expect([s.code, s.stderr]).toEqual([2, 'dcb: SUBSCRIPTION_ID is empty: give a value (an empty "$(…)" gives none)\n'])
+    expect((await c.control('/requests')).body.requests).toEqual([])
+  })
+
   it('a key or token no HTTP header can carry is a usage error naming where it came from (exit 2), not an unexpected error', async () => {
     const key = await run(['status', 'x', '--api-key', 'ключ'])
     expect([key.code, key.stderr]).toEqual([2, 'dcb: --api-key has a character an HTTP header cannot carry ("к"): use printable ASCII\n'])
