@@ -6,7 +6,8 @@
  */
 import { startSandbox as startServer } from './server.js'
 import type { ServeOptions } from './serve-options.js'
-import type { WorldInput } from './library/sandbox.js'
+import { layerWorldObject, WORLD_AND_FIXTURES, type WorldInput } from './library/sandbox.js'
+import { SandboxError } from './core/errors.js'
 
 export { createSandbox } from './library/sandbox.js'
 export type { Sandbox, SandboxSession, SandboxOptions, WorldInput as World, RuleInput as Rule } from './library/sandbox.js'
@@ -61,7 +62,9 @@ export interface SandboxServer {
  * @example const server = await startSandbox({ port: 0, inMemory: true }); const sandbox = createClient({ baseUrl: server.url })
  */
 export async function startSandbox(opts: SandboxServerOptions = {}): Promise<SandboxServer> {
-  // The server checks a world object as it checks a file, filling the defaults a file may leave out.
-  const s = await startServer(opts as ServeOptions)
+  if (opts.world && opts.fixtures?.length) throw new SandboxError('BAD_REQUEST', WORLD_AND_FIXTURES)
+  // Layered on the default world here when it says so; the server checks a world object as a file.
+  const world = opts.world?.extends === 'default' ? { ...layerWorldObject(opts.world).world, extends: 'none' as const } : opts.world
+  const s = await startServer({ ...opts, world } as ServeOptions)
   return { url: s.url, port: s.port, host: s.host, clockKept: s.clockKept, files: s.files, recoveryNotes: s.recoveryNotes, close: () => s.close() }
 }

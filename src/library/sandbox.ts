@@ -5,10 +5,10 @@
  */
 import type { FailurePayloadMode } from '../core/outcomes.js'
 import { parseTimestamp, timeProblem } from '../core/time.js'
-import { layerWorlds, type WorldSources } from '../core/layering.js'
+import { layerWorlds, type LayerInput, type WorldSources } from '../core/layering.js'
 import { FixtureError, loadWorld } from '../world/load.js'
-import type { RuleSchema, World, WorldSchema } from '../core/world-schema.js'
-import type { z } from 'zod'
+import type { World } from '../core/world-schema.js'
+import type { WorldInput } from './world-input.js'
 import { createSandboxApp } from '../http/app.js'
 import { rawRequest, runListener, toResponse, type RawRequest, type RawResponse } from '../http/inprocess.js'
 import { normalizeIp } from '../http/ip.js'
@@ -18,20 +18,14 @@ import { SandboxError } from '../core/errors.js'
 import { libraryMessage } from './errors.js'
 import { yieldToEventLoop } from '../yield.js'
 import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
-import { DEMO_API_KEY } from '../contract/defaults.js'
+import { DEFAULT_WORLD_FILE, DEMO_API_KEY } from '../contract/defaults.js'
 import { consentPageBase, merchantOperations } from '../client/fetch.js'
 import { deriveOperations, type ControlRequest } from '../contract/calls.js'
 
-/**
- * A world object as a fixture file writes it: a field with a default (a merchant's `allowlist`, a
- * carrier's `otp`, a rule's `match`, `messages`, …) may be left out. It is checked as a file is.
- */
-export type WorldInput = z.input<typeof WorldSchema>
-/** A carrier rule as a fixture file's `rules` hold it, for `rules.add` (`id` made up when absent). */
-export type RuleInput = Omit<z.input<typeof RuleSchema>, 'id'> & { id?: string }
+export type { RuleInput, WorldInput } from './world-input.js'
 
 export interface SandboxOptions {
-  /** A world object (validated like a fixture file) instead of the default world. */
+  /** A world object (validated like a fixture file) instead of the default world; with `extends: 'default'`, layered on it. */
   world?: WorldInput
   /** Fixture files (or folders) layered on the default world, as `dcb serve --fixtures`. */
   fixtures?: string | string[]
@@ -85,14 +79,28 @@ export interface RoutedSandbox {
 
 let defaultWorld: { world: World; sources: WorldSources } | undefined
 
+/**
+ * A world object layered as a fixture file is: alone (it replaces the default world), or, with
+ * `"extends": "default"`, on the default world (its records merged by key, its rules consulted first).
+ * Throws FixtureError naming every problem.
+ */
+export function layerWorldObject(world: WorldInput): { world: World; sources: WorldSources } {
+  const layers: LayerInput[] = [{ source: 'world', data: world }]
+  if (world.extends === 'default') layers.unshift({ source: DEFAULT_WORLD_FILE, data: (defaultWorld ??= loadWorld([])).world })
+  const r = layerWorlds(layers)
+  if (!r.ok) throw new FixtureError(r.problems)
+  return r
+}
+
+/** `world` and `fixtures` both given: one of them would be left out without a word. */
+export const WORLD_AND_FIXTURES =
+  'give world or fixtures, not both: fixture files are layered on the default world, a world object replaces it (or, with "extends": "default", is layered on it)'
+
 /** The world and where its parts came from; a world object goes through the same layering and checks as a file. */
 function worldOf(opts: SandboxOptions): { world: World; sources?: WorldSources } {
-  if (opts.world) {
-    const r = layerWorlds([{ source: 'world', data: opts.world }])
-    if (!r.ok) throw new FixtureError(r.problems)
-    return r
-  }
   const fixtures = typeof opts.fixtures === 'string' ? [opts.fixtures] : (opts.fixtures ?? [])
+  if (opts.world && fixtures.length) throw new SandboxError('BAD_REQUEST', WORLD_AND_FIXTURES)
+  if (opts.world) return layerWorldObject(opts.world)
   if (fixtures.length) return loadWorld(fixtures)
   // The default world is read and validated once per process: a fresh sandbox costs no file read.
   return (defaultWorld ??= loadWorld([]))

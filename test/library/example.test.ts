@@ -193,9 +193,20 @@ console.log(JSON.stringify({ browser: viaBrowser.headers.get('location'), librar
     rules: [{ id: 'barred', match: { ending: '107' }, step: 'init', effect: { error: 'BARRED' } }],
   }`
 
+  // A layer on the default world: records partial (their key and the fields to change), rules whole.
+  const LAYER_WORLD = `{
+    extends: 'default',
+    services: [{ code: 'STREAMPLUS', return_url: 'https://shop.test/return' }],
+    carriers: [{ code: 'sbx-bg-redirect', retry: { max: 2 } }],
+    rules: [{ id: 'ticket', match: { msisdn: '60123456011' }, step: 'init', effect: { error: 'NOT_ELIGIBLE' } }],
+  }`
+
   it('World types a world object as a fixture file writes it, for createSandbox and startSandbox; Rule types rules.add', async () => {
     const code = `import { createSandbox, startSandbox, type Rule, type World } from 'dcb-sandbox'
       const world: World = ${SHOP_WORLD}
+      const layer: World = ${LAYER_WORLD}
+      // @ts-expect-error a world of its own needs whole records (this service has no merchant, name or period)
+      export const partial: World = { services: [{ code: 'STREAMPLUS', return_url: '/back' }] }
       const rule: Rule = { match: { msisdn: '60123456013' }, step: 'charge', effect: { error: 'SPENDING_LIMIT_REACHED' } }
       export async function main(): Promise<void> {
         const sandbox = await createSandbox({ world, apiKey: 'shop-key' })
@@ -203,6 +214,7 @@ console.log(JSON.stringify({ browser: viaBrowser.headers.get('location'), librar
         await sandbox.rules.add({ id: 'slow', step: 'api', effect: { delay_ms: 10 } } satisfies Rule)
         const server = await startSandbox({ world, inMemory: true, port: 0 })
         await server.close()
+        await createSandbox({ world: layer })
       }
       // @ts-expect-error an effect goes under "effect"
       export const wrong: Rule = { step: 'charge', error: 'BARRED' }
@@ -221,6 +233,30 @@ console.log(JSON.stringify([await answer('60123456107'), await answer('601234560
     const loaded = await run(process.execPath, ['--input-type=module', '-e', script], app)
     expect(loaded.out).toBe('["BARRED","SUCCESS"]\n')
   }, 120_000)
+
+  it('a world object with extends: "default" is layered on the default world, in createSandbox and startSandbox; world with fixtures is refused', async () => {
+    const script = `import { createClient, createSandbox, startSandbox } from 'dcb-sandbox'
+const world = ${LAYER_WORLD}
+const outcomes = async (sandbox) => {
+  const init = (msisdn, country_code = 'my') => sandbox.init({ msisdn, service_code: 'STREAMPLUS', country_code })
+  const redirect = (await init('359881234001', 'bg')).envelope.payload.redirect_url
+  const { location } = await sandbox.consent(redirect, 'approve')
+  return [(await init('60123456011')).envelope.message, (await init('60123456107')).envelope.message, location.replace(/=[0-9a-f-]{36}$/, '=ID')]
+}
+const inProcess = await outcomes(await createSandbox({ world }))
+const server = await startSandbox({ world, inMemory: true, port: 0 })
+const served = await outcomes(createClient({ baseUrl: server.url }))
+await server.close()
+const both = await createSandbox({ world, fixtures: 'fixtures/scenarios/barred.json' }).catch((e) => e.code + ': ' + e.message)
+console.log(JSON.stringify({ inProcess, served, both }))`
+    const r = await run(process.execPath, ['--input-type=module', '-e', script], join(app, 'node_modules', 'dcb-sandbox'))
+    const expected = ['NOT_ELIGIBLE', 'BARRED', 'https://shop.test/return?status=SUCCESS&subscription_id=ID']
+    expect(JSON.parse(r.out)).toEqual({
+      inProcess: expected,
+      served: expected,
+      both: expect.stringMatching(/^BAD_REQUEST: give world or fixtures, not both/),
+    })
+  })
 
   it('compiles the example with tsc --strict against the shipped declarations (no TS7016)', async () => {
     const r = await run(process.execPath, [join(MODULES, 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--strict'], app)
