@@ -17,7 +17,25 @@ export interface SandboxHandlersOptions {
 export function sandboxHandlers(sandbox: Sandbox, opts: SandboxHandlersOptions): HttpHandler[] {
   const routed = sandbox as Sandbox & Partial<RoutedSandbox>
   const route = routed[ROUTE]
-  if (typeof route !== 'function') throw new TypeError('sandboxHandlers: pass the sandbox made by createSandbox()')
+  if (typeof route !== 'function') {
+    // sandbox.session(name) has the sandbox's functions but is not one: the session is an option here.
+    const name = (sandbox as { name?: unknown } | undefined)?.name
+    const session = typeof name === 'string' && typeof (sandbox as { fetch?: unknown }).fetch === 'function' ? name : undefined
+    throw new TypeError(
+      session === undefined
+        ? 'sandboxHandlers: pass the sandbox made by createSandbox()'
+        : `sandboxHandlers: pass the sandbox made by createSandbox(), not a session of it: sandboxHandlers(sandbox, { baseUrl, session: ${JSON.stringify(session)} })`,
+    )
+  }
+  if (typeof opts !== 'object' || opts === null) throw new TypeError("sandboxHandlers: options are needed: sandboxHandlers(sandbox, { baseUrl: 'https://…' })")
+  // Named now, by the option's name: on a request it would be a 400 about a header the caller never set.
+  if (opts.session !== undefined) {
+    try {
+      routed.session(opts.session)
+    } catch (e) {
+      throw new TypeError(`sandboxHandlers: session: ${(e as Error).message}`)
+    }
+  }
   let base: URL
   try {
     base = new URL(opts.baseUrl)

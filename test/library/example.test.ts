@@ -121,6 +121,26 @@ console.log(JSON.stringify({ browser: viaBrowser.headers.get('location'), librar
     })
   })
 
+  it('sandboxHandlers names a bad session, a session passed as the sandbox and missing options when it is called, not at each request', async () => {
+    const script = `import { createSandbox } from 'dcb-sandbox'
+import { sandboxHandlers } from 'dcb-sandbox/msw'
+const sandbox = await createSandbox()
+const refusal = (...args) => { try { sandboxHandlers(...args); return 'taken' } catch (e) { return e.constructor.name + ': ' + e.message } }
+console.log(JSON.stringify([
+  refusal(sandbox, { baseUrl: 'https://gw.test/dcb/v1', session: 'checkout tests' }),
+  refusal(sandbox.session('w1'), { baseUrl: 'https://gw.test/dcb/v1' }),
+  refusal(sandbox),
+  refusal(sandbox, { baseUrl: 'https://gw.test/dcb/v1', session: 'w1' }),
+]))`
+    const r = await run(process.execPath, ['--input-type=module', '-e', script], app)
+    expect(JSON.parse(r.out)).toEqual([
+      'TypeError: sandboxHandlers: session: "checkout tests" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -',
+      'TypeError: sandboxHandlers: pass the sandbox made by createSandbox(), not a session of it: sandboxHandlers(sandbox, { baseUrl, session: "w1" })',
+      "TypeError: sandboxHandlers: options are needed: sandboxHandlers(sandbox, { baseUrl: 'https://…' })",
+      'taken',
+    ])
+  })
+
   it('the example does not skip the library checks', () => {
     expect(JSON.parse(readFileSync(join(app, 'tsconfig.json'), 'utf8')).compilerOptions.skipLibCheck).toBeUndefined()
   })
