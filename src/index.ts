@@ -8,6 +8,7 @@ import { startSandbox as startServer } from './server.js'
 import type { ServeOptions } from './serve-options.js'
 import { layerWorldObject, WORLD_AND_FIXTURES, type WorldInput } from './library/sandbox.js'
 import { SandboxError } from './core/errors.js'
+import { checkSharedOptions } from './library/options.js'
 
 export { createSandbox } from './library/sandbox.js'
 export type { Sandbox, SandboxSession, SandboxOptions, WorldInput as World, RuleInput as Rule } from './library/sandbox.js'
@@ -62,9 +63,12 @@ export interface SandboxServer {
  * @example const server = await startSandbox({ port: 0, inMemory: true }); const sandbox = createClient({ baseUrl: server.url })
  */
 export async function startSandbox(opts: SandboxServerOptions = {}): Promise<SandboxServer> {
+  checkSharedOptions(opts as Record<string, unknown>)
   if (opts.world && opts.fixtures?.length) throw new SandboxError('BAD_REQUEST', WORLD_AND_FIXTURES)
   // Layered on the default world here when it says so; the server checks a world object as a file.
   const world = opts.world?.extends === 'default' ? { ...layerWorldObject(opts.world).world, extends: 'none' as const } : opts.world
-  const s = await startServer({ ...opts, world } as ServeOptions)
+  // One path, as createSandbox takes it (the type says an array; a string was read letter by letter).
+  const fixtures = typeof opts.fixtures === 'string' ? [opts.fixtures] : opts.fixtures
+  const s = await startServer({ ...opts, world, fixtures } as ServeOptions)
   return { url: s.url, port: s.port, host: s.host, clockKept: s.clockKept, files: s.files, recoveryNotes: s.recoveryNotes, close: () => s.close() }
 }

@@ -16,6 +16,7 @@ import { dotNameRefusal, Host, isDotName, isSessionName } from '../runtime/host.
 import { version } from '../version.js'
 import { SandboxError } from '../core/errors.js'
 import { libraryMessage } from './errors.js'
+import { checkSandboxOptions } from './options.js'
 import { yieldToEventLoop } from '../yield.js'
 import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
 import { DEFAULT_WORLD_FILE, DEMO_API_KEY } from '../contract/defaults.js'
@@ -107,6 +108,7 @@ function worldOf(opts: SandboxOptions): { world: World; sources?: WorldSources }
 }
 
 export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
+  checkSandboxOptions(opts as Record<string, unknown>)
   let clockStart: { at: number; frozen: boolean } | undefined
   if (opts.clock !== undefined) {
     const problem = timeProblem(opts.clock)

@@ -141,6 +141,40 @@ console.log(JSON.stringify([
     ])
   })
 
+  it('createSandbox and startSandbox refuse a wrong option by name before building anything; startSandbox takes one fixture path as createSandbox does', async () => {
+    const script = `import { createSandbox, startSandbox } from 'dcb-sandbox'
+const refusal = (make) => make().then(async (s) => { await s.close(); return 'taken' }, (e) => e.constructor.name + ' ' + e.code + ': ' + e.message)
+const sandbox = (o) => refusal(() => createSandbox(o))
+const server = (o) => refusal(() => startSandbox({ inMemory: true, port: 0, ...o }))
+console.log(JSON.stringify([
+  await sandbox({ journalSize: -1 }),
+  await sandbox({ journalSize: 'x' }),
+  await sandbox({ maxSessions: 1.5 }),
+  await sandbox({ failurePayload: 'none' }),
+  await sandbox({ clock: 1769817600000 }),
+  await sandbox({ clientIp: 127 }),
+  await sandbox({ apiKey: 'ключ' }),
+  await sandbox({ fixtures: [1] }),
+  await server({ journalSize: 0 }),
+  await server({ fixtures: 'fixtures/scenarios/barred.json' }),
+  await sandbox({ journalSize: 5, maxSessions: 0, failurePayload: 'null', clock: '2026-01-31T00:00:00', apiKey: 'sandbox-demo-key', clientIp: '::1' }),
+]))`
+    const r = await run(process.execPath, ['--input-type=module', '-e', script], join(app, 'node_modules', 'dcb-sandbox'))
+    expect(JSON.parse(r.out)).toEqual([
+      'SandboxError BAD_REQUEST: journalSize must be a whole number from 1 to 1,000,000 (got number -1)',
+      'SandboxError BAD_REQUEST: journalSize must be a whole number from 1 to 1,000,000 (got "x")',
+      'SandboxError BAD_REQUEST: maxSessions must be a whole number from 0 to 1,000,000 (got number 1.5)',
+      "SandboxError BAD_REQUEST: failurePayload must be 'auto', 'null' or 'absent' (got \"none\")",
+      "SandboxError BAD_TIME: clock must be a time as text, e.g. '2026-01-31T00:00:00' (got number 1769817600000)",
+      'SandboxError BAD_REQUEST: clientIp must be an IPv4 or IPv6 address as text (got number 127)',
+      'SandboxError BAD_REQUEST: apiKey has a character an HTTP header cannot carry: use printable ASCII',
+      'SandboxError BAD_REQUEST: fixtures must be a path or an array of paths (got an array with other values)',
+      'SandboxError BAD_REQUEST: journalSize must be a whole number from 1 to 1,000,000 (got number 0)',
+      'taken',
+      'taken',
+    ])
+  })
+
   it('the example does not skip the library checks', () => {
     expect(JSON.parse(readFileSync(join(app, 'tsconfig.json'), 'utf8')).compilerOptions.skipLibCheck).toBeUndefined()
   })
