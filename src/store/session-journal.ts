@@ -141,9 +141,12 @@ export class SessionJournal {
     this.legacy = this.replayLegacy(snapshotGen)
     const gens = this.generations()
     const journals = gens.map((gen) => ({ gen, buf: readFileSync(this.journalPath(gen)) }))
+    // Appends go to a generation no snapshot is newer than: a session's lines of a generation
+    // older than its snapshot's are skipped at replay (its journals may be gone, or never were).
+    const newestSnapshot = Math.max(0, ...snapshotGen.values())
     const drops = lastDrops(journals)
     for (const { gen, buf } of journals) this.replay(gen, buf, snapshotGen, drops)
-    this.generation = gens.length ? gens[gens.length - 1]! : 0
+    this.generation = Math.max(gens.length ? gens[gens.length - 1]! : 0, newestSnapshot)
     this.compaction.snapshotBytes = this.sizeOfSnapshots()
     return [...this.sessions.keys()].sort()
   }

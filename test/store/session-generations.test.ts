@@ -1,0 +1,59 @@
+/**
+ * The sessions' journal when its files come from different moments: snapshots newer than every
+ * journal left, a dropped session's snapshot that a crash left behind. Real files, restarts.
+ */
+import { readdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { State } from '../../src/core/state.js'
+import { Tx } from '../../src/core/tx.js'
+import { SessionJournal, type SessionStore } from '../../src/store/session-journal.js'
+import { tempDir } from '../helpers.js'
+
+let tmp: ReturnType<typeof tempDir>
+let folder: string
+beforeEach(() => {
+  tmp = tempDir()
+  folder = join(tmp.dir, 'db.json.sessions')
+})
+afterEach(() => tmp.cleanup())
+
+const put = (store: SessionStore, id: string, v: number) => {
+  const tx = new Tx(store.state)
+  tx.put('counters', id, v)
+  return store.append(tx.changes)
+}
+const counters = (state: State | undefined) => Object.fromEntries(state?.counters ?? [])
+const journals = () => readdirSync(folder).filter((f) => f.startsWith('journal.'))
+
+/** Leaves the journal as a killed server would: nothing flushed beyond what was acknowledged, no compaction. */
+async function crash(j: SessionJournal): Promise<void> {
+  await (j as any).wal.close()
+}
+
+describe('SessionJournal: files of different generations', () => {
+  it('keeps the writes made after a restart whose snapshots are newer than every journal left (the journals were removed)', async () => {
+    const j = new SessionJournal(folder)
+    await j.open()
+    const a = await j.store('a')
+    await put(a, 'x', 1)
+    await j.compact()
+    await put(a, 'x', 2)
+    await j.close()
+    // A clean shutdown leaves the snapshots and an empty journal: someone tidies the empty file away.
+    expect(journals()).toEqual(['journal.2'])
+    for (const f of journals()) rmSync(join(folder, f))
+
+    const k = new SessionJournal(folder)
+    await k.open()
+    await put(await k.store('a'), 'x', 3)
+    await put(await k.store('b'), 'y', 1)
+    await crash(k)
+
+    const again = new SessionJournal(folder)
+    expect(await again.open()).toEqual(['a', 'b'])
+    expect(counters(again.stateOf('a'))).toEqual({ x: 3 })
+    expect(counters(again.stateOf('b'))).toEqual({ y: 1 })
+    await again.close()
+  })
+})
