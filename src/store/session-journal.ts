@@ -18,6 +18,7 @@
  * changing nothing.
  */
 import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { COLLECTIONS, State, type Change, type CollectionName } from '../core/state.js'
 import { Compaction } from './compaction.js'
@@ -304,7 +305,7 @@ export class SessionJournal {
     return (this.sessions.get(name)?.seq ?? 0) + 1
   }
 
-  /** Forgets session `name`: a durable drop line (a failed one keeps the session), then its snapshot file is removed. */
+  /** Forgets session `name`: a durable drop line (a failed one keeps the session), then its snapshot file goes (or the next compaction removes it). */
   async drop(name: string): Promise<void> {
     await this.compaction.settled()
     const entry = this.sessions.get(name)
@@ -312,7 +313,7 @@ export class SessionJournal {
     await this.wal.append(JSON.stringify({ n: name, drop: 1 }) + '\n', () => {
       if (entry && !this.sessions.has(name)) this.sessions.set(name, entry)
     })
-    rmSync(this.snapshotPath(name), { force: true })
+    await rm(this.snapshotPath(name), { force: true }).catch(() => {})
   }
 
   async flush(): Promise<void> {
@@ -352,6 +353,13 @@ export class SessionJournal {
       if (this.sessions.get(name) !== entry) continue
       await new StreamingSnapshotFile(this.snapshotPath(name), this.sync, this.io).write(snap)
       entry.saved = snap.seq
+    }
+    // A snapshot that is not its session's own (a dropped session's that a crash or a failed removal
+    // left, under a name perhaps made again since) goes before the journals holding the drop: else the
+    // next start would bring the dropped session back, or lay a new one's lines over the old records.
+    for (const f of readdirSync(this.folder)) {
+      const m = SNAPSHOT.exec(f)
+      if (m && this.sessions.get(m[1]!)?.saved === undefined) unlinkSync(join(this.folder, f))
     }
     if (this.sync) fsyncDir(this.folder)
     for (const g of this.generations()) if (g < gen) unlinkSync(this.journalPath(g))

@@ -2,7 +2,7 @@
  * The sessions' journal when its files come from different moments: snapshots newer than every
  * journal left, a dropped session's snapshot that a crash left behind. Real files, restarts.
  */
-import { readdirSync, rmSync } from 'node:fs'
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { State } from '../../src/core/state.js'
@@ -54,6 +54,51 @@ describe('SessionJournal: files of different generations', () => {
     expect(await again.open()).toEqual(['a', 'b'])
     expect(counters(again.stateOf('a'))).toEqual({ x: 3 })
     expect(counters(again.stateOf('b'))).toEqual({ y: 1 })
+    await again.close()
+  })
+
+  it('a dropped session whose snapshot a crash left behind stays dropped once the journal holding its drop is compacted away', async () => {
+    const j = new SessionJournal(folder)
+    await j.open()
+    await put(await j.store('a'), 'x', 1)
+    await j.compact()
+    const snapshot = readFileSync(join(folder, 'a.json'))
+    await j.drop('a')
+    // The drop line is durable; the crash came before its snapshot file went.
+    writeFileSync(join(folder, 'a.json'), snapshot)
+    await crash(j)
+
+    const k = new SessionJournal(folder)
+    expect(await k.open()).toEqual([])
+    await put(await k.store('b'), 'y', 1)
+    await k.compact()
+    await k.close()
+
+    const again = new SessionJournal(folder)
+    expect(await again.open()).toEqual(['b'])
+    expect(readdirSync(folder).filter((f) => f.endsWith('.json'))).toEqual(['b.json'])
+    await again.close()
+  })
+
+  it('a session made again under a dropped name starts empty, whatever the old snapshot a crash left behind', async () => {
+    const j = new SessionJournal(folder)
+    await j.open()
+    await put(await j.store('a'), 'old', 1)
+    await j.compact()
+    const snapshot = readFileSync(join(folder, 'a.json'))
+    await j.drop('a')
+    writeFileSync(join(folder, 'a.json'), snapshot)
+    await crash(j)
+
+    const k = new SessionJournal(folder)
+    await k.open()
+    await k.compact() // nothing changed: the journal holding the drop goes
+    await put(await k.store('a'), 'new', 2)
+    await crash(k)
+
+    const again = new SessionJournal(folder)
+    expect(await again.open()).toEqual(['a'])
+    expect(counters(again.stateOf('a'))).toEqual({ new: 2 })
     await again.close()
   })
 })
