@@ -171,7 +171,7 @@ export class FileStore implements Store {
   /** Replays one journal file. Only a last line without its newline (a write a crash cut short) is dropped; `activate` cuts it off. */
   private replay(gen: number): void {
     const file = this.journalPath(gen)
-    const buf = readFileSync(file)
+    const buf = readOrRefuse(file, 'the journal')
     // The lines end at the first NUL byte: past it is space zeroed ahead of the writes.
     const end = linesEnd(buf)
     let start = 0
@@ -371,6 +371,24 @@ export function cutTornTails(torn: readonly { file: string; good: number }[]): v
     } finally {
       closeSync(fd)
     }
+  }
+}
+
+/** A file read whole at start-up; one that cannot be read (a folder, EIO) refuses the start by name. */
+export function readOrRefuse(file: string, what: string): Buffer {
+  try {
+    return readFileSync(file)
+  } catch (e) {
+    throw new StoreError(`cannot read ${what} ${file} (${describeError(e)}); nothing was changed: move it away or repair it`)
+  }
+}
+
+/** The names in a store's folder at start-up; a folder that cannot be read (a file in its place) refuses the start by name. */
+export function listOrRefuse(dir: string, what: string): string[] {
+  try {
+    return readdirSync(dir)
+  } catch (e) {
+    throw new StoreError(`cannot read ${what} ${dir} (${describeError(e)}); nothing was changed: move it away`)
   }
 }
 

@@ -22,7 +22,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { COLLECTIONS, State, type Change, type CollectionName } from '../core/state.js'
 import { Compaction } from './compaction.js'
-import { applyAll, cutTornTails, sizeOf, snapshotProblem } from './file.js'
+import { applyAll, cutTornTails, listOrRefuse, readOrRefuse, sizeOf, snapshotProblem } from './file.js'
 import { makeDirs } from './folders.js'
 import { before, lastDrops, lineProblem, type LinePlace } from './session-lines.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
@@ -119,7 +119,7 @@ export class SessionJournal {
   private async read(): Promise<string[]> {
     if (!existsSync(this.folder)) return []
     const snapshotGen = this.snapshotGen
-    for (const f of readdirSync(this.folder)) {
+    for (const f of listOrRefuse(this.folder, 'the sessions folder')) {
       const m = SNAPSHOT.exec(f)
       if (!m) continue
       const name = m[1]!
@@ -141,7 +141,7 @@ export class SessionJournal {
     }
     this.legacy = this.replayLegacy(snapshotGen)
     const gens = this.generations()
-    const journals = gens.map((gen) => ({ gen, buf: readFileSync(this.journalPath(gen)) }))
+    const journals = gens.map((gen) => ({ gen, buf: readOrRefuse(this.journalPath(gen), 'the sessions journal') }))
     // Appends go to a generation no snapshot is newer than: a session's lines of a generation
     // older than its snapshot's are skipped at replay (its journals may be gone, or never were).
     const newestSnapshot = Math.max(0, ...snapshotGen.values())
