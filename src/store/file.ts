@@ -263,7 +263,7 @@ export class FileStore implements Store {
       // The snapshot holds records that later changes replace: let them go.
       this.db.data = null
     }
-    if (!this.unsafeNoSync) fsyncDir(this.dir)
+    if (!this.unsafeNoSync) fsyncDir(this.dir, this.io)
     for (const g of this.generations()) if (g < gen) unlinkSync(this.journalPath(g))
     return sizeOf(this.path)
   }

@@ -361,7 +361,7 @@ export class SessionJournal {
       const m = SNAPSHOT.exec(f)
       if (m && this.sessions.get(m[1]!)?.saved === undefined) unlinkSync(join(this.folder, f))
     }
-    if (this.sync) fsyncDir(this.folder)
+    if (this.sync) fsyncDir(this.folder, this.io)
     for (const g of this.generations()) if (g < gen) unlinkSync(this.journalPath(g))
     return this.sizeOfSnapshots()
   }

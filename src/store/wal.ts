@@ -92,16 +92,25 @@ export async function syncFile(handle: FileHandle, file: string, io: StoreIo | u
   else await handle.datasync()
 }
 
-export function fsyncDir(dir: string): void {
+/** File systems that cannot fsync a folder answer these: nothing more can be done there. */
+const DIR_SYNC_UNSUPPORTED = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP', 'EISDIR', 'EBADF', 'EPERM', 'EACCES'])
+
+/**
+ * Makes the names in a folder durable (a file renamed into it, a journal made, one removed). Any
+ * other failure (EIO) throws: what needs the name durable must not go on as if it were.
+ */
+export function fsyncDir(dir: string, io?: StoreIo): void {
   try {
+    io?.beforeSync?.(dir)
     const fd = openSync(dir, 'r')
     try {
       fsyncSync(fd)
     } finally {
       closeSync(fd)
     }
-  } catch {
-    /* some file systems cannot fsync a directory */
+  } catch (e) {
+    if (DIR_SYNC_UNSUPPORTED.has((e as NodeJS.ErrnoException).code ?? '')) return
+    throw new StoreError(`cannot sync the folder ${dir}: ${describeError(e)}`)
   }
 }
 
@@ -178,7 +187,7 @@ export class WriteAheadLog {
   async start(gen: number): Promise<void> {
     this.generation = gen
     this.seg = await this.openSegment(gen)
-    if (this.opts.sync) fsyncDir(this.opts.dir)
+    if (this.opts.sync) fsyncDir(this.opts.dir, this.opts.io)
     if (this.pending.length && !this.flushing) this.flushing = this.flushLoop()
   }
 
@@ -315,9 +324,13 @@ export class WriteAheadLog {
     if (prev.dirty) await this.barrier()
     const gen = this.generation + 1
     const next = await this.openSegment(gen)
-    if (prev.dirty) {
+    try {
+      if (prev.dirty) throw new StoreError(`${this.opts.describe}: a write failed; the snapshot is taken once writing works again`)
+      // The new journal's name is durable before any line is acknowledged in it.
+      if (this.opts.sync) fsyncDir(this.opts.dir, this.opts.io)
+    } catch (e) {
       await next.handle.close()
-      throw new StoreError(`${this.opts.describe}: a write failed; the snapshot is taken once writing works again`)
+      throw e
     }
     capture(gen)
     this.seg = next
