@@ -6,7 +6,7 @@
  * server; a process with the lock's pid but another start time is not its owner. A lock of pid alone
  * (written by an older dcb) is judged by its pid, as before.
  */
-import { closeSync, existsSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, linkSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs'
 import { StoreError } from './types.js'
 
 export class DataFileLock {
@@ -24,9 +24,7 @@ export class DataFileLock {
   take(): void {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        const fd = openSync(this.lockPath, 'wx')
-        writeSync(fd, `${this.own}\n`)
-        closeSync(fd)
+        this.create()
         this.held = true
         return
       } catch (e) {
@@ -48,6 +46,38 @@ export class DataFileLock {
       }
     }
     throw new StoreError(`cannot lock ${this.dataFile}: the lock file ${this.lockPath} keeps changing`)
+  }
+
+  /**
+   * Makes the lock file whole or not at all (EEXIST: it is there): its line is written to a file of
+   * this process's own and linked into place. A lock made empty and then written (a full disk fails
+   * the write) was left behind by a start that failed, and a server starting meanwhile read it empty,
+   * took it for stale and took it over. Where links are not supported, it is made and written in place.
+   */
+  private create(): void {
+    const own = `${this.lockPath}.${process.pid}`
+    const write = (file: string, flags: string) => {
+      const fd = openSync(file, flags)
+      try {
+        const line = Buffer.from(`${this.own}\n`)
+        if (writeSync(fd, line) !== line.length) throw Object.assign(new Error('short write'), { code: 'ENOSPC' })
+      } catch (e) {
+        rmSync(file, { force: true })
+        throw e
+      } finally {
+        closeSync(fd)
+      }
+    }
+    write(own, 'w')
+    try {
+      linkSync(own, this.lockPath)
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw e
+      write(this.lockPath, 'wx')
+    } finally {
+      rmSync(own, { force: true })
+    }
   }
 
   /** Removes the lock if this process holds it. */
