@@ -11,7 +11,7 @@
  *   generation, collections), written by compaction under a new journal generation.
  *
  * Recovery: load each snapshot (seq S, generation G); replay the journals in order, applying a
- * session's lines of generation >= G with seq > S; a drop line forgets the session so far (the lines
+ * session's lines with seq > S, and its drop lines of generation >= G; a drop forgets the session so far (the lines
  * before a session's last drop are not applied: they may change records of the snapshot the drop
  * removed). A torn last line is cut off and reported; any other damage (a complete line that does
  * not parse, an unknown record, a bad snapshot field) refuses the start naming file and line,
@@ -239,11 +239,12 @@ export class SessionJournal {
       if (problem) throw damaged(problem)
       const at = start
       start = nl + 1
-      // Lines older than the session's snapshot are in it already; those before its last drop are forgotten by it.
-      if (gen < (snapshotGen.get(line!.n) ?? -1)) continue
+      // Lines before the session's last drop are forgotten by it. One of a generation older than its snapshot's
+      // is in it by its seq, not its generation (an earlier dcb appended there after the snapshot, once its journals were gone).
       const drop = drops.get(line!.n)
       if (drop && before({ gen, at }, drop)) continue
       if (line!.drop === 1) {
+        if (gen < (snapshotGen.get(line!.n) ?? -1)) continue // the session was made again since: the snapshot is the new one's
         this.sessions.delete(line!.n)
         snapshotGen.delete(line!.n)
         continue

@@ -57,6 +57,30 @@ describe('SessionJournal: files of different generations', () => {
     await again.close()
   })
 
+  it('recovers the writes an earlier dcb appended to a journal older than the snapshots (after their journals were removed)', async () => {
+    const j = new SessionJournal(folder)
+    await j.open()
+    await put(await j.store('a'), 'x', 1)
+    await j.compact()
+    await j.close()
+    expect(journals()).toEqual(['journal.1'])
+    rmSync(join(folder, 'journal.1'))
+    // What an earlier dcb then wrote: journal.0, under the snapshot's generation 1, the seq going on from it.
+    const seq = JSON.parse(readFileSync(join(folder, 'a.json'), 'utf8')).seq as number
+    const line = (s: number, v: number) => JSON.stringify({ n: 'a', s, ch: [{ c: 'counters', id: 'x', v }] }) + '\n'
+    writeFileSync(join(folder, 'journal.0'), line(seq + 1, 2) + line(seq + 2, 3))
+
+    const again = new SessionJournal(folder)
+    expect(await again.open()).toEqual(['a'])
+    expect(counters(again.stateOf('a'))).toEqual({ x: 3 })
+    await again.compact()
+    await again.close()
+    const last = new SessionJournal(folder)
+    await last.open()
+    expect(counters(last.stateOf('a'))).toEqual({ x: 3 })
+    await last.close()
+  })
+
   it('a dropped session whose snapshot a crash left behind stays dropped once the journal holding its drop is compacted away', async () => {
     const j = new SessionJournal(folder)
     await j.open()
