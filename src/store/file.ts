@@ -364,12 +364,16 @@ export function snapshotProblem(snap: SnapshotData): string | undefined {
 /** Cuts each journal found with a torn last line back to its last complete line, durably. */
 export function cutTornTails(torn: readonly { file: string; good: number }[]): void {
   for (const { file, good } of torn) {
-    const fd = openSync(file, 'r+')
     try {
-      ftruncateSync(fd, good)
-      fsyncSync(fd)
-    } finally {
-      closeSync(fd)
+      const fd = openSync(file, 'r+')
+      try {
+        ftruncateSync(fd, good)
+        fsyncSync(fd)
+      } finally {
+        closeSync(fd)
+      }
+    } catch (e) {
+      throw new StoreError(`cannot cut the torn last line of ${file} (${describeError(e)}); it is kept as it was`)
     }
   }
 }

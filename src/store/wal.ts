@@ -186,7 +186,11 @@ export class WriteAheadLog {
   /** Opens generation `gen` for appends (once the server is bound); lines appended before wait for it. */
   async start(gen: number): Promise<void> {
     this.generation = gen
-    this.seg = await this.openSegment(gen)
+    try {
+      this.seg = await this.openSegment(gen)
+    } catch (e) {
+      throw new StoreError(`cannot open ${this.opts.describe} for writing: ${describeError(e)}`)
+    }
     if (this.opts.sync) fsyncDir(this.opts.dir, this.opts.io)
     if (this.pending.length && !this.flushing) this.flushing = this.flushLoop()
   }

@@ -1,12 +1,14 @@
 /**
  * Files in the data folder that cannot be read as what their name says (a folder named like a
- * journal, a file where the sessions folder goes) refuse the start by name, through the binary,
- * not as an unexpected error; nothing on disk changes and no lock is left.
+ * journal, a file where the sessions folder goes), or written (a journal owned by another user),
+ * refuse the start by name, through the binary, not as an unexpected error; nothing on disk
+ * changes and no lock is left.
  */
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { dcb } from '../cli/run.js'
+import { BIN, dcb } from '../cli/run.js'
 import { tempDir } from '../helpers.js'
 
 let tmp: ReturnType<typeof tempDir>
@@ -40,5 +42,58 @@ describe('unreadable store files refuse the start by name', () => {
   it('a file where the sessions folder goes', async () => {
     writeFileSync(join(tmp.dir, 'sandbox.json.sessions'), 'not a folder\n')
     await refuses(/cannot read the sessions folder .*sandbox\.json\.sessions \(ENOTDIR/)
+  })
+})
+
+/** The binary run as the unprivileged user nobody (the tests run as root, who may write any file). */
+function serveAsNobody(data: string): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'serve', '--data', data, '--port', '0', '--quiet'], {
+      uid: 65534,
+      gid: 65534,
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stderr }))
+  })
+}
+
+describe('a journal that cannot be written refuses the start by name', () => {
+  /** A data folder the server's user owns, with a journal it may read but not write (it has a torn last line to cut). */
+  function folderWith(journal: string, text: string): { data: string; file: string } {
+    chmodSync(tmp.dir, 0o755)
+    const folder = join(tmp.dir, 'data')
+    mkdirSync(folder)
+    const file = join(folder, journal)
+    mkdirSync(join(file, '..'), { recursive: true })
+    for (const d of [folder, join(file, '..')]) chownSync(d, 65534, 65534)
+    writeFileSync(file, text, { mode: 0o644 })
+    return { data: join(folder, 'sandbox.json'), file }
+  }
+
+  it('the data file journal', async () => {
+    const { data, file } = folderWith('sandbox.json.journal.0', '{"s":1,"ch":[]}\n{"s":2,"ch":[')
+    const r = await serveAsNobody(data)
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim()).toMatch(/^dcb: cannot cut the torn last line of .*sandbox\.json\.journal\.0 \(EACCES/)
+    expect(readFileSync(file, 'utf8')).toBe('{"s":1,"ch":[]}\n{"s":2,"ch":[')
+  })
+
+  it('the sessions journal', async () => {
+    const { data, file } = folderWith('sandbox.json.sessions/journal.0', '{"n":"a","s":0,"ch":[]}\n{"n"')
+    const r = await serveAsNobody(data)
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim()).toMatch(/^dcb: cannot cut the torn last line of .*sandbox\.json\.sessions\/journal\.0 \(EACCES/)
+    expect(readFileSync(file, 'utf8')).toBe('{"n":"a","s":0,"ch":[]}\n{"n"')
+  })
+
+  it('a journal with no torn line: it cannot be opened for writing', async () => {
+    const { data } = folderWith('sandbox.json.journal.0', '{"s":1,"ch":[]}\n')
+    const r = await serveAsNobody(data)
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim()).toMatch(/^dcb: cannot open the journal of .*sandbox\.json for writing: EACCES/)
   })
 })
