@@ -55,14 +55,18 @@ export class StreamingSnapshotFile implements Adapter<SnapshotData | null> {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null
       throw e
     }
+    let parsed: unknown
     try {
-      return JSON.parse(text) as SnapshotData
+      parsed = JSON.parse(text)
     } catch (e) {
       // Name the line: "... in JSON at position N" -> line of N.
       const pos = /position (\d+)/.exec((e as Error).message)
       const line = pos ? text.slice(0, Number(pos[1])).split('\n').length : undefined
       throw new SyntaxError(`${line ? `line ${line}: ` : ''}${(e as Error).message}`)
     }
+    // null, false, 0 or "": a file is there, and it is no snapshot (taken for none, it was overwritten).
+    if (typeof parsed !== 'object' || parsed === null) throw new SyntaxError(`JSON ${JSON.stringify(parsed)}, not an object`)
+    return parsed as SnapshotData
   }
 
   /**

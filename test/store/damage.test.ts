@@ -111,6 +111,14 @@ describe('damaged data files', () => {
     await refuses(data, /unknown record type "wallets"/)
   })
 
+  it('a data file of JSON that is not an object (null, false, 0, "") is refused by name, not taken for no data and overwritten', async () => {
+    const data = join(tmp.dir, 'sandbox.json')
+    for (const text of ['null', 'false', '0', '""', ' null\n']) {
+      writeFileSync(data, text)
+      await refuses(data, /^dcb: the data file .*sandbox\.json is not a dcb snapshot/)
+    }
+  })
+
   it('a torn final line (no newline) is dropped and said so; the server starts', async () => {
     const data = await makeData()
     appendFileSync(journalOf(data), '{"s":50,"ch":[{"c":"counters","id":"x","v":')
