@@ -351,4 +351,16 @@ describe('the CLI reference', () => {
     }
     expect(missing).toEqual([])
   }, 60_000)
+
+  it('--help says what every option of every command is for', async () => {
+    const top = await dcb(['--help'])
+    const commands = [...top.stdout.split('Commands:')[1]!.matchAll(/^ {2}(\S+)/gm)].map((m) => m[1]!).filter((n) => n !== 'help')
+    const bare: string[] = []
+    for (const cmd of [[], ...commands.map((c) => [c]), ['fixtures', 'validate'], ['fixtures', 'schema']]) {
+      const options = (await dcb([...cmd, '--help'])).stdout.split('Options:')[1]?.split('Commands:')[0] ?? ''
+      // An option line is its flags, then two spaces or more and what it does (wrapped lines do not start with -).
+      for (const [line] of options.matchAll(/^ {2}-.*$/gm)) if (!/\S {2,}\S/.test(line)) bare.push(`${cmd.join(' ')} ${line.trim()}`)
+    }
+    expect(bare).toEqual([])
+  }, 60_000)
 })
