@@ -8,6 +8,7 @@ import { startSandbox as startServer } from './server.js'
 import type { ServeOptions } from './serve-options.js'
 import { layerWorldObject, WORLD_AND_FIXTURES, type WorldInput } from './library/sandbox.js'
 import { SandboxError } from './core/errors.js'
+import type { WorldDocument } from './contract/control.js'
 import { checkSharedOptions } from './library/options.js'
 
 export { createSandbox } from './library/sandbox.js'
@@ -40,7 +41,7 @@ export type {
 } from './contract/merchant.js'
 
 /** The options of `startSandbox`: those of `dcb serve`; `world` as `createSandbox` takes it (checked as a fixture file). */
-export type SandboxServerOptions = Omit<ServeOptions, 'realNow' | 'world'> & { world?: WorldInput }
+export type SandboxServerOptions = Omit<ServeOptions, 'realNow' | 'world'> & { world?: WorldInput | WorldDocument }
 
 /** A running `dcb serve` started from code. */
 export interface SandboxServer {

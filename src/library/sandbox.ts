@@ -9,6 +9,7 @@ import { layerWorlds, type LayerInput, type WorldSources } from '../core/layerin
 import { FixtureError, loadWorld } from '../world/load.js'
 import type { World } from '../core/world-schema.js'
 import type { WorldInput } from './world-input.js'
+import type { WorldDocument } from '../contract/control.js'
 import { createSandboxApp } from '../http/app.js'
 import { rawRequest, runListener, toResponse, type RawRequest, type RawResponse } from '../http/inprocess.js'
 import { normalizeIp } from '../http/ip.js'
@@ -26,8 +27,11 @@ import { deriveOperations, type ControlRequest } from '../contract/calls.js'
 export type { RuleInput, WorldInput } from './world-input.js'
 
 export interface SandboxOptions {
-  /** A world object (validated like a fixture file) instead of the default world; with `extends: 'default'`, layered on it. */
-  world?: WorldInput
+  /**
+   * A world object (validated like a fixture file) instead of the default world; with `extends: 'default'`,
+   * layered on it. `world()` of a sandbox or a client answers one (the same world again).
+   */
+  world?: WorldInput | WorldDocument
   /** Fixture files (or folders) layered on the default world, as `dcb serve --fixtures`. */
   fixtures?: string | string[]
   /** Freeze the sandbox clock at this time (ISO-8601), as `dcb serve --clock`; without it the clock runs from real time. */
@@ -85,7 +89,7 @@ let defaultWorld: { world: World; sources: WorldSources } | undefined
  * `"extends": "default"`, on the default world (its records merged by key, its rules consulted first).
  * Throws FixtureError naming every problem.
  */
-export function layerWorldObject(world: WorldInput): { world: World; sources: WorldSources } {
+export function layerWorldObject(world: WorldInput | WorldDocument): { world: World; sources: WorldSources } {
   const layers: LayerInput[] = [{ source: 'world', data: world }]
   if (world.extends === 'default') layers.unshift({ source: DEFAULT_WORLD_FILE, data: (defaultWorld ??= loadWorld([])).world })
   const r = layerWorlds(layers)

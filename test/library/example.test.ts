@@ -268,7 +268,10 @@ console.log(JSON.stringify([
         await sandbox.rules.add({ id: 'slow', step: 'api', effect: { delay_ms: 10 } } satisfies Rule)
         const server = await startSandbox({ world, inMemory: true, port: 0 })
         await server.close()
-        await createSandbox({ world: layer })
+        const layered = await createSandbox({ world: layer })
+        // world() answers the world as one document: given back, the same world.
+        await createSandbox({ world: await layered.world() })
+        await (await startSandbox({ world: await layered.world(), inMemory: true, port: 0 })).close()
       }
       // @ts-expect-error an effect goes under "effect"
       export const wrong: Rule = { step: 'charge', error: 'BARRED' }
@@ -298,15 +301,17 @@ const outcomes = async (sandbox) => {
   return [(await init('60123456011')).envelope.message, (await init('60123456107')).envelope.message, location.replace(/=[0-9a-f-]{36}$/, '=ID')]
 }
 const inProcess = await outcomes(await createSandbox({ world }))
+const again = await outcomes(await createSandbox({ world: await (await createSandbox({ world })).world() }))
 const server = await startSandbox({ world, inMemory: true, port: 0 })
 const served = await outcomes(createClient({ baseUrl: server.url }))
 await server.close()
 const both = await createSandbox({ world, fixtures: 'fixtures/scenarios/barred.json' }).catch((e) => e.code + ': ' + e.message)
-console.log(JSON.stringify({ inProcess, served, both }))`
+console.log(JSON.stringify({ inProcess, again, served, both }))`
     const r = await run(process.execPath, ['--input-type=module', '-e', script], join(app, 'node_modules', 'dcb-sandbox'))
     const expected = ['NOT_ELIGIBLE', 'BARRED', 'https://shop.test/return?status=SUCCESS&subscription_id=ID']
     expect(JSON.parse(r.out)).toEqual({
       inProcess: expected,
+      again: expected,
       served: expected,
       both: expect.stringMatching(/^BAD_REQUEST: give world or fixtures, not both/),
     })
