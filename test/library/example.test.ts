@@ -291,6 +291,15 @@ console.log(JSON.stringify([await answer('60123456107'), await answer('601234560
     expect(loaded.out).toBe('["BARRED","SUCCESS"]\n')
   }, 120_000)
 
+  it("the testing guide's world and rule example compiles as written against the packed package", async () => {
+    const guide = readFileSync(join(ROOT, 'docs', 'guides', 'testing-an-integration.md'), 'utf8')
+    const example = [...guide.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!).find((code) => code.includes("extends: 'default'"))
+    expect(example).toBeDefined()
+    const r = await consumer('guide-world', { lib: ['ES2022'], types: ['node'] }, `${example}\nexport {}\n`)
+    expect(r.out).toBe('')
+    expect(r.code).toBe(0)
+  }, 120_000)
+
   it('a world object with extends: "default" is layered on the default world, in createSandbox and startSandbox; world with fixtures is refused', async () => {
     const script = `import { createClient, createSandbox, startSandbox } from 'dcb-sandbox'
 const world = ${LAYER_WORLD}
