@@ -10,7 +10,7 @@
  * damage (a complete line that does not parse, an unknown record, a bad snapshot field) refuses the
  * start naming file and line, and nothing on disk changes.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, readdirSync, unlinkSync, ftruncateSync, statSync } from 'node:fs'
+import { closeSync, fsyncSync, lstatSync, openSync, readFileSync, readdirSync, readlinkSync, realpathSync, unlinkSync, ftruncateSync, statSync } from 'node:fs'
 import { basename, dirname, resolve } from 'node:path'
 import type { Low } from 'lowdb'
 import { COLLECTIONS, type Change, type CollectionName, type State } from '../core/state.js'
@@ -55,7 +55,7 @@ export class FileStore implements Store {
   private madeDirs: string[] = []
 
   constructor(path: string, opts: FileStoreOptions = {}) {
-    this.path = resolve(path)
+    this.path = throughLink(resolve(path))
     this.dir = dirname(this.path)
     this.lock = new DataFileLock(this.path)
     this.unsafeNoSync = opts.unsafeNoSync ?? false
@@ -375,6 +375,24 @@ export function cutTornTails(torn: readonly { file: string; good: number }[]): v
     } catch (e) {
       throw new StoreError(`cannot cut the torn last line of ${file} (${describeError(e)}); it is kept as it was`)
     }
+  }
+}
+
+/**
+ * The file a data path names: through a symbolic link, the file it points to. Its lock and journals
+ * go beside that one, so a server started through the link and one started on the file share them
+ * (the second is refused), and the snapshot replaces the file, not the link.
+ */
+function throughLink(path: string): string {
+  try {
+    if (!lstatSync(path).isSymbolicLink()) return path
+  } catch {
+    return path // none yet: made as named
+  }
+  try {
+    return realpathSync(path)
+  } catch {
+    return resolve(dirname(path), readlinkSync(path)) // a link to a file not made yet (its server wrote no snapshot yet)
   }
 }
 
