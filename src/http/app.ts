@@ -10,6 +10,7 @@ import { CONTROL_CALLS } from '../contract/calls.js'
 import { DEFAULT_BASE_URL } from '../contract/defaults.js'
 import { fail, type FailurePayloadMode } from '../core/outcomes.js'
 import { DEFAULT_SESSION, isSessionName, type Host, type Session } from '../runtime/host.js'
+import { AdminAttempts } from './admin-attempts.js'
 import { CONSOLE_PATHS, createConsoleHandler } from './console.js'
 import { checkControlAccess, controlRoutes, createControlHandler, type ControlMatch } from './control.js'
 import { crossSiteRefusal, hostLocal, hostName, sendRefusal, type CrossSiteOptions } from './guard.js'
@@ -85,6 +86,8 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   const why = (reason: string) => (reasons ? { 'x-dcb-reason': headerReason(reason) } : undefined)
   const baseUrl = opts.baseUrl ?? (() => DEFAULT_BASE_URL)
   // Whether a request's Host may go without the admin token from loopback (DNS rebinding, every listener).
+  // Wrong admin tokens from one address lock it out for a while (the control API and the console share the count).
+  const adminAttempts = new AdminAttempts()
   const hostIsLocal = (req: IncomingMessage) => inProcessCall(req) !== undefined || hostLocal(req, crossSite)
   /** A session for a request that passed its checks: open, or made now (a full host is SESSION_LIMIT). */
   const sessions = { peek: (name: string) => host.peek(name), open: async (name: string) => host.get(name) }
@@ -96,11 +99,14 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     trustProxy,
     adminToken: opts.adminToken,
     hostLocal: hostIsLocal,
+    adminAttempts,
     storeFailure: opts.storeFailure,
     storeProbe: opts.storeProbe,
     onError,
   })
-  const sessionControl = sessionRoutes(host, (req) => checkControlAccess(req, { trustProxy, adminToken: opts.adminToken, hostLocal: hostIsLocal }))
+  const sessionControl = sessionRoutes(host, (req) =>
+    checkControlAccess(req, { trustProxy, adminToken: opts.adminToken, hostLocal: hostIsLocal, adminAttempts }),
+  )
 
   /**
    * The session name a request gives (X-DCB-Session; the default session's without it), or, when it
@@ -125,6 +131,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   const consoleHandler = createConsoleHandler({
     trustProxy,
     adminToken: opts.adminToken,
+    adminAttempts,
     hostLocal: hostIsLocal,
     // The stream of the session the console shows: X-DCB-Session, or ?session= (EventSource sends no headers).
     // Asked only once the request passed the console's access check.

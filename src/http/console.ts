@@ -10,10 +10,11 @@ import { existsSync, readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { embeddedFile } from '../assets.js'
+import type { AdminAttempts } from './admin-attempts.js'
 import { BODY_LIMIT, isPlainObject, parseJson, readBody, type BodyResult } from './body.js'
 import { CONSOLE_COOKIE, cookieValue, sameText } from './console-cookie.js'
 import { checkControlAccess, queryObject } from './control.js'
-import { clientUsedHttps, type ProxyTrust } from './ip.js'
+import { clientIp, clientUsedHttps, type ProxyTrust } from './ip.js'
 import type { LiveHub } from '../runtime/live.js'
 import { SandboxError } from '../core/errors.js'
 import { encodingReason } from './reason.js'
@@ -63,6 +64,8 @@ export interface ConsoleContext {
   trustProxy: ProxyTrust | undefined
   adminToken?: string
   hostLocal?: (req: IncomingMessage) => boolean
+  /** Wrong admin tokens per address, shared with the control API. */
+  adminAttempts?: AdminAttempts
 }
 
 /** The console's paths: its files, the sign-in and the live stream. */
@@ -98,7 +101,15 @@ export function createConsoleHandler(ctx: ConsoleContext) {
       const unfit = loginBodyProblem(body)
       if (unfit) return sendJson(res, unfit.status, { error: unfit.error, message: unfit.message }, { ...CONSOLE_HEADERS, ...unfit.headers })
       const token = (parseJson((body as { text: string }).text) as { token: string }).token
-      if (!sameText(token, ctx.adminToken)) return refuse(res, 403, 'that is not the admin token')
+      const client = clientIp(req, ctx.trustProxy)
+      try {
+        ctx.adminAttempts?.check(client)
+      } catch (e) {
+        return refuse(res, 403, (e as Error).message)
+      }
+      const right = sameText(token, ctx.adminToken)
+      ctx.adminAttempts?.given(client, right)
+      if (!right) return refuse(res, 403, 'that is not the admin token')
       // Never sent in clear by a browser that came over https.
       const secure = clientUsedHttps(req, ctx.trustProxy) ? '; Secure' : ''
       return sendJson(

@@ -15,6 +15,7 @@ import { check } from '../control/operations.js'
 import { isPlainObject, parseJson, readBody } from './body.js'
 import { encodingReason } from './reason.js'
 import type { ControlRoute } from './control-routes.js'
+import type { AdminAttempts } from './admin-attempts.js'
 import { hasConsoleCookie } from './console-cookie.js'
 import { accessRefusal, bearerAdmin } from './guard.js'
 import { clientIp, peerIp, type ProxyTrust } from './ip.js'
@@ -64,6 +65,8 @@ export interface ControlContext {
   storeProbe?: () => Promise<Error | null>
   /** Whether a request's Host is a loopback or --allow-host name (guard.ts `hostLocal`; default: yes). */
   hostLocal?: (req: IncomingMessage) => boolean
+  /** Wrong admin tokens per address (one for the server: the control API and the console share it). */
+  adminAttempts?: AdminAttempts
   onError: (err: unknown) => void
 }
 
@@ -72,11 +75,18 @@ export interface ControlContext {
  * loopback and the Host is a loopback or --allow-host name; otherwise only with `Authorization: Bearer <admin token>` or the console's sign-in cookie
  * sent from the server's own pages (a merchant API key never opens it). Throws FORBIDDEN.
  */
-export function checkControlAccess(req: IncomingMessage, ctx: Pick<ControlContext, 'trustProxy' | 'adminToken' | 'hostLocal'>): void {
+export function checkControlAccess(req: IncomingMessage, ctx: Pick<ControlContext, 'trustProxy' | 'adminToken' | 'hostLocal' | 'adminAttempts'>): void {
+  const client = clientIp(req, ctx.trustProxy)
   const refused = accessRefusal(req, {
     peer: peerIp(req),
-    client: clientIp(req, ctx.trustProxy),
-    isAdmin: (r) => bearerAdmin(ctx.adminToken)(r) || hasConsoleCookie(req, ctx.adminToken),
+    client,
+    // Asked only of a request the loopback rule does not let in: an address refused for wrong tokens is refused whatever it sends.
+    isAdmin: (r) => {
+      ctx.adminAttempts?.check(client)
+      const admin = bearerAdmin(ctx.adminToken)(r) || hasConsoleCookie(req, ctx.adminToken)
+      if (ctx.adminToken && (admin || r.headers.authorization !== undefined)) ctx.adminAttempts?.given(client, admin)
+      return admin
+    },
     adminTokenSet: !!ctx.adminToken,
     hostLocal: ctx.hostLocal?.(req) ?? true,
   })

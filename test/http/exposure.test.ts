@@ -70,6 +70,37 @@ describe('connections from other machines', () => {
   })
 })
 
+describe('guessing the admin token from the network', () => {
+  it('10 wrong tokens in a row from an address refuse it, the right token included (Bearer and sign-in alike); a right one before that clears the count', async () => {
+    const c = await startClient({ host: '0.0.0.0', adminToken: 'open-sesame' })
+    const far = `http://${lanAddress()}:${new URL(c.url).port}`
+    const health = (token: string) => fetch(`${far}/_sandbox/health`, { headers: { authorization: `Bearer ${token}` } })
+    const login = (token: string) =>
+      fetch(`${far}/_console/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) })
+    try {
+      // Nine wrong, then the right one: let in, and the count starts over.
+      for (let i = 0; i < 9; i++) expect((await health(`guess-${i}`)).status).toBe(403)
+      expect((await health('open-sesame')).status).toBe(200)
+      for (let i = 0; i < 9; i++) expect((await login(`guess-${i}`)).status).toBe(403)
+      // The tenth wrong one in a row (sign-in and Bearer count together): from now on nothing is taken from this address.
+      expect((await health('guess-9')).status).toBe(403)
+      const locked = await health('open-sesame')
+      expect(locked.status).toBe(403)
+      expect(await locked.json()).toMatchObject({
+        error: 'FORBIDDEN',
+        message: expect.stringMatching(/^10 wrong admin tokens in a row from \S+: no token is taken from it for \d+ s more$/),
+      })
+      const signIn = await login('open-sesame')
+      expect(signIn.status).toBe(403)
+      expect((await signIn.json()).message).toMatch(/^10 wrong admin tokens in a row from /)
+      // Loopback clients need no token and are not refused.
+      expect((await fetch(`${c.url}/_sandbox/health`)).status).toBe(200)
+    } finally {
+      await c.close()
+    }
+  })
+})
+
 describe('what one request can make the sandbox keep', () => {
   it('a session holds at most 1000 runtime rules: the next is refused naming the bound, and is taken once one goes', async () => {
     const c = await startClient()
