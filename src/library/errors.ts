@@ -11,8 +11,9 @@ const REMEDIES: Record<string, [RegExp, (...groups: string[]) => string][]> = {
   ],
   SESSION_LIMIT: [
     [
-      /^the server holds its limit of (\d+) sessions \(--max-sessions\); delete one with DELETE \/_sandbox\/sessions\/NAME$/,
-      (max) => `the sandbox holds its limit of ${max} sessions (createSandbox({ maxSessions })); raise maxSessions or use fewer session names`,
+      /^the server holds its limit of (\d+) sessions? \(--max-sessions\); delete one with DELETE \/_sandbox\/sessions\/NAME$/,
+      (max) =>
+        `the sandbox holds its limit of ${max} session${max === '1' ? '' : 's'} (createSandbox({ maxSessions })); raise maxSessions or use fewer session names`,
     ],
   ],
 }

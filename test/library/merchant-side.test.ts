@@ -170,7 +170,7 @@ describe('errors thrown by the library name library calls', () => {
       .catch((e: unknown) => e)
     expect(err).toMatchObject({ code: 'SESSION_LIMIT', status: 429 })
     expect((err as Error).message).toBe(
-      'the sandbox holds its limit of 1 sessions (createSandbox({ maxSessions })); raise maxSessions or use fewer session names',
+      'the sandbox holds its limit of 1 session (createSandbox({ maxSessions })); raise maxSessions or use fewer session names',
     )
   })
 })
