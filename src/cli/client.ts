@@ -108,7 +108,7 @@ export async function clock(args: string[], o: Opts): Promise<void> {
   const r = await guard(() => (verb === 'advance' ? c.advance(arg) : c.setTime(arg)))
   if (o.json) return printJson(r)
   const total = r.events.length + (r.events_omitted ?? 0)
-  out(`${r.clock.now}  ${chalk.dim(`${total} event(s)`)}`)
+  out(`${r.clock.now}  ${chalk.dim(`${total} event${total === 1 ? '' : 's'}`)}`)
   const line = (e: Record<string, any>) =>
     out(
       `  ${chalk.dim(e.at)} ${String(e.type).padEnd(16)} ${e.subscription_id ?? e.verif_request_id ?? ''} ${e.code ? chalk.red(e.code) : ''}${e.status ? chalk.dim(` -> ${e.status}`) : ''}`,

@@ -57,7 +57,7 @@ function suite(m: MerchantCoverage): string {
       : `    <testcase classname="${cls}" name="${xml(x.id)}"><failure message="never seen" type="uncovered">outcome ${xml(x.id)} was never seen since ${xml(m.since)}</failure></testcase>\n`,
   )
   for (const f of m.findings) {
-    const detail = `${f.count} time(s)${f.example === null ? '' : `; latest: journal entry ${f.example}`}. ${f.advice}`
+    const detail = `${f.count} time${f.count === 1 ? '' : 's'}${f.example === null ? '' : `; latest: journal entry ${f.example}`}. ${f.advice}`
     cases.push(
       `    <testcase classname="${cls}" name="finding ${xml(f.code)}"><failure message="${xml(f.advice)}" type="${xml(f.code)}">${xml(detail)}</failure></testcase>\n`,
     )

@@ -18,7 +18,7 @@ export function validate(paths: string[], o: { json?: boolean } = {}): void {
     if (e instanceof FixtureError) {
       if (o.json) process.stdout.write(JSON.stringify({ ok: false, problems: e.problems }, null, 2) + '\n')
       else for (const p of e.problems) process.stderr.write(`${p}\n`)
-      throw new CliError(`${e.problems.length} problem(s) found`, EXIT.FAIL)
+      throw new CliError(`${e.problems.length} problem${e.problems.length === 1 ? '' : 's'} found`, EXIT.FAIL)
     }
     throw e
   }

@@ -112,6 +112,7 @@ describe('dcb coverage', () => {
     }
     expect(cases[45]!.attrs.name).toBe('finding INIT_WHILE_ACTIVE')
     expect(cases[45]!.children[0]).toMatchObject({ name: 'failure', attrs: { message: FINDING_ADVICE.INIT_WHILE_ACTIVE, type: 'INIT_WHILE_ACTIVE' } })
+    expect(readFileSync(file, 'utf8')).toContain('type="INIT_WHILE_ACTIVE">1 time; latest: journal entry ')
     // A report that cannot be written: one line, exit 1.
     const bad = await run(['--junit', join(tmp.dir, 'no-such-dir', 'r.xml')])
     expect(bad.code).toBe(1)

@@ -70,7 +70,7 @@ describe('a fixture file with a typo', () => {
     const f = write('extends.json', { extends: 'bogus' })
     const v = await dcb(['fixtures', 'validate', f])
     expect(v.code).toBe(1)
-    expect(v.stderr).toBe(`${f}: $.extends: must be "default" or "none" (got "bogus")\ndcb: 1 problem(s) found\n`)
+    expect(v.stderr).toBe(`${f}: $.extends: must be "default" or "none" (got "bogus")\ndcb: 1 problem found\n`)
   })
 
   it('a service left with no integration loads with a warning', async () => {

@@ -261,6 +261,6 @@ describe('dcb fixtures validate', () => {
     const r = await dcb(['fixtures', 'validate', 'test/fixtures/broken/bad-service.json'])
     expect(r.code).toBe(1)
     expect(r.stderr).toContain('test/fixtures/broken/bad-service.json: $.services[0].merchant: unknown merchant "nobody"')
-    expect(r.stderr).toMatch(/4 problem\(s\) found/)
+    expect(r.stderr).toMatch(/4 problems found/)
   })
 })

@@ -210,7 +210,7 @@ describe('dcb fixtures validate and dcb rules add name every problem in one run'
         new RegExp(`^${cross.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: \\$\\.services\\[0\\]\\.integrations\\[0\\]\\.country: unknown country "fr"`),
       ),
       expect.stringMatching(/\$\.rules\[0\]\.match\.service: unknown service "STREAMPLUSS" \(services: .*\); did you mean STREAMPLUS\?$/),
-      'dcb: 4 problem(s) found',
+      'dcb: 4 problems found',
     ])
     const json = JSON.parse((await dcb(['fixtures', 'validate', schema, typo, cross, '--json'])).stdout)
     expect(json).toMatchObject({ ok: false, problems: lines.slice(0, 4) })

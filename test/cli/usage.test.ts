@@ -149,7 +149,7 @@ describe('big answers summarised for people', () => {
     await c.subscribe('60123456001', 'QUICKTEST')
     const r = await run(['clock', 'advance', 'P3D'])
     expect(r.code).toBe(0)
-    expect(r.stdout).toMatch(/^\S+ {2}72 event\(s\)$/m)
+    expect(r.stdout).toMatch(/^\S+ {2}72 events$/m)
     expect(r.stdout).toMatch(/^ +72 {2}renewed$/m)
     expect(r.stdout).toMatch(/first 5:[\s\S]*… 62 more …[\s\S]*last 5:/)
     expect(r.stdout.split('\n').length).toBeLessThan(25)
@@ -157,6 +157,8 @@ describe('big answers summarised for people', () => {
     expect(all.stdout.split('\n').filter((l) => /renewed/.test(l))).toHaveLength(72)
     const json = await run(['clock', 'advance', 'P3D', '--json'])
     expect(JSON.parse(json.stdout).events).toHaveLength(72)
+    const one = await run(['clock', 'advance', 'PT1H'])
+    expect(one.stdout).toMatch(/^\S+ {2}1 event$/m)
   })
 
   it('dcb logs on an empty journal says so', async () => {
