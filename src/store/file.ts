@@ -10,7 +10,7 @@
  * damage (a complete line that does not parse, an unknown record, a bad snapshot field) refuses the
  * start naming file and line, and nothing on disk changes.
  */
-import { closeSync, fsyncSync, lstatSync, openSync, readFileSync, readdirSync, readlinkSync, realpathSync, unlinkSync, ftruncateSync, statSync } from 'node:fs'
+import { lstatSync, readFileSync, readdirSync, readlinkSync, realpathSync, unlinkSync, statSync } from 'node:fs'
 import { basename, dirname, resolve } from 'node:path'
 import type { Low } from 'lowdb'
 import { COLLECTIONS, type Change, type CollectionName, type State } from '../core/state.js'
@@ -19,7 +19,8 @@ import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
 import { makeDirs, removeMadeDirs } from './folders.js'
 import { DataFileLock } from './lock.js'
-import { dataEnd, describeError, fsyncDir, linesEnd, WriteAheadLog, type StoreIo } from './wal.js'
+import { cutTornTails, tornTail, type TornTail } from './torn-tail.js'
+import { describeError, fsyncDir, linesEnd, WriteAheadLog, type StoreIo } from './wal.js'
 
 type Snapshot = SnapshotData
 
@@ -48,7 +49,7 @@ export class FileStore implements Store {
   private readonly unsafeNoSync: boolean
   recovered = { replayed: 0, tornBytes: 0, notes: [] as string[] }
   /** Torn journal tails found by `load`, cut by `activate`. */
-  private torn: { file: string; good: number }[] = []
+  private torn: TornTail[] = []
   /** The generation of the loaded snapshot. */
   private base = 0
   /** The folders `load` made for the data file: removed again if the start fails and they are empty. */
@@ -202,14 +203,12 @@ export class FileStore implements Store {
       }
       start = nl + 1
     }
-    if (start < buf.length) {
-      // Cut back to the last line: what a write cut short left, and the zeroed space (zeroed again as writes need it).
-      const torn = dataEnd(buf, start) - start
-      if (torn > 0) {
-        this.recovered.tornBytes += torn
-        this.recovered.notes.push(`dropped the torn last line of ${file} (${torn} bytes without a newline: a write cut short by a crash)`)
-      }
-      this.torn.push({ file, good: start })
+    // Cut back to the last line: what a write cut short left, and the zeroed space (zeroed again as writes need it).
+    const tail = tornTail(file, buf, start)
+    if (tail) {
+      this.recovered.tornBytes += tail.bytes
+      if (tail.note) this.recovered.notes.push(tail.note)
+      this.torn.push(tail)
     }
   }
 
@@ -357,23 +356,6 @@ export function snapshotProblem(snap: SnapshotData): string | undefined {
     for (const [id, v] of Object.entries(records)) {
       const p = recordProblem(c, id, v)
       if (p) return p
-    }
-  }
-}
-
-/** Cuts each journal found with a torn last line back to its last complete line, durably. */
-export function cutTornTails(torn: readonly { file: string; good: number }[]): void {
-  for (const { file, good } of torn) {
-    try {
-      const fd = openSync(file, 'r+')
-      try {
-        ftruncateSync(fd, good)
-        fsyncSync(fd)
-      } finally {
-        closeSync(fd)
-      }
-    } catch (e) {
-      throw new StoreError(`cannot cut the torn last line of ${file} (${describeError(e)}); it is kept as it was`)
     }
   }
 }

@@ -22,12 +22,13 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { COLLECTIONS, State, type Change, type CollectionName } from '../core/state.js'
 import { Compaction } from './compaction.js'
-import { applyAll, cutTornTails, listOrRefuse, readOrRefuse, sizeOf, snapshotProblem } from './file.js'
+import { applyAll, listOrRefuse, readOrRefuse, sizeOf, snapshotProblem } from './file.js'
 import { makeDirs } from './folders.js'
 import { before, lastDrops, lineProblem, type LinePlace } from './session-lines.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
-import { dataEnd, describeError, fsyncDir, linesEnd, WriteAheadLog, type StoreIo } from './wal.js'
+import { cutTornTails, tornTail, type TornTail } from './torn-tail.js'
+import { describeError, fsyncDir, linesEnd, WriteAheadLog, type StoreIo } from './wal.js'
 
 const SNAPSHOT = /^([A-Za-z0-9._-]{1,64})\.json$/
 const JOURNAL = /^journal\.(\d+)$/
@@ -155,7 +156,7 @@ export class SessionJournal {
   /** Files of the first layout found by `load`, replaced by `activate`. */
   private legacy: string[] = []
   /** Torn journal tails found by `load`, cut by `activate`. */
-  private torn: { file: string; good: number }[] = []
+  private torn: TornTail[] = []
 
   /** Once the server is bound: makes the folder, cuts torn tails, opens the journal, replaces the first layout. */
   activate(): Promise<void> {
@@ -258,14 +259,12 @@ export class SessionJournal {
         this.recovered.replayed++
       }
     }
-    if (start < buf.length) {
-      // Cut back to the last line: what a write cut short left, and the zeroed space (zeroed again as writes need it).
-      const torn = dataEnd(buf, start) - start
-      if (torn > 0) {
-        this.recovered.tornBytes += torn
-        this.recovered.notes.push(`dropped the torn last line of ${file} (${torn} bytes without a newline: a write cut short by a crash)`)
-      }
-      this.torn.push({ file, good: start })
+    // Cut back to the last line: what a write cut short left, and the zeroed space (zeroed again as writes need it).
+    const tail = tornTail(file, buf, start)
+    if (tail) {
+      this.recovered.tornBytes += tail.bytes
+      if (tail.note) this.recovered.notes.push(tail.note)
+      this.torn.push(tail)
     }
   }
 

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { dcb, serve } from '../cli/run.js'
 import { tempDir } from '../helpers.js'
+import { linesEnd } from '../../src/store/wal.js'
 
 let tmp: ReturnType<typeof tempDir>
 beforeEach(() => {
@@ -129,6 +130,35 @@ describe('damaged data files', () => {
     } finally {
       await s.stop()
     }
+  })
+
+  it('complete lines past a run of zero bytes (damage, or a write whose later pages reached the disk first) are not replayed but kept in a copy beside the journal, and the start says where', async () => {
+    const data = await makeData()
+    const journal = journalOf(data)
+    const clean = readFileSync(journal).subarray(0, linesEnd(readFileSync(journal)))
+    const past = '{"s":50,"ch":[{"c":"counters","id":"x","v":1}]}\n{"s":51,"ch":[]}\n'
+    writeFileSync(journal, Buffer.concat([clean, Buffer.alloc(4096), Buffer.from(past), Buffer.alloc(4096)]))
+    const s = await serve(['--data', data])
+    const copy = `${journal}.cut-${clean.length}`
+    try {
+      expect(s.output()).toContain(
+        `dcb: dropped the torn last line of ${journal} (${4096 + past.length} bytes from byte ${clean.length}, past a run of zero bytes at ${clean.length}, 2 complete lines among them: a write cut short by a crash, or damage); they are kept in ${copy}`,
+      )
+      expect(s.output()).toContain('(1 subscriptions)')
+    } finally {
+      expect(await s.stop()).toBe(0)
+    }
+    expect(readFileSync(copy)).toEqual(Buffer.concat([Buffer.alloc(4096), Buffer.from(past)]))
+  })
+
+  it('a copy that cannot be made refuses the start naming it, and the journal stays as it was', async () => {
+    const data = await makeData()
+    const journal = journalOf(data)
+    const clean = readFileSync(journal).subarray(0, linesEnd(readFileSync(journal)))
+    writeFileSync(journal, Buffer.concat([clean, Buffer.alloc(64), Buffer.from('{"s":50,"ch":[]}\n')]))
+    // A folder where the copy goes: writing it fails (EISDIR), as a full disk would.
+    mkdirSync(`${journal}.cut-${clean.length}`)
+    await refuses(data, /^dcb: cannot keep the bytes past a run of zeros in .*sandbox\.json\.journal\.\d+ \(EISDIR.*\): it is kept as it was$/)
   })
 })
 
@@ -275,5 +305,24 @@ describe("damaged files of the sessions' shared journal", () => {
     // Cut at the last newline: the lines before it are as they were.
     expect(readFileSync(journal).subarray(0, clean.length)).toEqual(clean)
     expect(readFileSync(journal, 'utf8')).not.toContain('"s":50')
+  })
+
+  it('in the sessions journal too: complete lines past a run of zero bytes are kept in a copy, not replayed, and the start says where', async () => {
+    const { data, journal } = await makeSessionData()
+    const clean = readFileSync(journal).subarray(0, linesEnd(readFileSync(journal)))
+    const past = '{"n":"alice","s":50,"ch":[{"c":"counters","id":"x","v":1}]}\n'
+    writeFileSync(journal, Buffer.concat([clean, Buffer.alloc(100), Buffer.from(past)]))
+    const s = await serve(['--data', data])
+    const copy = `${journal}.cut-${clean.length}`
+    try {
+      expect(s.output()).toContain(
+        `past a run of zero bytes at ${clean.length}, 1 complete line among them: a write cut short by a crash, or damage); they are kept in ${copy}`,
+      )
+      const sessions = (await (await fetch(`${s.url}/_sandbox/sessions`)).json()) as { sessions: { name: string }[] }
+      expect(sessions.sessions.map((x) => x.name)).toContain('alice')
+    } finally {
+      expect(await s.stop()).toBe(0)
+    }
+    expect(readFileSync(copy)).toEqual(Buffer.concat([Buffer.alloc(100), Buffer.from(past)]))
   })
 })

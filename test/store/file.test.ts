@@ -117,6 +117,9 @@ describe('FileStore', () => {
     expect([...st3.counters.keys()]).toEqual(['a', 'b', 'c'])
     expect(s3.recovered.tornBytes).toBe(4096 + tail.length)
     expect(s3.recovered.notes.join('\n')).toMatch(/dropped the torn last line .*a write cut short by a crash/)
+    // Past a run of zeros: what was cut is kept beside the journal, zeros and all.
+    const good = linesEnd(buf)
+    expect(readFileSync(`${journal}.cut-${good}`)).toEqual(buf.subarray(good, good + 4096 + tail.length))
     await s3.append(put(st3, 'e', 5))
     await crash(s3, path)
     const st4 = new State()
