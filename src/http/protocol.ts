@@ -1,6 +1,6 @@
 /**
  * The requests Node would answer itself with a bare status and no body: an HTTP/1.1 request without
- * `Host` (400) and an `Expect` other than `100-continue` (417); and a CONNECT, whose socket it would
+ * `Host` or with two (400) and an `Expect` other than `100-continue` (417); and a CONNECT, whose socket it would
  * close unanswered (405). They get the envelope and a reason, as every other malformed request does
  * (`answerClientError` in `src/server.ts`).
  */
@@ -32,10 +32,21 @@ export function answerProtocolErrors(server: Server, opts: ProtocolOptions): voi
   })
 }
 
-/** Whether a request is HTTP/1.1 without Host (RFC 9112 requires one): answered here, then true. */
+/**
+ * Whether a request is HTTP/1.1 without Host, or names Host twice (RFC 9112: 400 for both; Node keeps
+ * the first Host silently, and a proxy in front may have read the other): answered here, then true.
+ */
 export function missingHost(req: IncomingMessage, res: ServerResponse, opts: ProtocolOptions): boolean {
-  if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) return false
-  sendProtocolError(res, 400, 'an HTTP/1.1 request needs a Host header', opts)
+  if (req.headers.host === undefined) {
+    if (req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) return false
+    sendProtocolError(res, 400, 'an HTTP/1.1 request needs a Host header', opts)
+    return true
+  }
+  const raw = req.rawHeaders
+  let hosts = 0
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++
+  if (hosts < 2) return false
+  sendProtocolError(res, 400, `the request names Host ${hosts} times; send it once`, opts)
   return true
 }
 

@@ -216,7 +216,7 @@ describe('requests Node would answer with a bare status', () => {
     }
   }, 20_000)
 
-  it('an HTTP/1.1 request without Host, an Expect other than 100-continue, a CONNECT: each gets the envelope and a reason', async () => {
+  it('an HTTP/1.1 request without Host or with two, an Expect other than 100-continue, a CONNECT: each gets the envelope and a reason', async () => {
     const c = await startClient()
     const port = Number(new URL(c.url).port)
     try {
@@ -224,6 +224,9 @@ describe('requests Node would answer with a bare status', () => {
       expect(noHost.text).toMatch(/^HTTP\/1\.1 400 /)
       expect(noHost.text).toContain('x-dcb-reason: an HTTP/1.1 request needs a Host header')
       expect(noHost.text).toMatch(/\r\n\r\n\{"status":"FAIL","message":"BAD_REQUEST","status_code":400,"payload":null\}$/)
+      const twoHosts = await exchange(port, 'GET /_sandbox/health HTTP/1.1\r\nHost: localhost\r\nHost: rebind.example\r\n\r\n')
+      expect(twoHosts.text).toMatch(/^HTTP\/1\.1 400 /)
+      expect(twoHosts.text).toContain('x-dcb-reason: the request names Host 2 times; send it once')
       const expectation = await exchange(
         port,
         'POST /subscriptions/init HTTP/1.1\r\nHost: localhost\r\nExpect: bogus\r\nAPI-KEY: sandbox-demo-key\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
