@@ -11,6 +11,7 @@ import { clientFrom, guard, isHttpUrl, out, printJson, type ClientCliOptions } f
 import { CliError, EXIT } from './errors.js'
 import type { RunTarget } from './run-local.js'
 import { readUserText } from '../user-text.js'
+import { HINT_KEYS } from '../core/nearest.js'
 
 const ACTIONS = ['init', 'verify', 'status', 'otp', 'sms', 'mo', 'consent', 'cancel', 'clock', 'reset', 'rule', 'subscription', 'expect'] as const
 type Action = (typeof ACTIONS)[number]
@@ -251,7 +252,7 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
     const code = (e as NodeJS.ErrnoException).code
     throw new CliError(`${file}: ${code === 'ENOENT' ? 'no such file' : code ? `cannot read (${code})` : `invalid JSON: ${(e as Error).message}`}`, EXIT.USAGE)
   }
-  const parsed = RunFile.safeParse(data)
+  const parsed = RunFile.safeParse(data, HINT_KEYS)
   if (!parsed.success) {
     const i = parsed.error.issues[0]!
     throw new CliError(`${file}: $${i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}: ${i.message}`, EXIT.USAGE)

@@ -15,6 +15,7 @@ import type { MoAnswer, OtpAnswer, SmsMessage, SubscriptionView, WorldDocument }
 import type { ControlOperations } from '../contract/operations.js'
 import { aboutSubscription } from '../runtime/journal-about.js'
 import type { RequestJournal } from '../runtime/request-log.js'
+import { HINT_KEYS } from '../core/nearest.js'
 
 export interface OperationsContext {
   engine: Engine
@@ -37,7 +38,7 @@ function loadSchemas(): Promise<ControlSchemas> {
 
 /** The value as the schema reads it, or BAD_REQUEST naming the first field that does not fit. */
 export function check<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
-  const r = schema.safeParse(value)
+  const r = schema.safeParse(value, HINT_KEYS)
   if (r.success) return r.data
   const issue = r.error.issues[0]!
   if (!issue.path.length && issue.code === 'invalid_type') throw new SandboxError('BAD_REQUEST', 'the body must be a JSON object')

@@ -11,7 +11,7 @@
  * - Every problem names the layer (the file), the JSON path in it and the value.
  */
 import type { z } from 'zod'
-import { nearestName } from './nearest.js'
+import { HINT_KEYS, nearestName } from './nearest.js'
 import { checkRuleNames, worldNames } from './world-names.js'
 import {
   CarrierSchema,
@@ -98,7 +98,7 @@ export function layerWorlds(inputs: LayerInput[]): LayerResult {
       layers.push({ source, doc: checked })
       continue
     }
-    const parsed = LayerSchema.safeParse(data)
+    const parsed = LayerSchema.safeParse(data, HINT_KEYS)
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
         // A wrong `extends` is named above, in words (the schema's own line would say it again).
@@ -138,7 +138,7 @@ export function layerWorlds(inputs: LayerInput[]): LayerResult {
   const origin = new Map<object, Contribution[]>()
   for (const coll of COLLECTIONS)
     for (const m of merged[coll].values()) {
-      const parsed = FULL[coll].safeParse(m.value)
+      const parsed = FULL[coll].safeParse(m.value, HINT_KEYS)
       if (!parsed.success) {
         const first = m.from[0]!
         let issues = parsed.error.issues

@@ -35,3 +35,25 @@ export function nearestName(name: string, candidates: Iterable<string>): string 
   }
   return best !== undefined && bestD <= 2 && bestD * 2 < Math.max(n.length, 1) ? best : undefined
 }
+
+/**
+ * An error map for zod parses of what users write (world files, rules, control bodies, run files):
+ * an unknown key close to one its object takes and was not given is named with it
+ * (`Unrecognized key: "efect" (did you mean effect?)`). Every other issue keeps zod's message.
+ * Passed to each parse, not set globally: a merchant's own zod schemas keep their messages.
+ */
+export function unknownKeyHints(issue: { code: string; keys?: string[]; input?: unknown; inst?: unknown }): string | undefined {
+  if (issue.code !== 'unrecognized_keys' || !issue.keys?.length) return undefined
+  const shape = (issue.inst as { _zod?: { def?: { shape?: object } } } | undefined)?._zod?.def?.shape
+  if (!shape) return undefined
+  const given = issue.input !== null && typeof issue.input === 'object' ? issue.input : {}
+  const free = Object.keys(shape).filter((k) => !Object.hasOwn(given, k))
+  const named = issue.keys.map((k) => {
+    const near = nearestName(k, free)
+    return near === undefined ? JSON.stringify(k) : `${JSON.stringify(k)} (did you mean ${near}?)`
+  })
+  return `Unrecognized key${named.length > 1 ? 's' : ''}: ${named.join(', ')}`
+}
+
+/** The parse options that name the nearest key of an unknown one (see `unknownKeyHints`). */
+export const HINT_KEYS = { error: unknownKeyHints } as const

@@ -3,6 +3,7 @@
  * API, the library, the console): the schema with the step/effect table (`RuleSchema`), then the
  * names its `match` uses against the world it will run in.
  */
+import { HINT_KEYS } from './nearest.js'
 import { RuleSchema, type Rule } from './world-schema.js'
 import { checkRuleNames, type RuleProblem, type WorldNames } from './world-names.js'
 
@@ -10,7 +11,7 @@ export { checkRuleNames, type RuleProblem, type WorldNames }
 
 /** Checks a rule as given (schema, step/effect table, names); answers it, or its problems. */
 export function validateRule(input: unknown, names: WorldNames): { ok: true; rule: Rule } | { ok: false; problems: RuleProblem[] } {
-  const parsed = RuleSchema.safeParse(input)
+  const parsed = RuleSchema.safeParse(input, HINT_KEYS)
   if (!parsed.success) {
     // The names in `match` are checked too, so one answer names every problem of the rule.
     const match = (input as { match?: unknown } | null)?.match

@@ -41,7 +41,7 @@ describe('dcb run: a field an action does not take', () => {
       expect(r.code).toBe(2)
     }
     const top = write('top.run.json', { descripton: 'x', steps: [{ clock: { advance: 'P1D' } }] })
-    expect((await run(['run', top])).stderr).toBe(`dcb: ${top}: $: Unrecognized key: "descripton"\n`)
+    expect((await run(['run', top])).stderr).toBe(`dcb: ${top}: $: Unrecognized key: "descripton" (did you mean description?)\n`)
     // Nothing ran: no reset (the subscription is there), no Init sent, no clock move.
     expect((await c.control(`/subscriptions/${id}`)).status).toBe(200)
     expect((await c.control('/requests?msisdn=60123456002')).body.requests).toEqual([])
@@ -219,6 +219,13 @@ describe('dcb fixtures validate and dcb rules add name every problem in one run'
     const f = await dcb(['fixtures', 'validate', fresh])
     expect(f.stderr).toContain(`${fresh}: $.carriers[0].country:`)
     expect(f.stderr).not.toContain('did you mean')
+    // A mistyped field of a record or a rule names the nearest field it takes.
+    const fields = write('fields.json', { carriers: [{ code: 'sbx-my-otp', flw: 'otp' }], rules: [{ id: 'x', step: 'init', efect: { error: 'BARRED' } }] })
+    expect((await dcb(['fixtures', 'validate', fields])).stderr.trim().split('\n')).toEqual([
+      `${fields}: $.carriers[0]: Unrecognized key: "flw" (did you mean flow?)`,
+      `${fields}: $.rules[0]: Unrecognized key: "efect" (did you mean effect?)`,
+      'dcb: 2 problems found',
+    ])
     // An unreadable file is named, and the others are still checked.
     const g = await dcb(['fixtures', 'validate', join(tmp.dir, 'missing.json'), typo])
     expect(g.stderr).toMatch(/missing\.json: no such file or directory/)

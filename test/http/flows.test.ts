@@ -227,6 +227,18 @@ describe('runtime rules', () => {
     expect((await c.control('/rules', { step: 'sometime' })).body.message).toMatch(/^step: /)
   })
 
+  it('a mistyped key of a rule names the nearest one the rule takes; a key near none is named alone', async () => {
+    const typo = await c.control('/rules', { step: 'init', efect: { error: 'BARRED' } })
+    expect(typo.status).toBe(400)
+    expect(typo.body.message).toContain('Unrecognized key: "efect" (did you mean effect?)')
+    const inner = await c.control('/rules', { step: 'init', match: { msisdm: '60123456001' }, effect: { error: 'BARRED' } })
+    expect(inner.body.message).toContain('match: Unrecognized key: "msisdm" (did you mean msisdn?)')
+    const far = await c.control('/rules', { step: 'init', effect: { error: 'BARRED' }, zzzzzz: 1 })
+    expect(far.body.message).toContain('Unrecognized key: "zzzzzz"')
+    expect(far.body.message).not.toContain('did you mean')
+    expect((await c.control('/rules')).body.rules.filter((r: { source: string }) => r.source === 'runtime')).toEqual([])
+  })
+
   it('journals rule changes in the request journal and keeps rules across a restart', async () => {
     const r = await c.control('/rules', { match: { msisdn: '60123456041' }, step: 'init', effect: { error: 'BARRED' } })
     const journal = (await c.control('/requests')).body.requests
