@@ -152,11 +152,23 @@ describe('sessions (X-DCB-Session)', () => {
     expect([r.status, r.text]).toEqual([429, '{"status":"FAIL","message":"SESSION_LIMIT","status_code":429,"payload":null}'])
     const ctl = await c.control('/clock', undefined, { headers: S('s4') })
     expect(ctl.status).toBe(429)
-    expect(ctl.body).toMatchObject({ error: 'SESSION_LIMIT', message: expect.stringContaining('--max-sessions') })
+    expect(ctl.body).toEqual({
+      error: 'SESSION_LIMIT',
+      message: 'the server holds its limit of 3 sessions (--max-sessions); delete one with DELETE /_sandbox/sessions/NAME',
+    })
     expect((await c.control('/clock', undefined, { headers: S('s1') })).status).toBe(200)
     expect((await c.control('/clock')).status).toBe(200)
     await c.control('/sessions/s2', undefined, { method: 'DELETE' })
     expect((await c.control('/clock', undefined, { headers: S('s4') })).status).toBe(200)
+  })
+
+  it('a limit of one session says "1 session"', async () => {
+    await c.close()
+    c = await startClient({ maxSessions: 1 })
+    expect((await c.control('/clock', undefined, { headers: S('s1') })).status).toBe(200)
+    expect((await c.control('/clock', undefined, { headers: S('s2') })).body.message).toBe(
+      'the server holds its limit of 1 session (--max-sessions); delete one with DELETE /_sandbox/sessions/NAME',
+    )
   })
 
   it('a consent link made in a session works without the header (a browser follows it)', async () => {
