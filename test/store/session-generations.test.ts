@@ -5,10 +5,9 @@
 import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { State } from '../../src/core/state.js'
-import { Tx } from '../../src/core/tx.js'
-import { SessionJournal, type SessionStore } from '../../src/store/session-journal.js'
+import { SessionJournal } from '../../src/store/session-journal.js'
 import { tempDir } from '../helpers.js'
+import { counters, crash, put } from './session-helpers.js'
 
 let tmp: ReturnType<typeof tempDir>
 let folder: string
@@ -18,18 +17,7 @@ beforeEach(() => {
 })
 afterEach(() => tmp.cleanup())
 
-const put = (store: SessionStore, id: string, v: number) => {
-  const tx = new Tx(store.state)
-  tx.put('counters', id, v)
-  return store.append(tx.changes)
-}
-const counters = (state: State | undefined) => Object.fromEntries(state?.counters ?? [])
 const journals = () => readdirSync(folder).filter((f) => f.startsWith('journal.'))
-
-/** Leaves the journal as a killed server would: nothing flushed beyond what was acknowledged, no compaction. */
-async function crash(j: SessionJournal): Promise<void> {
-  await (j as any).wal.close()
-}
 
 describe('SessionJournal: files of different generations', () => {
   it('keeps the writes made after a restart whose snapshots are newer than every journal left (the journals were removed)', async () => {

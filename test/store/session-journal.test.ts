@@ -7,24 +7,13 @@ import { FileStore } from '../../src/store/file.js'
 import { SessionJournal, type SessionStore } from '../../src/store/session-journal.js'
 import { linesEnd } from '../../src/store/wal.js'
 import { tempDir } from '../helpers.js'
+import { counters, crash, put } from './session-helpers.js'
 
 let tmp: ReturnType<typeof tempDir>
 beforeEach(() => {
   tmp = tempDir()
 })
 afterEach(() => tmp.cleanup())
-
-const put = (store: SessionStore, id: string, v: number) => {
-  const tx = new Tx(store.state)
-  tx.put('counters', id, v)
-  return store.append(tx.changes)
-}
-const counters = (state: State | undefined) => Object.fromEntries(state?.counters ?? [])
-
-/** Leaves the journal as a killed server would: nothing flushed beyond what was acknowledged, no compaction. */
-async function crash(j: SessionJournal): Promise<void> {
-  await (j as any).wal.close()
-}
 
 describe('SessionJournal: the sessions in one journal', () => {
   it('brings back every acknowledged change of every session after a crash, in one journal file with no file per session', async () => {
