@@ -141,7 +141,10 @@ export class Host {
     this.refuseCaseTwin(name)
     const max = this.opts.maxSessions ?? DEFAULT_MAX_SESSIONS
     if (this.sessions.size + this.opening.size >= max)
-      throw new SandboxError('SESSION_LIMIT', `the server holds its limit of ${max} session${max === 1 ? '' : 's'} (--max-sessions); delete one with DELETE /_sandbox/sessions/NAME`)
+      throw new SandboxError(
+        'SESSION_LIMIT',
+        `the server holds its limit of ${max} session${max === 1 ? '' : 's'} (--max-sessions); delete one with DELETE /_sandbox/sessions/NAME`,
+      )
     const p = (isDotName(name) ? this.openKept(name) : this.open(name)).finally(() => this.opening.delete(name))
     this.opening.set(name, p)
     return this.sharedStore ? p.then(syncOf) : p
