@@ -5,9 +5,10 @@
  * changes and no lock is left.
  */
 import { spawn } from 'node:child_process'
-import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { BIN, dcb } from '../cli/run.js'
 import { tempDir } from '../helpers.js'
 
@@ -45,10 +46,38 @@ describe('unreadable store files refuse the start by name', () => {
   })
 })
 
+/** Whether every folder on the way to `file` lets others through and the file lets others run it. */
+function othersMayRun(file: string): boolean {
+  for (let p = file; ; p = dirname(p)) {
+    if ((statSync(p).mode & 0o001) === 0) return false
+    if (p === dirname(p)) return true
+  }
+}
+
+/**
+ * The Node that nobody may run: this one, or a copy of it where nobody reaches (CI's Node 24 is
+ * installed in a folder only root may enter).
+ */
+let nobodysNode: string | undefined
+let nodeCopyDir: string | undefined
+function nodeForNobody(): string {
+  if (nobodysNode) return nobodysNode
+  if (othersMayRun(process.execPath)) return (nobodysNode = process.execPath)
+  nodeCopyDir = mkdtempSync(join(tmpdir(), 'dcb-node-'))
+  chmodSync(nodeCopyDir, 0o755)
+  nobodysNode = join(nodeCopyDir, 'node')
+  copyFileSync(process.execPath, nobodysNode)
+  chmodSync(nobodysNode, 0o755)
+  return nobodysNode
+}
+afterAll(() => {
+  if (nodeCopyDir) rmSync(nodeCopyDir, { recursive: true, force: true })
+})
+
 /** The binary run as the unprivileged user nobody (the tests run as root, who may write any file). */
 function serveAsNobody(data: string): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--data', data, '--port', '0', '--quiet'], {
+    const child = spawn(nodeForNobody(), [BIN, 'serve', '--data', data, '--port', '0', '--quiet'], {
       uid: 65534,
       gid: 65534,
       env: { ...process.env, NO_COLOR: '1' },
