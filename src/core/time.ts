@@ -170,8 +170,10 @@ const SHORT_DURATION_RE = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w|mo|y)$/
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
 
 /** `1M` reads as a minute to some and a month to others: refused, naming both spellings. */
+const AMBIGUOUS_M = /^(\d+(?:\.\d+)?)\s*M$/
+
 export function ambiguousDuration(text: string): string | undefined {
-  const m = /^(\d+(?:\.\d+)?)M$/.exec(text.trim())
+  const m = AMBIGUOUS_M.exec(text.trim())
   if (m) return `"${text}" is ambiguous: write PT${m[1]}M or ${m[1]}m for minutes, P${m[1]}M or ${m[1]}mo for months`
   return undefined
 }
@@ -196,7 +198,7 @@ export function parseDuration(text: string): Duration | null {
     }
   }
   // `1M` is a minute to some and a month to others: refused (PT1M / 1m, P1M / 1mo say which).
-  if (/^\d+(?:\.\d+)?\s*M$/.test(t)) return null
+  if (AMBIGUOUS_M.test(t)) return null
   const short = SHORT_DURATION_RE.exec(t.toLowerCase())
   if (short) {
     const n = Number(short[1])

@@ -192,6 +192,9 @@ describe('dcb seed', () => {
     const spread = await dcb(['seed', '--subscriptions', '5', '--spread', '1M', '--data', data])
     expect([spread.code, spread.stderr]).toEqual([2, 'dcb: --spread "1M" is ambiguous: write PT1M or 1m for minutes, P1M or 1mo for months\n'])
     expect(existsSync(data)).toBe(false)
+    // With a space too: the same words, not 'not a duration'.
+    const spaced = await dcb(['seed', '--subscriptions', '5', '--spread', '1 M', '--data', data])
+    expect([spaced.code, spaced.stderr]).toEqual([2, 'dcb: --spread "1 M" is ambiguous: write PT1M or 1m for minutes, P1M or 1mo for months\n'])
     const fixture = join(tmp.dir, 'cancel.json')
     writeFileSync(fixture, JSON.stringify({ rules: [{ id: 'cancel', match: { ending: '045' }, step: 'activate', effect: { cancel_after: '2M' } }] }))
     const v = await dcb(['fixtures', 'validate', fixture])
