@@ -18,9 +18,8 @@ import type { ServeOptions } from './serve-options.js'
 export type { ServeOptions } from './serve-options.js'
 import { createSandboxApp, warmUp, type SandboxApp } from './http/app.js'
 import { capRemoteConnections, refusedConnection } from './http/connections.js'
-import { answerProtocolErrors, missingHost } from './http/protocol.js'
+import { answerProtocolErrors, missingHost, rawAnswer } from './http/protocol.js'
 import { compileTrust, isLoopback, normalizeIp, TrustProxyError } from './http/ip.js'
-import { envelope, fail } from './core/outcomes.js'
 import { DEFAULT_SESSION, Host } from './runtime/host.js'
 import { FileStore } from './store/file.js'
 import { MemoryStore } from './store/memory.js'
@@ -408,7 +407,6 @@ function answerClientError(
   // Too slow (headers or body): Node says so with this code; it is not a malformed request.
   const tooSlow = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
   const status = tooLarge ? 431 : tooSlow ? 408 : 400
-  const text = JSON.stringify({ ...envelope(fail('BAD_REQUEST'), mode ?? 'auto').body, status_code: status })
   const reason = tooLarge
     ? `the request's headers are larger than ${maxHeaderSize / 1024} KiB`
     : tooSlow
@@ -416,7 +414,6 @@ function answerClientError(
       : err.code === 'HPE_INVALID_EOF_STATE'
         ? 'the connection ended in the middle of the request'
         : `the request is not valid HTTP/1.1 (${err.code ?? 'unparsable'})`
-  socket.end(
-    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : tooSlow ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\ncache-control: no-store\r\n${reasons ? `x-dcb-reason: ${reason}\r\n` : ''}connection: close\r\n\r\n${text}`,
-  )
+  const statusText = tooLarge ? 'Request Header Fields Too Large' : tooSlow ? 'Request Timeout' : 'Bad Request'
+  socket.end(rawAnswer(status, statusText, 'BAD_REQUEST', reasons ? reason : undefined, mode))
 }

@@ -6,8 +6,9 @@
  */
 import type { Server } from 'node:http'
 import type { Socket } from 'node:net'
-import { envelope, fail, type FailurePayloadMode } from '../core/outcomes.js'
+import type { FailurePayloadMode } from '../core/outcomes.js'
 import { isLoopback, normalizeIp } from './ip.js'
+import { rawAnswer } from './protocol.js'
 
 /** How many of `max` connections other machines may hold together (the rest are loopback's). */
 export function remoteConnectionLimit(max: number): number {
@@ -44,11 +45,8 @@ export function capRemoteConnections(server: Server, opts: RemoteCapOptions): vo
     refused.add(socket)
     if (!opts.plain) return void socket.destroy()
     const reason = `other machines hold ${limit} connections, their share of --max-connections ${opts.maxConnections} (the rest are kept for loopback clients); close some and retry`
-    const text = JSON.stringify({ ...envelope(fail('SERVER_ERROR'), opts.failurePayload ?? 'auto').body, status_code: 503 })
     // Whatever the client sends is not read: the answer goes out and the connection closes.
     socket.on('error', () => socket.destroy())
-    socket.end(
-      `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\ncache-control: no-store\r\n${opts.reasons ? `x-dcb-reason: ${reason}\r\n` : ''}connection: close\r\n\r\n${text}`,
-    )
+    socket.end(rawAnswer(503, 'Service Unavailable', 'SERVER_ERROR', opts.reasons ? reason : undefined, opts.failurePayload))
   })
 }

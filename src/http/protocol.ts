@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { envelope, fail, type FailurePayloadMode } from '../core/outcomes.js'
+import { envelope, fail, type FailurePayloadMode, type OutcomeCode } from '../core/outcomes.js'
 import { headerReason, quote } from './reason.js'
 
 export interface ProtocolOptions {
@@ -23,13 +23,23 @@ export function answerProtocolErrors(server: Server, opts: ProtocolOptions): voi
   )
   // Without a listener Node closes a CONNECT's socket without a word.
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    const text = JSON.stringify({ ...envelope(fail('METHOD_NOT_ALLOWED'), opts.failurePayload ?? 'auto').body })
-    const reason = headerReason(`CONNECT ${quote(req.url ?? '')} is not allowed: the sandbox is not a proxy`)
     socket.on('error', () => socket.destroy())
-    socket.end(
-      `HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\ncache-control: no-store\r\n${opts.reasons ? `x-dcb-reason: ${reason}\r\n` : ''}connection: close\r\n\r\n${text}`,
-    )
+    const reason = `CONNECT ${quote(req.url ?? '')} is not allowed: the sandbox is not a proxy`
+    socket.end(rawAnswer(405, 'Method Not Allowed', 'METHOD_NOT_ALLOWED', opts.reasons ? reason : undefined, opts.failurePayload))
   })
+}
+
+/**
+ * A whole HTTP answer with the envelope (its `status_code` the status) and the reason, for a socket
+ * Node does not answer on: a request it cannot parse, a refused connection, a CONNECT. The connection
+ * closes after it.
+ */
+export function rawAnswer(status: number, statusText: string, code: OutcomeCode, reason: string | undefined, mode: FailurePayloadMode = 'auto'): string {
+  const text = JSON.stringify({ ...envelope(fail(code), mode).body, status_code: status })
+  return (
+    `HTTP/1.1 ${status} ${statusText}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\n` +
+    `cache-control: no-store\r\n${reason === undefined ? '' : `x-dcb-reason: ${headerReason(reason)}\r\n`}connection: close\r\n\r\n${text}`
+  )
 }
 
 /**
