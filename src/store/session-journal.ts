@@ -17,7 +17,7 @@
  * not parse, an unknown record, a bad snapshot field) refuses the start naming file and line,
  * changing nothing.
  */
-import { existsSync, readFileSync, readdirSync, rmSync, unlinkSync } from 'node:fs'
+import { existsSync, readdirSync, rmSync, unlinkSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { COLLECTIONS, State, type Change, type CollectionName } from '../core/state.js'
@@ -198,7 +198,7 @@ export class SessionJournal {
       // Its snapshot counts generations of its own journal: shared journal lines all apply.
       snapshotGen.delete(name)
       entry.saved = undefined
-      for (const text of readFileSync(join(this.folder, file), 'utf8').split('\n')) {
+      for (const text of readOrRefuse(join(this.folder, file), 'the session journal').toString('utf8').split('\n')) {
         let line: { s: number; ch: Change[] }
         try {
           line = JSON.parse(text)

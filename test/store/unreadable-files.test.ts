@@ -40,6 +40,11 @@ describe('unreadable store files refuse the start by name', () => {
     await refuses(/cannot read the sessions journal .*sandbox\.json\.sessions\/journal\.2 \(EISDIR/)
   })
 
+  it("a folder named like a session's journal of the earlier layout (one journal per session)", async () => {
+    mkdirSync(join(tmp.dir, 'sandbox.json.sessions', 'alice.json.journal.0'), { recursive: true })
+    await refuses(/cannot read the session journal .*sandbox\.json\.sessions\/alice\.json\.journal\.0 \(EISDIR/)
+  })
+
   it('a file where the sessions folder goes', async () => {
     writeFileSync(join(tmp.dir, 'sandbox.json.sessions'), 'not a folder\n')
     await refuses(/cannot read the sessions folder .*sandbox\.json\.sessions \(ENOTDIR/)
