@@ -53,17 +53,28 @@ export async function seed(o: {
   const state = new State()
   try {
     try {
-      await store.open(state)
+      await store.load(state)
     } catch (e) {
       if (e instanceof StoreError) throw new CliError(e.message, EXIT.FAIL)
       throw e
     }
+    // Checked over every number before anything is written (the data file is only read so far): a
+    // clash found later would leave a seed half done, and a refusal leaves the files as they were.
+    const clash = seedClash(state, plan, o.subscriptions)
+    if (clash !== undefined) {
+      await store.abandon()
+      throw new CliError(clashProblem(clash, plan), EXIT.USAGE)
+    }
+    try {
+      await store.activate()
+    } catch (e) {
+      await store.abandon()
+      if (e instanceof StoreError) throw new CliError(e.message, EXIT.FAIL)
+      throw new CliError(`cannot open ${store.path} for writing: ${(e as Error).message}`, EXIT.FAIL)
+    }
     // A write that fails (a full disk) undoes its batch; the batches before it are durable and kept.
     let failed: StoreError | undefined
     try {
-      // Checked over every number before the first batch is written: a clash found later would leave a seed half done.
-      const clash = seedClash(state, plan, o.subscriptions)
-      if (clash !== undefined) throw new CliError(clashProblem(clash, plan), EXIT.USAGE)
       const engine = engineOverStore({ world }, state, store)
       const batch = 10_000
       for (; seeded < o.subscriptions && !stopped; seeded += Math.min(batch, o.subscriptions - seeded))

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, watch, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, watch, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { tempDir } from '../helpers.js'
@@ -205,11 +205,20 @@ describe('dcb seed', () => {
   it('--country gb alone seeds gb numbers of a gb carrier; a second seed over the same numbers is refused before anything is written', async () => {
     const data = join(tmp.dir, 'gb.json')
     expect((await dcb(['seed', '--subscriptions', '3', '--country', 'gb', '--data', data])).code).toBe(0)
+    const files = () =>
+      Object.fromEntries(
+        readdirSync(tmp.dir)
+          .filter((n) => n.startsWith('gb.json'))
+          .map((n) => [n, readFileSync(join(tmp.dir, n), 'base64')]),
+      )
+    const before = files()
     const again = await dcb(['seed', '--subscriptions', '3', '--country', 'gb', '--data', data])
     expect([again.code, again.stderr.trim()]).toEqual([
       2,
       'dcb: 447700000000 holds an ACTIVE STREAMPLUS subscription already (a seed before this one?): a second would break ALREADY_SUBSCRIBED; give a --first-msisdn past the numbers seeded before',
     ])
+    // Refused before anything is written: no new journal, no snapshot rewritten, no lock left.
+    expect(files()).toEqual(before)
     const s = await serve(['--data', data])
     try {
       const subs = (await (await fetch(`${s.url}/_sandbox/subscriptions?limit=100`)).json()).subscriptions
