@@ -32,7 +32,7 @@ export class Compaction {
   /** The snapshots' size on disk (set at load, then by each compaction). */
   snapshotBytes = 0
   /** The compaction under way, or null. */
-  running: Promise<void> | null = null
+  private running: Promise<void> | null = null
   /** When a failed compaction may be tried again (0: none failed). */
   private retryAt = 0
   private readonly minBytes: number
