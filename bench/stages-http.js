@@ -160,7 +160,8 @@ export async function otpFlows() {
       if (round) runs[kind].push({ flows_s: done / seconds, cpu_us: ((cpuTicks(s.child.pid) - t0) * US_PER_TICK) / done })
       if (round) whole[kind].flows += done
     }
-  await settled(servers.map(([, s]) => s.child.pid))
+  const idle = await settled(servers.map(([, s]) => s.child.pid))
+  if (!idle) log('the servers were still busy 20 s after the last round: the whole-run CPU figures stop there')
   const wholeCpu = (kind) => Math.round(((cpuTicks(servers.find(([k]) => k === kind)[1].child.pid) - whole[kind].t0) * US_PER_TICK) / whole[kind].flows)
   const cpuWhole = Object.fromEntries(servers.map(([k]) => [k, wholeCpu(k)]))
   for (const [, s] of servers) await s.stop()
@@ -175,6 +176,8 @@ export async function otpFlows() {
     rounds: ratio('file', 'memory'),
     cpu_us: median(runs.file.map((r) => r.cpu_us)),
     cpu_us_whole: cpuWhole.file,
+    // false: the servers were still busy 20 s after the last round, and the whole-run figures stop there.
+    cpu_whole_idle: idle,
     memory_cpu_us_whole: cpuWhole.memory,
     floor: {
       flows_s: median(runs.floor.map((r) => r.flows_s)),
@@ -199,16 +202,17 @@ export async function otpFlows() {
   log(results.figures.otp_flows)
 }
 
-/** Waits until none of these processes uses CPU for half a second (what the load left running is done), at most 20 s. */
+/** Waits until none of these processes uses CPU for half a second (what the load left running is done), at most 20 s; answers whether they got there. */
 async function settled(pids) {
   const total = () => pids.reduce((sum, pid) => sum + cpuTicks(pid), 0)
   const until = performance.now() + 20_000
   for (let last = total(); performance.now() < until;) {
     await new Promise((r) => setTimeout(r, 500))
     const now = total()
-    if (now === last) return
+    if (now === last) return true
     last = now
   }
+  return false
 }
 
 /** Init latency with 1,000, 10,000 and 100,000 stored subscriptions, each count seeded for a fresh server. */
