@@ -4,7 +4,7 @@
  */
 import chalk from 'chalk'
 import { DcbClient, SandboxError, TransportError, type ApiResult, type Envelope } from '../client/index.js'
-import { DEFAULT_BASE_URL, DEMO_API_KEY, HEADER_VALUE, SESSION_NAME } from '../contract/defaults.js'
+import { DEFAULT_BASE_URL, DEMO_API_KEY, SESSION_NAME } from '../contract/defaults.js'
 import { OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
 import { CliError, EXIT } from './errors.js'
 
@@ -23,8 +23,6 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
   const apiKey = opts.apiKey ?? process.env.DCB_API_KEY ?? DEMO_API_KEY
   if (!isHttpUrl(baseUrl)) throw new CliError(`${opts.baseUrl !== undefined ? '--base-url' : 'DCB_BASE_URL'} "${baseUrl}" is not an http(s) URL`, EXIT.USAGE)
   const adminToken = opts.adminToken ?? process.env.DCB_ADMIN_TOKEN
-  headerValue(apiKey, opts.apiKey !== undefined ? '--api-key' : 'DCB_API_KEY')
-  if (adminToken !== undefined) headerValue(adminToken, opts.adminToken !== undefined ? '--admin-token' : 'DCB_ADMIN_TOKEN')
   const session = opts.session ?? (process.env.DCB_SESSION || undefined)
   // The server's rule for session names, checked here to fail before any call.
   if (session !== undefined && !SESSION_NAME.test(session))
@@ -32,14 +30,26 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
       `${opts.session !== undefined ? '--session' : 'DCB_SESSION'} "${session}" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -`,
       EXIT.USAGE,
     )
+  let client: DcbClient
+  try {
+    client = new DcbClient({
+      baseUrl,
+      apiKey,
+      session,
+      adminToken,
+      timeoutMs: opts.timeout ? opts.timeout * 1000 : undefined,
+      // A key or token no header can carry is a usage error naming where it came from, not the transport's.
+      names: {
+        apiKey: opts.apiKey !== undefined ? '--api-key' : 'DCB_API_KEY',
+        adminToken: opts.adminToken !== undefined ? '--admin-token' : 'DCB_ADMIN_TOKEN',
+      },
+    })
+  } catch (e) {
+    if (e instanceof SandboxError) throw new CliError(e.message, EXIT.USAGE)
+    throw e
+  }
   waiting = { baseUrl, limitS: opts.timeout ?? 30 }
-  return new DcbClient({
-    baseUrl,
-    apiKey,
-    session,
-    adminToken,
-    timeoutMs: opts.timeout ? opts.timeout * 1000 : undefined,
-  })
+  return client
 }
 
 /** An absolute http: or https: URL. */
@@ -50,12 +60,6 @@ export function isHttpUrl(text: string): boolean {
   } catch {
     return false
   }
-}
-
-/** A key or token goes in a header: a character none can carry is a usage error naming where it came from, not the transport's. */
-function headerValue(value: string, from: string): void {
-  const bad = [...value].find((c) => !HEADER_VALUE.test(c))
-  if (bad !== undefined) throw new CliError(`${from} has a character an HTTP header cannot carry (${JSON.stringify(bad)}): use printable ASCII`, EXIT.USAGE)
 }
 
 /** The server the last client talks to, and how long a call may wait (for the progress note). */

@@ -5,7 +5,7 @@
  */
 import chalk from 'chalk'
 import { z } from 'zod'
-import { HEADER_VALUE } from '../contract/defaults.js'
+import { headerValueProblem } from '../client/header-value.js'
 import type { InitBody, StatusBody, VerifyBody } from '../contract/index.js'
 import { clientFrom, guard, isHttpUrl, out, printJson, type ClientCliOptions } from './common.js'
 import { CliError, EXIT } from './errors.js'
@@ -67,7 +67,10 @@ function argumentProblem(action: Action, arg: unknown): string | undefined {
 const isWholeReference = (v: unknown): boolean => typeof v === 'string' && /^\$\{[^}]+\}$/.test(v)
 
 /** A key the run sends as the API-KEY header. */
-const ApiKey = z.string().regex(HEADER_VALUE, 'has a character an HTTP header cannot carry: use printable ASCII')
+const ApiKey = z.string().superRefine((key, ctx) => {
+  const problem = headerValueProblem(key)
+  if (problem) ctx.addIssue({ code: 'custom', message: problem })
+})
 
 const Step = z
   .object({

@@ -4,10 +4,11 @@
  * runs against the other by changing the factory. Uses the global fetch.
  */
 import { deriveOperations } from '../contract/calls.js'
-import { DEMO_API_KEY, HEADER_VALUE, SESSION_NAME } from '../contract/defaults.js'
+import { DEMO_API_KEY, SESSION_NAME } from '../contract/defaults.js'
 import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
 import { SandboxError } from '../core/errors.js'
 import { controlOverFetch, merchantOperations } from './fetch.js'
+import { checkHeaderValues } from './header-value.js'
 
 export interface ClientOptions {
   /** Where the server answers, e.g. `http://127.0.0.1:7700` (a path prefix is kept). */
@@ -46,11 +47,10 @@ export function createClient(opts: ClientOptions): SandboxClient {
   const baseUrl = url.href.replace(/\/+$/, '')
   const apiKey = opts.apiKey ?? DEMO_API_KEY
   // Both go in headers: refused here, by name, rather than by fetch at the first call.
-  for (const [name, value] of [
+  checkHeaderValues([
     ['apiKey', apiKey],
-    ['adminToken', opts.adminToken ?? ''],
-  ] as const)
-    if (!HEADER_VALUE.test(value)) throw new SandboxError('BAD_REQUEST', `${name} has a character an HTTP header cannot carry: use printable ASCII`)
+    ['adminToken', opts.adminToken],
+  ])
   // fetch says only "fetch failed" when nothing answers: name the server and why, keeping the cause.
   const fetchFn = (input: string, init: RequestInit) =>
     fetch(input, init).catch((err: unknown) => {

@@ -9,6 +9,7 @@ import type { ClockMoveAnswer, InitBody, InitPayload, StatusBody, StatusPayload,
 import type { ControlOperations } from '../contract/operations.js'
 import { SandboxError } from '../core/errors.js'
 import { deriveOperations } from '../contract/calls.js'
+import { checkHeaderValues } from './header-value.js'
 
 export type { InitPayload, VerifyPayload, StatusPayload, ClockMoveAnswer }
 export { SandboxError }
@@ -45,6 +46,8 @@ export interface ClientOptions {
   timeoutMs?: number
   /** The sandbox session every call works in (header X-DCB-Session). */
   session?: string
+  /** What the caller calls `apiKey` and `adminToken` in a refusal (the CLI: `--api-key`, `DCB_API_KEY`, …). */
+  names?: { apiKey?: string; adminToken?: string }
 }
 
 export interface RawResponse {
@@ -99,7 +102,12 @@ export class DcbClient {
   readonly baseUrl: string
   /** `X-DCB-Session` on every call, when a session is given. */
   private readonly sessionHeader: Record<string, string>
+  /** Throws SandboxError BAD_REQUEST when the key or token has a character no header can carry (named, with the option). */
   constructor(readonly opts: ClientOptions) {
+    checkHeaderValues([
+      [opts.names?.apiKey ?? 'apiKey', opts.apiKey],
+      [opts.names?.adminToken ?? 'adminToken', opts.adminToken],
+    ])
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '')
     this.sessionHeader = opts.session ? { 'x-dcb-session': opts.session } : {}
     // A call that waits (an OTP with `wait`) may take that long beyond the usual answer time.

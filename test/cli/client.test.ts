@@ -103,17 +103,24 @@ describe('dcb init / otp / verify / status', () => {
     expect((await c.control('/requests')).body.requests).toEqual([])
   })
 
-  it('a key or token no HTTP header can carry is a usage error naming where it came from (exit 2), not an unexpected error', async () => {
+  it('a key or token no HTTP header can carry is a usage error naming where it came from and the character (exit 2), not an unexpected error', async () => {
+    const accepted = 'a header carries tab and U+0020 to U+00FF except U+007F (printable ASCII and Latin-1)'
     const key = await run(['status', 'x', '--api-key', 'ключ'])
-    expect([key.code, key.stderr]).toEqual([2, 'dcb: --api-key has a character an HTTP header cannot carry ("к"): use printable ASCII\n'])
+    expect([key.code, key.stderr]).toEqual([2, `dcb: --api-key has a character an HTTP header cannot carry: "к" (U+043A); ${accepted}\n`])
     const env = await run(['clock'], { DCB_ADMIN_TOKEN: 'a\u0001b' })
-    expect([env.code, env.stderr]).toEqual([2, 'dcb: DCB_ADMIN_TOKEN has a character an HTTP header cannot carry ("\\u0001"): use printable ASCII\n'])
+    expect([env.code, env.stderr]).toEqual([2, `dcb: DCB_ADMIN_TOKEN has a character an HTTP header cannot carry: "\\u0001" (U+0001); ${accepted}\n`])
+    const del = await run(['clock'], { DCB_API_KEY: 'key\u007f' })
+    expect([del.code, del.stderr]).toEqual([2, `dcb: DCB_API_KEY has a character an HTTP header cannot carry: "\u007f" (U+007F); ${accepted}\n`])
+    // Latin-1 is carried, as the message says: the server answers (this key is no merchant's).
+    const latin1 = await run(['status', 'x', '--api-key', 'clé'])
+    expect([latin1.code, latin1.stderr]).toEqual([1, ''])
+    expect(latin1.stdout).toMatch(/FAIL status: UNAUTHORIZED/)
     const { dir, cleanup } = tempDir()
     try {
       const file = join(dir, 'key.run.json')
       writeFileSync(file, JSON.stringify({ steps: [{ api_key: 'ключ', status: 'x' }] }))
       const r = await run(['run', file])
-      expect([r.code, r.stderr]).toEqual([2, `dcb: ${file}: $.steps[0].api_key: has a character an HTTP header cannot carry: use printable ASCII\n`])
+      expect([r.code, r.stderr]).toEqual([2, `dcb: ${file}: $.steps[0].api_key: has a character an HTTP header cannot carry: "к" (U+043A); ${accepted}\n`])
     } finally {
       cleanup()
     }

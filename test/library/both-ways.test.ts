@@ -113,8 +113,17 @@ describe('createClient with a key or token no HTTP header can carry', () => {
         return e
       }
     }
-    expect(made({ apiKey: 'ключ' })).toMatchObject({ code: 'BAD_REQUEST', message: 'apiKey has a character an HTTP header cannot carry: use printable ASCII' })
-    expect(made({ adminToken: 'a\nb' })).toMatchObject({ code: 'BAD_REQUEST', message: expect.stringMatching(/^adminToken has a character/) })
+    const accepted = 'a header carries tab and U+0020 to U+00FF except U+007F (printable ASCII and Latin-1)'
+    expect(made({ apiKey: 'ключ' })).toMatchObject({
+      code: 'BAD_REQUEST',
+      message: `apiKey has a character an HTTP header cannot carry: "к" (U+043A); ${accepted}`,
+    })
+    expect(made({ adminToken: 'a\nb' })).toMatchObject({
+      code: 'BAD_REQUEST',
+      message: `adminToken has a character an HTTP header cannot carry: "\\n" (U+000A); ${accepted}`,
+    })
     expect(made({ apiKey: 'sandbox-demo-key', adminToken: 'token with spaces' })).toBeUndefined()
+    // Latin-1 is carried, as the message says.
+    expect(made({ apiKey: 'clé', adminToken: 'tab\tµ' })).toBeUndefined()
   })
 })
