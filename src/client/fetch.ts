@@ -10,8 +10,27 @@ import type { MerchantOperations } from '../contract/operations.js'
 
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>
 
+/** Where a consent page's own base URL is reached: its origin and path prefix, as read off the page's URL. */
+export interface PageMount {
+  /** The base URL the page is under, e.g. `https://gw.test/dcb/v1` of `https://gw.test/dcb/v1/consent/ID`. */
+  publicBase: string
+  /** Its path, e.g. `/dcb/v1` (empty at the root). */
+  prefix: string
+}
+
+export interface MerchantCallOptions {
+  apiKey: string
+  headers: Record<string, string>
+  /**
+   * A consent page's absolute URL is posted under the base URL it names, through this fetch (the
+   * sandbox: an msw base URL's path prefix, which `sandbox.fetch` does not strip). Without it the page
+   * is posted under `base` by its id.
+   */
+  underPage?: (mount: PageMount) => FetchFn
+}
+
 /** `init`, `verify`, `status` and `consent` against `base` (origin and optional path prefix). */
-export function merchantOperations(fetchFn: FetchFn, base: string, opts: { apiKey: string; headers: Record<string, string> }): MerchantOperations {
+export function merchantOperations(fetchFn: FetchFn, base: string, opts: MerchantCallOptions): MerchantOperations {
   const post = async (path: string, body: unknown): Promise<any> => {
     const res = await fetchFn(base + path, {
       method: 'POST',
@@ -28,14 +47,25 @@ export function merchantOperations(fetchFn: FetchFn, base: string, opts: { apiKe
     const reason = res.headers.get('x-dcb-reason')
     return { httpStatus: res.status, envelope, ...(reason === null ? {} : { reason }) }
   }
+  /**
+   * Where to post a consent decision, the URL read once: an id goes under `base`; so does a consent
+   * page's URL, by its id (or under the base it names, with `underPage`). Any other URL is posted as it is.
+   */
+  const consentTarget = (url: string): { target: string; via: FetchFn } => {
+    const page = consentPage(url)
+    if (page === 'id') return { target: `${base}/consent/${encodeURIComponent(url)}`, via: fetchFn }
+    if (page === undefined) return { target: url, via: fetchFn }
+    if (opts.underPage) return { target: `${page.publicBase}/consent/${page.id}`, via: opts.underPage(page) }
+    return { target: `${base}/consent/${page.id}`, via: fetchFn }
+  }
   return {
     init: (body) => post('/subscriptions/init', body),
     verify: (body) => post('/subscriptions/verify', body),
     status: (body) => post('/subscriptions/status', body),
     async consent(url, action) {
       if (action !== 'approve' && action !== 'deny') throw new SandboxError('BAD_REQUEST', `consent: action must be approve or deny, not "${String(action)}"`)
-      const target = consentTarget(url, base)
-      const res = await fetchFn(target, {
+      const { target, via } = consentTarget(url)
+      const res = await via(target, {
         method: 'POST',
         headers: { ...opts.headers, 'content-type': 'application/x-www-form-urlencoded' },
         body: `action=${action}`,
@@ -50,27 +80,22 @@ export function merchantOperations(fetchFn: FetchFn, base: string, opts: { apiKe
 }
 
 /**
- * Where to post a consent decision: an id goes under `base`; so does a `redirect_url`, by its id, since
- * it names the page under whatever base the sandbox was reached by (an msw base URL's path prefix,
- * which `sandbox.fetch` does not strip). Any other URL is posted as it is.
+ * What a consent argument is, read with one parse: `id` for an id (anything but an http(s) URL), the
+ * page's id and the base URL it is under for a consent page's URL (`…/consent/ID`), undefined for
+ * another URL.
  */
-function consentTarget(url: string, base: string): string {
-  if (!/^https?:\/\//.test(url)) return `${base}/consent/${encodeURIComponent(url)}`
-  const id = /\/consent\/([^/?#]+)\/?(?:[?#].*)?$/.exec(url)?.[1]
-  return id === undefined ? url : `${base}/consent/${id}`
-}
-
-/** The base URL a consent page's absolute URL is under (`https://gw.test/dcb/v1` of `https://gw.test/dcb/v1/consent/ID`); undefined for an id or another URL. */
-export function consentPageBase(url: string): string | undefined {
-  if (!/^https?:\/\//.test(url)) return undefined
+function consentPage(url: string): 'id' | (PageMount & { id: string }) | undefined {
   let parsed: URL
   try {
     parsed = new URL(url)
   } catch {
-    return undefined
+    return 'id'
   }
-  const mount = /^(.*)\/consent\/[^/]+\/?$/.exec(parsed.pathname)?.[1]
-  return mount === undefined ? undefined : parsed.origin + mount
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'id'
+  const page = /^(.*)\/consent\/([^/]+)\/?$/.exec(parsed.pathname)
+  if (!page) return undefined
+  const prefix = page[1]!.replace(/\/+$/, '')
+  return { publicBase: parsed.origin + prefix, prefix, id: page[2]! }
 }
 
 /** Sends one control call under `base`/_sandbox and answers its JSON; a refusal throws the control API's error as a SandboxError. */

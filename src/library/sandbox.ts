@@ -21,7 +21,7 @@ import { checkSandboxOptions } from './options.js'
 import { yieldToEventLoop } from '../yield.js'
 import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
 import { DEFAULT_WORLD_FILE, DEMO_API_KEY } from '../contract/defaults.js'
-import { consentPageBase, merchantOperations } from '../client/fetch.js'
+import { merchantOperations, type PageMount } from '../client/fetch.js'
 import { deriveOperations, type ControlRequest } from '../contract/calls.js'
 
 export type { RuleInput, WorldInput } from './world-input.js'
@@ -161,14 +161,11 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   }
 
   const bind = (session: string | undefined): SandboxSession => {
-    /** A fetch of the sandbox mounted at `base` (an msw base URL), or at the root of whatever origin a request names. */
+    /** A fetch of the sandbox mounted at `mount` (an msw base URL, read once), or at the root of whatever origin a request names. */
     const fetchUnder =
-      (base?: string) =>
+      (mounted?: PageMount) =>
       async (input: Request | string | URL, init?: RequestInit): Promise<Response> => {
-        const mount = (url: URL): Route =>
-          base === undefined
-            ? { prefix: '', publicBase: url.origin, session }
-            : { prefix: new URL(base).pathname.replace(/\/+$/, ''), publicBase: base, session }
+        const mount = (url: URL): Route => (mounted === undefined ? { prefix: '', publicBase: url.origin, session } : { ...mounted, session })
         // The common call, fetch(url, { method, headers, body: string }), skips building a Request.
         const body = init?.body
         if (!(input instanceof Request) && (body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array)) {
@@ -181,8 +178,9 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
         return route(request, mount(new URL(request.url)))
       }
     const fetchIn = fetchUnder()
-    const merchantKey = { apiKey: opts.apiKey ?? DEMO_API_KEY, headers: {} }
-    const merchant = merchantOperations(fetchIn, 'http://localhost', merchantKey)
+    // A redirect_url names the base URL its Init was addressed to (an msw base URL with a path such as
+    // https://gw.test/dcb/v1): decided there, the 303 points under that base, as the browser would see it.
+    const merchant = merchantOperations(fetchIn, 'http://localhost', { apiKey: opts.apiKey ?? DEMO_API_KEY, headers: {}, underPage: fetchUnder })
     /** One control call through the same pipeline as `fetch`; a refusal throws the control API's error as a SandboxError. */
     const call = async (r: ControlRequest): Promise<unknown> => {
       const headers: Record<string, string> = {}
@@ -213,12 +211,6 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
       fetch: fetchIn,
       ...deriveOperations(call),
       ...merchant,
-      // A redirect_url names the base URL its Init was addressed to (an msw base URL with a path such as
-      // https://gw.test/dcb/v1): decided there, the 303 points under that base, as the browser would see it.
-      consent: (url, action) => {
-        const base = consentPageBase(url)
-        return base === undefined ? merchant.consent(url, action) : merchantOperations(fetchUnder(base), base, merchantKey).consent(url, action)
-      },
     }
   }
 
