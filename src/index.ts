@@ -4,10 +4,9 @@
  * of refused calls, and the types of the merchant API and of the control API. Everything else is
  * internal and may change.
  */
-import { startSandbox as startServer } from './server.js'
+import { startSandbox as startServer, type ServeHooks } from './server.js'
 import type { ServeOptions } from './serve-options.js'
-import { layerWorldObject, WORLD_AND_FIXTURES, type WorldInput } from './library/sandbox.js'
-import { SandboxError } from './core/errors.js'
+import { worldOf, type WorldInput } from './library/sandbox.js'
 import type { WorldDocument } from './contract/control.js'
 import { checkSharedOptions } from './library/options.js'
 
@@ -41,7 +40,7 @@ export type {
 } from './contract/merchant.js'
 
 /** The options of `startSandbox`: those of `dcb serve`; `world` as `createSandbox` takes it (checked as a fixture file). */
-export type SandboxServerOptions = Omit<ServeOptions, 'realNow' | 'world'> & { world?: WorldInput | WorldDocument }
+export type SandboxServerOptions = Omit<ServeOptions, 'realNow'> & { world?: WorldInput | WorldDocument }
 
 /** A running `dcb serve` started from code. */
 export interface SandboxServer {
@@ -65,11 +64,9 @@ export interface SandboxServer {
  */
 export async function startSandbox(opts: SandboxServerOptions = {}): Promise<SandboxServer> {
   checkSharedOptions(opts as Record<string, unknown>)
-  if (opts.world && opts.fixtures?.length) throw new SandboxError('BAD_REQUEST', WORLD_AND_FIXTURES)
-  // Layered on the default world here when it says so; the server checks a world object as a file.
-  const world = opts.world?.extends === 'default' ? { ...layerWorldObject(opts.world).world, extends: 'none' as const } : opts.world
-  // One path, as createSandbox takes it (the type says an array; a string was read letter by letter).
-  const fixtures = typeof opts.fixtures === 'string' ? [opts.fixtures] : opts.fixtures
-  const s = await startServer({ ...opts, world, fixtures } as ServeOptions)
+  // The world as createSandbox loads it (a world object layered once, the default world's rules named
+  // by its file), handed to the server as it is.
+  const { world, fixtures, ...rest } = opts
+  const s = await startServer({ ...rest, loaded: worldOf({ world, fixtures }) } as ServeHooks)
   return { url: s.url, port: s.port, host: s.host, clockKept: s.clockKept, files: s.files, recoveryNotes: s.recoveryNotes, close: () => s.close() }
 }

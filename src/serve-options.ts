@@ -3,7 +3,6 @@
  * package's public declarations import this file.
  */
 import type { FailurePayloadMode } from './core/outcomes.js'
-import type { World } from './core/world-schema.js'
 
 export interface ServeOptions {
   port?: number
@@ -21,8 +20,6 @@ export interface ServeOptions {
   replaceWorld?: boolean
   /** Fixture files layered on the default world. */
   fixtures?: string[]
-  /** A world object instead of files (the library and tests). */
-  world?: World
   /**
    * Addresses or CIDR ranges added to the allowlist of every merchant that allows loopback (the demo
    * keys), so another machine or a container network can use them (`dcb serve --allow-ip`).

@@ -11,7 +11,7 @@ import type { FailurePayloadMode } from './core/outcomes.js'
 import { State } from './core/state.js'
 import { parseTimestamp, timeProblem } from './core/time.js'
 import type { WorldSources } from './core/layering.js'
-import { checkedDefaultWorld, FixtureError } from './world/default-world.js'
+import { checkedDefaultWorld, type LoadedWorld } from './world/default-world.js'
 import type { World } from './core/world-schema.js'
 import type { ServeOptions } from './serve-options.js'
 
@@ -38,6 +38,8 @@ export interface ServeHooks extends ServeOptions {
   listen?: (listener: RequestListener, port: number, host: string) => Promise<{ server: Server; protocol: 'http' | 'https' }>
   /** Where the data files' writes and fsyncs can be made to fail (tests). */
   storeIo?: StoreIo
+  /** The world already loaded and checked, in place of `fixtures` (the library's `startSandbox`, through `worldOf`). */
+  loaded?: LoadedWorld
 }
 
 export interface RunningSandbox {
@@ -100,14 +102,10 @@ export class ServeError extends Error {
 
 export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbox> {
   // Everything that can refuse an option comes first: a bad option touches nothing on disk.
-  // A world object goes through the same layering and checks as a fixture file.
-  // The default world alone is the one the build checked; fixture files and a world object load the
-  // layering and its schema (zod) now, and only then.
-  const layered = opts.world ? (await import('./core/layering.js')).layerWorlds([{ source: 'world', data: opts.world }]) : undefined
-  if (layered && !layered.ok) throw new FixtureError(layered.problems)
-  const loaded = layered?.ok
-    ? { ...layered, files: [] }
-    : (!opts.fixtures?.length && checkedDefaultWorld()) || (await import('./world/load.js')).loadWorld(opts.fixtures ?? [])
+  // The default world alone is the one the build checked; fixture files load the layering and its
+  // schema (zod) now, and only then. The library's startSandbox hands the world it loaded as
+  // createSandbox loads it (a world object layered, its sources kept): taken as it is.
+  const loaded = opts.loaded ?? ((!opts.fixtures?.length && checkedDefaultWorld()) || (await import('./world/load.js')).loadWorld(opts.fixtures ?? []))
   for (const cidr of opts.allowIps ?? []) {
     const problem = allowIpProblem(cidr)
     if (problem) throw new ServeError(problem, 'usage')

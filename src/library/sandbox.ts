@@ -5,9 +5,8 @@
  */
 import type { FailurePayloadMode } from '../core/outcomes.js'
 import { parseTimestamp, timeProblem } from '../core/time.js'
-import { layerWorlds, type LayerInput, type WorldSources } from '../core/layering.js'
-import { FixtureError, loadWorld } from '../world/load.js'
-import type { World } from '../core/world-schema.js'
+import { layerWorlds, type LayerInput } from '../core/layering.js'
+import { FixtureError, loadWorld, type LoadedWorld } from '../world/load.js'
 import type { WorldInput } from './world-input.js'
 import type { WorldDocument } from '../contract/control.js'
 import { createSandboxApp } from '../http/app.js'
@@ -82,32 +81,36 @@ export interface RoutedSandbox {
   [ROUTE](request: Request, route: Route): Promise<Response>
 }
 
-let defaultWorld: { world: World; sources: WorldSources } | undefined
+/** The default world, read and validated once per process: a fresh sandbox costs no file read. */
+let defaultWorld: LoadedWorld | undefined
 
 /**
  * A world object layered as a fixture file is: alone (it replaces the default world), or, with
  * `"extends": "default"`, on the default world (its records merged by key, its rules consulted first).
  * Throws FixtureError naming every problem.
  */
-export function layerWorldObject(world: WorldInput | WorldDocument): { world: World; sources: WorldSources } {
+function layerWorldObject(world: WorldInput | WorldDocument): LoadedWorld {
   const layers: LayerInput[] = [{ source: 'world', data: world }]
   if (world.extends === 'default') layers.unshift({ source: DEFAULT_WORLD_FILE, data: (defaultWorld ??= loadWorld([])).world })
   const r = layerWorlds(layers)
   if (!r.ok) throw new FixtureError(r.problems)
-  return r
+  return { world: r.world, sources: r.sources, warnings: r.warnings, files: [] }
 }
 
 /** `world` and `fixtures` both given: one of them would be left out without a word. */
 export const WORLD_AND_FIXTURES =
   'give world or fixtures, not both: fixture files are layered on the default world, a world object replaces it (or, with "extends": "default", is layered on it)'
 
-/** The world and where its parts came from; a world object goes through the same layering and checks as a file. */
-function worldOf(opts: SandboxOptions): { world: World; sources?: WorldSources } {
+/**
+ * The world of `createSandbox` and `startSandbox` alike, and where its parts came from: a world
+ * object goes through the same layering and checks as a file (no files for it), fixture files are
+ * layered on the default world.
+ */
+export function worldOf(opts: Pick<SandboxOptions, 'world' | 'fixtures'>): LoadedWorld {
   const fixtures = typeof opts.fixtures === 'string' ? [opts.fixtures] : (opts.fixtures ?? [])
   if (opts.world && fixtures.length) throw new SandboxError('BAD_REQUEST', WORLD_AND_FIXTURES)
   if (opts.world) return layerWorldObject(opts.world)
   if (fixtures.length) return loadWorld(fixtures)
-  // The default world is read and validated once per process: a fresh sandbox costs no file read.
   return (defaultWorld ??= loadWorld([]))
 }
 

@@ -330,6 +330,23 @@ console.log(JSON.stringify({ inProcess, again, served, both }))`
     })
   })
 
+  it("startSandbox loads a world object as createSandbox does: with extends: 'default', the default world's records and rules name its file", async () => {
+    const script = `import { createClient, createSandbox, startSandbox } from 'dcb-sandbox'
+const world = ${LAYER_WORLD}
+const sources = async (sandbox) => ({ rules: (await sandbox.rules.list()).rules.map((r) => r.id + ' ' + r.source), world: await sandbox.worldSources() })
+const inProcess = await sources(await createSandbox({ world }))
+const server = await startSandbox({ world, inMemory: true, port: 0 })
+const served = await sources(createClient({ baseUrl: server.url }))
+await server.close()
+console.log(JSON.stringify({ inProcess, served, files: server.files }))`
+    const r = await run(process.execPath, ['--input-type=module', '-e', script], join(app, 'node_modules', 'dcb-sandbox'))
+    const { inProcess, served, files } = JSON.parse(r.out)
+    expect(new Set(inProcess.rules.map((line: string) => line.split(' ')[1]))).toEqual(new Set(['world', 'fixtures/world.json']))
+    expect(inProcess.rules).toContain('ticket world')
+    expect(served).toEqual(inProcess)
+    expect(files).toEqual([])
+  })
+
   it('compiles the example with tsc --strict against the shipped declarations (no TS7016)', async () => {
     const r = await run(process.execPath, [join(MODULES, 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--strict'], app)
     expect(r.out).toBe('')
