@@ -8,6 +8,7 @@ import chalk from 'chalk'
 import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 import type { World } from '../core/world-schema.js'
+import type { RuleInput } from '../contract/operations.js'
 
 const VERBS = ['list', 'add', 'remove', 'clear']
 
@@ -107,7 +108,7 @@ export async function rules(verb: string | undefined, arg: string | undefined, o
     await checkAll(c, list)
     const added = []
     for (const rule of list) {
-      const rec = await guard(() => c.rules.add(rule as Record<string, unknown>))
+      const rec = await guard(() => c.rules.add(rule as RuleInput))
       added.push(rec)
       const description = (rec.rule as { description?: string }).description
       if (!o.json) out(`${chalk.green('✔')} added ${chalk.bold(rec.id)}${description ? chalk.dim(` ${description}`) : ''}`)

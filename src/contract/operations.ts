@@ -32,6 +32,15 @@ import type {
   SubscriptionView,
 } from './control.js'
 import type { ConsentAnswer, InitAnswer, InitBody, StatusAnswer, StatusBody, VerifyAnswer, VerifyBody } from './merchant.js'
+import type { z } from 'zod'
+import type { RuleSchema } from '../core/world-schema.js'
+
+/**
+ * A carrier rule as a fixture file's `rules` hold it (the schema's input side: fields with a default
+ * may be left out), for `rules.add`: `id` made up when absent. Typed, so a misplaced field (an effect
+ * beside `effect`, not in it) fails to compile for a sandbox's and a client's callers alike.
+ */
+export type RuleInput = Omit<z.input<typeof RuleSchema>, 'id'> & { id?: string }
 
 export interface OtpOptions {
   /** Wait up to this many seconds (0 to 120) for an OTP to arrive. */
@@ -43,7 +52,7 @@ export interface OtpOptions {
 /** The runtime carrier rules: `GET|POST|DELETE /_sandbox/rules`, `DELETE /_sandbox/rules/{id}`. */
 export interface RuleOperations {
   /** Adds a rule (a fixture file's rule; `id` made up when absent); answers it as stored. */
-  add(rule: Record<string, unknown>): Promise<RuntimeRule>
+  add(rule: RuleInput): Promise<RuntimeRule>
   /** Removes one runtime rule (RULE_NOT_FOUND when there is none). */
   remove(id: string): Promise<DeletedAnswer>
   /** Every rule in force in the order consulted (with `source` and `used`), and the runtime rules as added. */

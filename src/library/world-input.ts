@@ -4,7 +4,7 @@
  * only: the sandbox checks the values as it checks a file.
  */
 import type { z } from 'zod'
-import type { RecordCollection, RuleSchema, WorldSchema } from '../core/world-schema.js'
+import type { RecordCollection, WorldSchema } from '../core/world-schema.js'
 
 type WorldFile = z.input<typeof WorldSchema>
 type Item<C extends RecordCollection> = NonNullable<WorldFile[C]>[number]
@@ -29,5 +29,5 @@ export type WorldInput =
       carriers?: Partial_<'carriers', 'otp' | 'retry'>[]
     })
 
-/** A carrier rule as a fixture file's `rules` hold it, for `rules.add` (`id` made up when absent). */
-export type RuleInput = Omit<z.input<typeof RuleSchema>, 'id'> & { id?: string }
+/** A carrier rule as a fixture file's `rules` hold it, for `rules.add`: the control operations' own type. */
+export type { RuleInput } from '../contract/operations.js'

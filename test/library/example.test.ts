@@ -295,6 +295,44 @@ console.log(JSON.stringify([await answer('60123456107'), await answer('601234560
     expect(loaded.out).toBe('["BARRED","SUCCESS"]\n')
   }, 120_000)
 
+  it('rules.add takes a Rule on a sandbox, a client and their sessions: a good rule compiles, a misplaced field does not', async () => {
+    const targets = `import { createClient, createSandbox } from 'dcb-sandbox'
+      const sandbox = await createSandbox()
+      const client = createClient({ baseUrl: 'http://127.0.0.1:7700' })
+      export const targets = [sandbox, client, sandbox.session('w1'), client.session('w1')] as const
+    `
+    const good = await consumer(
+      'rules-good',
+      { lib: ['ES2022'], types: ['node'] },
+      `${targets}
+      for (const t of targets) {
+        await t.rules.add({ match: { msisdn: '60123456013' }, step: 'charge', effect: { error: 'SPENDING_LIMIT_REACHED' } })
+        await t.rules.add({ id: 'slow', step: ['init', 'verify'], effect: { delay_ms: 10 } })
+      }
+      await sandbox.rules.add({ step: 'init', effect: { error: 'BARRED' } })
+      await client.rules.add({ step: 'init', effect: { error: 'BARRED' } })
+    `,
+    )
+    expect(good.out).toBe('')
+    expect(good.code).toBe(0)
+    // An effect beside "effect", a step that is none: refused on each target by name.
+    const bad = await consumer(
+      'rules-bad',
+      { lib: ['ES2022'], types: ['node'] },
+      `${targets}
+      await sandbox.rules.add({ step: 'charge', error: 'BARRED' })
+      await client.rules.add({ step: 'charge', error: 'BARRED' })
+      await sandbox.session('w1').rules.add({ step: 'charge', error: 'BARRED' })
+      await client.session('w1').rules.add({ step: 'chrage', effect: { error: 'BARRED' } })
+    `,
+    )
+    const errors = bad.out.split('\n').filter((line) => /error TS/.test(line))
+    expect(errors.map((line) => /main\.ts\((\d+),/.exec(line)?.[1])).toEqual(['6', '7', '8', '9'])
+    expect(errors.slice(0, 3).every((line) => line.includes("'error' does not exist in type"))).toBe(true)
+    expect(errors[3]).toContain('"chrage"')
+    expect(bad.code).not.toBe(0)
+  }, 120_000)
+
   it("the testing guide's world and rule example compiles as written against the packed package", async () => {
     const guide = readFileSync(join(ROOT, 'docs', 'guides', 'testing-an-integration.md'), 'utf8')
     const example = [...guide.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!).find((code) => code.includes("extends: 'default'"))
