@@ -4,7 +4,7 @@
  * `node`, it serves and runs a whole OTP flow. A missing executable fails here: it is never skipped.
  */
 import { execFile, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -88,6 +88,21 @@ describe('the single executable (dist/dcb-linux-x64)', () => {
     expect(await page.text()).toBe(readFileSync('src/console/index.html', 'utf8'))
     const script = await fetch(url + '/_console/app.js')
     expect(await script.text()).toBe(readFileSync('src/console/app.js', 'utf8'))
+  })
+
+  it('a copy under another name prints that name in its usage and hints', async () => {
+    const copy = join(dir, 'billing-sandbox')
+    copyFileSync(EXE, copy)
+    const exec = (args: string[], extra: Record<string, string> = {}) =>
+      new Promise<{ stdout: string; stderr: string }>((done) =>
+        execFile(copy, args, { cwd: dir, env: { ...env, ...extra }, timeout: 20_000 }, (_err, stdout, stderr) => done({ stdout, stderr })),
+      )
+    expect((await exec(['--help'])).stdout).toMatch(/^Usage: billing-sandbox /)
+    expect((await exec(['nope'])).stderr).toBe("dcb: unknown command 'nope' (see billing-sandbox --help)\n")
+    expect((await exec(['clock'], { DCB_BASE_URL: 'http://127.0.0.1:1' })).stderr).toBe(
+      'dcb: cannot reach http://127.0.0.1:1: connection refused (is `billing-sandbox serve` running?)\n',
+    )
+    expect((await run(['--help'])).stdout).toMatch(/^Usage: dcb-linux-x64 /)
   })
 
   it('refuses bad input as the CLI does: one line, exit 2', async () => {

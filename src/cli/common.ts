@@ -6,7 +6,7 @@ import chalk from 'chalk'
 import { DcbClient, SandboxError, TransportError, type ApiResult, type Envelope } from '../client/index.js'
 import { DEFAULT_BASE_URL, DEMO_API_KEY, SESSION_NAME } from '../contract/defaults.js'
 import { OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
-import { CliError, EXIT } from './errors.js'
+import { CliError, EXIT, invokedAs } from './errors.js'
 
 export interface ClientCliOptions {
   baseUrl?: string
@@ -38,6 +38,7 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
       session,
       adminToken,
       timeoutMs: opts.timeout ? opts.timeout * 1000 : undefined,
+      command: invokedAs(),
       // A key or token no header can carry is a usage error naming where it came from, not the transport's.
       names: {
         apiKey: opts.apiKey !== undefined ? '--api-key' : 'DCB_API_KEY',

@@ -20,15 +20,16 @@ export class CliError extends Error {
 }
 
 /**
- * The name the user typed: `dcb-sandbox` when called by that name (iproute2 ships another `dcb`),
- * else `dcb`; `npx dcb` when npx ran it, since the bare name is not on PATH there. Hints print it so
- * they can be pasted back.
+ * The name the user typed, so hints can be pasted back: the name of the link or copy it was run by
+ * (`dcb-sandbox`, as iproute2 ships another `dcb`; a copy of the single executable, whose first
+ * argument is its own name as run), or `dcb` for a script Node was handed (`node bin/dcb.js`, npm's
+ * shims on Windows) or no name at all; `npx NAME` when npx ran it, since the bare name is not on PATH there.
  */
 export function invokedAs(): string {
   const base = (process.argv[1] ?? '').split(/[\\/]/).pop() ?? ''
-  const name = base.replace(/\.(c|m)?js$/, '') === 'dcb-sandbox' ? 'dcb-sandbox' : 'dcb'
+  const name = base === '' || /\.(c|m)?js$/.test(base) ? 'dcb' : base.replace(/\.exe$/i, '')
   // npm exec runs `npx dcb …` as a script named after the command; a tool npx ran (npx vitest) that runs dcb names itself there.
   const env = process.env
-  const byNpx = env.npm_lifecycle_event === 'npx' && /^['"]?(dcb-sandbox|dcb)\b/.exec(env.npm_lifecycle_script ?? '')?.[1] === name
+  const byNpx = env.npm_lifecycle_event === 'npx' && /^['"]?([^'"\s]+)/.exec(env.npm_lifecycle_script ?? '')?.[1] === name
   return byNpx ? `npx ${name}` : name
 }

@@ -8,7 +8,7 @@ import chalk from 'chalk'
 import type { DcbClient } from '../client/index.js'
 import type { WorldSummary } from '../contract/index.js'
 import { canPrompt, clientFrom, guard, out, printFields, printJson, type ClientCliOptions } from './common.js'
-import { CliError, EXIT } from './errors.js'
+import { CliError, EXIT, invokedAs } from './errors.js'
 
 interface FlowOptions extends ClientCliOptions {
   msisdn?: string
@@ -51,7 +51,7 @@ function countryOf(world: WorldSummary, msisdn: string): string | undefined {
 export async function flow(o: FlowOptions): Promise<void> {
   const c = clientFrom(o)
   if (o.scenario !== undefined && !/^\d{3}$/.test(o.scenario))
-    throw new CliError('--scenario takes a magic ending of three digits, e.g. 201 (see dcb scenarios)', EXIT.USAGE)
+    throw new CliError(`--scenario takes a magic ending of three digits, e.g. 201 (see ${invokedAs()} scenarios)`, EXIT.USAGE)
   if (o.msisdn !== undefined && !/^\d{6,15}$/.test(o.msisdn))
     throw new CliError(`--msisdn "${o.msisdn}" must be 6 to 15 digits, calling code first`, EXIT.USAGE)
   const described = await guard(() => c.scenarios())

@@ -11,7 +11,7 @@ import { readUserText } from '../user-text.js'
 import chalk from 'chalk'
 import type { DcbClient } from '../client/index.js'
 import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
-import { CliError, EXIT } from './errors.js'
+import { CliError, EXIT, invokedAs } from './errors.js'
 
 interface Entry {
   id: number
@@ -58,7 +58,7 @@ export function readRecording(file: string): Entry[] {
         .map((l, i) => parseLine(l, i + 1))
   } catch (e) {
     if (e instanceof CliError) throw new CliError(`${file}: ${e.message}`, EXIT.USAGE)
-    throw new CliError(`${file}: not a recording (dcb logs --json --all): ${(e as Error).message}`, EXIT.USAGE)
+    throw new CliError(`${file}: not a recording (${invokedAs()} logs --json --all): ${(e as Error).message}`, EXIT.USAGE)
   }
   const bad = entries.findIndex((e) => !e || typeof e !== 'object' || typeof (e as Entry).path !== 'string' || typeof (e as Entry).sandbox_time !== 'string')
   if (bad >= 0) throw new CliError(`${file}: entry ${bad + 1} is not a journal entry (path and sandbox_time needed)`, EXIT.USAGE)

@@ -48,6 +48,8 @@ export interface ClientOptions {
   session?: string
   /** What the caller calls `apiKey` and `adminToken` in a refusal (the CLI: `--api-key`, `DCB_API_KEY`, …). */
   names?: { apiKey?: string; adminToken?: string }
+  /** How the user runs dcb, for the hint when nothing answers (the CLI: the name it was invoked as; default `dcb`). */
+  command?: string
 }
 
 export interface RawResponse {
@@ -58,7 +60,7 @@ export interface RawResponse {
 
 export async function httpRequest(
   url: string,
-  opts: { method: string; headers?: Record<string, string>; body?: string; timeoutMs?: number },
+  opts: { method: string; headers?: Record<string, string>; body?: string; timeoutMs?: number; command?: string },
 ): Promise<RawResponse> {
   let u: URL
   try {
@@ -81,12 +83,16 @@ export async function httpRequest(
     )
     req.setTimeout(opts.timeoutMs ?? 30_000, () => req.destroy(new Error(`no answer within ${Math.round((opts.timeoutMs ?? 30_000) / 1000)} s`)))
     req.on('error', (e: NodeJS.ErrnoException) => {
-      const why = e.code === 'ECONNREFUSED' ? 'connection refused (is `dcb serve` running?)' : e.code === 'ENOTFOUND' ? 'no such host' : e.message
-      reject(new TransportError(`cannot reach ${u.origin}: ${why}`))
+      reject(new TransportError(`cannot reach ${u.origin}: ${unreachable(e, opts.command)}`))
     })
     if (opts.body !== undefined) req.write(opts.body)
     req.end()
   })
+}
+
+/** Why a connection failed, with the command that starts a server when none answers. */
+function unreachable(e: NodeJS.ErrnoException, command = 'dcb'): string {
+  return e.code === 'ECONNREFUSED' ? `connection refused (is \`${command} serve\` running?)` : e.code === 'ENOTFOUND' ? 'no such host' : e.message
 }
 
 function isEnvelope(v: unknown): v is Envelope {
@@ -128,6 +134,7 @@ export class DcbClient {
       headers: { 'api-key': this.opts.apiKey, 'content-type': 'application/json', accept: 'application/json', ...this.sessionHeader },
       body,
       timeoutMs: this.opts.timeoutMs,
+      command: this.opts.command,
     })
     let parsed: unknown
     try {
@@ -161,6 +168,7 @@ export class DcbClient {
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
       timeoutMs: timeoutMs ?? this.opts.timeoutMs,
+      command: this.opts.command,
     })
     let parsed: any
     try {
@@ -238,8 +246,7 @@ export class DcbClient {
         })
         req.on('error', (e: NodeJS.ErrnoException) => {
           if (closed) return resolve()
-          const why = e.code === 'ECONNREFUSED' ? 'connection refused (is `dcb serve` running?)' : e.code === 'ENOTFOUND' ? 'no such host' : e.message
-          reject(new TransportError(`cannot reach ${url.origin}: ${why}`))
+          reject(new TransportError(`cannot reach ${url.origin}: ${unreachable(e, this.opts.command)}`))
         })
         req.end()
       })
@@ -264,6 +271,7 @@ export class DcbClient {
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...this.sessionHeader },
       body: `action=${action}`,
       timeoutMs: this.opts.timeoutMs,
+      command: this.opts.command,
     })
     if (res.status === 404) throw new SandboxError('CONSENT_NOT_FOUND', `no consent page at ${url}`)
     if (res.status !== 303 && res.status !== 200) throw new TransportError(`${url} answered HTTP ${res.status}: not a consent page`)

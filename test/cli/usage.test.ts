@@ -110,6 +110,33 @@ describe('the name the user typed', () => {
     expect((await run(['init', '--msisdn', '60123456002', '--service', 'STREAMPLUS', '--country', 'my'])).stdout).toMatch(/next: dcb verify/)
   })
 
+  it('linked under any other name, its usage and hints print that name; run as a script by node, dcb', async () => {
+    const link = join(tmp.dir, 'billing-sandbox')
+    symlinkSync(BIN, link)
+    const exec = (args: string[], env: Record<string, string> = {}) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+        execFile(process.execPath, [link, ...args], { env: { ...process.env, NO_COLOR: '1', DCB_BASE_URL: c.url, ...env } }, (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        ),
+      )
+    expect((await exec(['--help'])).stdout).toMatch(/^Usage: billing-sandbox /)
+    expect((await exec(['nope'])).stderr).toBe("dcb: unknown command 'nope' (see billing-sandbox --help)\n")
+    const init = await exec(['init', '--msisdn', '60123456005', '--service', 'STREAMPLUS', '--country', 'my'])
+    expect(init.stdout).toMatch(/next: billing-sandbox verify --id \S+ --otp \$\(billing-sandbox otp 60123456005\)/)
+    expect((await exec(['flow', '--scenario', '2'])).stderr).toBe(
+      'dcb: --scenario takes a magic ending of three digits, e.g. 201 (see billing-sandbox scenarios)\n',
+    )
+    expect((await exec(['clock', 'now'])).stderr).toBe(
+      'dcb: usage: billing-sandbox clock [advance DURATION | set TIME] (e.g. advance P1M, advance 36h, set 2026-01-31T00:00:00)\n',
+    )
+    expect((await exec(['replay', '--help'])).stdout).toContain('replay a recorded session (billing-sandbox logs --json --all)')
+    // Nothing listens on port 1: the hint names the command that starts a server.
+    expect((await exec(['clock'], { DCB_BASE_URL: 'http://127.0.0.1:1' })).stderr).toBe(
+      'dcb: cannot reach http://127.0.0.1:1: connection refused (is `billing-sandbox serve` running?)\n',
+    )
+    expect((await run(['nope'])).stderr).toBe("dcb: unknown command 'nope' (see dcb --help)\n")
+  })
+
   it('run by npx, hints say npx dcb: the bare name is not on PATH there (or is iproute2 dcb)', async () => {
     // What npm exec sets for `npx dcb init …`; a tool run by npx that runs dcb in turn (npx vitest) names itself.
     const byNpx = (script: string) => ({ npm_lifecycle_event: 'npx', npm_lifecycle_script: script })
