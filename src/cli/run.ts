@@ -97,7 +97,8 @@ const Step = z
 const RunFile = z.strictObject({
   $schema: z.string().optional(),
   description: z.string().optional(),
-  base_url: z.string().refine(isHttpUrl, 'is not an http(s) URL (e.g. http://127.0.0.1:7700)').optional(),
+  // Judged where the run goes to it (below): an in-process run or --base-url does not use it.
+  base_url: z.string().optional(),
   api_key: ApiKey.optional(),
   steps: z.array(Step).min(1),
 })
@@ -266,11 +267,16 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
   const inProcess = o.fixtures !== undefined || o.clock !== undefined
   if (inProcess && (o.baseUrl !== undefined || o.session !== undefined || o.reset === false))
     throw new CliError('--fixtures and --clock run a fresh in-process sandbox: --base-url, --session and --no-reset are for a running server', EXIT.USAGE)
-  // The file's server is not where an in-process run goes: said, so a run that passes is not taken for one against it.
-  if (inProcess && doc.base_url !== undefined)
+  // The file's server is not where an in-process run goes: said, so a run that passes is not taken for
+  // one against it. A base_url that is no URL is refused only where the run would go to it.
+  const notUrl = doc.base_url !== undefined && !isHttpUrl(doc.base_url)
+  if (inProcess && doc.base_url !== undefined) {
+    const without = notUrl ? 'without it the run is refused: it is not an http(s) URL' : 'without it the run goes there'
+    const flag = o.fixtures !== undefined ? '--fixtures' : '--clock'
     process.stderr.write(
-      `dcb: ${file}: base_url ${doc.base_url} is not used: ${o.fixtures !== undefined ? '--fixtures' : '--clock'} runs a fresh in-process sandbox (without it the run goes there)\n`,
+      `dcb: ${file}: base_url ${notUrl ? JSON.stringify(doc.base_url) : doc.base_url} is not used: ${flag} runs a fresh in-process sandbox (${without})\n`,
     )
+  } else if (notUrl && o.baseUrl === undefined) throw new CliError(`${file}: $.base_url: is not an http(s) URL (e.g. http://127.0.0.1:7700)`, EXIT.USAGE)
   // Loaded only for an in-process run: a run against a server stays as light as the other client commands.
   const local = inProcess ? await (await import('./run-local.js')).localSandbox(o.fixtures ?? [], o.clock) : undefined
   const targetFor = (apiKey: string | undefined): RunTarget => local?.target(apiKey ?? base.apiKey) ?? clientFrom(apiKey ? { ...base, apiKey } : base)

@@ -376,6 +376,21 @@ describe('dcb run FILE --fixtures F --clock T', () => {
     expect(r.stderr).toBe(`dcb: ${f}: base_url http://127.0.0.1:9 is not used: --clock runs a fresh in-process sandbox (without it the run goes there)\n`)
   })
 
+  it('runs in process a file whose base_url is no URL (it is not used there), saying so; a run that would go there refuses it', async () => {
+    const f = write('bad-base-url.json', { base_url: 'localhost:7700', steps: [{ as: 'inbox', sms: '60123456001' }, { expect: { 'inbox.messages': [] } }] })
+    const local = await dcb(['run', f, '--fixtures', 'fixtures/scenarios/barred.json'])
+    expect(local.stderr).toBe(
+      `dcb: ${f}: base_url "localhost:7700" is not used: --fixtures runs a fresh in-process sandbox (without it the run is refused: it is not an http(s) URL)\n`,
+    )
+    expect(local.stdout).toContain('✔ 2 steps, 1 expectation passed')
+    expect(local.code).toBe(0)
+    // Given --base-url, the file's is not used either.
+    const flag = await dcb(['run', f, '--base-url', c.url])
+    expect([flag.code, flag.stderr]).toEqual([0, ''])
+    const served = await dcb(['run', f])
+    expect([served.code, served.stderr]).toEqual([2, `dcb: ${f}: $.base_url: is not an http(s) URL (e.g. http://127.0.0.1:7700)\n`])
+  })
+
   it('names a fixture problem, a bad clock and options meant for a server', async () => {
     const f = write('one.json', { steps: [{ sms: '60123456001' }] })
     const bad = write('bad-fixture.json', { carriers: [{ code: 'sbx-my-otpp', otp: { max_attempts: 1 } }] })
