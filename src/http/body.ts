@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http'
+import { SandboxError } from '../core/errors.js'
 import { inProcessBody } from './inprocess.js'
+import { encodingReason } from './reason.js'
 
 export const BODY_LIMIT = 64 * 1024
 
@@ -49,6 +51,25 @@ export function readBodyThen(req: IncomingMessage, done: (r: BodyResult) => void
 
 export function readBody(req: IncomingMessage, limit = BODY_LIMIT): Promise<BodyResult> {
   return new Promise((resolve) => readBodyThen(req, resolve, limit))
+}
+
+/**
+ * The body of a control call or the console's sign-in as JSON (parsed once): {} when empty (a POST
+ * that takes nothing sends nothing). One that cannot be read throws the SandboxError saying why:
+ * PAYLOAD_TOO_LARGE (the rest is not read: the connection closes after the answer), BAD_REQUEST for
+ * a compressed or broken-off body and for text that is not JSON (`expected`, e.g.
+ * `{"token": "<admin token>"}`, says what to send instead).
+ */
+export async function readJsonBody(req: IncomingMessage, expected?: string): Promise<unknown> {
+  const r = await readBody(req)
+  if (!r.ok) {
+    if (r.reason === 'too_large') throw new SandboxError('PAYLOAD_TOO_LARGE', `the body is larger than ${BODY_LIMIT / 1024} KiB`)
+    throw new SandboxError('BAD_REQUEST', r.reason === 'encoded' ? encodingReason(r.encoding) : 'the body could not be read')
+  }
+  if (!r.text.trim()) return {}
+  const data = parseJson(r.text)
+  if (data === undefined) throw new SandboxError('BAD_REQUEST', `the body is not valid JSON${expected ? `; send ${expected}` : ''}`)
+  return data
 }
 
 /** Parses JSON; undefined when the text is not JSON. */

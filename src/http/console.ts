@@ -11,13 +11,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { embeddedFile } from '../assets.js'
 import type { AdminAttempts } from './admin-attempts.js'
-import { BODY_LIMIT, isPlainObject, parseJson, readBody, type BodyResult } from './body.js'
+import { isPlainObject, readJsonBody } from './body.js'
 import { CONSOLE_COOKIE, cookieValue, sameText } from './console-cookie.js'
 import { checkControlAccess, queryObject } from './control.js'
 import { clientIp, clientUsedHttps, type ProxyTrust } from './ip.js'
 import type { LiveHub } from '../runtime/live.js'
 import { SandboxError } from '../core/errors.js'
-import { encodingReason } from './reason.js'
 import { sendControlError, sendJson } from './respond.js'
 
 /** The console's own headers: nothing off the server, no framing. */
@@ -68,6 +67,9 @@ export interface ConsoleContext {
   adminAttempts?: AdminAttempts
 }
 
+/** What the sign-in takes. */
+const LOGIN_BODY = '{"token": "<admin token>"}'
+
 /** The console's paths: its files, the sign-in and the live stream. */
 export const CONSOLE_PATHS = [...Object.keys(ASSETS), '/_console/login', '/_sandbox/events']
 
@@ -95,12 +97,20 @@ export function createConsoleHandler(ctx: ConsoleContext) {
     const method = req.method ?? 'GET'
     if (path === '/_console/login') {
       if (method !== 'POST') return sendJson(res, 405, { error: 'METHOD_NOT_ALLOWED', message: 'use POST' }, { ...CONSOLE_HEADERS, allow: 'POST' })
-      const body = await readBody(req)
+      // Read (or refused) before anything else is said, as the control API reads a body.
+      const body = await readJsonBody(req, LOGIN_BODY).then(
+        (data) => ({ data }),
+        (error: unknown) => ({ error }),
+      )
       if (!ctx.adminToken) return refuse(res, 403, 'this server has no admin token: it was started without --admin-token')
       // A body that is not {"token": "..."} says what is wrong with it, not that the token is wrong.
-      const unfit = loginBodyProblem(body)
-      if (unfit) return sendJson(res, unfit.status, { error: unfit.error, message: unfit.message }, { ...CONSOLE_HEADERS, ...unfit.headers })
-      const token = (parseJson((body as { text: string }).text) as { token: string }).token
+      if ('error' in body) {
+        if (sendControlError(res, body.error, CONSOLE_HEADERS)) return
+        throw body.error
+      }
+      if (!isPlainObject(body.data) || typeof body.data.token !== 'string')
+        return sendJson(res, 400, { error: 'BAD_REQUEST', message: `token: expected the admin token as a string, ${LOGIN_BODY}` }, CONSOLE_HEADERS)
+      const token = body.data.token
       const client = clientIp(req, ctx.trustProxy)
       try {
         ctx.adminAttempts?.check(client)
@@ -157,23 +167,4 @@ function streamSession(req: IncomingMessage, query: URLSearchParams): string | n
   if (session !== undefined && header !== undefined && header !== session)
     throw new SandboxError('BAD_REQUEST', `session: ?session=${session} and X-DCB-Session: ${String(header)} name two sessions; give one`)
   return session ?? null
-}
-
-/** What is wrong with a sign-in body, or undefined when it is `{"token": "<text>"}`. */
-function loginBodyProblem(body: BodyResult): { status: number; error: string; message: string; headers?: Record<string, string> } | undefined {
-  if (!body.ok) {
-    // The rest of a body too large is not read: the connection closes after the answer.
-    if (body.reason === 'too_large')
-      return { status: 413, error: 'PAYLOAD_TOO_LARGE', message: `the body is larger than ${BODY_LIMIT / 1024} KiB`, headers: { connection: 'close' } }
-    return {
-      status: 400,
-      error: 'BAD_REQUEST',
-      message: body.reason === 'encoded' ? encodingReason(body.encoding) : 'the body could not be read',
-    }
-  }
-  const data = parseJson(body.text)
-  if (data === undefined) return { status: 400, error: 'BAD_REQUEST', message: 'the body is not valid JSON; send {"token": "<admin token>"}' }
-  if (!isPlainObject(data) || typeof data.token !== 'string')
-    return { status: 400, error: 'BAD_REQUEST', message: 'token: expected the admin token as a string, {"token": "<admin token>"}' }
-  return undefined
 }

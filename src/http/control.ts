@@ -12,8 +12,7 @@ import { journalView } from '../core/encoded.js'
 import { SandboxError } from '../core/errors.js'
 import type { ControlOperations } from '../contract/operations.js'
 import { check } from '../control/operations.js'
-import { isPlainObject, parseJson, readBody } from './body.js'
-import { encodingReason } from './reason.js'
+import { isPlainObject, readJsonBody } from './body.js'
 import type { ControlRoute } from './control-routes.js'
 import type { AdminAttempts } from './admin-attempts.js'
 import { hasConsoleCookie } from './console-cookie.js'
@@ -93,19 +92,6 @@ export function checkControlAccess(req: IncomingMessage, ctx: Pick<ControlContex
   if (refused) throw new SandboxError(refused.error, refused.message)
 }
 
-/** The request body as JSON: {} when empty; BAD_REQUEST / PAYLOAD_TOO_LARGE when it cannot be read. */
-async function jsonBody(req: IncomingMessage): Promise<unknown> {
-  const r = await readBody(req)
-  if (!r.ok)
-    throw r.reason === 'too_large'
-      ? new SandboxError('PAYLOAD_TOO_LARGE', 'the body is larger than 64 KiB')
-      : new SandboxError('BAD_REQUEST', r.reason === 'encoded' ? encodingReason(r.encoding) : 'the body could not be read')
-  if (!r.text.trim()) return {}
-  const data = parseJson(r.text)
-  if (data === undefined) throw new SandboxError('BAD_REQUEST', 'the body is not valid JSON')
-  return data
-}
-
 /** The names a call's query or body schema takes; undefined for a schema that takes any (a rule, judged by the engine). */
 function takes(schema: z.ZodType | undefined): string[] | undefined {
   if (!schema) return []
@@ -165,7 +151,7 @@ export function createControlHandler(ctx: ControlContext) {
       const values = r.query ? check(r.query, read) : {}
       // A POST's body is read and checked (one that takes nothing takes {}); a DELETE takes none.
       if (r.method === 'POST') {
-        const given = await jsonBody(req)
+        const given = await readJsonBody(req)
         refuseUnknownFields(given, takes(r.body), r.method, path)
         if (r.body) body = check(r.body, given)
         else if (!isPlainObject(given)) throw new SandboxError('BAD_REQUEST', 'the body must be a JSON object')

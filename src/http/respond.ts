@@ -72,12 +72,18 @@ export function safeDecode(s: string): string {
 
 /**
  * Answers a refused control call with the error JSON of its code: a SandboxError as it is, a write that
- * could not be made durable as STORE_UNAVAILABLE (503). Anything else is not a refusal: answers false.
+ * could not be made durable as STORE_UNAVAILABLE (503), with `headers` besides (the console's own). Anything else
+ * is not a refusal: answers false.
  */
-export function sendControlError(res: ServerResponse, e: unknown): boolean {
+export function sendControlError(res: ServerResponse, e: unknown, headers?: Record<string, string>): boolean {
   const refused = e instanceof StoreError ? new SandboxError('STORE_UNAVAILABLE', `${e.message}; nothing was changed`) : e
   if (!(refused instanceof SandboxError)) return false
   // A body too large is left unread: the connection closes after the answer rather than wait for the rest of it.
-  sendJson(res, refused.status, { error: refused.code, message: refused.message }, refused.code === 'PAYLOAD_TOO_LARGE' ? { connection: 'close' } : undefined)
+  sendJson(
+    res,
+    refused.status,
+    { error: refused.code, message: refused.message },
+    refused.code === 'PAYLOAD_TOO_LARGE' ? { ...headers, connection: 'close' } : headers,
+  )
   return true
 }

@@ -173,6 +173,31 @@ describe('bodies that are not what a call takes', () => {
     }
   })
 
+  it('the sign-in reads its body as the control API does: an empty one is {} (no token in it, not bad JSON), and what neither can read is refused in the same words', async () => {
+    const c = await startClient({ adminToken: 'open-sesame' })
+    const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+      fetch(`${c.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body }).then(async (r) => ({
+        status: r.status,
+        body: await r.json(),
+      }))
+    const noToken = { status: 400, body: { error: 'BAD_REQUEST', message: 'token: expected the admin token as a string, {"token": "<admin token>"}' } }
+    try {
+      // Before: "the body is not valid JSON" for an empty body, which the control API takes as {}.
+      expect(await post('/_console/login', '')).toEqual(noToken)
+      expect(await post('/_console/login', ' \n')).toEqual(noToken)
+      expect((await post('/_sandbox/reset', '')).status).toBe(200)
+      const gzip = { 'content-encoding': 'gzip' }
+      const refused = await post('/_sandbox/reset', '{}', gzip)
+      expect(refused).toEqual({ status: 400, body: { error: 'BAD_REQUEST', message: 'Content-Encoding "gzip" is not taken: send the JSON body uncompressed' } })
+      expect(await post('/_console/login', '{"token":"open-sesame"}', gzip)).toEqual(refused)
+      const notJson = await post('/_sandbox/reset', '{token')
+      expect(notJson.body.message).toBe('the body is not valid JSON')
+      expect((await post('/_console/login', '{token')).body.message).toBe(`${notJson.body.message}; send {"token": "<admin token>"}`)
+    } finally {
+      await c.close()
+    }
+  })
+
   it('a body over 64 KiB declared to the control API, the sign-in or a consent page: 413, and the connection closes', async () => {
     const c = await startClient({ adminToken: 'open-sesame' })
     const port = Number(new URL(c.url).port)
