@@ -105,9 +105,21 @@ export function controlRequest<N extends OperationName>(name: N, args: Parameter
     return encodeURIComponent(value)
   })
   const q = new URLSearchParams()
-  for (const [k, v] of Object.entries(parts.query ?? {})) if (v !== undefined && v !== null) q.set(k, String(v))
+  for (const [k, v] of Object.entries(parts.query ?? {})) if (v !== undefined && v !== null) q.set(k, typeof v === 'number' ? decimal(v) : String(v))
   if (q.size) path += `?${q}`
   return { method: call.method, path, ...(call.method === 'POST' ? { body: parts.body ?? {} } : {}), waitSeconds: parts.waitSeconds }
+}
+
+/**
+ * A number as the control API reads one in a query, decimal digits: String() writes 1e-7 and 1e21
+ * with an exponent, which the server refuses as no number.
+ */
+function decimal(n: number): string {
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(String(n))
+  if (!m) return String(n)
+  const [, sign, lead, rest = '', e] = m
+  const exp = Number(e)
+  return exp < 0 ? `${sign}0.${'0'.repeat(-exp - 1)}${lead}${rest}` : `${sign}${lead}${rest}${'0'.repeat(exp - rest.length)}`
 }
 
 /** The typed control functions over a transport that sends one control call and answers its JSON (or throws SandboxError). */

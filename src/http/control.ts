@@ -101,6 +101,25 @@ function takes(schema: z.ZodType | undefined): string[] | undefined {
   return Object.keys(def.shape ?? {})
 }
 
+/**
+ * How a number is written in a query: decimal digits, with a fraction where the call takes one
+ * (`wait=0.5`). The schemas read numbers with Number(), which would also take `0x10` (16), `1e1`,
+ * ` 5`, `+5` and an empty value (0).
+ */
+const QUERY_NUMBER = /^\d+(\.\d+)?$/
+
+/** The query parameters a call's schema reads as numbers (read off its definition, as `takes` is). */
+function numberParams(schema: z.ZodObject | undefined): string[] {
+  if (!schema) return []
+  type Def = { type: string; coerce?: boolean; innerType?: { def: Def } }
+  return Object.entries(schema.def.shape as Record<string, { def: Def }>)
+    .filter(([, field]) => {
+      const def = field.def.type === 'optional' ? field.def.innerType!.def : field.def
+      return def.type === 'number' && def.coerce === true
+    })
+    .map(([name]) => name)
+}
+
 /** What a call is told when it names something the call does not take (a typo would otherwise do nothing, silently). */
 function unknownName(name: string, kind: 'query parameter' | 'field', method: string, path: string, known: string[]): SandboxError {
   return new SandboxError('BAD_REQUEST', `${name}: unknown ${kind}; ${method} ${path} takes ${known.length ? known.join(', ') : 'none'}`)
@@ -148,6 +167,8 @@ export function createControlHandler(ctx: ControlContext) {
     let target: ControlTarget
     try {
       const read = query ? queryObject(query, takes(r.query) ?? [], r.method, path) : {}
+      // A number written otherwise is refused by its schema in its own words, as a word would be.
+      for (const name of numberParams(r.query)) if (read[name] !== undefined && !QUERY_NUMBER.test(read[name])) read[name] = 'not a number'
       const values = r.query ? check(r.query, read) : {}
       // A POST's body is read and checked (one that takes nothing takes {}); a DELETE takes none.
       if (r.method === 'POST') {

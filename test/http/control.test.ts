@@ -169,6 +169,25 @@ describe('control API', () => {
     expect(await array.json()).toEqual({ error: 'BAD_REQUEST', message: 'the body must be a JSON object' })
   })
 
+  it('a number in a query is decimal digits: hexadecimal, an exponent, a sign, a space or nothing is 400 naming the parameter', async () => {
+    const seconds = { error: 'BAD_REQUEST', message: 'wait: expected a number of seconds from 0 to 120' }
+    // Before: Number() read these, `wait=0x10` as 16 s (0x0 here: no wait, NO_OTP).
+    for (const wait of ['0x0', '0e0', '0b0', '%200', '0%20', '%2B0', '-0', '', '.5', '1.'])
+      expect(await c.control(`/otp?msisdn=60123456099&wait=${wait}`), wait).toEqual({ status: 400, body: seconds })
+    for (const [path, message] of [
+      ['/requests?limit=0x10', 'limit: expected a positive whole number'],
+      ['/requests?since=1e1', 'since: expected a whole number from 0'],
+      ['/subscriptions?limit=%2010', 'limit: expected a positive whole number'],
+      ['/messages?limit=1e3', 'limit: expected a whole number from 1 to 5000'],
+    ])
+      expect(await c.control(path), path).toEqual({ status: 400, body: { error: 'BAD_REQUEST', message } })
+    // Decimal digits are read as before (a fraction where the call takes one).
+    expect((await c.control('/otp?msisdn=60123456099&wait=0')).body.error).toBe('NO_OTP')
+    expect((await c.control('/otp?msisdn=60123456099&wait=0.0')).body.error).toBe('NO_OTP')
+    expect((await c.control('/requests?limit=010&since=0')).status).toBe(200)
+    expect((await c.control('/messages?limit=5000')).status).toBe(200)
+  })
+
   it('a query parameter or body field the call does not take, or one given twice, is refused by name, and changes nothing', async () => {
     await init('60123456031')
     const kept = (await c.control('/sms?msisdn=60123456031')).body.messages

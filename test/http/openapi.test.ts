@@ -47,6 +47,33 @@ describe('/openapi.json', () => {
     ])
   })
 
+  it('documents the query numbers as numbers (the server reads them as decimal digits: the schemas are unchanged)', async () => {
+    const doc = await (await fetch(`${c.url}/openapi.json`)).json()
+    const param = (path: string, name: string) => doc.paths[`/_sandbox${path}`].get.parameters.find((p: { name: string }) => p.name === name)
+    const wait = 'wait up to this many seconds for an OTP to arrive'
+    expect(param('/otp', 'wait')).toEqual({
+      name: 'wait',
+      in: 'query',
+      required: false,
+      description: wait,
+      schema: { description: wait, type: 'number', minimum: 0, maximum: 120 },
+    })
+    const limit = 'at most this many (default 200)'
+    expect(param('/messages', 'limit')).toEqual({
+      name: 'limit',
+      in: 'query',
+      required: false,
+      description: limit,
+      schema: { description: limit, type: 'integer', minimum: 1, maximum: 5000 },
+    })
+    for (const [path, name, minimum] of [
+      ['/requests', 'limit', 1],
+      ['/requests', 'since', 0],
+      ['/subscriptions', 'limit', 1],
+    ] as const)
+      expect(param(path, name).schema, `${path} ${name}`).toMatchObject({ type: 'integer', minimum, maximum: Number.MAX_SAFE_INTEGER })
+  })
+
   it('passes the redocly linter with no errors', async () => {
     const t = tempDir()
     try {

@@ -49,6 +49,12 @@ describe('createSandbox: the engine in-process, no socket', () => {
     await expect(createSandbox({ clientIp: 'localhost' })).rejects.toMatchObject({ code: 'BAD_REQUEST' })
   })
 
+  it('sends a number the control API reads in a query in decimal digits, a tiny wait too (String(1e-7) is "1e-7", which it refuses)', async () => {
+    const sandbox = await createSandbox()
+    await expect(sandbox.otp('60123456011', { wait: 1e-7 })).rejects.toMatchObject({ code: 'NO_OTP' })
+    await expect(sandbox.requests({ limit: 1e21 })).rejects.toMatchObject({ code: 'BAD_REQUEST', message: 'limit: expected a positive whole number' })
+  })
+
   it('counts requests as from 127.0.0.1 unless clientIp says otherwise (allowlists see it; the control operations still work)', async () => {
     const offsite = { ...H, 'api-key': 'sandbox-offsite-key' }
     const local = await createSandbox()
