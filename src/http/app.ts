@@ -97,6 +97,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   const control = createControlHandler({
     sessions: controlSessions,
     trustProxy,
+    hasMerchant: (id) => host.default.engine.world.merchants.has(id),
     adminToken: opts.adminToken,
     hostLocal: hostIsLocal,
     adminAttempts,

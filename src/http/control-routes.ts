@@ -145,7 +145,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     summary: 'Subscriptions of every merchant, newest first, filterable (`service_code` is read as `service`)',
     query: SubscriptionFilter.extend({ service_code: z.string().optional().describe('the same as service') }),
     answer: SubscriptionsAnswer,
-    errors: ['BAD_REQUEST'],
+    errors: ['BAD_REQUEST', 'MERCHANT_NOT_FOUND'],
     operation: 'subscriptions',
   }),
   route({

@@ -58,6 +58,8 @@ export interface ControlContext {
   sessions: { peek(name: string): ControlTarget | undefined; open(name: string): Promise<ControlTarget> }
   trustProxy: ProxyTrust | undefined
   adminToken?: string
+  /** Whether the loaded world has a merchant of this id (every session shares the world). */
+  hasMerchant: (id: string) => boolean
   /** The error writes answer while they fail (health answers 503 with it), or null. */
   storeFailure?: () => Error | null
   /** Asks the store whether it works (health; a shared database is asked, not remembered). */
@@ -170,6 +172,9 @@ export function createControlHandler(ctx: ControlContext) {
       // A number written otherwise is refused by its schema in its own words, as a word would be.
       for (const name of numberParams(r.query)) if (read[name] !== undefined && !QUERY_NUMBER.test(read[name])) read[name] = 'not a number'
       const values = r.query ? check(r.query, read) : {}
+      // A filter on a merchant the world does not have would answer an empty list, as if it had none yet (coverage refuses it too).
+      if (typeof values.merchant === 'string' && !ctx.hasMerchant(values.merchant))
+        throw new SandboxError('MERCHANT_NOT_FOUND', `no merchant ${values.merchant} in the world`)
       // A POST's body is read and checked (one that takes nothing takes {}); a DELETE takes none.
       if (r.method === 'POST') {
         const given = await readJsonBody(req)

@@ -76,6 +76,24 @@ describe('control API', () => {
       }
     })
 
+    it('refuses a merchant filter on a merchant the world does not have as coverage does (404 MERCHANT_NOT_FOUND), not with an empty list', async () => {
+      await c.subscribe('60123456003')
+      const nobody = { status: 404, body: { error: 'MERCHANT_NOT_FOUND', message: 'no merchant nobody in the world' } }
+      expect(await c.control('/coverage?merchant=nobody')).toEqual(nobody)
+      // Before: 200 { subscriptions: [] }, as if the merchant had none yet.
+      expect(await c.control('/subscriptions?merchant=nobody')).toEqual(nobody)
+      expect(await c.control('/subscriptions?merchant=Demo&status=active')).toEqual({
+        status: 404,
+        body: { error: 'MERCHANT_NOT_FOUND', message: 'no merchant Demo in the world' },
+      })
+      // A merchant of the world with nothing (yet) is an empty list, in a session made for it too.
+      expect(await c.control('/subscriptions?merchant=inactive')).toEqual({ status: 200, body: { subscriptions: [] } })
+      expect((await c.control('/subscriptions?merchant=demo')).body.subscriptions).toHaveLength(1)
+      // A refused filter makes no session.
+      await c.control('/subscriptions?merchant=nobody', undefined, { headers: { 'x-dcb-session': 'filter-typo' } })
+      expect((await c.control('/sessions')).body.sessions.map((s: { name: string }) => s.name)).not.toContain('filter-typo')
+    })
+
     it('shows one subscription with its charges; an unknown id is 404', async () => {
       const a = await c.subscribe('60123456001')
       const one = await c.control(`/subscriptions/${a}`)

@@ -44,6 +44,7 @@ describe('createSandbox: the engine in-process, no socket', () => {
     expect(err).toMatchObject({ code: 'SUBSCRIPTION_NOT_FOUND', status: 404 })
     await expect(sandbox.otp('60123456011')).rejects.toMatchObject({ code: 'NO_OTP', status: 404 })
     await expect(sandbox.advance('soon')).rejects.toMatchObject({ code: 'BAD_DURATION', status: 400 })
+    await expect(sandbox.subscriptions({ merchant: 'nobody' })).rejects.toMatchObject({ code: 'MERCHANT_NOT_FOUND', status: 404 })
     await expect(sandbox.mo({ msisdn: '1', short_code: '32123', text: 'STREAM' })).rejects.toMatchObject({ code: 'INVALID_MSISDN', status: 400 })
     await expect(createSandbox({ clock: 'tomorrow' })).rejects.toMatchObject({ code: 'BAD_TIME', status: 400 })
     await expect(createSandbox({ clientIp: 'localhost' })).rejects.toMatchObject({ code: 'BAD_REQUEST' })
