@@ -17,7 +17,8 @@ import type { ServeOptions } from './serve-options.js'
 
 export type { ServeOptions } from './serve-options.js'
 import { createSandboxApp, warmUp, type SandboxApp } from './http/app.js'
-import { capRemoteConnections, refusedConnection } from './http/connections.js'
+import { capRemoteConnections } from './http/connections.js'
+import { beingClosed, endAndLinger, lingerOnClose } from './http/linger.js'
 import { answerProtocolErrors, missingHost, rawAnswer } from './http/protocol.js'
 import { compileTrust, isLoopback, normalizeIp, TrustProxyError } from './http/ip.js'
 import { DEFAULT_SESSION, Host } from './runtime/host.js'
@@ -208,7 +209,8 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
   let requests = 0
   const answers = { failurePayload: opts.failurePayload, reasons: opts.reasons ?? true }
   const handler: RequestListener = (req, res) => {
-    if (refusedConnection(req.socket)) return void res.destroy()
+    // A connection being closed (refused past its share, answered last) serves nothing more: what comes is read and dropped.
+    if (beingClosed(req.socket)) return void req.resume()
     if (missingHost(req, res, answers)) return
     requests++
     if (ready) return listener(req, res)
@@ -232,6 +234,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
       if (!(socket as unknown as { _httpMessage?: ServerResponse })._httpMessage) socket.destroy()
     })
     server.maxConnections = opts.maxConnections ?? 1024
+    lingerOnClose(server)
     answerProtocolErrors(server, answers)
     capRemoteConnections(server, { maxConnections: server.maxConnections, plain, failurePayload: opts.failurePayload, reasons: opts.reasons ?? true })
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
@@ -400,6 +403,8 @@ function answerClientError(
     owed.once('finish', () => answerClientError(err, socket, mode, reasons, limits))
     return
   }
+  // A connection being closed already: what its client still sends is dropped, a request Node cannot parse too.
+  if (beingClosed(socket)) return
   if (!socket.writable || owed?.headersSent) return void socket.destroy()
   const tooLarge = err.code === 'HPE_HEADER_OVERFLOW'
   // Too slow (headers or body): Node says so with this code; it is not a malformed request.
@@ -413,5 +418,5 @@ function answerClientError(
         ? 'the connection ended in the middle of the request'
         : `the request is not valid HTTP/1.1 (${err.code ?? 'unparsable'})`
   const statusText = tooLarge ? 'Request Header Fields Too Large' : tooSlow ? 'Request Timeout' : 'Bad Request'
-  socket.end(rawAnswer(status, statusText, 'BAD_REQUEST', reasons ? reason : undefined, mode))
+  endAndLinger(socket, rawAnswer(status, statusText, 'BAD_REQUEST', reasons ? reason : undefined, mode))
 }

@@ -8,19 +8,12 @@ import type { Server } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FailurePayloadMode } from '../core/outcomes.js'
 import { isLoopback, normalizeIp } from './ip.js'
+import { endAndLinger } from './linger.js'
 import { rawAnswer } from './protocol.js'
 
 /** How many of `max` connections other machines may hold together (the rest are loopback's). */
 export function remoteConnectionLimit(max: number): number {
   return max - Math.floor(max / 8)
-}
-
-/** Sockets refused past the share: a request Node still parses off one (sent before the close) is not served. */
-const refused = new WeakSet<Socket>()
-
-/** Whether a request came on a connection refused past the share (it gets no answer and changes nothing). */
-export function refusedConnection(socket: Socket): boolean {
-  return refused.has(socket)
 }
 
 export interface RemoteCapOptions {
@@ -42,11 +35,10 @@ export function capRemoteConnections(server: Server, opts: RemoteCapOptions): vo
       socket.once('close', () => remote--)
       return
     }
-    refused.add(socket)
     if (!opts.plain) return void socket.destroy()
     const reason = `other machines hold ${limit} connections, their share of --max-connections ${opts.maxConnections} (the rest are kept for loopback clients); close some and retry`
-    // Whatever the client sends is not read: the answer goes out and the connection closes.
-    socket.on('error', () => socket.destroy())
-    socket.end(rawAnswer(503, 'Service Unavailable', 'SERVER_ERROR', opts.reasons ? reason : undefined, opts.failurePayload))
+    // The answer goes out and the connection closes; a request the client sends meanwhile is read and dropped, not
+    // served (`beingClosed`), so its client reads the answer rather than a reset.
+    endAndLinger(socket, rawAnswer(503, 'Service Unavailable', 'SERVER_ERROR', opts.reasons ? reason : undefined, opts.failurePayload))
   })
 }

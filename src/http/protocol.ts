@@ -7,6 +7,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { envelope, fail, type FailurePayloadMode, type OutcomeCode } from '../core/outcomes.js'
+import { endAndLinger } from './linger.js'
 import { headerReason, quote } from './reason.js'
 
 export interface ProtocolOptions {
@@ -23,16 +24,16 @@ export function answerProtocolErrors(server: Server, opts: ProtocolOptions): voi
   )
   // Without a listener Node closes a CONNECT's socket without a word.
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    socket.on('error', () => socket.destroy())
     const reason = `CONNECT ${quote(req.url ?? '')} is not allowed: the sandbox is not a proxy`
-    socket.end(rawAnswer(405, 'Method Not Allowed', 'METHOD_NOT_ALLOWED', opts.reasons ? reason : undefined, opts.failurePayload))
+    // Nothing parses this socket any more: what the client sends after the CONNECT is read and dropped here.
+    endAndLinger(socket, rawAnswer(405, 'Method Not Allowed', 'METHOD_NOT_ALLOWED', opts.reasons ? reason : undefined, opts.failurePayload), { drop: true })
   })
 }
 
 /**
  * A whole HTTP answer with the envelope (its `status_code` the status) and the reason, for a socket
  * Node does not answer on: a request it cannot parse, a refused connection, a CONNECT. The connection
- * closes after it.
+ * closes after it (`endAndLinger`).
  */
 export function rawAnswer(status: number, statusText: string, code: OutcomeCode, reason: string | undefined, mode: FailurePayloadMode = 'auto'): string {
   const text = JSON.stringify({ ...envelope(fail(code), mode).body, status_code: status })
