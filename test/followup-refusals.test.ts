@@ -123,7 +123,7 @@ describe('an inactive merchant', () => {
     services: [{ code: 'PAUSED', merchant: 'inactive', name: 'Paused Service', period: 'P1M', keyword: 'PAUSE', integrations: [{ country: 'my' }] }],
   }
 
-  it('sells nothing by MO: the MO is rejected UNAUTHORIZED, nothing is charged; its rules but renewals are refused', async () => {
+  it('sells nothing by MO: the MO is rejected UNAUTHORIZED, nothing is charged; its rules are refused, renewals too', async () => {
     const c = await startClient({ fixtures: [write('paused.json', PAUSED)] })
     try {
       const key = await c.api('/subscriptions/init', { msisdn: '601312000001', service_code: 'PAUSED', country_code: 'my' }, { key: 'sandbox-inactive-key' })
@@ -142,14 +142,65 @@ describe('an inactive merchant', () => {
       expect((await c.control('/mo', { msisdn: '601312000002', short_code: '32123', text: 'STREAM' })).body.action).toBe('subscribed')
 
       const why =
-        'match.service: service PAUSED is of merchant inactive, which is inactive: its API calls answer 401 UNAUTHORIZED and an MO for PAUSED is refused'
-      for (const step of ['mo', 'charge', 'activate', 'init', 'status', 'api'] as const) {
+        'match.service: service PAUSED is of merchant inactive, which is inactive: its API calls answer 401 UNAUTHORIZED, an MO for PAUSED is refused and its subscriptions are not renewed'
+      for (const step of ['mo', 'charge', 'activate', 'init', 'status', 'api', 'renewal', 'retry', ['renewal', 'retry']] as const) {
         const effect = step === 'activate' ? { cancel_after: 'P1D' } : step === 'status' || step === 'api' ? { http: 500 } : { error: 'BARRED' }
         const r = await c.control('/rules', { match: { service: 'PAUSED' }, step, effect })
-        expect(r, step).toEqual({ status: 400, body: { error: 'BAD_RULE', message: `${why}, so the rule would decide nothing` } })
+        expect(r, String(step)).toEqual({ status: 400, body: { error: 'BAD_RULE', message: `${why}, so the rule would decide nothing` } })
       }
-      // Subscriptions a data file kept still renew.
-      expect((await c.control('/rules', { match: { service: 'PAUSED' }, step: ['renewal', 'retry'], effect: { error: 'BARRED' } })).status).toBe(200)
+    } finally {
+      await c.close()
+    }
+  })
+
+  it('renews nothing a data file kept for it: at the expiry the subscription lapses (EXPIRED), nothing charged, no retry', async () => {
+    const data = join(tmp.dir, 'sandbox.json')
+    // The merchant active when the subscriptions were made.
+    const active = await startClient({
+      data,
+      clock: '2026-01-10T09:00:00',
+      fixtures: [write('active.json', { ...PAUSED, merchants: [{ id: 'inactive', active: true }] })],
+    })
+    let paused: string, retrying: string, stream: string
+    try {
+      paused = await active.subscribe('60123456001', 'PAUSED', 'my', 'sandbox-inactive-key')
+      // 302: its first renewal fails and the carrier retries a day later.
+      retrying = await active.subscribe('60123456302', 'PAUSED', 'my', 'sandbox-inactive-key')
+      stream = await active.subscribe('60123456002')
+      const failed = await active.control('/clock/advance', { by: 'P1M' })
+      expect(failed.body.events.map((e: any) => [e.subscription_id, e.type])).toEqual(
+        expect.arrayContaining([
+          [retrying, 'renewal_failed'],
+          [paused, 'renewed'],
+        ]),
+      )
+    } finally {
+      await active.close()
+    }
+    // Inactive now: the same data file, the default world's merchant.
+    const c = await startClient({ data, fixtures: [write('paused.json', PAUSED)] })
+    try {
+      const moved = await c.control('/clock/advance', { by: 'P1M' })
+      expect(moved.status).toBe(200)
+      const events = moved.body.events.map((e: any) => ({ id: e.subscription_id, type: e.type, status: e.status, code: e.code }))
+      // Before: the retry succeeded and the renewal was charged, as for an active merchant.
+      expect(events).toHaveLength(3)
+      expect(events).toEqual(
+        expect.arrayContaining([
+          { id: retrying, type: 'retry_skipped', status: 'EXPIRED', code: 'UNAUTHORIZED' },
+          { id: paused, type: 'renewal_skipped', status: 'EXPIRED', code: 'UNAUTHORIZED' },
+          { id: stream, type: 'renewed', status: 'ACTIVE', code: undefined },
+        ]),
+      )
+      const sub = (await c.control(`/subscriptions/${paused}`)).body
+      expect(sub).toMatchObject({ status: 'EXPIRED', expiry_dt: '2026-03-10T09:00:00.000000', canceled_dt: null })
+      expect(sub.charges.map((x: any) => x.kind)).toEqual(['first', 'renewal'])
+      const retried = (await c.control(`/subscriptions/${retrying}`)).body
+      expect(retried.status).toBe('EXPIRED')
+      expect(retried.charges.map((x: any) => `${x.kind} ${x.outcome}`)).toEqual(['first SUCCESS', 'renewal INSUFFICIENT_FUNDS'])
+      // Nothing falls due for them any more: a year on, only the active merchant's subscription renews.
+      const year = await c.control('/clock/advance', { by: 'P1Y' })
+      expect(new Set(year.body.events.map((e: any) => e.subscription_id))).toEqual(new Set([stream]))
     } finally {
       await c.close()
     }

@@ -105,7 +105,11 @@ export const ClockView = z.object({
 })
 export const SandboxEvent = z.object({
   at: timestamp,
-  type: z.string().describe('renewed, renewal_failed, retried, expired, carrier_canceled, otp_expired, ...'),
+  type: z
+    .string()
+    .describe(
+      'renewed, renewal_failed, retry_succeeded, retry_failed, renewal_skipped and retry_skipped (an inactive merchant: nothing charged), carrier_canceled, otp_expired, consent_expired',
+    ),
   subscription_id: z.string().optional(),
   verif_request_id: z.string().optional(),
   msisdn: z.string().optional(),

@@ -11,6 +11,11 @@ import type { Duration } from './time.js'
 import type { Carrier, WorldIndex } from './world.js'
 
 export interface RenewalPlan {
+  /**
+   * Whether the carrier bills the subscription's renewals and retries: not for an inactive merchant
+   * (a data file kept its subscriptions), whose API calls answer 401 and whose keyword sells nothing.
+   */
+  billed: boolean
   carrier: Carrier | undefined
   period: Duration
   price: { amount: string; currency: string } | null
@@ -32,6 +37,7 @@ export function renewalPlan(world: WorldIndex, ruleset: RuleSet, sub: Subscripti
   const vars = { service: service?.name ?? sub.service, price: price ? `${price.amount} ${price.currency}` : '', code: '' }
   const ctx = { msisdn: sub.msisdn, country: sub.country, carrier: sub.carrier, service: sub.service }
   return {
+    billed: world.merchants.get(sub.merchant)?.active !== false,
     carrier,
     period: world.period(service?.period ?? 'P1M'),
     price,

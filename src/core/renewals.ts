@@ -1,6 +1,7 @@
 /**
  * The lifecycle events the clock runs, in time order: renewals, the carrier's retries of a failed
- * renewal, carrier cancellations (a rule's `cancel_after`), and OTP / consent expiries.
+ * renewal, carrier cancellations (a rule's `cancel_after`), and OTP / consent expiries. An inactive
+ * merchant's subscriptions are not billed: they lapse (EXPIRED) at their expiry.
  */
 import type { Budget, EngineContext } from './context.js'
 import type { EventLog } from './events.js'
@@ -77,9 +78,16 @@ export class Renewals {
       log?.sub(at, 'carrier_canceled', done, plan.subject)
       return done
     }
+    const isRetry = sub.status === 'EXPIRED'
+    if (!plan.billed) {
+      // An inactive merchant's subscription: nothing is charged, so it lapses at its expiry (a pending retry is dropped).
+      const lapsed: SubscriptionRecord = { ...sub, status: 'EXPIRED', next_retry_at: null }
+      tx.put('subs', sub.id, lapsed)
+      log?.sub(at, isRetry ? 'retry_skipped' : 'renewal_skipped', lapsed, plan.subject, 'UNAUTHORIZED')
+      return lapsed
+    }
     const { period, price } = plan
     const keep = this.ctx.limits.chargesPerSubscription
-    const isRetry = sub.status === 'EXPIRED'
     const kind = isRetry ? 'retry' : 'renewal'
     const code = this.ctx.ruleset.first(tx, kind, sub.id, isRetry ? plan.retryRules : plan.renewalRules)?.effect.error
     const charge: Charge = { at, kind, outcome: code ?? 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null }

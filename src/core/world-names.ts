@@ -79,8 +79,9 @@ const CLOCK_STEPS: ReadonlySet<Step> = new Set<Step>(['renewal', 'retry'])
 /**
  * A service, or a country, that nothing is sold in: every merchant call for it answers
  * MERCHANT_SERVICE_NOT_CONFIGURED before any step and no MO finds its keyword, so only the clock
- * steps of a subscription a data file kept could ever happen to it. So too a service of an inactive
- * merchant: its calls answer 401 before any step, and an MO for it is refused before its `mo` step.
+ * steps of a subscription a data file kept could ever happen to it. A service of an inactive merchant
+ * has none at all: its calls answer 401 before any step, an MO for it is refused before its `mo`
+ * step, and the subscriptions a data file kept are not billed (no `renewal` or `retry`).
  */
 function checkRuleSold(rule: Rule, names: WorldNames): RuleProblem[] {
   const sold = names.serviceCountries
@@ -94,7 +95,7 @@ function checkRuleSold(rule: Rule, names: WorldNames): RuleProblem[] {
   if (inactive !== undefined) {
     field = 'service'
     why = `service ${m.service} is of merchant ${inactive}, which is inactive`
-    never = `its API calls answer 401 UNAUTHORIZED and an MO for ${m.service} is refused`
+    never = `its API calls answer 401 UNAUTHORIZED, an MO for ${m.service} is refused and its subscriptions are not renewed`
   } else if (m.service !== undefined) {
     const countries = sold.get(m.service)
     if (!countries) return []
@@ -106,7 +107,7 @@ function checkRuleSold(rule: Rule, names: WorldNames): RuleProblem[] {
   } else if (m.country !== undefined && ![...sold.values()].some((countries) => countries.has(m.country!))) why = `no service is sold in "${m.country}"`
   else return []
   const steps = Array.isArray(rule.step) ? rule.step : [rule.step]
-  const dead = steps.filter((s) => !CLOCK_STEPS.has(s))
+  const dead = inactive !== undefined ? steps : steps.filter((s) => !CLOCK_STEPS.has(s))
   if (!dead.length) return []
   if (dead.length === steps.length) return [{ path: ['match', field], message: `${why}: ${never}, so the rule would decide nothing` }]
   const i = steps.indexOf(dead[0]!)
