@@ -52,6 +52,8 @@ export class FileStore implements Store {
   private torn: TornTail[] = []
   /** The generation of the loaded snapshot. */
   private base = 0
+  /** The seq of the snapshot on disk (undefined: none yet). Changed since it: shutdown writes a new one. */
+  private saved: number | undefined
   /** The folders `load` made for the data file: removed again if the start fails and they are empty. */
   private madeDirs: string[] = []
 
@@ -135,6 +137,7 @@ export class FileStore implements Store {
       }
       state.load((snap?.collections ?? {}) as Partial<Record<CollectionName, Record<string, unknown>>>)
       this.seq = snap?.seq ?? 0
+      this.saved = snap?.seq
       const base = snap?.generation ?? 0
       const gens = this.generations().filter((g) => g >= base)
       for (const g of gens) this.replay(g)
@@ -263,20 +266,28 @@ export class FileStore implements Store {
       this.db.data = null
     }
     if (!this.unsafeNoSync) fsyncDir(this.dir, this.io)
+    this.saved = snapshot.seq
     for (const g of this.generations()) if (g < gen) unlinkSync(this.journalPath(g))
     return sizeOf(this.path)
   }
 
+  /** Whether the state changed since the snapshot on disk (shutdown writes one). */
+  private get changed(): boolean {
+    return this.seq !== this.saved
+  }
+
   /**
-   * Writes the snapshot and releases the data file. A snapshot that cannot be written leaves the
-   * journals in place (the next start recovers every acknowledged write from them) and throws.
+   * Writes the snapshot when the state changed since the last one, and releases the data file. A
+   * server started and stopped without a write leaves the snapshot as it was. A snapshot that cannot
+   * be written leaves the journals in place (the next start recovers every acknowledged write from
+   * them) and throws.
    */
   async close(): Promise<void> {
     if (this.closed) return
     try {
       await this.wal.flush()
       await this.compaction.settled()
-      if (this.wal.started) await this.compact()
+      if (this.wal.started && this.changed) await this.compact()
     } finally {
       this.closed = true
       await this.wal.close()
