@@ -3,44 +3,24 @@
  * session costs a share of one fdatasync, not a file and an fsync of its own (with 1,000 live
  * sessions, one fsync per session made the write p99 grow with their number).
  *
- * Layout, in the sessions folder beside the default data file (`sandbox.json.sessions/`):
- * - `journal.G`: JSON lines `{"n": NAME, "s": SEQ, "ch": [changes]}` (a transaction of session NAME)
- *   or `{"n": NAME, "drop": 1}` (the session was deleted). Appends from every session are written
- *   and fdatasync'd together before their answers leave (group commit).
- * - `NAME.json`: a session's snapshot, in the default data file's format (`dcb-sandbox/1`: seq,
- *   generation, collections), written by compaction under a new journal generation.
- *
- * Recovery: load each snapshot (seq S, generation G); replay the journals in order, applying a
- * session's lines with seq > S, and its drop lines of generation >= G; a drop forgets the session so far (the lines
- * before a session's last drop are not applied: they may change records of the snapshot the drop
- * removed). A torn last line is cut off and reported; any other damage (a complete line that does
- * not parse, an unknown record, a bad snapshot field) refuses the start naming file and line,
- * changing nothing.
+ * The folder's files and how a start reads them back are in session-folder.ts; this file keeps the
+ * sessions while the server runs: appends, drops, compaction (a snapshot per changed session under a
+ * new journal generation) and shutdown.
  */
-import { existsSync, readdirSync, rmSync, unlinkSync } from 'node:fs'
+import { readdirSync, rmSync, unlinkSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { COLLECTIONS, State, type Change, type CollectionName } from '../core/state.js'
+import { COLLECTIONS, State, type Change } from '../core/state.js'
 import { Compaction } from './compaction.js'
-import { applyAll, listOrRefuse, readOrRefuse, sizeOf, snapshotProblem } from './file.js'
+import { sizeOf } from './file.js'
 import { makeDirs } from './folders.js'
-import { before, lastDrops, lineProblem, type LinePlace } from './session-lines.js'
+import { generations, journalPath, readSessionsFolder, SNAPSHOT, snapshotPath, type SessionEntry } from './session-folder.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
-import { cutTornTails, tornTail, type TornTail } from './torn-tail.js'
-import { describeError, fsyncDir, linesEnd, WriteAheadLog, type StoreIo } from './wal.js'
+import { cutTornTails, type TornTail } from './torn-tail.js'
+import { describeError, fsyncDir, WriteAheadLog, type StoreIo } from './wal.js'
 
-const SNAPSHOT = /^([A-Za-z0-9._-]{1,64})\.json$/
-const JOURNAL = /^journal\.(\d+)$/
-/** Files of the first layout (a journal and a lock per session), read once and replaced. */
-const LEGACY = /^([A-Za-z0-9._-]{1,64})\.json\.(?:journal\.(\d+)|lock)$/
-
-interface Entry {
-  state: State
-  seq: number
-  /** The seq of its snapshot on disk (undefined: none yet). Changed since it: compaction writes a new one. */
-  saved: number | undefined
-}
+type Entry = SessionEntry
 
 const dirty = (e: Entry) => e.saved !== e.seq
 
@@ -85,17 +65,13 @@ export class SessionJournal {
   }
 
   private journalPath(gen: number): string {
-    return join(this.folder, `journal.${gen}`)
+    return journalPath(this.folder, gen)
   }
   private snapshotPath(name: string): string {
-    return join(this.folder, `${name}.json`)
+    return snapshotPath(this.folder, name)
   }
   private generations(): number[] {
-    return readdirSync(this.folder)
-      .map((f) => JOURNAL.exec(f))
-      .filter((m) => m !== null)
-      .map((m) => Number(m[1]))
-      .sort((a, b) => a - b)
+    return generations(this.folder)
   }
 
   /** Reads the folder back (`load`) and makes it ready for appends (`activate`); answers the names of the stored sessions. */
@@ -118,41 +94,15 @@ export class SessionJournal {
   }
 
   private async read(): Promise<string[]> {
-    if (!existsSync(this.folder)) return []
-    const snapshotGen = this.snapshotGen
-    for (const f of listOrRefuse(this.folder, 'the sessions folder')) {
-      const m = SNAPSHOT.exec(f)
-      if (!m) continue
-      const name = m[1]!
-      const file = this.snapshotPath(name)
-      let snap: SnapshotData | null
-      try {
-        snap = await new StreamingSnapshotFile(file).read()
-      } catch (e) {
-        if (e instanceof StoreError) throw e
-        throw new StoreError(`the session file ${file} is not a dcb snapshot (${(e as Error).message}); move it away`)
-      }
-      if (!snap || snap.format !== 'dcb-sandbox/1') throw new StoreError(`the session file ${file} is not a dcb snapshot; move it away`)
-      const problem = snapshotProblem(snap)
-      if (problem) throw new StoreError(`the session file ${file} is damaged at line 1: ${problem}; nothing was changed: move it away or repair it`)
-      const state = new State()
-      state.load(snap.collections as Partial<Record<CollectionName, Record<string, unknown>>>)
-      this.sessions.set(name, { state, seq: snap.seq, saved: snap.seq })
-      snapshotGen.set(name, snap.generation)
-    }
-    this.legacy = this.replayLegacy(snapshotGen)
-    const gens = this.generations()
-    const journals = gens.map((gen) => ({ gen, buf: readOrRefuse(this.journalPath(gen), 'the sessions journal') }))
-    // Appends go to a generation no snapshot is newer than: a session's lines of a generation
-    // older than its snapshot's are skipped at replay (its journals may be gone, or never were).
-    const newestSnapshot = Math.max(0, ...snapshotGen.values())
-    const drops = lastDrops(journals)
-    for (const { gen, buf } of journals) this.replay(gen, buf, snapshotGen, drops)
-    this.generation = Math.max(gens.length ? gens[gens.length - 1]! : 0, newestSnapshot)
+    const found = await readSessionsFolder(this.folder)
+    for (const [name, entry] of found.sessions) this.sessions.set(name, entry)
+    this.generation = found.generation
+    this.legacy = found.legacy
+    this.torn = found.torn
+    Object.assign(this.recovered, found.recovered)
     this.compaction.snapshotBytes = this.sizeOfSnapshots()
     return [...this.sessions.keys()].sort()
   }
-  private readonly snapshotGen = new Map<string, number>()
   /** Files of the first layout found by `load`, replaced by `activate`. */
   private legacy: string[] = []
   /** Torn journal tails found by `load`, cut by `activate`. */
@@ -176,96 +126,6 @@ export class SessionJournal {
         for (const f of this.legacy) rmSync(join(this.folder, f), { force: true })
       }
     })())
-  }
-
-  /**
-   * Sessions stored by the first layout (one journal per session, `NAME.json.journal.G`, lines
-   * `{"s", "ch"}` over the snapshot `NAME.json`): replayed into memory; answers their files.
-   */
-  private replayLegacy(snapshotGen: Map<string, number>): string[] {
-    const files: string[] = []
-    const journals: { name: string; gen: number; file: string }[] = []
-    for (const f of readdirSync(this.folder)) {
-      const m = LEGACY.exec(f)
-      if (!m) continue
-      files.push(f)
-      if (m[2] !== undefined) journals.push({ name: m[1]!, gen: Number(m[2]), file: f })
-    }
-    journals.sort((a, b) => a.gen - b.gen)
-    for (const { name, file } of journals) {
-      let entry = this.sessions.get(name)
-      if (!entry) this.sessions.set(name, (entry = { state: new State(), seq: 0, saved: undefined }))
-      // Its snapshot counts generations of its own journal: shared journal lines all apply.
-      snapshotGen.delete(name)
-      entry.saved = undefined
-      for (const text of readOrRefuse(join(this.folder, file), 'the session journal').toString('utf8').split('\n')) {
-        let line: { s: number; ch: Change[] }
-        try {
-          line = JSON.parse(text)
-        } catch {
-          continue // an empty or torn last line
-        }
-        if (typeof line.s !== 'number' || !Array.isArray(line.ch) || line.s <= entry.seq) continue
-        for (const ch of line.ch) entry.state.apply(ch)
-        entry.seq = line.s
-        this.recovered.replayed++
-      }
-    }
-    return files
-  }
-
-  /** Replays one journal file (checked line by line). Only a last line without its newline is dropped; `activate` cuts it off. */
-  private replay(gen: number, buf: Buffer, snapshotGen: Map<string, number>, drops: Map<string, LinePlace>): void {
-    const file = this.journalPath(gen)
-    // The lines end at the first NUL byte: past it is space zeroed ahead of the writes.
-    const end = linesEnd(buf)
-    let start = 0
-    let lineNo = 0
-    while (start < end) {
-      const nl = buf.indexOf(10, start)
-      if (nl < 0 || nl > end) break
-      lineNo++
-      let line: { n: string; s?: number; ch?: Change[]; drop?: 1 }
-      let problem: string | undefined
-      try {
-        line = JSON.parse(buf.subarray(start, nl).toString('utf8'))
-        problem = lineProblem(line)
-      } catch {
-        problem = 'not JSON'
-      }
-      const damaged = (problem: string) =>
-        new StoreError(
-          `the sessions journal ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshots alone, or repair that line`,
-        )
-      if (problem) throw damaged(problem)
-      const at = start
-      start = nl + 1
-      // Lines before the session's last drop are forgotten by it. One of a generation older than its snapshot's
-      // is in it by its seq, not its generation (an earlier dcb appended there after the snapshot, once its journals were gone).
-      const drop = drops.get(line!.n)
-      if (drop && before({ gen, at }, drop)) continue
-      if (line!.drop === 1) {
-        if (gen < (snapshotGen.get(line!.n) ?? -1)) continue // the session was made again since: the snapshot is the new one's
-        this.sessions.delete(line!.n)
-        snapshotGen.delete(line!.n)
-        continue
-      }
-      let entry = this.sessions.get(line!.n)
-      if (!entry) this.sessions.set(line!.n, (entry = { state: new State(), seq: 0, saved: undefined }))
-      if (line!.s! > entry.seq) {
-        const cannot = applyAll(entry.state, line!.ch!)
-        if (cannot) throw damaged(cannot)
-        entry.seq = line!.s!
-        this.recovered.replayed++
-      }
-    }
-    // Cut back to the last line: what a write cut short left, and the zeroed space (zeroed again as writes need it).
-    const tail = tornTail(file, buf, start)
-    if (tail) {
-      this.recovered.tornBytes += tail.bytes
-      if (tail.note) this.recovered.notes.push(tail.note)
-      this.torn.push(tail)
-    }
   }
 
   /**

@@ -1,0 +1,195 @@
+/**
+ * The sessions folder on disk (beside the default data file: `sandbox.json.sessions/`), and reading
+ * it back at start-up; session-journal.ts writes it while the server runs.
+ *
+ * Layout:
+ * - `journal.G`: JSON lines `{"n": NAME, "s": SEQ, "ch": [changes]}` (a transaction of session NAME)
+ *   or `{"n": NAME, "drop": 1}` (the session was deleted). Appends from every session are written
+ *   and fdatasync'd together before their answers leave (group commit).
+ * - `NAME.json`: a session's snapshot, in the default data file's format (`dcb-sandbox/1`: seq,
+ *   generation, collections), written by compaction under a new journal generation.
+ *
+ * Recovery: load each snapshot (seq S, generation G); replay the journals in order, applying a
+ * session's lines with seq > S, and its drop lines of generation >= G; a drop forgets the session so far (the lines
+ * before a session's last drop are not applied: they may change records of the snapshot the drop
+ * removed). A torn last line is cut off and reported; any other damage (a complete line that does
+ * not parse, an unknown record, a bad snapshot field) refuses the start naming file and line,
+ * changing nothing.
+ */
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { State, type Change, type CollectionName } from '../core/state.js'
+import { applyAll, listOrRefuse, readOrRefuse, snapshotProblem } from './file.js'
+import { before, lastDrops, lineProblem, type LinePlace } from './session-lines.js'
+import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
+import { StoreError } from './types.js'
+import { tornTail, type TornTail } from './torn-tail.js'
+import { linesEnd } from './wal.js'
+
+/** A session's snapshot file: `NAME.json`. */
+export const SNAPSHOT = /^([A-Za-z0-9._-]{1,64})\.json$/
+const JOURNAL = /^journal\.(\d+)$/
+/** Files of the first layout (a journal and a lock per session), read once and replaced. */
+const LEGACY = /^([A-Za-z0-9._-]{1,64})\.json\.(?:journal\.(\d+)|lock)$/
+
+export const journalPath = (folder: string, gen: number): string => join(folder, `journal.${gen}`)
+export const snapshotPath = (folder: string, name: string): string => join(folder, `${name}.json`)
+
+/** The generations of the journals in the folder, ascending. */
+export function generations(folder: string): number[] {
+  return readdirSync(folder)
+    .map((f) => JOURNAL.exec(f))
+    .filter((m) => m !== null)
+    .map((m) => Number(m[1]))
+    .sort((a, b) => a - b)
+}
+
+/** A session as stored: its state and where it is in the journal. */
+export interface SessionEntry {
+  state: State
+  seq: number
+  /** The seq of its snapshot on disk (undefined: none yet). Changed since it: compaction writes a new one. */
+  saved: number | undefined
+}
+
+/** What reading the folder back found. */
+export interface FolderContents {
+  sessions: Map<string, SessionEntry>
+  /** The generation appends go to: no snapshot is newer. */
+  generation: number
+  /** Files of the first layout, to replace once the server is bound. */
+  legacy: string[]
+  /** Journal tails past the last complete line, to cut once the server is bound. */
+  torn: TornTail[]
+  recovered: { replayed: number; tornBytes: number; notes: string[] }
+}
+
+/**
+ * Reads and checks the folder (snapshots, then journals) into memory, writing nothing: a damaged
+ * file refuses the start with one message naming the file and line.
+ */
+export async function readSessionsFolder(folder: string): Promise<FolderContents> {
+  const found: FolderContents = { sessions: new Map(), generation: 0, legacy: [], torn: [], recovered: { replayed: 0, tornBytes: 0, notes: [] } }
+  if (!existsSync(folder)) return found
+  const snapshotGen = new Map<string, number>()
+  for (const f of listOrRefuse(folder, 'the sessions folder')) {
+    const m = SNAPSHOT.exec(f)
+    if (!m) continue
+    const name = m[1]!
+    const file = snapshotPath(folder, name)
+    let snap: SnapshotData | null
+    try {
+      snap = await new StreamingSnapshotFile(file).read()
+    } catch (e) {
+      if (e instanceof StoreError) throw e
+      throw new StoreError(`the session file ${file} is not a dcb snapshot (${(e as Error).message}); move it away`)
+    }
+    if (!snap || snap.format !== 'dcb-sandbox/1') throw new StoreError(`the session file ${file} is not a dcb snapshot; move it away`)
+    const problem = snapshotProblem(snap)
+    if (problem) throw new StoreError(`the session file ${file} is damaged at line 1: ${problem}; nothing was changed: move it away or repair it`)
+    const state = new State()
+    state.load(snap.collections as Partial<Record<CollectionName, Record<string, unknown>>>)
+    found.sessions.set(name, { state, seq: snap.seq, saved: snap.seq })
+    snapshotGen.set(name, snap.generation)
+  }
+  found.legacy = replayLegacy(folder, found, snapshotGen)
+  const gens = generations(folder)
+  const journals = gens.map((gen) => ({ gen, buf: readOrRefuse(journalPath(folder, gen), 'the sessions journal') }))
+  // Appends go to a generation no snapshot is newer than: a session's lines of a generation
+  // older than its snapshot's are skipped at replay (its journals may be gone, or never were).
+  const newestSnapshot = Math.max(0, ...snapshotGen.values())
+  const drops = lastDrops(journals)
+  for (const { gen, buf } of journals) replay(folder, found, gen, buf, snapshotGen, drops)
+  found.generation = Math.max(gens.length ? gens[gens.length - 1]! : 0, newestSnapshot)
+  return found
+}
+
+/**
+ * Sessions stored by the first layout (one journal per session, `NAME.json.journal.G`, lines
+ * `{"s", "ch"}` over the snapshot `NAME.json`): replayed into memory; answers their files.
+ */
+function replayLegacy(folder: string, found: FolderContents, snapshotGen: Map<string, number>): string[] {
+  const files: string[] = []
+  const journals: { name: string; gen: number; file: string }[] = []
+  for (const f of readdirSync(folder)) {
+    const m = LEGACY.exec(f)
+    if (!m) continue
+    files.push(f)
+    if (m[2] !== undefined) journals.push({ name: m[1]!, gen: Number(m[2]), file: f })
+  }
+  journals.sort((a, b) => a.gen - b.gen)
+  for (const { name, file } of journals) {
+    let entry = found.sessions.get(name)
+    if (!entry) found.sessions.set(name, (entry = { state: new State(), seq: 0, saved: undefined }))
+    // Its snapshot counts generations of its own journal: shared journal lines all apply.
+    snapshotGen.delete(name)
+    entry.saved = undefined
+    for (const text of readOrRefuse(join(folder, file), 'the session journal').toString('utf8').split('\n')) {
+      let line: { s: number; ch: Change[] }
+      try {
+        line = JSON.parse(text)
+      } catch {
+        continue // an empty or torn last line
+      }
+      if (typeof line.s !== 'number' || !Array.isArray(line.ch) || line.s <= entry.seq) continue
+      for (const ch of line.ch) entry.state.apply(ch)
+      entry.seq = line.s
+      found.recovered.replayed++
+    }
+  }
+  return files
+}
+
+/** Replays one journal file (checked line by line). Only a last line without its newline is dropped; it is cut once the server is bound. */
+function replay(folder: string, found: FolderContents, gen: number, buf: Buffer, snapshotGen: Map<string, number>, drops: Map<string, LinePlace>): void {
+  const file = journalPath(folder, gen)
+  // The lines end at the first NUL byte: past it is space zeroed ahead of the writes.
+  const end = linesEnd(buf)
+  let start = 0
+  let lineNo = 0
+  while (start < end) {
+    const nl = buf.indexOf(10, start)
+    if (nl < 0 || nl > end) break
+    lineNo++
+    let line: { n: string; s?: number; ch?: Change[]; drop?: 1 }
+    let problem: string | undefined
+    try {
+      line = JSON.parse(buf.subarray(start, nl).toString('utf8'))
+      problem = lineProblem(line)
+    } catch {
+      problem = 'not JSON'
+    }
+    const damaged = (problem: string) =>
+      new StoreError(
+        `the sessions journal ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshots alone, or repair that line`,
+      )
+    if (problem) throw damaged(problem)
+    const at = start
+    start = nl + 1
+    // Lines before the session's last drop are forgotten by it. One of a generation older than its snapshot's
+    // is in it by its seq, not its generation (an earlier dcb appended there after the snapshot, once its journals were gone).
+    const drop = drops.get(line!.n)
+    if (drop && before({ gen, at }, drop)) continue
+    if (line!.drop === 1) {
+      if (gen < (snapshotGen.get(line!.n) ?? -1)) continue // the session was made again since: the snapshot is the new one's
+      found.sessions.delete(line!.n)
+      snapshotGen.delete(line!.n)
+      continue
+    }
+    let entry = found.sessions.get(line!.n)
+    if (!entry) found.sessions.set(line!.n, (entry = { state: new State(), seq: 0, saved: undefined }))
+    if (line!.s! > entry.seq) {
+      const cannot = applyAll(entry.state, line!.ch!)
+      if (cannot) throw damaged(cannot)
+      entry.seq = line!.s!
+      found.recovered.replayed++
+    }
+  }
+  // Cut back to the last line: what a write cut short left, and the zeroed space (zeroed again as writes need it).
+  const tail = tornTail(file, buf, start)
+  if (tail) {
+    found.recovered.tornBytes += tail.bytes
+    if (tail.note) found.recovered.notes.push(tail.note)
+    found.torn.push(tail)
+  }
+}
