@@ -278,15 +278,14 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     await shared.db.listen()
   }
   try {
-    await store.activate()
-    // Events that fell due while the server was down run now, in order, once (in every session):
-    // only once the port is ours, so a start that fails changes no data file.
-    await sessions.default.engine.catchUp()
-    await sessions.openStored()
+    // Only once the port is ours (a start that fails before changes no data file): the stores made
+    // ready for writes, then events that fell due while the server was down run, in order, once, in every session.
+    await sessions.activate()
   } catch (e) {
     server.close()
     server.closeAllConnections()
-    await sessions.close().catch(() => {})
+    // Given back without a snapshot: a start refused here leaves the files as it found them.
+    await sessions.abandon()
     await shared?.db.close()
     throw e
   }

@@ -252,6 +252,29 @@ export class Host {
     for (const name of await this.storedNames()) if (!this.sessions.has(name)) await this.open(name)
   }
 
+  /**
+   * The write half of the start, once the server is bound: every store made ready for writes, the
+   * named sessions' first (a refusal there then leaves the default data file as it was too), then
+   * what fell due while the server was down runs, once, in every session.
+   */
+  async activate(): Promise<void> {
+    await this.stores?.activate?.()
+    await this.default.store.activate()
+    await this.default.engine.catchUp()
+    await this.openStored()
+  }
+
+  /**
+   * A start that failed after `loadStored` (in `activate`): every store is given back without a
+   * snapshot, so a refused start leaves the files as it found them (`close` would write snapshots).
+   */
+  async abandon(): Promise<void> {
+    const named = [...this.sessions.values()]
+    this.sessions.clear()
+    for (const s of [this.default, ...named]) s.closeStreams()
+    await Promise.allSettled([...named.map((s) => s.store.abandon()), this.stores?.abandon?.(), this.default.store.abandon()])
+  }
+
   /** Drops a named session: its streams, its state and its data files. Answers whether it existed. */
   async drop(name: string): Promise<boolean> {
     if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `"${name}" is not a session name`)
@@ -343,6 +366,8 @@ function fileSessions(journal: SessionJournal): SessionStores {
       await journal.load()
       return journal.recovered.notes
     },
+    activate: () => journal.activate(),
+    abandon: () => journal.abandon(),
     names: () => journal.open(),
     open: async (name) => {
       const store = await journal.store(name)

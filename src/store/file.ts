@@ -159,9 +159,14 @@ export class FileStore implements Store {
     await this.wal.start(this.generation)
   }
 
-  /** A start that failed after `load`: releases the lock and leaves every file as it was. */
+  /**
+   * A start that failed (after `load`, or after `activate` too): releases the data file without a
+   * snapshot. Nothing is written; what `activate` made (an empty journal, the folders) is taken back,
+   * and whatever the journals hold is read by the next start.
+   */
   async abandon(): Promise<void> {
     this.closed = true
+    await this.wal.discard()
     this.lock.release()
     this.dropMadeDirs()
   }

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { COLLECTIONS, State, type Change } from '../core/state.js'
 import { Compaction } from './compaction.js'
 import { sizeOf } from './file.js'
-import { makeDirs } from './folders.js'
+import { makeDirs, removeMadeDirs } from './folders.js'
 import { generations, journalPath, readSessionsFolder, SNAPSHOT, snapshotPath, type SessionEntry } from './session-folder.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
@@ -105,6 +105,8 @@ export class SessionJournal {
   }
   /** Files of the first layout found by `load`, replaced by `activate`. */
   private legacy: string[] = []
+  /** The folders `activate` made: taken back by `abandon` while they are empty. */
+  private madeDirs: string[] = []
   /** Torn journal tails found by `load`, cut by `activate`. */
   private torn: TornTail[] = []
 
@@ -113,7 +115,7 @@ export class SessionJournal {
     return (this.activated ??= (async () => {
       await this.load()
       try {
-        makeDirs(this.folder)
+        this.madeDirs = makeDirs(this.folder)
       } catch (e) {
         throw new StoreError(`cannot create the sessions folder ${this.folder}: ${(e as NodeJS.ErrnoException).code}`)
       }
@@ -253,6 +255,17 @@ export class SessionJournal {
       this.closed = true
       await this.wal.close()
     }
+  }
+
+  /**
+   * A start that failed (the server's other stores, or this one's `activate`): the journal is
+   * released without a snapshot; what `activate` made (an empty journal, the folder) is taken back.
+   */
+  async abandon(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.wal.discard()
+    removeMadeDirs(this.madeDirs)
   }
 
   info(name: string): Record<string, unknown> {

@@ -14,7 +14,7 @@ export interface Store {
   load(state: State): Promise<void>
   /** The write half of `open`, once the server is bound: ready for appends. */
   activate(): Promise<void>
-  /** Gives the data file back after a start that failed between `load` and `activate`, changing nothing. */
+  /** Gives the data file back after a start that failed (after `load`, or `activate` too), without a snapshot. */
   abandon(): Promise<void>
   /**
    * Persists one transaction's changes; resolves once they survive a crash. When they cannot be
@@ -46,6 +46,10 @@ export interface SessionStores {
   readonly shared: boolean
   /** Reads and checks what is stored, writing nothing; answers what recovery has to say. */
   load(): Promise<string[]>
+  /** Once the server is bound: ready for writes (a torn tail cut, the journal opened). */
+  activate?(): Promise<void>
+  /** A start that failed: released without a snapshot, what `activate` made taken back. */
+  abandon?(): Promise<void>
   /** The named sessions stored. */
   names(): Promise<string[]>
   /** Shared: every session (the default one too) with the number of its log's last entry, in one call. */

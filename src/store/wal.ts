@@ -15,7 +15,7 @@
  * - Generations: compaction starts a new journal file and writes snapshots; journals it replaces
  *   are removed only after those are durable and read back whole.
  */
-import { closeSync, constants, fsyncSync, openSync, write, writeSync } from 'node:fs'
+import { closeSync, constants, existsSync, fsyncSync, openSync, rmSync, write, writeSync } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { StoreError } from './types.js'
 
@@ -170,6 +170,8 @@ export class WriteAheadLog {
   private closed = false
   /** Called after each group written (the stores start a compaction from here). */
   onWritten: (() => void) | null = null
+  /** Whether `start` made the journal it opened (a start that fails takes it back while it is empty). */
+  private made = false
 
   constructor(private readonly opts: WalOptions) {}
 
@@ -186,6 +188,7 @@ export class WriteAheadLog {
   /** Opens generation `gen` for appends (once the server is bound); lines appended before wait for it. */
   async start(gen: number): Promise<void> {
     this.generation = gen
+    this.made = !existsSync(this.opts.pathOf(gen))
     try {
       this.seg = await this.openSegment(gen)
     } catch (e) {
@@ -339,6 +342,7 @@ export class WriteAheadLog {
     capture(gen)
     this.seg = next
     this.generation = gen
+    this.made = false
     try {
       await this.barrier()
     } catch {
@@ -358,5 +362,12 @@ export class WriteAheadLog {
     this.seg = null
     if (seg?.dirty) await this.cut(seg).catch(() => {})
     await seg?.handle.close().catch(() => {})
+  }
+
+  /** A start that failed: closes the journal, and removes it if `start` made it and nothing was written to it. */
+  async discard(): Promise<void> {
+    const seg = this.seg
+    await this.close()
+    if (seg && this.made && seg.good === 0) rmSync(seg.file, { force: true })
   }
 }
