@@ -1,18 +1,48 @@
 /**
- * One server per data file: a lock file beside it (`sandbox.json.lock`) holds its owner's pid and,
- * where the system tells it (Linux), when that process started. A lock whose owner is gone is stale
- * and taken over. The pid alone is not enough: after a crash another program may get the same pid
+ * One server per data file: a lock file beside it (`sandbox.json.lock`) names its owner by a line of
+ * its pid, when that process started (where the system tells it: Linux), the host's name, the
+ * machine's boot and a random token of its own. A lock whose owner is gone is stale and taken over.
+ *
+ * Who owns a lock. The pid alone is not enough: after a crash another program may get the same pid
  * (in a container, soon after), and every restart would be refused for a process that is not a dcb
- * server; a process with the lock's pid but another start time is not its owner. A lock of pid alone
- * (written by an older dcb) is judged by its pid, as before.
+ * server; a process with the lock's pid but another start time is not its owner. Nor is a lock with
+ * this process's pid its own (containers sharing a volume all run as pid 1): the token says whose it
+ * is, and one with our pid but another token is another process's, stale only when it started at
+ * another time (this container's run before a crash). A lock written on another host (another
+ * machine, or a container with a host name of its own) cannot be checked from here: it holds, and
+ * the refusal says to remove it once that server is gone. One from before the machine last started
+ * is stale. A lock of pid alone, or pid and start time (written by an older dcb), is judged by them.
+ *
+ * Taking over. Servers that find the same stale lock at once must not each remove it and make their
+ * own (both would hold it): the one that makes the takeover's guard file, named after that very lock
+ * file (device and inode), replaces it by renaming its own lock over it if it is still that file;
+ * the others find the guard or the new lock, and are refused naming its owner.
  */
-import { closeSync, existsSync, linkSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { StoreError } from './types.js'
+
+/** What a lock's line says of the process that wrote it (older dcb wrote the pid and start time only). */
+interface Owner {
+  pid: number
+  started?: string
+  host?: string
+  boot?: string
+  token?: string
+}
+
+/** A lock file as read: its line, and which file it was (a file put in its place since is another). */
+interface Found {
+  text: string
+  id: string
+}
 
 export class DataFileLock {
   private held = false
-  /** What this process writes in the lock: its pid and start time (when known). */
-  private readonly own = ownerLine(process.pid)
+  /** This process, and the line it writes in the lock. */
+  private readonly me: Owner = thisProcess()
+  private readonly own = ownerLine(this.me)
 
   constructor(
     /** The data file the lock guards (named in messages). */
@@ -20,64 +50,111 @@ export class DataFileLock {
     readonly lockPath = `${dataFile}.lock`,
   ) {}
 
-  /** Takes the lock, or throws a StoreError naming the live owner; a stale lock is taken over. */
+  /** Takes the lock, or throws a StoreError naming its owner; a stale lock is taken over. */
   take(): void {
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < 5; attempt++) {
       try {
-        this.create()
+        this.create(this.lockPath)
         this.held = true
         return
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new StoreError(`cannot lock ${this.dataFile}: ${(e as NodeJS.ErrnoException).code}`)
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw this.cannot(e)
       }
-      let text: string
-      try {
-        text = readFileSync(this.lockPath, 'utf8')
-      } catch {
-        continue
-      }
-      const owner = liveOwner(text)
-      if (owner !== undefined) throw new StoreError(`${this.dataFile} is in use by another dcb server (pid ${owner}); stop it or pick another --data file`)
-      // A stale lock from a server that is gone: take it over.
-      try {
-        unlinkSync(this.lockPath)
-      } catch {
-        /* another process took it over first; try again */
+      const found = readLock(this.lockPath)
+      if (!found) continue
+      this.refuseHeld(found.text)
+      if (this.replace(this.lockPath, found)) {
+        this.held = true
+        return
       }
     }
     throw new StoreError(`cannot lock ${this.dataFile}: the lock file ${this.lockPath} keeps changing`)
   }
 
   /**
-   * Makes the lock file whole or not at all (EEXIST: it is there): its line is written to a file of
-   * this process's own and linked into place. A lock made empty and then written (a full disk fails
-   * the write) was left behind by a start that failed, and a server starting meanwhile read it empty,
-   * took it for stale and took it over. Where links are not supported, it is made and written in place.
+   * Replaces the stale lock file `file` (as read: `stale`) by this process's line. Only the process
+   * that makes the guard of that very file does, and only while `file` is still it; answers whether
+   * this one did (false: it changed meanwhile, read it again). A guard left by a process that died
+   * taking over is stale in turn, and replaced the same way.
    */
-  private create(): void {
-    const own = `${this.lockPath}.${process.pid}`
-    const write = (file: string, flags: string) => {
-      const fd = openSync(file, flags)
-      try {
-        const line = Buffer.from(`${this.own}\n`)
-        if (writeSync(fd, line) !== line.length) throw Object.assign(new Error('short write'), { code: 'ENOSPC' })
-      } catch (e) {
-        rmSync(file, { force: true })
-        throw e
-      } finally {
-        closeSync(fd)
-      }
-    }
-    write(own, 'w')
+  private replace(file: string, stale: Found, depth = 0): boolean {
+    const guard = `${this.lockPath}.takeover-${stale.id}`
     try {
-      linkSync(own, this.lockPath)
+      this.create(guard)
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw this.cannot(e)
+      const taker = readLock(guard)
+      if (!taker) return false
+      // Another server is taking it over now: it is that server's.
+      this.refuseHeld(taker.text)
+      if (depth >= 2 || !this.replace(guard, taker, depth + 1)) return false
+    }
+    try {
+      if (fileId(file) !== stale.id) return false
+      const mine = this.writeOwn()
+      try {
+        renameSync(mine, file)
+      } catch (e) {
+        rmSync(mine, { force: true })
+        throw this.cannot(e)
+      }
+      return true
+    } finally {
+      rmSync(guard, { force: true })
+    }
+  }
+
+  /** Throws a StoreError naming the owner of a lock while it may run (see the top of this file); returns when it is stale. */
+  private refuseHeld(text: string): void {
+    const o = parseOwner(text)
+    if (!o || (o.token !== undefined && o.token === this.me.token)) return
+    const refuse = (owner: string) => {
+      throw new StoreError(`${this.dataFile} is in use by ${owner}; stop it or pick another --data file`)
+    }
+    if (o.host !== undefined && o.host !== this.me.host)
+      refuse(`a dcb server on host ${o.host} (pid ${o.pid}), which cannot be checked from here (once it is gone, remove ${this.lockPath})`)
+    if (o.boot !== undefined && this.me.boot !== undefined && o.boot !== this.me.boot) return
+    if (o.pid === this.me.pid) {
+      // Not this process: an earlier one with this pid (it started at another time), or one of another container sharing the folder.
+      if (o.started !== undefined && this.me.started !== undefined && o.started !== this.me.started) return
+      if (o.token === undefined && o.started === undefined) return
+      refuse(`another dcb server (pid ${o.pid}, as this one: a process of another container sharing this folder)`)
+    }
+    if (!processAlive(o.pid)) return
+    // The pid is taken: by the lock's owner only if it started when the lock says (unknown: assume so).
+    const now = o.started === undefined ? undefined : startTimeOf(o.pid)
+    if (now === undefined || now === o.started) refuse(`another dcb server (pid ${o.pid})`)
+  }
+
+  /**
+   * Makes `path` hold this process's line, whole or not at all (EEXIST: it is there): the line is
+   * written to a file of this process's own and linked into place. A lock made empty and then written
+   * (a full disk fails the write) was left behind by a start that failed, and a server starting
+   * meanwhile read it empty, took it for stale and took it over. Where links are not supported, it is
+   * made and written in place.
+   */
+  private create(path: string): void {
+    const mine = this.writeOwn()
+    try {
+      linkSync(mine, path)
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code
       if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw e
-      write(this.lockPath, 'wx')
+      writeLine(path, 'wx', this.own)
     } finally {
-      rmSync(own, { force: true })
+      rmSync(mine, { force: true })
     }
+  }
+
+  /** This process's line in a file of its own (named by its token: another container's process may have the same pid). */
+  private writeOwn(): string {
+    const mine = `${this.lockPath}.${this.me.token}`
+    writeLine(mine, 'w', this.own)
+    return mine
+  }
+
+  private cannot(e: unknown): StoreError {
+    return new StoreError(`cannot lock ${this.dataFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
   }
 
   /** Removes the lock if this process holds it. */
@@ -85,27 +162,102 @@ export class DataFileLock {
     if (!this.held) return
     this.held = false
     try {
-      if (existsSync(this.lockPath) && readFileSync(this.lockPath, 'utf8').trim() === this.own) unlinkSync(this.lockPath)
+      if (readFileSync(this.lockPath, 'utf8').trim() === this.own) unlinkSync(this.lockPath)
     } catch {
       /* already gone */
     }
   }
 }
 
-/** The pid of a lock's owner while that process runs (not this one), else undefined: the lock is stale. */
-function liveOwner(text: string): number | undefined {
-  const [pidText, started] = text.trim().split(/\s+/)
-  const pid = Number(pidText)
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !processAlive(pid)) return undefined
-  // The pid is taken: by the lock's owner only if it started when the lock says (unknown: assume so).
-  const now = started === undefined ? undefined : startTimeOf(pid)
-  return now === undefined || now === started ? pid : undefined
+/** Writes one line to `file`, all of it (a short write is ENOSPC); a file that could not be written whole is removed. */
+function writeLine(file: string, flags: string, text: string): void {
+  const fd = openSync(file, flags)
+  try {
+    const line = Buffer.from(`${text}\n`)
+    if (writeSync(fd, line) !== line.length) throw Object.assign(new Error('short write'), { code: 'ENOSPC' })
+  } catch (e) {
+    rmSync(file, { force: true })
+    throw e
+  } finally {
+    closeSync(fd)
+  }
 }
 
-/** A lock's line for process `pid`: the pid, then its start time where known. */
-function ownerLine(pid: number): string {
-  const started = startTimeOf(pid)
-  return started === undefined ? String(pid) : `${pid} ${started}`
+/** A lock file's line and which file it is (device and inode), or undefined when there is none. */
+function readLock(file: string): Found | undefined {
+  let fd: number
+  try {
+    fd = openSync(file, 'r')
+  } catch {
+    return undefined
+  }
+  try {
+    const st = fstatSync(fd)
+    return { text: readFileSync(fd, 'utf8'), id: `${st.dev}-${st.ino}` }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** Which file stands at `path` now (device and inode, as `readLock` sees it), or undefined. */
+function fileId(path: string): string | undefined {
+  try {
+    const st = statSync(path)
+    return `${st.dev}-${st.ino}`
+  } catch {
+    return undefined
+  }
+}
+
+/** This process as a lock names it. */
+function thisProcess(): Owner {
+  return { pid: process.pid, started: startTimeOf(process.pid), host: hostname(), boot: bootId(), token: randomBytes(8).toString('hex') }
+}
+
+/** A lock's line: `PID START host=NAME boot=ID token=HEX` (START `-` where unknown; older dcb read the first two). */
+function ownerLine(o: Owner): string {
+  const fields = [String(o.pid), o.started ?? '-', `host=${encodeURIComponent(o.host ?? '')}`]
+  if (o.boot) fields.push(`boot=${o.boot}`)
+  fields.push(`token=${o.token}`)
+  return fields.join(' ')
+}
+
+/** What a lock's line says (undefined: not a lock line, as a lock left empty). */
+function parseOwner(text: string): Owner | undefined {
+  const [pidText, ...rest] = text.trim().split(/\s+/)
+  const pid = Number(pidText)
+  if (!Number.isInteger(pid) || pid <= 0) return undefined
+  const owner: Owner = { pid }
+  for (const [i, field] of rest.entries()) {
+    const eq = field.indexOf('=')
+    if (eq < 0) {
+      if (i === 0 && field !== '-') owner.started = field
+      continue
+    }
+    const value = field.slice(eq + 1)
+    const key = field.slice(0, eq)
+    if (key === 'host') owner.host = decoded(value)
+    else if (key === 'boot') owner.boot = value
+    else if (key === 'token') owner.token = value
+  }
+  return owner
+}
+
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
+}
+
+/** The machine's boot (Linux), or undefined: a lock from before it is stale. */
+function bootId(): string | undefined {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined
+  } catch {
+    return undefined
+  }
 }
 
 /**

@@ -238,7 +238,7 @@ describe('FileStore', () => {
       writeFileSync(`${path}.lock`, `${child.pid} ${Number(started) + 1}\n`)
       const s = new FileStore(path)
       await s.open(new State())
-      expect(readFileSync(`${path}.lock`, 'utf8')).toBe(`${process.pid} ${startTimeOf(process.pid)}\n`)
+      expect(readFileSync(`${path}.lock`, 'utf8')).toMatch(new RegExp(`^${process.pid} ${startTimeOf(process.pid)} host=.* token=[0-9a-f]{16}\n$`))
       await s.close()
       expect(existsSync(`${path}.lock`)).toBe(false)
     } finally {
@@ -264,7 +264,7 @@ describe('FileStore', () => {
     writeFileSync(`${path}.lock`, '999999999\n')
     const s = new FileStore(path)
     await s.open(new State())
-    expect(readFileSync(`${path}.lock`, 'utf8').trim()).toBe(`${process.pid} ${startTimeOf(process.pid)}`)
+    expect(readFileSync(`${path}.lock`, 'utf8')).toMatch(new RegExp(`^${process.pid} ${startTimeOf(process.pid)} host=.* token=[0-9a-f]{16}\n$`))
     await s.close()
   })
 
