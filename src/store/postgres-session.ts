@@ -8,7 +8,8 @@
  * engine's transactions (every one of this replica that waited, so a turn commits a group), then
  * writes their changes as the next entry of the log and commits, which releases the lock. Every
  * change thus runs on the state every earlier one made, whichever replica made it: an OTP, a renewal
- * or a retry is decided once. A read first takes in what was committed (no lock).
+ * or a retry is decided once. A read first takes in what was committed (no lock). A turn whose
+ * commit's call fails asks the database whether its entry was committed before it answers.
  */
 import type pg from 'pg'
 import type { Gate } from '../core/context.js'
@@ -223,12 +224,13 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
     await new Promise<void>((resolve) => setImmediate(resolve))
     this.turn = null
     const seq = this.seq + 1
+    const entry = JSON.stringify(turn.changes)
     try {
       if (!turn.changes.length) await client.query('COMMIT')
       else {
         const name = literal(this.name)
         await client.query(
-          `INSERT INTO dcb_changes (session, seq, changes) VALUES (${name}, ${seq}, ${literal(JSON.stringify(turn.changes))});` +
+          `INSERT INTO dcb_changes (session, seq, changes) VALUES (${name}, ${seq}, ${literal(entry)});` +
             ` UPDATE dcb_sessions SET seq = ${seq} WHERE name = ${name}; SELECT pg_notify('dcb', ${literal(`C ${this.name}`)}); COMMIT`,
         )
         this.seq = seq
@@ -238,12 +240,56 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
       turn.settle()
     } catch (e) {
       client.release(true)
-      // Taken back the latest first, so each transaction finds the state as it left it.
-      for (let i = turn.undos.length - 1; i >= 0; i--) turn.undos[i]!()
-      turn.settle(this.db.failed(e))
-      return
+      // A failed call is not a change not made: the reply of a COMMIT the database made may be what was lost.
+      const committed = turn.changes.length ? await this.committed(seq, entry) : false
+      if (committed) {
+        this.seq = seq
+        this.db.worked()
+        turn.settle()
+      } else {
+        // Taken back the latest first, so each transaction finds the state as it left it. Not known
+        // whether committed: the state is the one before the turn, as its seq says, and the next
+        // turn or read takes in the entry if the database has it.
+        for (let i = turn.undos.length - 1; i >= 0; i--) turn.undos[i]!()
+        const err = this.db.failed(e)
+        turn.settle(
+          committed === false
+            ? err
+            : new StoreError(`${err.message}; whether its changes were committed is not known: the next call shows what the database holds`, 'unknown'),
+        )
+        return
+      }
     }
     if (this.seq - this.snapshotSeq >= SNAPSHOT_EVERY) await this.snapshot().catch(() => {})
+  }
+
+  /**
+   * Whether entry `seq` of the session's log is the one a turn sent (`changes`) whose call failed.
+   * Asked on another connection under the session's lock, so that the turn's transaction has ended:
+   * committed, or rolled back once the server saw its connection go. Undefined when the database
+   * cannot tell (away too, or the entry folded into a snapshot meanwhile).
+   */
+  private async committed(seq: number, changes: string): Promise<boolean | undefined> {
+    let client: pg.PoolClient
+    try {
+      client = await this.db.pool.connect()
+    } catch {
+      return undefined
+    }
+    try {
+      const name = literal(this.name)
+      const results = (await client.query(
+        `BEGIN; SELECT pg_advisory_xact_lock(4242, hashtext(${name}));` +
+          ` SELECT (SELECT changes FROM dcb_changes WHERE session = ${name} AND seq = ${seq}) AS changes, (SELECT seq FROM dcb_snapshots WHERE session = ${name}) AS folded; COMMIT`,
+      )) as unknown as pg.QueryResult<{ changes: string | null; folded: string | null }>[]
+      client.release()
+      const row = results[2]!.rows[0]!
+      if (row.changes === null && row.folded !== null && Number(row.folded) >= seq) return undefined
+      return row.changes === changes
+    } catch {
+      client.release(true)
+      return undefined
+    }
   }
 
   /**

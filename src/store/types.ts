@@ -62,7 +62,11 @@ export interface SessionStores {
 }
 
 export class StoreError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** `unknown`: the change may have been made (a shared database's COMMIT whose reply was lost); otherwise nothing was changed. */
+    readonly outcome: 'not made' | 'unknown' = 'not made',
+  ) {
     super(message)
     this.name = 'StoreError'
   }

@@ -1,0 +1,84 @@
+/**
+ * A TCP proxy in front of the test PostgreSQL that cuts a connection at a query of our choosing:
+ * before the server gets it (nothing of it is done), or after the server answered it (done, but the
+ * reply never reaches dcb: a COMMIT whose reply is lost). It can also refuse new connections (the
+ * database out of reach for a while).
+ *
+ *   const proxy = await cutProxy(pg.port)
+ *   const cut = proxy.cutAt((query) => query.includes('INSERT INTO dcb_changes'), 'after-reply')
+ *   ... a call through dcb ...
+ *   await cut   // resolves once the connection was cut
+ */
+import { createServer, connect, type Socket } from 'node:net'
+
+/** The end of a PostgreSQL reply: ReadyForQuery ('Z', length 5). */
+const READY_FOR_QUERY = Buffer.from([0x5a, 0, 0, 0, 5])
+
+export interface CutProxy {
+  readonly port: number
+  /** The URL of database `name` through the proxy. */
+  url(name: string): string
+  /**
+   * Cuts the next connection that sends a query matching `match` (the chunk that holds its start):
+   * `before` the server gets it, or `after-reply` once the server has answered it (the reply dropped).
+   * With `everything`, every other connection goes with it and new ones are refused (`refuseNew`).
+   * Resolves once cut.
+   */
+  cutAt(match: (chunk: string) => boolean, when: 'before' | 'after-reply', opts?: { everything?: boolean }): Promise<void>
+  /** Whether new connections are refused (the ones open stay). */
+  refuseNew: boolean
+  close(): Promise<void>
+}
+
+export async function cutProxy(pgPort: number, user = 'postgres', password = 'password'): Promise<CutProxy> {
+  let armed: { match: (chunk: string) => boolean; when: 'before' | 'after-reply'; everything: boolean; done: () => void } | null = null
+  const sockets = new Set<Socket>()
+  const server = createServer((client) => {
+    if (proxy.refuseNew) return void client.destroy()
+    const upstream = connect(pgPort, '127.0.0.1')
+    for (const s of [client, upstream]) {
+      sockets.add(s)
+      s.on('close', () => sockets.delete(s))
+      s.on('error', () => {})
+    }
+    const cut = (hit: NonNullable<typeof armed>) => {
+      client.destroy()
+      upstream.destroy()
+      if (hit.everything) {
+        proxy.refuseNew = true
+        for (const s of sockets) s.destroy()
+      }
+      hit.done()
+    }
+    let dropReplies: NonNullable<typeof armed> | null = null
+    client.on('data', (chunk) => {
+      const hit = armed && armed.match(chunk.toString('latin1')) ? armed : null
+      if (hit) {
+        armed = null
+        if (hit.when === 'before') return cut(hit)
+        dropReplies = hit
+      }
+      upstream.write(chunk)
+    })
+    upstream.on('data', (chunk) => {
+      if (!dropReplies) return void client.write(chunk)
+      // The server answered the query to its end: the reply is lost with the connection.
+      if (chunk.includes(READY_FOR_QUERY)) cut(dropReplies)
+    })
+    client.on('close', () => upstream.destroy())
+    upstream.on('close', () => client.destroy())
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as { port: number }).port
+  const proxy: CutProxy = {
+    port,
+    url: (name) => `postgres://${user}:${password}@127.0.0.1:${port}/${name}`,
+    cutAt: (match, when, opts = {}) => new Promise<void>((resolve) => (armed = { match, when, everything: opts.everything ?? false, done: resolve })),
+    refuseNew: false,
+    close: async () => {
+      for (const s of sockets) s.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+  return proxy
+}

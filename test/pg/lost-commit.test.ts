@@ -1,0 +1,77 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Served } from '../cli/run.js'
+import { serve } from '../cli/run.js'
+import { cutProxy, type CutProxy } from './cut-proxy.js'
+import { control, merchant } from './replicas.js'
+import { usePostgres } from './use-postgres.js'
+
+// A turn's last query (its entry of the log, then COMMIT) whose connection is cut: the answer says
+// what the database holds, and so does the replica afterwards.
+const MSISDN = '60123456001'
+const INIT = { msisdn: MSISDN, service_code: 'STREAMPLUS', country_code: 'my' }
+/** The query of the Init's turn: its entry of the log (it holds the MSISDN) and the COMMIT. */
+const initTurn = (query: string) => query.includes('INSERT INTO dcb_changes') && query.includes(MSISDN)
+
+describe('a COMMIT whose connection is cut (PostgreSQL through a proxy)', () => {
+  const pg = usePostgres()
+  let proxy: CutProxy | undefined
+  let replica: Served | undefined
+  afterEach(async () => {
+    await replica?.stop()
+    await proxy?.close()
+    replica = proxy = undefined
+  })
+
+  async function start(database: string): Promise<{ url: string; rows: () => Promise<number> }> {
+    await pg.createDatabase(database)
+    proxy = await cutProxy(pg.port)
+    replica = await serve(['--store', proxy.url(database)])
+    /** Entries of the log that hold the MSISDN, as the database has them. */
+    const rows = async () => Number((await pg.query(`SELECT count(*) AS n FROM dcb_changes WHERE changes LIKE $1`, [`%${MSISDN}%`], database)).rows[0].n)
+    return { url: replica.url, rows }
+  }
+
+  it('its reply lost, the change committed: the call answers SUCCESS and the replica holds what was committed', async () => {
+    const { url, rows } = await start('lost_reply')
+    const cut = proxy!.cutAt(initTurn, 'after-reply')
+    const init = await merchant(url, 'init', INIT)
+    await cut
+    expect(await rows()).toBe(1)
+    expect(init.http).toBe(200)
+    expect(init.body.status).toBe('SUCCESS')
+    // The replica's state is the database's: the OTP is there and a Verify with it subscribes.
+    const otp = await control(url, `/otp?msisdn=${MSISDN}`)
+    expect(otp.http).toBe(200)
+    const verify = await merchant(url, 'verify', { verif_request_id: init.body.payload.verif_request_id, otp: otp.body.otp })
+    expect(verify.body.status).toBe('SUCCESS')
+  })
+
+  it('cut before the server got it: nothing committed, the call answers 500 and the replica holds nothing of it', async () => {
+    const { url, rows } = await start('lost_query')
+    const cut = proxy!.cutAt(initTurn, 'before')
+    const init = await merchant(url, 'init', INIT)
+    await cut
+    expect(await rows()).toBe(0)
+    expect(init.http).toBe(500)
+    expect(init.body).toMatchObject({ message: 'ERROR', status_code: 500 })
+    expect((await control(url, `/otp?msisdn=${MSISDN}`)).http).toBe(404)
+    // Nothing left half done: the same call again works.
+    expect((await merchant(url, 'init', INIT)).body.status).toBe('SUCCESS')
+    expect(await rows()).toBe(1)
+  })
+
+  it('its reply lost and the database out of reach: the answer says the outcome is not known; once back, the replica shows what was committed', async () => {
+    const { url, rows } = await start('lost_unknown')
+    // From the cut on, nothing reaches the database (the replica cannot ask what became of its COMMIT).
+    const cut = proxy!.cutAt(initTurn, 'after-reply', { everything: true })
+    const init = await merchant(url, 'init', INIT)
+    await cut
+    expect(init.http).toBe(500)
+    expect(init.reason).toMatch(/whether its changes were committed is not known/)
+    expect(await rows()).toBe(1)
+    proxy!.refuseNew = false
+    const otp = await control(url, `/otp?msisdn=${MSISDN}`)
+    expect(otp.http).toBe(200)
+    expect(otp.body.msisdn).toBe(MSISDN)
+  })
+})
