@@ -78,7 +78,7 @@ export async function seed(o: {
       const engine = engineOverStore({ world }, state, store)
       const batch = 10_000
       for (; seeded < o.subscriptions && !stopped; seeded += Math.min(batch, o.subscriptions - seeded))
-        await engine.seed(Math.min(batch, o.subscriptions - seeded), { ...options, startIndex: seeded })
+        await engine.seed(Math.min(batch, o.subscriptions - seeded), { ...options, startIndex: seeded }, plan)
     } catch (e) {
       if (!(e instanceof StoreError)) throw e
       failed = e

@@ -22,7 +22,7 @@ import { MoFlow, type MoInput, type MoResult } from './mo-flow.js'
 import type { Outcome } from './outcomes.js'
 import { Renewals } from './renewals.js'
 import { MAX_RUNTIME_RULES, type RuleInForce } from './ruleset.js'
-import { seed, type SeedOptions } from './seeding.js'
+import { seed, type SeedOptions, type SeedPlan } from './seeding.js'
 import type { Change, RuntimeRuleRecord, SmsRecord, State, SubscriptionRecord } from './state.js'
 import type { Tx } from './tx.js'
 import { Subscriptions } from './subscriptions.js'
@@ -420,9 +420,9 @@ export class Engine {
 
   // ---------------------------------------------------------------- seeding, reset
 
-  /** Creates `count` ACTIVE subscriptions at once (no SMS, no flow); answers the ids. See `seeding.ts`. */
-  seed(count: number, o: SeedOptions = {}): Promise<string[]> {
-    return seed(this.ctx, count, o)
+  /** Creates `count` ACTIVE subscriptions at once (no SMS, no flow); answers the ids. See `seeding.ts` (and its `checked`). */
+  seed(count: number, o: SeedOptions = {}, checked?: SeedPlan): Promise<string[]> {
+    return seed(this.ctx, count, o, checked)
   }
 
   /** Back to the loaded fixtures: no subscriptions, messages, runtime rules; the clock as at start (or at `start`, earlier than now too). */

@@ -1,7 +1,9 @@
 /** The flows at engine level (no HTTP): OTP and consent expiries, consent answers, MO messages (PSMS), seeding. */
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { MoResult } from '../../src/core/engine.js'
-import { engineAt } from './harness.js'
+import { checkSeed } from '../../src/core/engine.js'
+import { WorldIndex } from '../../src/core/world.js'
+import { engineAt, world } from './harness.js'
 
 const T = (s: string) => `${s}.000000`
 
@@ -132,5 +134,25 @@ describe('seeding', () => {
     expect(msisdns.every((m) => Number(m.slice(-3)) < 100)).toBe(true)
     expect((await engine.advance('P1M')).eventCount).toBe(150)
     expect(() => engine.seed(1, { service: 'NOPE' })).toThrow(expect.objectContaining({ code: 'MERCHANT_SERVICE_NOT_CONFIGURED' }))
+  })
+
+  it('in batches under a plan checked for the whole run (dcb seed): the same numbers as one seed, each number looked up once', async () => {
+    const whole = engineAt('2026-01-31T09:00:00').engine
+    await whole.seed(250)
+    const batched = engineAt('2026-01-31T09:00:00').engine
+    const lookups = vi.spyOn(WorldIndex.prototype, 'lookup')
+    try {
+      const plan = checkSeed(new WorldIndex(world()), {}, 250)
+      // The whole run's numbers, and the first one's carrier: once each, up front.
+      expect(lookups).toHaveBeenCalledTimes(251)
+      for (let done = 0; done < 250; done += 100) await batched.seed(Math.min(100, 250 - done), { startIndex: done }, plan)
+      expect(lookups).toHaveBeenCalledTimes(251)
+    } finally {
+      lookups.mockRestore()
+    }
+    const numbers = (e: typeof whole) => e.listSubscriptions({ limit: 5000 }).map((s) => `${s.msisdn} ${s.status} ${s.carrier}`).sort()
+    expect(numbers(batched)).toEqual(numbers(whole))
+    // Without a plan, a batch checks its numbers against the state: seeding them again is refused.
+    await expect(batched.seed(100, { startIndex: 0 })).rejects.toThrow(/holds an ACTIVE STREAMPLUS subscription already/)
   })
 })
