@@ -98,7 +98,7 @@ export async function rules(verb: string | undefined, arg: string | undefined, o
     const fixture = r.rules.filter((x) => x.source !== 'runtime').length
     out(
       chalk.dim(
-        `${fixture} fixture rule(s) after them (${invokedAs()} world lists every rule in the order consulted, ${invokedAs()} scenarios describes them)`,
+        `${fixture} fixture ${fixture === 1 ? 'rule' : 'rules'} after them (${invokedAs()} world lists every rule in the order consulted, ${invokedAs()} scenarios describes them)`,
       ),
     )
     return

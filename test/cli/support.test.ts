@@ -278,6 +278,9 @@ describe("the default world's rule sources", () => {
         .split('\n')
         .find((l) => l.includes('fixtures: '))!
       expect(line).toMatch(new RegExp(`fixtures: .*world\\.json \\(${rules.length} rules: ok-000-099, `))
+      // The human list counts them in words that agree with the count.
+      const listed = await dcb(['rules', 'list'], { env: { DCB_BASE_URL: elsewhere.url, NO_COLOR: '1' }, cwd: tmp.dir })
+      expect(listed.stdout).toContain(`no runtime rules\n${rules.length} fixture rules after them (dcb world lists every rule`)
     } finally {
       await elsewhere.stop()
     }
