@@ -75,7 +75,12 @@ program
   .option('--max-connections <n>', 'connections open at once; more are refused', int('--max-connections', 1, 1_000_000), 1024)
   .option('--sms-per-msisdn <n>', 'how many SMS messages each handset keeps', int('--sms-per-msisdn', 1, 100_000), 50)
   .option('--max-sms <n>', 'how many SMS messages each session keeps (the oldest go first)', int('--max-sms', 1, 100_000_000), 50_000)
-  .option('--max-verifications <n>', 'how many verification requests each session keeps (the oldest go first)', int('--max-verifications', 1, 100_000_000), 50_000)
+  .option(
+    '--max-verifications <n>',
+    'how many verification requests each session keeps (the oldest go first)',
+    int('--max-verifications', 1, 100_000_000),
+    50_000,
+  )
   .option('--quiet', 'print only the URL (http://HOST:PORT) and errors')
   .option('--no-reasons', 'send no X-DCB-Reason header with failures')
   .option('--allow-ip <cidr>', 'add an address or CIDR range to the allowlists of the merchants that allow loopback (the demo keys) (repeatable)', collect)

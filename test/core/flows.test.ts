@@ -150,7 +150,11 @@ describe('seeding', () => {
     } finally {
       lookups.mockRestore()
     }
-    const numbers = (e: typeof whole) => e.listSubscriptions({ limit: 5000 }).map((s) => `${s.msisdn} ${s.status} ${s.carrier}`).sort()
+    const numbers = (e: typeof whole) =>
+      e
+        .listSubscriptions({ limit: 5000 })
+        .map((s) => `${s.msisdn} ${s.status} ${s.carrier_code}`)
+        .sort()
     expect(numbers(batched)).toEqual(numbers(whole))
     // Without a plan, a batch checks its numbers against the state: seeding them again is refused.
     await expect(batched.seed(100, { startIndex: 0 })).rejects.toThrow(/holds an ACTIVE STREAMPLUS subscription already/)
