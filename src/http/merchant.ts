@@ -30,7 +30,7 @@ import {
   unknownKeyReason,
 } from './reason.js'
 import { BODY_LIMIT } from './body.js'
-import { sendEnvelope } from './respond.js'
+import { notChanged, sendEnvelope } from './respond.js'
 import { loadMerchantSchemas, merchantSchemas, quickInit, quickStatus, quickVerify } from './merchant-body.js'
 import { SandboxError } from '../core/errors.js'
 import { StoreError } from '../store/types.js'
@@ -178,7 +178,15 @@ export function createMerchantHandler(ctx: MerchantContext) {
     }
     /** The call's changes could not be made durable: they were taken back, and the answer says why. */
     const notStored = (err: unknown) =>
-      err instanceof StoreError ? answer(fail('SERVER_ERROR', undefined, `the change could not be stored (${err.message}); nothing was changed`)) : crash(err)
+      err instanceof StoreError
+        ? answer(
+            fail(
+              'SERVER_ERROR',
+              undefined,
+              `the change ${err.outcome === 'unknown' ? 'may not have been' : 'could not be'} stored (${err.message})${notChanged(err)}`,
+            ),
+          )
+        : crash(err)
     const refusedSession = (err: unknown) =>
       err instanceof SandboxError ? answer(fail(err.code === 'SESSION_LIMIT' ? 'SESSION_LIMIT' : 'BAD_REQUEST', undefined, err.message)) : notStored(err)
 

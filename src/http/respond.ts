@@ -70,13 +70,16 @@ export function safeDecode(s: string): string {
   }
 }
 
+/** What a refusal for a store error adds: nothing was changed, unless whether it was is not known (the error says so). */
+export const notChanged = (e: StoreError): string => (e.outcome === 'unknown' ? '' : '; nothing was changed')
+
 /**
  * Answers a refused control call with the error JSON of its code: a SandboxError as it is, a write that
  * could not be made durable as STORE_UNAVAILABLE (503), with `headers` besides (the console's own). Anything else
  * is not a refusal: answers false.
  */
 export function sendControlError(res: ServerResponse, e: unknown, headers?: Record<string, string>): boolean {
-  const refused = e instanceof StoreError ? new SandboxError('STORE_UNAVAILABLE', `${e.message}; nothing was changed`) : e
+  const refused = e instanceof StoreError ? new SandboxError('STORE_UNAVAILABLE', `${e.message}${notChanged(e)}`) : e
   if (!(refused instanceof SandboxError)) return false
   // A body too large is left unread: the connection closes after the answer rather than wait for the rest of it.
   sendJson(

@@ -67,7 +67,9 @@ describe('a COMMIT whose connection is cut (PostgreSQL through a proxy)', () => 
     const init = await merchant(url, 'init', INIT)
     await cut
     expect(init.http).toBe(500)
-    expect(init.reason).toMatch(/whether its changes were committed is not known/)
+    expect(init.reason).toMatch(/^the change may not have been stored \(.*whether its changes were committed is not known/)
+    // It does not also claim that nothing was changed.
+    expect(init.reason).not.toMatch(/nothing was changed/)
     expect(await rows()).toBe(1)
     proxy!.refuseNew = false
     const otp = await control(url, `/otp?msisdn=${MSISDN}`)
