@@ -3,6 +3,7 @@ import chalk from 'chalk'
 import { ambiguousDuration } from '../core/time.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 import { clientFrom, guard, out, printFields, printJson, reportEnvelope, requireValues, type ClientCliOptions } from './common.js'
+import { decimal } from './numbers.js'
 
 type Opts = ClientCliOptions & Record<string, any>
 
@@ -42,7 +43,7 @@ export async function status(id: string | undefined, o: Opts): Promise<void> {
 }
 
 export async function otp(msisdn: string, o: Opts): Promise<void> {
-  const wait = o.wait === undefined ? 0 : Number(o.wait)
+  const wait = o.wait === undefined ? 0 : decimal(String(o.wait), true)
   if (!Number.isFinite(wait) || wait < 0 || wait > 120) throw new CliError('--wait must be a number of seconds from 0 to 120', EXIT.USAGE)
   const r = await guard(() => clientFrom(o).otp(msisdn, { wait }), wait > 0)
   if (o.json) printJson(r)
@@ -162,7 +163,7 @@ export async function logs(o: Opts): Promise<void> {
     )
   }
   // --all: every entry the journal holds (it is bounded); otherwise the latest --limit.
-  const limit = o.all ? 1_000_000 : Number(o.limit ?? 20)
+  const limit = o.all ? 1_000_000 : decimal(String(o.limit ?? 20))
   if (!o.all && (!Number.isInteger(limit) || limit < 1 || limit > 100_000))
     throw new CliError(`--limit "${o.limit}" must be a whole number from 1 to 100000`, EXIT.USAGE)
   if (o.subscription !== undefined && o.follow)

@@ -8,6 +8,7 @@ import { DEFAULT_BASE_URL, DEFAULT_DATA_FILE, DEFAULT_PORT, DEMO_API_KEY } from 
 import { decideColor } from './color.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 import { version } from '../version.js'
+import { decimal } from './numbers.js'
 
 decideColor(process.argv, process.env)
 const name = invokedAs()
@@ -31,7 +32,7 @@ program
   })
 
 const int = (name: string, min: number, max: number) => (v: string) => {
-  const n = Number(v)
+  const n = decimal(v)
   if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${max}`)
   return n
 }

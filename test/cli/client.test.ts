@@ -149,6 +149,12 @@ describe('dcb init / otp / verify / status', () => {
     expect((await run(['clock', 'backwards', '1h'])).code).toBe(2)
     expect((await run(['status', 'x', '--base-url', 'ftp://x'])).code).toBe(2)
     expect((await run(['otp', '601', '--wait', 'soon'])).code).toBe(2)
+    // A number is decimal digits (0x10 was taken as 16, 1e1 as 10, ' 5' as 5), as the control API reads one.
+    for (const wait of ['0x10', '1e1', ' 5', '+5', ''])
+      expect((await run(['otp', '601', '--wait', wait])).stderr).toBe('dcb: --wait must be a number of seconds from 0 to 120\n')
+    expect((await run(['logs', '--limit', '1e1'])).stderr).toBe('dcb: --limit "1e1" must be a whole number from 1 to 100000\n')
+    const port = await run(['serve', '--port', '0x10', '--in-memory'])
+    expect([port.code, port.stderr]).toEqual([2, expect.stringContaining('--port must be a whole number from 0 to 65535')])
   })
 })
 
