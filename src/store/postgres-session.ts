@@ -36,6 +36,9 @@ export interface SessionDatabase {
 /** The log is folded into a snapshot once it holds this many entries past the last one. */
 const SNAPSHOT_EVERY = 2000
 
+/** How long the database is given to end a turn's process whose call failed (within the call timeout). */
+const TERMINATE_WAIT_MS = 1500
+
 /** An SQL string literal (names are checked session names, values our own JSON). */
 export function literal(text: string): string {
   return `'${text.replace(/'/g, "''")}'`
@@ -239,9 +242,12 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
       this.db.worked()
       turn.settle()
     } catch (e) {
+      // node-postgres keeps the server process's id (BackendKeyData) without declaring it.
+      const backend = (client as { processID?: number | null }).processID ?? null
       client.release(true)
-      // A failed call is not a change not made: the reply of a COMMIT the database made may be what was lost.
-      const committed = turn.changes.length ? await this.committed(seq, entry) : false
+      // A failed call is not a change not made: the reply of a COMMIT the database made may be what was lost,
+      // or the database may still be doing it (slow past the call timeout).
+      const committed = turn.changes.length ? await this.committed(seq, entry, backend) : false
       if (committed) {
         this.seq = seq
         this.db.worked()
@@ -265,11 +271,15 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
 
   /**
    * Whether entry `seq` of the session's log is the one a turn sent (`changes`) whose call failed.
-   * Asked on another connection under the session's lock, so that the turn's transaction has ended:
-   * committed, or rolled back once the server saw its connection go. Undefined when the database
-   * cannot tell (away too, or the entry folded into a snapshot meanwhile).
+   * Asked on another connection. The turn's server process (`backend`) may still be at it: the call
+   * timed out while it waited for a lock or a slow disk, and it would commit once it got there. It is
+   * ended first (only while the turn's query is its query), so the outcome is settled now: a
+   * transaction ended before its COMMIT is rolled back, one ended in its COMMIT is committed. Then
+   * asked under the session's lock, which the turn's transaction held to its end. Undefined when the
+   * database cannot tell (away too, the process not gone in time, or the entry folded into a
+   * snapshot meanwhile).
    */
-  private async committed(seq: number, changes: string): Promise<boolean | undefined> {
+  private async committed(seq: number, changes: string, backend: number | null): Promise<boolean | undefined> {
     let client: pg.PoolClient
     try {
       client = await this.db.pool.connect()
@@ -278,12 +288,20 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
     }
     try {
       const name = literal(this.name)
+      // The start of the turn's last query, as the server shows it (pg_stat_activity), names that query alone.
+      const turnQuery = literal(`INSERT INTO dcb_changes (session, seq, changes) VALUES (${name}, ${seq}, `)
+      const end =
+        backend === null
+          ? ''
+          : `SELECT pg_terminate_backend(pid, ${TERMINATE_WAIT_MS}) FROM pg_stat_activity WHERE pid = ${backend} AND starts_with(query, ${turnQuery});`
       const results = (await client.query(
-        `BEGIN; SELECT pg_advisory_xact_lock(4242, hashtext(${name}));` +
+        `${end} BEGIN; SELECT pg_advisory_xact_lock(4242, hashtext(${name}));` +
           ` SELECT (SELECT changes FROM dcb_changes WHERE session = ${name} AND seq = ${seq}) AS changes, (SELECT seq FROM dcb_snapshots WHERE session = ${name}) AS folded; COMMIT`,
-      )) as unknown as pg.QueryResult<{ changes: string | null; folded: string | null }>[]
+      )) as unknown as pg.QueryResult<{ changes: string | null; folded: string | null; pg_terminate_backend?: boolean }>[]
       client.release()
-      const row = results[2]!.rows[0]!
+      // Not gone in time (a warning, false): its transaction may yet commit, so the log says nothing sure.
+      if (end && results[0]!.rows.some((r) => r.pg_terminate_backend === false)) return undefined
+      const row = results.at(-2)!.rows[0]!
       if (row.changes === null && row.folded !== null && Number(row.folded) >= seq) return undefined
       return row.changes === changes
     } catch {

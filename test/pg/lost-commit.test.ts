@@ -1,3 +1,4 @@
+import postgres from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
 import { serve } from '../cli/run.js'
@@ -5,14 +6,14 @@ import { cutProxy, type CutProxy } from './cut-proxy.js'
 import { control, merchant } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
 
-// A turn's last query (its entry of the log, then COMMIT) whose connection is cut: the answer says
-// what the database holds, and so does the replica afterwards.
+// A turn's last query (its entry of the log, then COMMIT) whose connection is cut, or that outlasts the
+// call timeout: the answer says what the database holds, and so does the replica afterwards.
 const MSISDN = '60123456001'
 const INIT = { msisdn: MSISDN, service_code: 'STREAMPLUS', country_code: 'my' }
 /** The query of the Init's turn: its entry of the log (it holds the MSISDN) and the COMMIT. */
 const initTurn = (query: string) => query.includes('INSERT INTO dcb_changes') && query.includes(MSISDN)
 
-describe('a COMMIT whose connection is cut (PostgreSQL through a proxy)', () => {
+describe('a COMMIT whose connection is cut (PostgreSQL through a proxy) or that is slow', () => {
   const pg = usePostgres()
   let proxy: CutProxy | undefined
   let replica: Served | undefined
@@ -76,4 +77,28 @@ describe('a COMMIT whose connection is cut (PostgreSQL through a proxy)', () => 
     expect(otp.http).toBe(200)
     expect(otp.body.msisdn).toBe(MSISDN)
   })
+
+  it('its COMMIT slower than the call timeout (the log locked by another transaction): the answer is what the database holds once the lock is gone', async () => {
+    const { url, rows } = await start('slow_commit')
+    // Another transaction holds the log's table: the turn's INSERT waits for it past the call timeout (3 s),
+    // and would be done, COMMIT and all, the moment the lock goes if nothing ended it.
+    const locker = new postgres.Client({ connectionString: pg.url('slow_commit') })
+    await locker.connect()
+    let init: Awaited<ReturnType<typeof merchant>>
+    try {
+      await locker.query('BEGIN; LOCK TABLE dcb_changes IN EXCLUSIVE MODE')
+      init = await merchant(url, 'init', INIT)
+    } finally {
+      await locker.query('COMMIT').catch(() => {})
+      await locker.end()
+    }
+    // The table's lock once more: granted after every transaction that waited for it ended (the turn's, if alive).
+    await pg.query('BEGIN; LOCK TABLE dcb_changes IN EXCLUSIVE MODE; COMMIT', undefined, 'slow_commit')
+    if (init.http === 200) return expect(await rows()).toBe(1)
+    expect(init.http).toBe(500)
+    expect(await rows(), `answered 500 (${init.reason}), yet the database holds the change`).toBe(0)
+    // Nothing left half done: the same call again works.
+    expect((await merchant(url, 'init', INIT)).body.status).toBe('SUCCESS')
+    expect(await rows()).toBe(1)
+  }, 30_000)
 })
