@@ -1,11 +1,11 @@
 /**
  * `dcb replay FILE`: a recorded session (`dcb logs --json --all`) played again against a sandbox, for
- * the key's merchant. It resets the sandbox with the clock frozen at the first request's sandbox
- * time, then sends each merchant API request, MO and consent decision with the clock set to its
- * sandbox time, mapping the recording's ids to the replay's own. Outcomes, not bytes: a Verify that
- * the OTP passed (a success, a refused charge) uses the OTP the handset got this time, one answered
- * INVALID_PIN a wrong one. Each answer
- * is printed beside the recorded one; any difference in status, message or HTTP status exits 1.
+ * the key's merchant, in the order its calls were answered. It resets the sandbox with the clock
+ * frozen at the first request's sandbox time, then sends each merchant API request, MO and consent
+ * decision with the clock set to its sandbox time, mapping the recording's ids to the replay's own.
+ * Outcomes, not bytes: a Verify that the OTP passed (a success, a refused charge) uses the OTP the
+ * handset got this time, one answered INVALID_PIN a wrong one. Each answer is printed beside the
+ * recorded one; any difference in status, message or HTTP status exits 1.
  */
 import { readUserText } from '../user-text.js'
 import chalk from 'chalk'
@@ -15,6 +15,8 @@ import { CliError, EXIT, invokedAs } from './errors.js'
 
 interface Entry {
   id: number
+  /** When it was answered (wall clock, ISO 8601). */
+  time?: string
   sandbox_time: string
   method: string
   path: string
@@ -35,7 +37,12 @@ interface Answer {
 
 const MERCHANT_PATHS = new Set(['/subscriptions/init', '/subscriptions/verify', '/subscriptions/status'])
 
-/** The entries of a recording: JSON lines, a JSON array, or a `GET /_sandbox/requests` answer; oldest first. */
+/**
+ * The entries of a recording: JSON lines, a JSON array, or a `GET /_sandbox/requests` answer; in the
+ * order they were answered (`time`, then `id`). A shared store's journal numbers its entries as the
+ * replicas write them, after their answers, so a call one replica answered may have a higher id than
+ * one another replica answered after it; on one server the two orders are the same.
+ */
 export function readRecording(file: string): Entry[] {
   let text: string
   try {
@@ -68,7 +75,14 @@ export function readRecording(file: string): Entry[] {
       `${file}: entry ${untimed + 1}: sandbox_time ${JSON.stringify((entries as Entry[])[untimed]!.sandbox_time)} is not a sandbox time such as 2026-01-31T09:00:00.000000`,
       EXIT.USAGE,
     )
-  return (entries as Entry[]).slice().sort((a, b) => (a.id ?? 0) - (b.id ?? 0))
+  const byId = (a: Entry, b: Entry) => (a.id ?? 0) - (b.id ?? 0)
+  const answered = (entries as Entry[]).map((e) => Date.parse(e.time ?? ''))
+  // A recording without answer times (made by hand) keeps the journal's order.
+  if (answered.some((t) => Number.isNaN(t))) return (entries as Entry[]).slice().sort(byId)
+  return (entries as Entry[])
+    .map((e, i) => ({ e, at: answered[i]! }))
+    .sort((x, y) => x.at - y.at || byId(x.e, y.e))
+    .map((x) => x.e)
 }
 
 function parseLine(line: string, n: number): unknown {

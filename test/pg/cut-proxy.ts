@@ -8,6 +8,13 @@
  *   const cut = proxy.cutAt((query) => query.includes('INSERT INTO dcb_changes'), 'after-reply')
  *   ... a call through dcb ...
  *   await cut   // resolves once the connection was cut
+ *
+ * Or hold what one connection sends from a query on, until released (a slow link, one replica's
+ * writes late):
+ *
+ *   const hold = proxy.holdAt((query) => query.includes('INSERT INTO dcb_requests'))
+ *   await hold.held   // that query reached the proxy and waits there
+ *   hold.release()    // it goes on to the server, with what the connection sent after it
  */
 import { createServer, connect, type Socket } from 'node:net'
 
@@ -25,6 +32,8 @@ export interface CutProxy {
    * Resolves once cut.
    */
   cutAt(match: (chunk: string) => boolean, when: 'before' | 'after-reply', opts?: { everything?: boolean }): Promise<void>
+  /** Holds the query matching `match` and what its connection sends after it, until `release()`. */
+  holdAt(match: (chunk: string) => boolean): { held: Promise<void>; release(): void }
   /** Whether new connections are refused (the ones open stay). */
   refuseNew: boolean
   close(): Promise<void>
@@ -32,6 +41,7 @@ export interface CutProxy {
 
 export async function cutProxy(pgPort: number, user = 'postgres', password = 'password'): Promise<CutProxy> {
   let armed: { match: (chunk: string) => boolean; when: 'before' | 'after-reply'; everything: boolean; done: () => void } | null = null
+  let holding: { match: (chunk: string) => boolean; held: () => void; released: Promise<void> } | null = null
   const sockets = new Set<Socket>()
   const server = createServer((client) => {
     if (proxy.refuseNew) return void client.destroy()
@@ -51,7 +61,21 @@ export async function cutProxy(pgPort: number, user = 'postgres', password = 'pa
       hit.done()
     }
     let dropReplies: NonNullable<typeof armed> | null = null
+    /** What this connection sent since a held query, sent on at its release. */
+    let held: Buffer[] | null = null
     client.on('data', (chunk) => {
+      if (held) return void held.push(chunk)
+      if (holding && holding.match(chunk.toString('latin1'))) {
+        const hold = holding
+        holding = null
+        const queue = (held = [chunk])
+        hold.held()
+        void hold.released.then(() => {
+          held = null
+          for (const c of queue) upstream.write(c)
+        })
+        return
+      }
       const hit = armed && armed.match(chunk.toString('latin1')) ? armed : null
       if (hit) {
         armed = null
@@ -74,6 +98,12 @@ export async function cutProxy(pgPort: number, user = 'postgres', password = 'pa
     port,
     url: (name) => `postgres://${user}:${password}@127.0.0.1:${port}/${name}`,
     cutAt: (match, when, opts = {}) => new Promise<void>((resolve) => (armed = { match, when, everything: opts.everything ?? false, done: resolve })),
+    holdAt: (match) => {
+      let release!: () => void
+      const released = new Promise<void>((resolve) => (release = resolve))
+      const held = new Promise<void>((resolve) => (holding = { match, held: resolve, released }))
+      return { held, release }
+    },
     refuseNew: false,
     close: async () => {
       for (const s of sockets) s.destroy()
