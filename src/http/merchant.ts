@@ -176,17 +176,19 @@ export function createMerchantHandler(ctx: MerchantContext) {
       crashed = true
       answer(fail('SERVER_ERROR', undefined, 'unexpected server error (see the server log)'))
     }
-    /** The call's changes could not be made durable: they were taken back, and the answer says why. */
+    /** The call's changes could not be made durable: they were taken back, and the answer says why (a read: why it could not be). */
     const notStored = (err: unknown) =>
-      err instanceof StoreError
-        ? answer(
-            fail(
-              'SERVER_ERROR',
-              undefined,
-              `the change ${err.outcome === 'unknown' ? 'may not have been' : 'could not be'} stored (${err.message})${notChanged(err)}`,
-            ),
-          )
-        : crash(err)
+      err instanceof StoreError && err.outcome === 'not read'
+        ? answer(fail('SERVER_ERROR', undefined, err.message))
+        : err instanceof StoreError
+          ? answer(
+              fail(
+                'SERVER_ERROR',
+                undefined,
+                `the change ${err.outcome === 'unknown' ? 'may not have been' : 'could not be'} stored (${err.message})${notChanged(err)}`,
+              ),
+            )
+          : crash(err)
     const refusedSession = (err: unknown) =>
       err instanceof SandboxError ? answer(fail(err.code === 'SESSION_LIMIT' ? 'SESSION_LIMIT' : 'BAD_REQUEST', undefined, err.message)) : notStored(err)
 

@@ -70,8 +70,11 @@ export function safeDecode(s: string): string {
   }
 }
 
-/** What a refusal for a store error adds: nothing was changed, unless whether it was is not known (the error says so). */
-export const notChanged = (e: StoreError): string => (e.outcome === 'unknown' ? '' : '; nothing was changed')
+/**
+ * What a refusal for a store error adds: nothing was changed, unless whether it was is not known (the
+ * error says so) or no change was asked (a read).
+ */
+export const notChanged = (e: StoreError): string => (e.outcome === 'not made' ? '; nothing was changed' : '')
 
 /**
  * Answers a refused control call with the error JSON of its code: a SandboxError as it is, a write that

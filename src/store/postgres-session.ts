@@ -25,6 +25,8 @@ export interface SessionDatabase {
   readonly schemaVersion: number
   /** A database error as a StoreError naming the database (and the database marked away until a call works). */
   failed(e: unknown): StoreError
+  /** The same for a read, which asked for no change: its reason names the database unreachable and speaks of no change. */
+  unreadable(e: unknown): StoreError
   /** A call to the database worked: it is back. */
   worked(): void
   failure(): Error | null
@@ -189,7 +191,7 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
       changes = await this.catchUp(this.db.pool, false)
       this.db.worked()
     } catch (e) {
-      const err = this.db.failed(e)
+      const err = this.db.unreadable(e)
       for (const w of waiters) w.reject(err)
       return
     }
@@ -425,7 +427,7 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
       ))
     } catch (e) {
       // The database away: the control API answers 503 STORE_UNAVAILABLE naming it, as for any read.
-      throw this.db.failed(e)
+      throw this.db.unreadable(e)
     }
     for (const r of rows) journal.mirror(JSON.parse(r.entry) as JournalRecord, Number(r.id))
   }

@@ -231,6 +231,12 @@ export class SharedDatabase implements SessionDatabase {
     return err
   }
 
+  unreadable(e: unknown): StoreError {
+    const err = this.failed(e)
+    if (err.outcome !== 'not made') return err
+    return new StoreError(err.message.replace(/ cannot be used: /, ' cannot be reached: '), 'not read')
+  }
+
   worked(): void {
     if (this.listener || this.closed) this.away = null
   }
@@ -259,7 +265,7 @@ export class SharedDatabase implements SessionDatabase {
       this.worked()
       return rows.map((r) => r.name)
     } catch (e) {
-      throw this.failed(e)
+      throw this.unreadable(e)
     }
   }
 
@@ -270,7 +276,7 @@ export class SharedDatabase implements SessionDatabase {
       this.worked()
       return new Map(rows.map((r) => [r.name, Number(r.seq)]))
     } catch (e) {
-      throw this.failed(e)
+      throw this.unreadable(e)
     }
   }
 

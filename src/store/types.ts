@@ -64,8 +64,11 @@ export interface SessionStores {
 export class StoreError extends Error {
   constructor(
     message: string,
-    /** `unknown`: the change may have been made (a shared database's COMMIT whose reply was lost); otherwise nothing was changed. */
-    readonly outcome: 'not made' | 'unknown' = 'not made',
+    /**
+     * `unknown`: the change may have been made (a shared database's COMMIT whose reply was lost); `not
+     * read`: a read that could not get the state (no change was asked); otherwise nothing was changed.
+     */
+    readonly outcome: 'not made' | 'unknown' | 'not read' = 'not made',
   ) {
     super(message)
     this.name = 'StoreError'

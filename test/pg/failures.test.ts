@@ -136,7 +136,7 @@ describe('failures of a replica and of the database', () => {
     )
     expect(init.status).toBe(500)
     expect(await init.json()).toMatchObject({ message: 'ERROR', status_code: 500 })
-    expect(init.headers.get('x-dcb-reason')).toMatch(/database/)
+    expect(init.headers.get('x-dcb-reason')).toMatch(/^the change could not be stored \(the database at \S+ cannot be used: .*\); nothing was changed$/)
     const sub = traffic.acked.find((x) => x.sub)!.sub!
     const status = await within(10, 'a Status', (signal) =>
       fetch(`${b.url}/subscriptions/status`, {
@@ -147,11 +147,17 @@ describe('failures of a replica and of the database', () => {
       }),
     )
     expect(status.status).toBe(500)
-    expect(status.headers.get('x-dcb-reason')).toMatch(/database/)
-    for (const path of ['/subscriptions', '/clock', '/requests', '/sessions']) {
+    // A read asked for no change: its reason names the database out of reach and speaks of no change.
+    expect(status.headers.get('x-dcb-reason')).toMatch(/^the database at 127\.0\.0\.1:\d+\/outage cannot be reached: /)
+    expect(status.headers.get('x-dcb-reason')).not.toMatch(/change|stored/)
+    const acked = traffic.acked[0]!.msisdn
+    for (const path of ['/subscriptions', '/clock', '/requests', '/sessions', `/otp?msisdn=${acked}`]) {
       const read = await within(10, `GET /_sandbox${path}`, (signal) => fetch(`${c.url}/_sandbox${path}`, { signal }))
       expect(read.status).toBe(503)
-      expect(((await read.json()) as { error: string }).error).toBe('STORE_UNAVAILABLE')
+      const body = (await read.json()) as { error: string; message: string }
+      expect(body.error).toBe('STORE_UNAVAILABLE')
+      expect(body.message, `GET /_sandbox${path}`).toMatch(/^the database at \S+ cannot be reached: /)
+      expect(body.message, `GET /_sandbox${path}`).not.toMatch(/change|stored/)
     }
     const move = await within(10, 'a clock move', (signal) =>
       fetch(`${a.url}/_sandbox/clock/advance`, { method: 'POST', signal, headers: { 'content-type': 'application/json' }, body: '{"by":"P1D"}' }),
