@@ -21,11 +21,31 @@ export async function init(o: Opts): Promise<void> {
   reportEnvelope('init', r, o.json)
   if (!o.json && r.envelope.status === 'SUCCESS') {
     const p = r.envelope.payload!
+    // The line is pasted into a shell: it goes where this call went (the flags that chose the server,
+    // session, merchant and control access; the environment carries itself), its values quoted.
     const dcb = invokedAs()
-    if (p.verif_request_id) out(chalk.dim(`  next: ${dcb} verify --id ${p.verif_request_id} --otp $(${dcb} otp ${v.msisdn})`))
-    else if (p.short_code) out(chalk.dim(`  next: ${dcb} mo ${v.msisdn} ${p.short_code} ${p.keyword}`))
-    else if (p.redirect_url) out(chalk.dim(`  next: open ${p.redirect_url}  (or ${dcb} consent ${p.redirect_url} approve)`))
+    const where = whereFlags(o)
+    const q = shellWord
+    if (p.verif_request_id) out(chalk.dim(`  next: ${dcb} verify${where} --id ${q(p.verif_request_id)} --otp "$(${dcb} otp${where} ${q(v.msisdn)})"`))
+    else if (p.short_code) out(chalk.dim(`  next: ${dcb} mo${where} ${q(v.msisdn)} ${q(p.short_code)} ${q(p.keyword ?? '')}`))
+    else if (p.redirect_url) out(chalk.dim(`  next: open ${p.redirect_url}  (or ${dcb} consent${where} ${q(p.redirect_url)} approve)`))
   }
+}
+
+/** The client flags given on the command line that chose where a call goes, as a shell would take them back. */
+function whereFlags(o: Opts): string {
+  const given: [string, string | undefined][] = [
+    ['--base-url', o.baseUrl],
+    ['--session', o.session],
+    ['--api-key', o.apiKey],
+    ['--admin-token', o.adminToken],
+  ]
+  return given.map(([flag, value]) => (value === undefined ? '' : ` ${flag} ${shellWord(value)}`)).join('')
+}
+
+/** A word a POSIX shell reads back as itself: left bare when it is plain, otherwise in single quotes. */
+function shellWord(text: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`
 }
 
 export async function verify(o: Opts): Promise<void> {

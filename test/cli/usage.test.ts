@@ -104,7 +104,7 @@ describe('the name the user typed', () => {
       )
     const init = await exec(['init', '--msisdn', '60123456001', '--service', 'STREAMPLUS', '--country', 'my'])
     expect(init.code).toBe(0)
-    expect(init.stdout).toMatch(/next: dcb-sandbox verify --id \S+ --otp \$\(dcb-sandbox otp 60123456001\)/)
+    expect(init.stdout).toMatch(/next: dcb-sandbox verify --id \S+ --otp "\$\(dcb-sandbox otp 60123456001\)"/)
     expect((await exec(['--help'])).stdout).toMatch(/^Usage: dcb-sandbox /)
     expect((await exec(['nope'])).stderr).toBe("dcb: unknown command 'nope' (see dcb-sandbox --help)\n")
     expect((await run(['init', '--msisdn', '60123456002', '--service', 'STREAMPLUS', '--country', 'my'])).stdout).toMatch(/next: dcb verify/)
@@ -122,7 +122,7 @@ describe('the name the user typed', () => {
     expect((await exec(['--help'])).stdout).toMatch(/^Usage: billing-sandbox /)
     expect((await exec(['nope'])).stderr).toBe("dcb: unknown command 'nope' (see billing-sandbox --help)\n")
     const init = await exec(['init', '--msisdn', '60123456005', '--service', 'STREAMPLUS', '--country', 'my'])
-    expect(init.stdout).toMatch(/next: billing-sandbox verify --id \S+ --otp \$\(billing-sandbox otp 60123456005\)/)
+    expect(init.stdout).toMatch(/next: billing-sandbox verify --id \S+ --otp "\$\(billing-sandbox otp 60123456005\)"/)
     expect((await exec(['flow', '--scenario', '2'])).stderr).toBe(
       'dcb: --scenario takes a magic ending of three digits, e.g. 201 (see billing-sandbox scenarios)\n',
     )
@@ -141,10 +141,10 @@ describe('the name the user typed', () => {
     // What npm exec sets for `npx dcb init …`; a tool run by npx that runs dcb in turn (npx vitest) names itself.
     const byNpx = (script: string) => ({ npm_lifecycle_event: 'npx', npm_lifecycle_script: script })
     const init = await run(['init', '--msisdn', '60123456003', '--service', 'STREAMPLUS', '--country', 'my'], byNpx("'dcb'"))
-    expect(init.stdout).toMatch(/next: npx dcb verify --id \S+ --otp \$\(npx dcb otp 60123456003\)/)
+    expect(init.stdout).toMatch(/next: npx dcb verify --id \S+ --otp "\$\(npx dcb otp 60123456003\)"/)
     expect((await run(['nope'], byNpx('dcb'))).stderr).toBe("dcb: unknown command 'nope' (see npx dcb --help)\n")
     const nested = await run(['init', '--msisdn', '60123456004', '--service', 'STREAMPLUS', '--country', 'my'], byNpx('vitest'))
-    expect(nested.stdout).toMatch(/next: dcb verify --id \S+ --otp \$\(dcb otp 60123456004\)/)
+    expect(nested.stdout).toMatch(/next: dcb verify --id \S+ --otp "\$\(dcb otp 60123456004\)"/)
   })
 })
 
