@@ -14,6 +14,7 @@ import type { AdminAttempts } from './admin-attempts.js'
 import { isPlainObject, readJsonBody } from './body.js'
 import { CONSOLE_COOKIE, cookieValue, sameText } from './console-cookie.js'
 import { checkControlAccess, queryObject } from './control.js'
+import type { AccessWords } from './guard.js'
 import { clientIp, clientUsedHttps, type ProxyTrust } from './ip.js'
 import type { LiveHub } from '../runtime/live.js'
 import { SandboxError } from '../core/errors.js'
@@ -67,6 +68,9 @@ export interface ConsoleContext {
   adminAttempts?: AdminAttempts
 }
 
+/** The console's refusals: its sign-in page takes the token. */
+const CONSOLE_WORDS: AccessWords = { what: 'the console', token: 'the admin token', how: 'sign in at / (or send Authorization: Bearer <admin token>)' }
+
 /** What the sign-in takes. */
 const LOGIN_BODY = '{"token": "<admin token>"}'
 
@@ -74,12 +78,14 @@ const LOGIN_BODY = '{"token": "<admin token>"}'
 export const CONSOLE_PATHS = [...Object.keys(ASSETS), '/_console/login', '/_sandbox/events']
 
 export function createConsoleHandler(ctx: ConsoleContext) {
-  const authorized = (req: IncomingMessage): boolean => {
+  /** Why the caller may not see the console, in its situation (guard.ts), or undefined when it may. */
+  const refusal = (req: IncomingMessage): string | undefined => {
     try {
-      checkControlAccess(req, ctx)
-      return true
-    } catch {
-      return false
+      checkControlAccess(req, ctx, CONSOLE_WORDS)
+      return undefined
+    } catch (e) {
+      if (e instanceof SandboxError) return e.message
+      throw e
     }
   }
   const refuse = (res: ServerResponse, status: number, message: string) =>
@@ -136,15 +142,8 @@ export function createConsoleHandler(ctx: ConsoleContext) {
       return sendJson(res, 405, { error: 'METHOD_NOT_ALLOWED', message: `${method} is not allowed on ${path}; use GET` }, { ...CONSOLE_HEADERS, allow: 'GET' })
     // The files are the same for everyone; what they show comes from calls that check access.
     if (path in ASSETS) return sendAsset(req, res, path)
-    if (!authorized(req)) {
-      return refuse(
-        res,
-        403,
-        ctx.adminToken
-          ? 'the console needs the admin token from this address: sign in at / (or send Authorization: Bearer <admin token>)'
-          : 'the console is open from loopback only; start the server with --admin-token to open it to other addresses',
-      )
-    }
+    const refused = refusal(req)
+    if (refused !== undefined) return refuse(res, 403, refused)
     let name: string | null
     try {
       name = streamSession(req, query)

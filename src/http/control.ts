@@ -16,7 +16,7 @@ import { isPlainObject, readJsonBody } from './body.js'
 import type { ControlRoute } from './control-routes.js'
 import type { AdminAttempts } from './admin-attempts.js'
 import { hasConsoleCookie } from './console-cookie.js'
-import { accessRefusal, bearerAdmin } from './guard.js'
+import { accessRefusal, bearerAdmin, CONTROL_API_WORDS, type AccessWords } from './guard.js'
 import { clientIp, peerIp, type ProxyTrust } from './ip.js'
 import type { RequestJournal } from '../runtime/request-log.js'
 import { sendJson, sendControlError } from './respond.js'
@@ -76,7 +76,11 @@ export interface ControlContext {
  * loopback and the Host is a loopback or --allow-host name; otherwise only with `Authorization: Bearer <admin token>` or the console's sign-in cookie
  * sent from the server's own pages (a merchant API key never opens it). Throws FORBIDDEN.
  */
-export function checkControlAccess(req: IncomingMessage, ctx: Pick<ControlContext, 'trustProxy' | 'adminToken' | 'hostLocal' | 'adminAttempts'>): void {
+export function checkControlAccess(
+  req: IncomingMessage,
+  ctx: Pick<ControlContext, 'trustProxy' | 'adminToken' | 'hostLocal' | 'adminAttempts'>,
+  words: AccessWords = CONTROL_API_WORDS,
+): void {
   const client = clientIp(req, ctx.trustProxy)
   const refused = accessRefusal(req, {
     peer: peerIp(req),
@@ -90,6 +94,7 @@ export function checkControlAccess(req: IncomingMessage, ctx: Pick<ControlContex
     },
     adminTokenSet: !!ctx.adminToken,
     hostLocal: ctx.hostLocal?.(req) ?? true,
+    words,
   })
   if (refused) throw new SandboxError(refused.error, refused.message)
 }

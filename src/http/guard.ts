@@ -61,6 +61,8 @@ export interface AccessOptions {
    * loopback peer with its own name as `Host`: such a request is not exempt from the admin token.
    */
   hostLocal: boolean
+  /** What the refusal calls the guarded thing and its credential (default: the control API's). */
+  words?: AccessWords
 }
 
 /** Methods that carry a body and change state: they must be JSON. DELETE takes no body. */
@@ -171,15 +173,39 @@ export function bearerAdmin(token: string | undefined): (req: GuardRequest) => b
 export function accessRefusal(req: GuardRequest, opts: AccessOptions): GuardRefusal | undefined {
   if (isLoopback(opts.peer) && isLoopback(opts.client) && opts.hostLocal) return
   if (opts.isAdmin(req)) return
-  return {
-    status: 403,
-    error: 'FORBIDDEN',
-    message: !opts.hostLocal
-      ? `the Host "${header(req, 'host')}" is not a loopback name or an --allow-host name: the control API needs Authorization: Bearer <admin token> for it, from loopback too (DNS rebinding)`
-      : opts.adminTokenSet
-        ? 'the control API needs Authorization: Bearer <admin token> from this address'
-        : 'the control API is open from loopback only; start the server with --admin-token to open it to other addresses',
+  return { status: 403, error: 'FORBIDDEN', message: accessNeeds(req, opts) }
+}
+
+/** The names of what is guarded and of the credential that opens it, for the refusal's words. */
+export interface AccessWords {
+  /** 'the control API', 'the console'. */
+  what: string
+  /** The credential it needs. */
+  token: string
+  /** How to give it there, when the credential's name does not say. */
+  how?: string
+}
+
+export const CONTROL_API_WORDS: AccessWords = { what: 'the control API', token: 'Authorization: Bearer <admin token>' }
+
+/**
+ * What a refused caller needs, in its situation. A caller on another machine always names the
+ * server as Host: it is told that the API is loopback-only and how to open it (no token set) or that
+ * it needs the token. Only a loopback caller naming a foreign Host meets the DNS-rebinding rule.
+ */
+function accessNeeds(req: GuardRequest, opts: AccessOptions): string {
+  const { what, token, how: given } = opts.words ?? CONTROL_API_WORDS
+  const how = given ? `: ${given}` : ''
+  if (isLoopback(opts.peer) && isLoopback(opts.client)) {
+    const host = header(req, 'host') ?? ''
+    const foreign = `the Host "${host}" is not a loopback name or an --allow-host name`
+    return opts.adminTokenSet
+      ? `${foreign}: ${what} needs ${token} for it, from loopback too (DNS rebinding)${how}`
+      : `${foreign}: from loopback ${what} answers only those (DNS rebinding); call it by localhost or 127.0.0.1, or start the server with --allow-host ${hostName(host)}`
   }
+  return opts.adminTokenSet
+    ? `${what} needs ${token} from this address${how}`
+    : `${what} is open from loopback only; start the server with --admin-token <token> (or --lan, which makes one up and prints it) to open it to other addresses`
 }
 
 export function sendRefusal(res: ServerResponse, r: GuardRefusal): void {
