@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process'
 import type { RequestListener, Server } from 'node:http'
 import { createServer as createNetServer } from 'node:net'
+import { stripVTControlCharacters } from 'node:util'
 
 export interface ListenhenOptions {
   https: boolean
@@ -69,11 +70,40 @@ export function listenWithListhen(o: ListenhenOptions): {
         server,
         protocol: l.https ? 'https' : 'http',
         lanUrls: async () => (await l.getURLs()).filter((u) => u.type === 'network').map((u) => u.url.replace(/\/$/, '')),
-        showQr: () => l.showURL({ qr: true }),
+        showQr: () => withoutUnopenable(() => l.showURL({ qr: true })),
         open: () => l.open(),
       }
       return { server, protocol: done.protocol }
     },
+  }
+}
+
+/**
+ * Runs listhen's printing of its URLs and QR code (one console.log) without the lines a client cannot
+ * use: `➜ Local: http://0.0.0.0:PORT/` (an address to bind, not to open; the banner names the loopback
+ * URL) and, with no LAN address, listhen's own CLI advice to use --host. The QR code and the LAN URLs stay.
+ */
+async function withoutUnopenable(show: () => Promise<void>): Promise<void> {
+  const log = console.log
+  const unopenable = (line: string) => {
+    const plain = stripVTControlCharacters(line)
+    return /\bhttps?:\/\/(0\.0\.0\.0|\[::\])[:/]/.test(plain) || /use --host to expose/.test(plain)
+  }
+  console.log = (...args: unknown[]) =>
+    log(
+      ...args.map((a) =>
+        typeof a === 'string'
+          ? a
+              .split('\n')
+              .filter((line) => !unopenable(line))
+              .join('\n')
+          : a,
+      ),
+    )
+  try {
+    await show()
+  } finally {
+    console.log = log
   }
 }
 

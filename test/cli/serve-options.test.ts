@@ -196,13 +196,16 @@ describe('dcb serve through listhen', () => {
     const lan = lanAddress()
     const s = await serve(['--in-memory', '--lan'])
     try {
-      // The QR code comes last, after the banner.
-      await outputShows(s.child, s.output, /[▀▄█]{10}/)
+      // The QR code comes last, after the banner, with the URL it holds.
+      await outputShows(s.child, s.output, /\[QR code\]/)
       const out = s.output()
       const port = new URL(s.url).port
       expect(s.url).toBe(`http://127.0.0.1:${port}`)
       expect(out).toContain(`LAN:      http://${lan}:${port}`)
       expect(out).toMatch(/[▀▄█]{10}/)
+      expect(out).toMatch(new RegExp(`➜ Network: +http://${lan.replaceAll('.', '\\.')}:${port}/ \\[QR code\\]`))
+      // Every address printed is one a client can open: not listhen's `Local: http://0.0.0.0:PORT/`.
+      expect(out).not.toMatch(/\/\/0\.0\.0\.0|Local:/)
       const token = /admin: +token (\S+)/.exec(out)![1]!
       const health = (headers: Record<string, string> = {}) => fetch(`http://${lan}:${port}/_sandbox/health`, { headers }).then((r) => r.status)
       expect(await health()).toBe(403)
