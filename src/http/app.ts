@@ -141,7 +141,11 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       const session = sessionName(req, res, false)
       if (session === null) return undefined
       try {
-        return (await host.get(session)).live()
+        const s = await host.get(session)
+        // A shared store's journal is the database's: read it first, so the hello names its next id
+        // and the first batch carries only what is new (not what this replica had not read yet).
+        await s.journal.sync?.()
+        return s.live()
       } catch (e) {
         // A refused session (bad name, the cap) or one that could not be stored: the error JSON, never a 500.
         if (!sendControlError(res, e)) throw e
