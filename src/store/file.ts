@@ -19,8 +19,8 @@ import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
 import { makeDirs, removeMadeDirs } from './folders.js'
 import { DataFileLock } from './lock.js'
-import { cutTornTails, tornTail, type TornTail } from './torn-tail.js'
-import { describeError, fsyncDir, linesEnd, WriteAheadLog, type StoreIo } from './wal.js'
+import { cutTornTails, readJournalLines, type TornTail } from './torn-tail.js'
+import { describeError, fsyncDir, WriteAheadLog, type StoreIo } from './wal.js'
 
 type Snapshot = SnapshotData
 
@@ -180,16 +180,7 @@ export class FileStore implements Store {
   /** Replays one journal file. Only a last line without its newline (a write a crash cut short) is dropped; `activate` cuts it off. */
   private replay(gen: number): void {
     const file = this.journalPath(gen)
-    const buf = readOrRefuse(file, 'the journal')
-    // The lines end at the first NUL byte: past it is space zeroed ahead of the writes.
-    const end = linesEnd(buf)
-    let start = 0
-    let lineNo = 0
-    while (start < end) {
-      const nl = buf.indexOf(10, start)
-      if (nl < 0 || nl > end) break
-      lineNo++
-      const line = buf.subarray(start, nl).toString('utf8')
+    readJournalLines(file, readOrRefuse(file, 'the journal'), this.recovered, this.torn, (line, lineNo) => {
       let entry: { s: number; ch: Change[] }
       let problem: string | undefined
       try {
@@ -209,15 +200,7 @@ export class FileStore implements Store {
         this.seq = entry!.s
         this.recovered.replayed++
       }
-      start = nl + 1
-    }
-    // Cut back to the last line: what a write cut short left, and the zeroed space (zeroed again as writes need it).
-    const tail = tornTail(file, buf, start)
-    if (tail) {
-      this.recovered.tornBytes += tail.bytes
-      if (tail.note) this.recovered.notes.push(tail.note)
-      this.torn.push(tail)
-    }
+    })
   }
 
   /**

@@ -23,8 +23,7 @@ import { applyAll, listOrRefuse, readOrRefuse, snapshotProblem } from './file.js
 import { before, lastDrops, lineProblem, type LinePlace } from './session-lines.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError } from './types.js'
-import { tornTail, type TornTail } from './torn-tail.js'
-import { linesEnd } from './wal.js'
+import { readJournalLines, type TornTail } from './torn-tail.js'
 
 /** A session's snapshot file: `NAME.json`. */
 export const SNAPSHOT = /^([A-Za-z0-9._-]{1,64})\.json$/
@@ -143,18 +142,11 @@ function replayLegacy(folder: string, found: FolderContents, snapshotGen: Map<st
 /** Replays one journal file (checked line by line). Only a last line without its newline is dropped; it is cut once the server is bound. */
 function replay(folder: string, found: FolderContents, gen: number, buf: Buffer, snapshotGen: Map<string, number>, drops: Map<string, LinePlace>): void {
   const file = journalPath(folder, gen)
-  // The lines end at the first NUL byte: past it is space zeroed ahead of the writes.
-  const end = linesEnd(buf)
-  let start = 0
-  let lineNo = 0
-  while (start < end) {
-    const nl = buf.indexOf(10, start)
-    if (nl < 0 || nl > end) break
-    lineNo++
+  readJournalLines(file, buf, found.recovered, found.torn, (text, lineNo, at) => {
     let line: { n: string; s?: number; ch?: Change[]; drop?: 1 }
     let problem: string | undefined
     try {
-      line = JSON.parse(buf.subarray(start, nl).toString('utf8'))
+      line = JSON.parse(text)
       problem = lineProblem(line)
     } catch {
       problem = 'not JSON'
@@ -164,17 +156,15 @@ function replay(folder: string, found: FolderContents, gen: number, buf: Buffer,
         `the sessions journal ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshots alone, or repair that line`,
       )
     if (problem) throw damaged(problem)
-    const at = start
-    start = nl + 1
     // Lines before the session's last drop are forgotten by it. One of a generation older than its snapshot's
     // is in it by its seq, not its generation (an earlier dcb appended there after the snapshot, once its journals were gone).
     const drop = drops.get(line!.n)
-    if (drop && before({ gen, at }, drop)) continue
+    if (drop && before({ gen, at }, drop)) return
     if (line!.drop === 1) {
-      if (gen < (snapshotGen.get(line!.n) ?? -1)) continue // the session was made again since: the snapshot is the new one's
+      if (gen < (snapshotGen.get(line!.n) ?? -1)) return // the session was made again since: the snapshot is the new one's
       found.sessions.delete(line!.n)
       snapshotGen.delete(line!.n)
-      continue
+      return
     }
     let entry = found.sessions.get(line!.n)
     if (!entry) found.sessions.set(line!.n, (entry = { state: new State(), seq: 0, saved: undefined }))
@@ -184,12 +174,5 @@ function replay(folder: string, found: FolderContents, gen: number, buf: Buffer,
       entry.seq = line!.s!
       found.recovered.replayed++
     }
-  }
-  // Cut back to the last line: what a write cut short left, and the zeroed space (zeroed again as writes need it).
-  const tail = tornTail(file, buf, start)
-  if (tail) {
-    found.recovered.tornBytes += tail.bytes
-    if (tail.note) found.recovered.notes.push(tail.note)
-    found.torn.push(tail)
-  }
+  })
 }

@@ -23,6 +23,43 @@ export interface TornTail {
   note?: string
 }
 
+/** What a start found reading the journals back: lines replayed, bytes cut, what it says of them. */
+export interface Recovered {
+  replayed: number
+  tornBytes: number
+  notes: string[]
+}
+
+/**
+ * Reads a journal file's complete lines (they end at its first NUL byte: past it is space zeroed ahead
+ * of the writes), each to `line` with its number from 1 and its offset; then keeps its torn tail, if
+ * any, in `torn` (cut once the server is bound) and counts it in `recovered`. A line `line` throws on
+ * stops the reading.
+ */
+export function readJournalLines(
+  file: string,
+  buf: Buffer,
+  recovered: Recovered,
+  torn: TornTail[],
+  line: (text: string, lineNo: number, at: number) => void,
+): void {
+  const end = linesEnd(buf)
+  let start = 0
+  let lineNo = 0
+  while (start < end) {
+    const nl = buf.indexOf(10, start)
+    if (nl < 0 || nl > end) break
+    line(buf.subarray(start, nl).toString('utf8'), ++lineNo, start)
+    start = nl + 1
+  }
+  const tail = tornTail(file, buf, start)
+  if (tail) {
+    recovered.tornBytes += tail.bytes
+    if (tail.note) recovered.notes.push(tail.note)
+    torn.push(tail)
+  }
+}
+
 /** The tail of a journal read into `buf` whose complete lines end at `good`, or undefined when it has none. */
 export function tornTail(file: string, buf: Buffer, good: number): TornTail | undefined {
   if (good >= buf.length) return undefined
