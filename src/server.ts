@@ -24,7 +24,7 @@ import { compileTrust, isLoopback, normalizeIp, TrustProxyError } from './http/i
 import { DEFAULT_SESSION, Host } from './runtime/host.js'
 import { FileStore } from './store/file.js'
 import { MemoryStore } from './store/memory.js'
-import type { SessionStores, Store } from './store/types.js'
+import type { Store } from './store/types.js'
 import type { StoreIo } from './store/wal.js'
 import { version } from './version.js'
 import { yieldToEventLoop } from './yield.js'
@@ -369,19 +369,9 @@ function openableHost(addr: AddressInfo): string {
 
 /** The shared database of `--store` and its sessions (loaded on first use, so the file store never loads `pg`). */
 async function openShared(url: string, world: World, replaceWorld: boolean | undefined) {
-  const { SharedDatabase } = await import('./store/postgres.js')
+  const [{ SharedDatabase }, { sharedSessions }] = await Promise.all([import('./store/postgres.js'), import('./runtime/shared-sessions.js')])
   const db = await SharedDatabase.open({ url, world, replaceWorld })
-  const sessions: SessionStores = {
-    shared: true,
-    load: async () => [],
-    names: () => db.names(),
-    heads: () => db.heads(),
-    open: (name) => db.session(name),
-    drop: (name) => db.drop(name),
-    failure: () => db.failure(),
-    close: async () => {},
-  }
-  return { db, sessions }
+  return { db, sessions: sharedSessions(db) }
 }
 
 /**

@@ -41,6 +41,17 @@ export function dotNameRefusal(name: string): string {
   return `"${name}" cannot name a new session: URL clients read . and .. in /_sandbox/sessions/${name} as path steps, so it could never be deleted; use another name`
 }
 
+/** Sessions several processes share (a database): the cap on them is counted there, not per process. */
+export interface SharedSessions extends SessionStores {
+  readonly shared: true
+  /**
+   * Whether `name` is stored, made now when not (`max` given) unless the store holds `max` named
+   * sessions or more (counted and made as one step, whichever process makes its own at the same time);
+   * `count` is what it holds when it refuses.
+   */
+  claim(name: string, max: number | null): Promise<{ stored: true } | { stored: false; count: number }>
+}
+
 export interface HostOptions {
   /** World, limits and host hooks every session's engine gets (not state or persist). */
   engine: Omit<EngineOptions, 'state' | 'persist'>
@@ -50,11 +61,11 @@ export interface HostOptions {
   /** Where named sessions are stored: a folder of data files, or nothing for memory. */
   folder?: string
   /** Where named sessions are stored, when not a folder (a database several processes share). */
-  sessionStores?: SessionStores
+  sessionStores?: SharedSessions
   journalSize?: number
   /** Bytes of request bodies the request journals of all sessions keep together (default 32 MiB). */
   journalBytes?: number
-  /** The most sessions beside the default one (default 1,000). */
+  /** The most sessions beside the default one (default 1,000); of a shared store, the most it holds, whoever made them. */
   maxSessions?: number
   compactBytes?: number
   version: string
@@ -72,6 +83,8 @@ export class Host {
   private readonly opening = new Map<string, Promise<Session>>()
   /** Where the named sessions are stored (none in memory). */
   private readonly stores: SessionStores | undefined
+  /** The sessions several processes share (a database), or none. */
+  private readonly database: SharedSessions | undefined
   private stored: Promise<string[]> | undefined
   private readonly budget: JournalBudget
   /** What every session's engine is made with (the world as the default session indexed it). */
@@ -80,6 +93,7 @@ export class Host {
   constructor(private readonly opts: HostOptions) {
     this.stores =
       opts.sessionStores ?? (opts.folder ? fileSessions(new SessionJournal(opts.folder, { compactBytes: opts.compactBytes, io: opts.storeIo })) : undefined)
+    this.database = opts.sessionStores
     this.budget = new JournalBudget(opts.journalBytes)
     this.shared = opts.engine
     this.default = this.build(DEFAULT_SESSION, opts.state ?? new State(), opts.store ?? new MemoryStore())
@@ -134,20 +148,48 @@ export class Host {
     const have = this.peek(name)
     if (have) return this.sharedStore ? syncOf(have) : have
     if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `X-DCB-Session must be 1-64 characters of A-Z a-z 0-9 . _ -`)
-    // Every session kept in a data folder is open since the start: a dot name not open is a new one.
-    if (isDotName(name) && !this.sharedStore) throw new SandboxError('BAD_REQUEST', dotNameRefusal(name))
     const pending = this.opening.get(name)
     if (pending) return pending
-    this.refuseCaseTwin(name)
     const max = this.opts.maxSessions ?? DEFAULT_MAX_SESSIONS
+    // Shared: opened whichever process made it; only a new one counts against the cap, in the database.
+    if (this.database) return this.begin(name, this.claim(this.database, name, max))
+    // Every session kept in a data folder is open since the start: a dot name not open is a new one.
+    if (isDotName(name)) throw new SandboxError('BAD_REQUEST', dotNameRefusal(name))
+    this.refuseCaseTwin(name)
     if (this.sessions.size + this.opening.size >= max)
       throw new SandboxError(
         'SESSION_LIMIT',
         `the server holds its limit of ${max} session${max === 1 ? '' : 's'} (--max-sessions); delete one with DELETE /_sandbox/sessions/NAME`,
       )
-    const p = (isDotName(name) ? this.openKept(name) : this.open(name)).finally(() => this.opening.delete(name))
+    return this.begin(name, this.open(name))
+  }
+
+  /** A session being opened: asked for again meanwhile, the same promise answers. */
+  private begin(name: string, opening: Promise<Session>): Promise<Session> {
+    const p = opening.finally(() => this.opening.delete(name))
     this.opening.set(name, p)
-    return this.sharedStore ? p.then(syncOf) : p
+    return p
+  }
+
+  /**
+   * A shared session that is stored (whoever made it), or made now if the database holds fewer than
+   * `max` (a `.` or `..` only opens: made by an older version, it can still be served and deleted).
+   */
+  private async claim(database: SharedSessions, name: string, max: number): Promise<Session> {
+    const claimed = await database.claim(name, isDotName(name) ? null : max)
+    if (claimed.stored) return this.open(name)
+    if (isDotName(name)) throw new SandboxError('BAD_REQUEST', dotNameRefusal(name))
+    const { count } = claimed
+    throw new SandboxError(
+      'SESSION_LIMIT',
+      `the shared sandbox holds ${count} session${count === 1 ? '' : 's'}, at or past this server's limit of ${max} (--max-sessions, counted over every replica); delete one with DELETE /_sandbox/sessions/NAME`,
+    )
+  }
+
+  /** A shared session another process made (it is stored): opened here, never made anew. */
+  private follow(name: string): Promise<unknown> | undefined {
+    if (this.sessions.has(name)) return undefined
+    return this.opening.get(name) ?? this.begin(name, this.open(name))
   }
 
   /**
@@ -166,17 +208,11 @@ export class Host {
         )
   }
 
-  /** A shared database's session named `.` or `..` (made by an older version) opens; a new one is refused. */
-  private async openKept(name: string): Promise<Session> {
-    if (!(await this.storedNames()).includes(name)) throw new SandboxError('BAD_REQUEST', dotNameRefusal(name))
-    return this.open(name)
-  }
-
   private async open(name: string): Promise<Session> {
     let store: Store
     let state: State
     if (this.stores) {
-      await this.storedNames()
+      if (!this.sharedStore) await this.storedNames()
       ;({ store, state } = await this.stores.open(name))
     } else {
       store = new MemoryStore()
@@ -212,21 +248,22 @@ export class Host {
     if (!this.sharedStore) return
     const names = new Set(stored ?? (await this.storedNames()))
     names.delete(DEFAULT_SESSION)
-    for (const name of names) if (!this.sessions.has(name)) await this.get(name)
+    for (const name of names) await this.follow(name)
     for (const [name, s] of this.sessions) if (!names.has(name) && !this.opening.has(name)) this.forget(name, s)
   }
 
   /** What another process did to the shared sessions (a notice of the database). */
   notice(payload: string): void {
+    // `C name`, `R name`, `S+name`, `S-name`: the name after two characters.
     const kind = payload[0]
-    const name = payload.slice(payload[1] === ' ' ? 2 : 1)
+    const name = payload.slice(2)
     if (kind === 'S' && payload[1] === '-') {
       const s = this.sessions.get(name)
       if (s) this.forget(name, s)
       return
     }
-    // A bad name or a full host refuses (a notice is only a hint: the next read catches up).
-    if (kind === 'S') return void (async () => this.get(name))().catch(() => {})
+    // A bad name refuses (a notice is only a hint: the next read catches up).
+    if (kind === 'S') return void (async () => isSessionName(name) && this.follow(name))().catch(() => {})
     const s = this.peek(name)
     // Only a session someone watches (the console's stream, an OTP long poll) follows at once; others catch up when next asked.
     if (!s?.engine.watched) return
@@ -279,10 +316,10 @@ export class Host {
   async drop(name: string): Promise<boolean> {
     if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `"${name}" is not a session name`)
     if (name === DEFAULT_SESSION) throw new SandboxError('BAD_REQUEST', 'the default session cannot be deleted; reset it with POST /_sandbox/reset')
-    // Shared: one another process made is deleted here too.
-    if (this.sharedStore) await this.syncSessions()
     const pending = this.opening.get(name)
     if (pending) await pending.catch(() => {})
+    // Shared: whichever process made it, it is deleted if the database has it (none is opened for that).
+    if (this.database) return this.dropShared(this.database, name)
     const s = this.sessions.get(name)
     if (!s) return false
     // Dropped on disk first: a drop that cannot be written keeps the session (StoreError).
@@ -292,6 +329,14 @@ export class Host {
     this.budget.release(s.journal)
     await s.close()
     return true
+  }
+
+  private async dropShared(database: SharedSessions, name: string): Promise<boolean> {
+    const stored = (await database.names()).includes(name)
+    if (stored) await database.drop(name)
+    const s = this.sessions.get(name)
+    if (s) this.forget(name, s)
+    return stored
   }
 
   /** Runs what fell due in every session (the server's timer). */

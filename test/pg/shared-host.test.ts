@@ -1,0 +1,68 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Served } from '../cli/run.js'
+import { control, merchant, replicas } from './replicas.js'
+import { usePostgres } from './use-postgres.js'
+
+// What the host of sessions answers on replicas of one database: the session cap, the clock new
+// sessions and resets start at, the sessions' counts. Replicas started with different options, so
+// each test starts its own (the real binary).
+describe('replicas on one database: the sessions they share', () => {
+  const pg = usePostgres()
+  let started: Served[] = []
+  afterEach(async () => {
+    await Promise.all(started.map((s) => s.stop()))
+    started = []
+  })
+  async function up(url: string, args: string[] = []): Promise<Served> {
+    const [s] = await replicas(url, 1, args)
+    started.push(s!)
+    return s!
+  }
+  const as = (name: string) => ({ 'x-dcb-session': name })
+  const named = async (db: string) => Number((await pg.query(`SELECT count(*) FROM dcb_sessions WHERE name <> 'default'`, [], db)).rows[0].count)
+
+  it("--max-sessions counts the database's sessions: a replica at the cap still lists, deletes and serves the sessions another made; only a new one is refused", async () => {
+    const url = await pg.createDatabase('cap')
+    const a = await up(url, ['--max-sessions', '1'])
+    const b = await up(url)
+    expect((await control(a.url, '/clock', undefined, as('s1'))).http).toBe(200)
+    expect((await control(b.url, '/clock', undefined, as('s2'))).http).toBe(200)
+    // s2 exists: A serves it (a merchant call and a control call), and lists both.
+    const init = await merchant(a.url, 'init', { msisdn: '60123456010', service_code: 'STREAMPLUS', country_code: 'my' }, as('s2'))
+    expect([init.http, init.body.status]).toEqual([200, 'SUCCESS'])
+    expect((await control(a.url, '/otp?msisdn=60123456010', undefined, as('s2'))).http).toBe(200)
+    const list = await control(a.url, '/sessions')
+    expect(list.http).toBe(200)
+    expect(list.body.sessions.map((s: { name: string }) => s.name)).toEqual(['default', 's1', 's2'])
+    // A new session through A: the database holds 2 of A's 1.
+    const over = await control(a.url, '/clock', undefined, as('s3'))
+    expect(over).toEqual({
+      http: 429,
+      body: {
+        error: 'SESSION_LIMIT',
+        message:
+          "the shared sandbox holds 2 sessions, at or past this server's limit of 1 (--max-sessions, counted over every replica); delete one with DELETE /_sandbox/sessions/NAME",
+      },
+    })
+    expect((await merchant(a.url, 'init', { msisdn: '60123456011', service_code: 'STREAMPLUS', country_code: 'my' }, as('s3'))).http).toBe(429)
+    // Deletes through A: its own session and the one B made.
+    expect(await control(a.url, '/sessions/s1', undefined, {}, 'DELETE')).toEqual({ http: 200, body: { deleted: 's1' } })
+    expect((await control(a.url, '/clock', undefined, as('s3'))).http).toBe(429)
+    expect(await control(a.url, '/sessions/s2', undefined, {}, 'DELETE')).toEqual({ http: 200, body: { deleted: 's2' } })
+    expect(await control(a.url, '/sessions/s2', undefined, {}, 'DELETE')).toMatchObject({ http: 404, body: { error: 'SESSION_NOT_FOUND' } })
+    expect((await control(a.url, '/clock', undefined, as('s3'))).http).toBe(200)
+    expect(await named(url.slice(url.lastIndexOf('/') + 1))).toBe(1)
+    for (const x of [a, b]) expect((await control(x.url, '/sessions')).body.sessions.map((s: { name: string }) => s.name)).toEqual(['default', 's3'])
+  })
+
+  it('replicas making new sessions at once never pass the cap together', async () => {
+    const url = await pg.createDatabase('capraced')
+    const both = [await up(url, ['--max-sessions', '2']), await up(url, ['--max-sessions', '2'])]
+    const answers = await Promise.all([1, 2, 3, 4, 5, 6].map((i) => control(both[i % 2]!.url, '/clock', undefined, as(`x${i}`))))
+    expect(answers.map((r) => r.http).sort()).toEqual([200, 200, 429, 429, 429, 429])
+    expect(await named('capraced')).toBe(2)
+    const made = answers.flatMap((r, i) => (r.http === 200 ? [`x${i + 1}`] : []))
+    for (const x of both)
+      expect((await control(x.url, '/sessions')).body.sessions.map((s: { name: string }) => s.name).sort()).toEqual(['default', ...made].sort())
+  })
+})
