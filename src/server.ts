@@ -5,7 +5,7 @@ import module from 'node:module'
 import { createServer, maxHeaderSize, type RequestListener, type Server, type ServerResponse } from 'node:http'
 import { isIP, type AddressInfo, type Socket } from 'node:net'
 import { DEFAULT_DATA_FILE, DEFAULT_HOST, DEFAULT_PORT } from './contract/defaults.js'
-import { startsItsClock } from './core/clock.js'
+import { startsItsClock, type ClockStart } from './core/clock.js'
 import { Engine } from './core/engine.js'
 import type { FailurePayloadMode } from './core/outcomes.js'
 import { State } from './core/state.js'
@@ -143,8 +143,11 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     // Reads and checks the data files and takes the lock, writing nothing (that waits until the port is ours).
     await store.load(state)
   }
-  // A data file keeps its own clock: `clock` applies to a new one only (and to reset).
-  const clockKept = clockStart !== undefined && !startsItsClock(state)
+  // A data file keeps its own clock: `clock` applies to a new one only (and to reset). A shared
+  // database keeps the one its sessions and resets start at too: the same through every replica.
+  const fresh = startsItsClock(state)
+  const sessionsClock = shared ? await shared.clock(clockStart, fresh) : clockStart
+  const clockKept = clockStart !== undefined && (!fresh || sessionsClock?.at !== clockStart.at || sessionsClock.frozen !== clockStart.frozen)
   const host = opts.host ?? DEFAULT_HOST
   const port = opts.port ?? DEFAULT_PORT
   let url = ''
@@ -158,7 +161,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
       engine: {
         world,
         sources,
-        clockStart,
+        clockStart: sessionsClock,
         smsPerMsisdn: opts.smsPerMsisdn,
         chargesPerSubscription: opts.chargesPerSubscription,
         maxSms: opts.maxSms,
@@ -369,9 +372,17 @@ function openableHost(addr: AddressInfo): string {
 
 /** The shared database of `--store` and its sessions (loaded on first use, so the file store never loads `pg`). */
 async function openShared(url: string, world: World, replaceWorld: boolean | undefined) {
-  const [{ SharedDatabase }, { sharedSessions }] = await Promise.all([import('./store/postgres.js'), import('./runtime/shared-sessions.js')])
+  const [{ SharedDatabase }, { sharedSessions, sessionClock }] = await Promise.all([import('./store/postgres.js'), import('./runtime/shared-sessions.js')])
   const db = await SharedDatabase.open({ url, world, replaceWorld })
-  return { db, sessions: sharedSessions(db) }
+  const clock = async (mine: ClockStart | undefined, fresh: boolean) => {
+    try {
+      return await sessionClock(db, mine, fresh)
+    } catch (e) {
+      await db.close()
+      throw e
+    }
+  }
+  return { db, sessions: sharedSessions(db), clock }
 }
 
 /**

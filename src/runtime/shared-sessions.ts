@@ -1,9 +1,10 @@
 /**
  * The named sessions of a database several `dcb serve` replicas share, as a host keeps them: listed,
  * opened whoever made them, made under the session cap counted in the database (not per replica),
- * dropped. Loaded with the database (`server.ts` imports it on first use, as it does `postgres.ts`).
+ * dropped; and the clock new sessions and resets start at, the database's. Loaded with the database (`server.ts` imports it on first use, as it does `postgres.ts`).
  */
 import type pg from 'pg'
+import type { ClockStart } from '../core/clock.js'
 import { State } from '../core/state.js'
 import { PostgresSessionStore } from '../store/postgres-session.js'
 import type { SharedDatabase } from '../store/postgres.js'
@@ -73,5 +74,31 @@ export function sharedSessions(db: SharedDatabase): SharedSessions {
     drop: (name) => db.drop(name),
     failure: () => db.failure(),
     close: async () => {},
+  }
+}
+
+/**
+ * Where every replica starts a new session's clock and a reset's: the database's, kept in `dcb_meta`
+ * by the replica that made the database (`fresh`: its default session has no record yet) from its
+ * `--clock` (`mine`), or real time, running, when it had none. One made before this was kept: real
+ * time for every replica. So a replica whose `--clock` was not applied does not apply it there either.
+ */
+export async function sessionClock(db: SharedDatabase, mine: ClockStart | undefined, fresh: boolean): Promise<ClockStart | undefined> {
+  const client = await db.pool.connect().catch((e: unknown) => Promise.reject(db.failed(e)))
+  try {
+    // Under the start-up lock: replicas starting together on a new database agree on the first one's.
+    await client.query('BEGIN')
+    await client.query('SELECT pg_advisory_xact_lock(4242, 0)')
+    let kept = (await client.query<{ value: string }>(`SELECT value FROM dcb_meta WHERE key = 'session_clock'`)).rows[0]?.value
+    if (kept === undefined && fresh) {
+      kept = JSON.stringify(mine ? { at: mine.at, frozen: mine.frozen } : null)
+      await client.query(`INSERT INTO dcb_meta (key, value) VALUES ('session_clock', $1)`, [kept])
+    }
+    await client.query('COMMIT')
+    client.release()
+    return (kept === undefined ? null : (JSON.parse(kept) as ClockStart | null)) ?? undefined
+  } catch (e) {
+    client.release(true)
+    throw db.failed(e)
   }
 }

@@ -65,4 +65,38 @@ describe('replicas on one database: the sessions they share', () => {
     for (const x of both)
       expect((await control(x.url, '/sessions')).body.sessions.map((s: { name: string }) => s.name).sort()).toEqual(['default', ...made].sort())
   })
+
+  it('a replica whose --clock was not applied (a database in use) starts new sessions and resets as the others do', async () => {
+    const url = await pg.createDatabase('clockkept')
+    const first = await up(url)
+    expect((await merchant(first.url, 'init', { msisdn: '60123456010', service_code: 'STREAMPLUS', country_code: 'my' })).http).toBe(200)
+    const a = await up(url, ['--clock', '2030-01-01T00:00:00'])
+    expect(a.output()).toContain('--clock 2030-01-01T00:00:00 was not applied')
+    for (const [x, name] of [
+      [a, 'viaA'],
+      [first, 'viaB'],
+    ] as const)
+      expect((await control(x.url, '/clock', undefined, as(name))).body).toMatchObject({ frozen: false, offset_ms: 0 })
+    for (const x of [a, first]) {
+      const reset = await control(x.url, '/reset', {}, as('viaB'))
+      expect(reset.http).toBe(200)
+      expect(reset.body.clock).toMatchObject({ frozen: false, offset_ms: 0 })
+    }
+  })
+
+  it("a database made with --clock: every replica starts new sessions and resets at the database's clock, whatever its own --clock", async () => {
+    const url = await pg.createDatabase('clockmade')
+    const maker = await up(url, ['--clock', '2030-01-01T00:00:00'])
+    const plain = await up(url)
+    const other = await up(url, ['--clock', '2031-06-01T00:00:00'])
+    expect(plain.output()).not.toContain('not applied')
+    expect(other.output()).toContain('--clock 2031-06-01T00:00:00 was not applied')
+    const at2030 = { now: '2030-01-01T00:00:00.000000', frozen: true }
+    for (const [i, x] of [maker, plain, other].entries()) {
+      expect((await control(x.url, '/clock', undefined, as(`new${i}`))).body).toMatchObject(at2030)
+      expect((await control(x.url, '/clock/advance', { by: 'PT1H' }, as(`new${i}`))).http).toBe(200)
+      expect((await control(x.url, '/reset', {}, as(`new${i}`))).body.clock).toMatchObject(at2030)
+    }
+    expect((await control(plain.url, '/clock')).body).toMatchObject(at2030)
+  })
 })
