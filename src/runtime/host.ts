@@ -50,6 +50,8 @@ export interface SharedSessions extends SessionStores {
    * `count` is what it holds when it refuses.
    */
   claim(name: string, max: number | null): Promise<{ stored: true } | { stored: false; count: number }>
+  /** How many entries each session's request journal holds in the store (every process's; a session with none is absent). */
+  requestCounts(): Promise<Map<string, number>>
 }
 
 export interface HostOptions {
@@ -337,6 +339,18 @@ export class Host {
     const s = this.sessions.get(name)
     if (s) this.forget(name, s)
     return stored
+  }
+
+  /**
+   * How many entries each session's request journal holds: shared, the database's journal (every
+   * process's entries, this one's written first), the same through every process; else this one's.
+   */
+  async requestCounts(): Promise<Map<string, number>> {
+    const all = this.all()
+    if (!this.database) return new Map(all.map((s) => [s.name, s.journal.size]))
+    await Promise.all(all.map((s) => s.store.flush()))
+    const stored = await this.database.requestCounts()
+    return new Map(all.map((s) => [s.name, stored.get(s.name) ?? 0]))
   }
 
   /** Runs what fell due in every session (the server's timer). */

@@ -59,6 +59,11 @@ export function sharedSessions(db: SharedDatabase): SharedSessions {
         await client.query('COMMIT')
         return { stored: true }
       }),
+    requestCounts: () =>
+      using(async (client) => {
+        const { rows } = await client.query<{ session: string; n: string }>(`SELECT session, count(*) AS n FROM dcb_requests GROUP BY session`)
+        return new Map(rows.map((r) => [r.session, Number(r.n)]))
+      }),
     // Opened as stored, never made here (`claim` makes): a session another replica just deleted is not made again.
     open: async (name) => {
       const store = new PostgresSessionStore(db, name)

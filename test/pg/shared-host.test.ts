@@ -99,4 +99,21 @@ describe('replicas on one database: the sessions they share', () => {
     }
     expect((await control(plain.url, '/clock')).body).toMatchObject(at2030)
   })
+
+  it('the sessions list counts the requests the shared journal holds, the same through every replica', async () => {
+    const url = await pg.createDatabase('counts')
+    const [a, b] = [await up(url), await up(url)]
+    const init = (x: Served, msisdn: string, headers: Record<string, string> = as('s1')) =>
+      merchant(x.url, 'init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' }, headers).then((r) => expect(r.http).toBe(200))
+    const counts = async (x: Served) =>
+      Object.fromEntries((await control(x.url, '/sessions')).body.sessions.map((s: { name: string; requests: number }) => [s.name, s.requests]))
+    // A replica writes its own entries to the database before it counts: each count below is exact.
+    for (const m of ['60123456020', '60123456021', '60123456022']) await init(a, m)
+    expect(await counts(a)).toEqual({ default: 0, s1: 3 })
+    for (const m of ['60123456023', '60123456024']) await init(b, m)
+    await init(b, '60123456030', {})
+    expect(await counts(b)).toEqual({ default: 1, s1: 5 })
+    expect(await counts(a)).toEqual({ default: 1, s1: 5 })
+    expect((await control(b.url, '/requests', undefined, as('s1'))).body.requests).toHaveLength(5)
+  })
 })
