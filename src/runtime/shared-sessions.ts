@@ -17,9 +17,10 @@ import type { SharedSessions } from './host.js'
 const MAKING_SESSIONS = 4242
 
 export function sharedSessions(db: SharedDatabase): SharedSessions {
-  /** Runs `work` on a connection of the pool; a database error is the StoreError naming the database. */
-  const using = async <T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
-    const client = await db.pool.connect().catch((e: unknown) => Promise.reject(db.failed(e)))
+  /** Runs `work` on a connection of the pool; a database error is the StoreError naming the database (of a read: `read`). */
+  const using = async <T>(work: (client: pg.PoolClient) => Promise<T>, read = false): Promise<T> => {
+    const refused = (e: unknown) => (read ? db.unreadable(e) : db.failed(e))
+    const client = await db.pool.connect().catch((e: unknown) => Promise.reject(refused(e)))
     try {
       const out = await work(client)
       client.release()
@@ -28,7 +29,7 @@ export function sharedSessions(db: SharedDatabase): SharedSessions {
     } catch (e) {
       // Destroyed, not given back: a transaction left open ends with it.
       client.release(true)
-      throw db.failed(e)
+      throw refused(e)
     }
   }
   return {
@@ -63,7 +64,7 @@ export function sharedSessions(db: SharedDatabase): SharedSessions {
       using(async (client) => {
         const { rows } = await client.query<{ session: string; n: string }>(`SELECT session, count(*) AS n FROM dcb_requests GROUP BY session`)
         return new Map(rows.map((r) => [r.session, Number(r.n)]))
-      }),
+      }, true),
     // Opened as stored, never made here (`claim` makes): a session another replica just deleted is not made again.
     open: async (name) => {
       const store = new PostgresSessionStore(db, name)
@@ -71,7 +72,7 @@ export function sharedSessions(db: SharedDatabase): SharedSessions {
       try {
         await store.load(state)
       } catch (e) {
-        throw db.failed(e)
+        throw db.unreadable(e)
       }
       db.worked()
       return { store, state }
