@@ -166,11 +166,13 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
   if (opts.quiet) process.stdout.write(`${url}\n`)
   else {
     const info = store.info()
+    // The default session's: other sessions' are listed by GET /_sandbox/sessions.
+    const subs = `${engine.state.subs.size} ${engine.state.subs.size === 1 ? 'subscription' : 'subscriptions'} in the default session`
     const where =
       store.kind === 'file'
-        ? `${info.path} (${engine.state.subs.size} subscriptions)`
+        ? `${info.path} (${subs})`
         : store.kind === 'postgres'
-          ? `PostgreSQL ${info.database}, schema version ${info.schema_version} (shared: ${engine.state.subs.size} subscriptions)`
+          ? `PostgreSQL ${info.database}, schema version ${info.schema_version} (shared: ${subs})`
           : 'in memory (nothing is kept)'
     const shown = (f: string) => (relative(process.cwd(), f).startsWith('..') ? f : relative(process.cwd(), f))
     const rules = engine.world.world.rules

@@ -31,7 +31,7 @@ describe('dcb serve', () => {
     expect(existsSync(`${data}.lock`)).toBe(false)
     const again = await serve(['--data', data])
     try {
-      expect(again.output()).toContain('(1 subscriptions)')
+      expect(again.output()).toContain('(1 subscription in the default session)')
       const st = await post(again.url, '/subscriptions/status', { subscription_id: v.payload.subscription_id })
       expect(st.payload.status).toBe('ACTIVE')
     } finally {

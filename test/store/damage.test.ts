@@ -126,7 +126,7 @@ describe('damaged data files', () => {
     const s = await serve(['--data', data])
     try {
       expect(s.output()).toMatch(/dcb: dropped the torn last line of .*journal.* \(\d+ bytes without a newline: a write cut short by a crash\)/)
-      expect(s.output()).toContain('(1 subscriptions)')
+      expect(s.output()).toContain('(1 subscription in the default session)')
     } finally {
       await s.stop()
     }
@@ -144,7 +144,7 @@ describe('damaged data files', () => {
       expect(s.output()).toContain(
         `dcb: dropped the torn last line of ${journal} (${4096 + past.length} bytes from byte ${clean.length}, past a run of zero bytes at ${clean.length}, 2 complete lines among them: a write cut short by a crash, or damage); they are kept in ${copy}`,
       )
-      expect(s.output()).toContain('(1 subscriptions)')
+      expect(s.output()).toContain('(1 subscription in the default session)')
     } finally {
       expect(await s.stop()).toBe(0)
     }
