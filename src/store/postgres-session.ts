@@ -27,6 +27,8 @@ export interface SessionDatabase {
   failed(e: unknown): StoreError
   /** The same for a read, which asked for no change: its reason names the database unreachable and speaks of no change. */
   unreadable(e: unknown): StoreError
+  /** A failure as a read that met it sees it (no change was asked). */
+  asRead(err: StoreError): StoreError
   /** A call to the database worked: it is back. */
   worked(): void
   failure(): Error | null
@@ -205,7 +207,8 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
       client = await this.db.pool.connect()
     } catch (e) {
       const err = this.db.failed(e)
-      for (const w of waiters) w.reject(err)
+      // A read that waited in this turn (a write was queued beside it) asked for no change.
+      for (const w of waiters) w.reject(w.write ? err : this.db.asRead(err))
       return
     }
     try {
@@ -217,7 +220,8 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
     } catch (e) {
       client.release(true)
       const err = this.db.failed(e)
-      for (const w of waiters) w.reject(err)
+      // A read that waited in this turn (a write was queued beside it) asked for no change.
+      for (const w of waiters) w.reject(w.write ? err : this.db.asRead(err))
       return
     }
     let settle!: (e?: Error) => void

@@ -232,7 +232,11 @@ export class SharedDatabase implements SessionDatabase {
   }
 
   unreadable(e: unknown): StoreError {
-    const err = this.failed(e)
+    return this.asRead(this.failed(e))
+  }
+
+  /** A failure as a read that met it sees it: the database could not be reached (no change was asked). */
+  asRead(err: StoreError): StoreError {
     if (err.outcome !== 'not made') return err
     return new StoreError(err.message.replace(/ cannot be used: /, ' cannot be reached: '), 'not read')
   }
