@@ -372,7 +372,10 @@ function openableHost(addr: AddressInfo): string {
 
 /** The shared database of `--store` and its sessions (loaded on first use, so the file store never loads `pg`). */
 async function openShared(url: string, world: World, replaceWorld: boolean | undefined) {
-  const [{ SharedDatabase }, { sharedSessions, sessionClock }] = await Promise.all([import('./store/postgres.js'), import('./runtime/shared-sessions.js')])
+  const [{ SharedDatabase }, { sharedSessions, sessionClock }] = await Promise.all([
+    import('./store/postgres.js'),
+    import('./store/postgres-shared-sessions.js'),
+  ])
   const db = await SharedDatabase.open({ url, world, replaceWorld })
   const clock = async (mine: ClockStart | undefined, fresh: boolean) => {
     try {

@@ -12,7 +12,7 @@ import { SandboxError } from '../core/errors.js'
 import { State } from '../core/state.js'
 import { MemoryStore } from '../store/memory.js'
 import { SessionJournal } from '../store/session-journal.js'
-import { StoreError, type SessionStores, type Store } from '../store/types.js'
+import { StoreError, type SessionStores, type SharedSessions, type Store } from '../store/types.js'
 import type { StoreIo } from '../store/wal.js'
 import type { LiveHubOptions } from './live.js'
 import { JournalBudget } from './request-log.js'
@@ -39,19 +39,6 @@ export function isDotName(name: string): boolean {
 /** Why `.` or `..` is refused as a new session's name. */
 export function dotNameRefusal(name: string): string {
   return `"${name}" cannot name a new session: URL clients read . and .. in /_sandbox/sessions/${name} as path steps, so it could never be deleted; use another name`
-}
-
-/** Sessions several processes share (a database): the cap on them is counted there, not per process. */
-export interface SharedSessions extends SessionStores {
-  readonly shared: true
-  /**
-   * Whether `name` is stored, made now when not (`max` given) unless the store holds `max` named
-   * sessions or more (counted and made as one step, whichever process makes its own at the same time);
-   * `count` is what it holds when it refuses.
-   */
-  claim(name: string, max: number | null): Promise<{ stored: true } | { stored: false; count: number }>
-  /** How many entries each session's request journal holds in the store (every process's; a session with none is absent). */
-  requestCounts(): Promise<Map<string, number>>
 }
 
 export interface HostOptions {

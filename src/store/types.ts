@@ -74,3 +74,16 @@ export class StoreError extends Error {
     this.name = 'StoreError'
   }
 }
+
+/** Sessions several processes share (a database): the cap on them is counted there, not per process. */
+export interface SharedSessions extends SessionStores {
+  readonly shared: true
+  /**
+   * Whether `name` is stored, made now when not (`max` given) unless the store holds `max` named
+   * sessions or more (counted and made as one step, whichever process makes its own at the same time);
+   * `count` is what it holds when it refuses.
+   */
+  claim(name: string, max: number | null): Promise<{ stored: true } | { stored: false; count: number }>
+  /** How many entries each session's request journal holds in the store (every process's; a session with none is absent). */
+  requestCounts(): Promise<Map<string, number>>
+}

@@ -6,9 +6,9 @@
 import type pg from 'pg'
 import type { ClockStart } from '../core/clock.js'
 import { State } from '../core/state.js'
-import { PostgresSessionStore } from '../store/postgres-session.js'
-import type { SharedDatabase } from '../store/postgres.js'
-import type { SharedSessions } from './host.js'
+import { PostgresSessionStore } from './postgres-session.js'
+import type { SharedDatabase } from './postgres.js'
+import type { SharedSessions } from './types.js'
 
 /**
  * Sessions are made one at a time across the replicas (count, then insert): a lock of its own, in the
