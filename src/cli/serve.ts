@@ -159,7 +159,7 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
   if (sandbox.clockKept) {
     const now = engine.clockView().now
     process.stderr.write(
-      `dcb: ${opts.store !== undefined ? 'the database' : opts.data} keeps its own clock (now ${now}); --clock ${opts.clock} was not applied. To start over at that time: ${invokedAs()} reset --clock ${opts.clock}\n`,
+      `dcb: ${opts.store !== undefined ? 'the database' : opts.data} keeps its own clock (now ${now}); --clock ${opts.clock} was not applied${opts.store !== undefined ? ', nor to new sessions and resets (they start where the database says, through every replica)' : ''}. To start over at that time: ${invokedAs()} reset --clock ${opts.clock}\n`,
     )
   }
   // --quiet: one line, the URL (so --port 0 can be used from scripts); no banner, no QR code.
