@@ -37,7 +37,7 @@ export const CONTROL_ERRORS = {
   SANDBOX_CLOSED: { status: 410, describe: 'the library: the sandbox was closed (close())' },
   PAYLOAD_TOO_LARGE: { status: 413, describe: 'the body is larger than 64 KiB' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, describe: 'a POST needs Content-Type: application/json, an empty body too' },
-  SESSION_LIMIT: { status: 429, describe: 'the server holds --max-sessions sessions already' },
+  SESSION_LIMIT: { status: 429, describe: 'the sandbox holds --max-sessions sessions already (of a shared store: the database, whichever replicas made them)' },
   ERROR: { status: 500, describe: 'unexpected server error (see the server log)' },
   STORE_UNAVAILABLE: {
     status: 503,

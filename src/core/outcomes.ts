@@ -82,7 +82,7 @@ const PLATFORM = {
   NOT_FOUND: platform(404, 'NOT_FOUND', 'no such path'),
   SUBSCRIPTION_NOT_FOUND: platform(404, 'SUBSCRIPTION_NOT_FOUND', 'no subscription of this merchant has that ID'),
   METHOD_NOT_ALLOWED: platform(405, 'METHOD_NOT_ALLOWED', 'only POST is allowed'),
-  SESSION_LIMIT: platform(429, 'SESSION_LIMIT', 'the server holds --max-sessions sessions: a new one is refused'),
+  SESSION_LIMIT: platform(429, 'SESSION_LIMIT', 'the sandbox holds --max-sessions sessions (of a shared store: the database): a new one is refused'),
   SERVER_ERROR: platform(500, 'ERROR', 'unexpected server error'),
 }
 export type PlatformCode = keyof typeof PLATFORM
