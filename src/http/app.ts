@@ -98,6 +98,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     sessions: controlSessions,
     trustProxy,
     hasMerchant: (id) => host.default.engine.world.merchants.has(id),
+    serviceCodes: () => new Set(host.default.engine.world.world.services.map((s) => s.code)),
     adminToken: opts.adminToken,
     hostLocal: hostIsLocal,
     adminAttempts,

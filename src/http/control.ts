@@ -20,6 +20,7 @@ import { accessRefusal, bearerAdmin, CONTROL_API_WORDS, type AccessWords } from 
 import { clientIp, peerIp, type ProxyTrust } from './ip.js'
 import type { RequestJournal } from '../runtime/request-log.js'
 import { sendJson, sendControlError } from './respond.js'
+import { nearestName } from '../core/nearest.js'
 
 export { smsView } from '../control/operations.js'
 
@@ -60,6 +61,8 @@ export interface ControlContext {
   adminToken?: string
   /** Whether the loaded world has a merchant of this id (every session shares the world). */
   hasMerchant: (id: string) => boolean
+  /** The service codes of the loaded world (every merchant's). */
+  serviceCodes?: () => ReadonlySet<string>
   /** The error writes answer while they fail (health answers 503 with it), or null. */
   storeFailure?: () => Error | null
   /** Asks the store whether it works (health; a shared database is asked, not remembered). */
@@ -180,6 +183,15 @@ export function createControlHandler(ctx: ControlContext) {
       // A filter on a merchant the world does not have would answer an empty list, as if it had none yet (coverage refuses it too).
       if (typeof values.merchant === 'string' && !ctx.hasMerchant(values.merchant))
         throw new SandboxError('MERCHANT_NOT_FOUND', `no merchant ${values.merchant} in the world`)
+      // The same of a service: a typo (STREAMPLUSS) would answer an empty list.
+      const services = typeof values.service === 'string' ? ctx.serviceCodes?.() : undefined
+      if (services && !services.has(values.service as string)) {
+        const near = nearestName(values.service as string, services)
+        throw new SandboxError(
+          'BAD_REQUEST',
+          `service: no service "${values.service as string}" in the world (services: ${[...services].sort().join(', ') || 'none'})${near ? `; did you mean ${near}?` : ''}`,
+        )
+      }
       // A POST's body is read and checked (one that takes nothing takes {}); a DELETE takes none.
       if (r.method === 'POST') {
         const given = await readJsonBody(req)

@@ -94,6 +94,20 @@ describe('control API', () => {
       expect((await c.control('/sessions')).body.sessions.map((s: { name: string }) => s.name)).not.toContain('filter-typo')
     })
 
+    it('refuses a service filter on a service the world does not have, naming the nearest one, not with an empty list', async () => {
+      await c.subscribe('60123456004')
+      const typo = await c.control('/subscriptions?service=STREAMPLUSS')
+      expect(typo.status).toBe(400)
+      expect(typo.body).toEqual({
+        error: 'BAD_REQUEST',
+        message: expect.stringMatching(/^service: no service "STREAMPLUSS" in the world \(services: GAMECLUB, .*STREAMPLUS.*\); did you mean STREAMPLUS\?$/),
+      })
+      expect((await c.control('/subscriptions?service=NOSUCHTHING')).body.message).not.toMatch(/did you mean/)
+      // A service of the world with nothing (yet) is an empty list; the one subscribed to lists it.
+      expect(await c.control('/subscriptions?service=GAMECLUB')).toEqual({ status: 200, body: { subscriptions: [] } })
+      expect((await c.control('/subscriptions?service=STREAMPLUS')).body.subscriptions).toHaveLength(1)
+    })
+
     it('shows one subscription with its charges; an unknown id is 404', async () => {
       const a = await c.subscribe('60123456001')
       const one = await c.control(`/subscriptions/${a}`)
