@@ -21,3 +21,10 @@ export const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/
  * it: an API key or admin token with anything else is refused before a call, not by the transport.
  */
 export const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/
+
+/**
+ * How a user writes a number (a control API query, a CLI option): decimal digits, with a fraction
+ * where one is taken. Number() alone would also take `0x10` (16), `1e1`, ` 5`, `+5` and `` (0).
+ */
+export const DECIMAL = /^\d+(\.\d+)?$/
+export const WHOLE_DECIMAL = /^\d+$/

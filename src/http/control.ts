@@ -21,6 +21,7 @@ import { clientIp, peerIp, type ProxyTrust } from './ip.js'
 import type { RequestJournal } from '../runtime/request-log.js'
 import { sendJson, sendControlError } from './respond.js'
 import { nearestName } from '../core/nearest.js'
+import { DECIMAL } from '../contract/defaults.js'
 
 export { smsView } from '../control/operations.js'
 
@@ -111,13 +112,6 @@ function takes(schema: z.ZodType | undefined): string[] | undefined {
   return Object.keys(def.shape ?? {})
 }
 
-/**
- * How a number is written in a query: decimal digits, with a fraction where the call takes one
- * (`wait=0.5`). The schemas read numbers with Number(), which would also take `0x10` (16), `1e1`,
- * ` 5`, `+5` and an empty value (0).
- */
-const QUERY_NUMBER = /^\d+(\.\d+)?$/
-
 /** The query parameters a call's schema reads as numbers (read off its definition, as `takes` is). */
 function numberParams(schema: z.ZodObject | undefined): string[] {
   if (!schema) return []
@@ -178,7 +172,7 @@ export function createControlHandler(ctx: ControlContext) {
     try {
       const read = query ? queryObject(query, takes(r.query) ?? [], r.method, path) : {}
       // A number written otherwise is refused by its schema in its own words, as a word would be.
-      for (const name of numberParams(r.query)) if (read[name] !== undefined && !QUERY_NUMBER.test(read[name])) read[name] = 'not a number'
+      for (const name of numberParams(r.query)) if (read[name] !== undefined && !DECIMAL.test(read[name])) read[name] = 'not a number'
       const values = r.query ? check(r.query, read) : {}
       // A filter on a merchant the world does not have would answer an empty list, as if it had none yet (coverage refuses it too).
       if (typeof values.merchant === 'string' && !ctx.hasMerchant(values.merchant))
