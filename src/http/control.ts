@@ -112,9 +112,15 @@ function takes(schema: z.ZodType | undefined): string[] | undefined {
   return Object.keys(def.shape ?? {})
 }
 
-/** The query parameters a call's schema reads as numbers (read off its definition, as `takes` is). */
+/** The query parameters each call's schema reads as numbers (read off its definition once, as `takes` is). */
+const numberParamsOf = new WeakMap<z.ZodObject, string[]>()
 function numberParams(schema: z.ZodObject | undefined): string[] {
   if (!schema) return []
+  let names = numberParamsOf.get(schema)
+  if (!names) numberParamsOf.set(schema, (names = readNumberParams(schema)))
+  return names
+}
+function readNumberParams(schema: z.ZodObject): string[] {
   type Def = { type: string; coerce?: boolean; innerType?: { def: Def } }
   return Object.entries(schema.def.shape as Record<string, { def: Def }>)
     .filter(([, field]) => {
