@@ -9,18 +9,22 @@
  * this process's pid its own (containers sharing a volume all run as pid 1): the token says whose it
  * is, and one with our pid but another token is another process's, stale only when it started at
  * another time (this container's run before a crash). A lock written on another host (another
- * machine, or a container with a host name of its own) cannot be checked from here: it holds, and
- * the refusal says to remove it once that server is gone. One from before the machine last started
- * is stale. A lock of pid alone, or pid and start time (written by an older dcb), is judged by them.
+ * machine, or a container with a host name of its own, as one made anew over the same volume)
+ * cannot be checked from here: it holds, and the refusal names the file to remove once that server
+ * is gone. One from before the machine last started is stale. A lock of pid alone, or pid and start
+ * time (written by an older dcb), is judged by them.
  *
  * Taking over. Servers that find the same stale lock at once must not each remove it and make their
  * own (both would hold it): the one that makes the takeover's guard file, named after that very lock
  * file (device and inode), replaces it by renaming its own lock over it if it is still that file;
- * the others find the guard or the new lock, and are refused naming its owner.
+ * the others find the guard or the new lock, and are refused naming its owner. A process that dies
+ * between making such a file and removing it leaves it behind: the next server to take the lock
+ * removes those whose owner is gone.
  */
 import { randomBytes } from 'node:crypto'
-import { closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, fstatSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { hostname } from 'node:os'
+import { basename, dirname, join } from 'node:path'
 import { StoreError } from './types.js'
 
 /** What a lock's line says of the process that wrote it (older dcb wrote the pid and start time only). */
@@ -36,6 +40,8 @@ interface Owner {
 interface Found {
   text: string
   id: string
+  /** When it was last written (ms since the epoch). */
+  written: number
 }
 
 export class DataFileLock {
@@ -55,18 +61,14 @@ export class DataFileLock {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         this.create(this.lockPath)
-        this.held = true
-        return
+        return this.taken()
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw this.cannot(e)
       }
-      const found = readLock(this.lockPath)
+      const found = this.read(this.lockPath)
       if (!found) continue
-      this.refuseHeld(found.text)
-      if (this.replace(this.lockPath, found)) {
-        this.held = true
-        return
-      }
+      this.refuseHeld(found)
+      if (this.replace(this.lockPath, found)) return this.taken()
     }
     throw new StoreError(`cannot lock ${this.dataFile}: the lock file ${this.lockPath} keeps changing`)
   }
@@ -83,10 +85,10 @@ export class DataFileLock {
       this.create(guard)
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw this.cannot(e)
-      const taker = readLock(guard)
+      const taker = this.read(guard)
       if (!taker) return false
       // Another server is taking it over now: it is that server's.
-      this.refuseHeld(taker.text)
+      this.refuseHeld(taker)
       if (depth >= 2 || !this.replace(guard, taker, depth + 1)) return false
     }
     try {
@@ -104,26 +106,71 @@ export class DataFileLock {
     }
   }
 
-  /** Throws a StoreError naming the owner of a lock while it may run (see the top of this file); returns when it is stale. */
-  private refuseHeld(text: string): void {
-    const o = parseOwner(text)
-    if (!o || (o.token !== undefined && o.token === this.me.token)) return
-    const refuse = (owner: string) => {
-      throw new StoreError(`${this.dataFile} is in use by ${owner}; stop it or pick another --data file`)
+  /** The lock is this process's now: files that dead takers left beside it go. */
+  private taken(): void {
+    this.held = true
+    try {
+      this.sweep()
+    } catch {
+      /* litter stays: the lock is held all the same */
     }
-    if (o.host !== undefined && o.host !== this.me.host)
-      refuse(`a dcb server on host ${o.host} (pid ${o.pid}), which cannot be checked from here (once it is gone, remove ${this.lockPath})`)
-    if (o.boot !== undefined && this.me.boot !== undefined && o.boot !== this.me.boot) return
+  }
+
+  /** Throws a StoreError naming the owner of a lock while it may run (see the top of this file); returns when it is stale. */
+  private refuseHeld(found: Found): void {
+    const o = parseOwner(found.text)
+    const holder = o && this.holder(o)
+    if (!o || holder === undefined) return
+    if (holder === OTHER_HOST)
+      throw new StoreError(
+        `${this.dataFile} is locked by a dcb server on host ${o.host} (pid ${o.pid}, lock written ${new Date(found.written).toISOString()}), and a server of another host cannot be checked from here (another machine, or a container with a host name of its own, as one made anew over the same volume): if that server is gone, remove ${this.lockPath} and start again; else stop it or pick another --data file`,
+      )
+    throw new StoreError(`${this.dataFile} is in use by ${holder}; stop it or pick another --data file`)
+  }
+
+  /** Who holds a lock of owner `o` while it may run (OTHER_HOST: one that cannot be checked), or undefined when it is stale. */
+  private holder(o: Owner): string | undefined {
+    if (o.token !== undefined && o.token === this.me.token) return undefined
+    if (o.host !== undefined && o.host !== this.me.host) return OTHER_HOST
+    if (o.boot !== undefined && this.me.boot !== undefined && o.boot !== this.me.boot) return undefined
     if (o.pid === this.me.pid) {
       // Not this process: an earlier one with this pid (it started at another time), or one of another container sharing the folder.
-      if (o.started !== undefined && this.me.started !== undefined && o.started !== this.me.started) return
-      if (o.token === undefined && o.started === undefined) return
-      refuse(`another dcb server (pid ${o.pid}, as this one: a process of another container sharing this folder)`)
+      if (o.started !== undefined && this.me.started !== undefined && o.started !== this.me.started) return undefined
+      if (o.token === undefined && o.started === undefined) return undefined
+      return `another dcb server (pid ${o.pid}, as this one: a process of another container sharing this folder)`
     }
-    if (!processAlive(o.pid)) return
+    if (!processAlive(o.pid)) return undefined
     // The pid is taken: by the lock's owner only if it started when the lock says (unknown: assume so).
     const now = o.started === undefined ? undefined : startTimeOf(o.pid)
-    if (now === undefined || now === o.started) refuse(`another dcb server (pid ${o.pid})`)
+    return now === undefined || now === o.started ? `another dcb server (pid ${o.pid})` : undefined
+  }
+
+  /**
+   * Removes the takeover guards and half-made locks (`LOCK.takeover-DEV-INO`, `LOCK.TOKEN`) whose
+   * process is gone: it died between making one and removing it. One whose line does not read (a
+   * process between making and writing it, where links are not supported) or whose owner may run stays.
+   */
+  private sweep(): void {
+    const dir = dirname(this.lockPath)
+    const prefix = `${basename(this.lockPath)}.`
+    for (const name of readdirSync(dir)) {
+      if (!name.startsWith(prefix) || !/^(takeover-\d+-\d+|[0-9a-f]{16})$/.test(name.slice(prefix.length))) continue
+      const path = join(dir, name)
+      const found = readLock(path, true)
+      const o = found && parseOwner(found.text)
+      if (!o || this.holder(o) !== undefined || o.token === this.me.token) continue
+      if (fileId(path) === found.id) rmSync(path, { force: true })
+    }
+  }
+
+  /** A lock file as read (undefined: there is none now); one that cannot be read is a StoreError naming it. */
+  private read(file: string): Found | undefined {
+    try {
+      return readLock(file)
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message
+      throw new StoreError(`cannot lock ${this.dataFile}: its lock file ${file} cannot be read (${code}); if no dcb server runs on ${this.dataFile}, remove it`)
+    }
   }
 
   /**
@@ -183,17 +230,21 @@ function writeLine(file: string, flags: string, text: string): void {
   }
 }
 
-/** A lock file's line and which file it is (device and inode), or undefined when there is none. */
-function readLock(file: string): Found | undefined {
+/** A lock file's line and which file it is (device and inode), or undefined when there is none (or, `quiet`, when it cannot be read). */
+function readLock(file: string, quiet = false): Found | undefined {
   let fd: number
   try {
     fd = openSync(file, 'r')
-  } catch {
-    return undefined
+  } catch (e) {
+    if (quiet || (e as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw e
   }
   try {
     const st = fstatSync(fd)
-    return { text: readFileSync(fd, 'utf8'), id: `${st.dev}-${st.ino}` }
+    return { text: readFileSync(fd, 'utf8'), id: `${st.dev}-${st.ino}`, written: st.mtimeMs }
+  } catch (e) {
+    if (quiet) return undefined
+    throw e
   } finally {
     closeSync(fd)
   }
@@ -208,6 +259,9 @@ function fileId(path: string): string | undefined {
     return undefined
   }
 }
+
+/** What `holder` answers for a lock of another host (its refusal says more). */
+const OTHER_HOST = 'a dcb server of another host'
 
 /** This process as a lock names it. */
 function thisProcess(): Owner {
