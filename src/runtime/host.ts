@@ -70,6 +70,8 @@ export class Host {
   readonly default: Session
   private readonly sessions = new Map<string, Session>()
   private readonly opening = new Map<string, Promise<Session>>()
+  /** Sessions being dropped: a second drop of one waits for the first, then finds it gone (404, not a second 200). */
+  private readonly dropping = new Map<string, Promise<boolean>>()
   /** Where the named sessions are stored (none in memory). */
   private readonly stores: SessionStores | undefined
   /** The sessions several processes share (a database), or none. */
@@ -301,10 +303,22 @@ export class Host {
     await Promise.allSettled([...named.map((s) => s.store.abandon()), this.stores?.abandon?.(), this.default.store.abandon()])
   }
 
-  /** Drops a named session: its streams, its state and its data files. Answers whether it existed. */
+  /** Drops a named session: its streams, its state and its data files. Answers whether it existed (of two drops at once, one finds it). */
   async drop(name: string): Promise<boolean> {
     if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `"${name}" is not a session name`)
     if (name === DEFAULT_SESSION) throw new SandboxError('BAD_REQUEST', 'the default session cannot be deleted; reset it with POST /_sandbox/reset')
+    // One drop of a name at a time: the next one finds what the first left (none, or one made since).
+    for (let before = this.dropping.get(name); before; before = this.dropping.get(name)) await before.catch(() => {})
+    const dropping = this.dropNow(name)
+    this.dropping.set(name, dropping)
+    try {
+      return await dropping
+    } finally {
+      this.dropping.delete(name)
+    }
+  }
+
+  private async dropNow(name: string): Promise<boolean> {
     const pending = this.opening.get(name)
     if (pending) await pending.catch(() => {})
     // Shared: whichever process made it, it is deleted if the database has it (none is opened for that).
@@ -313,19 +327,21 @@ export class Host {
     if (!s) return false
     // Dropped on disk first: a drop that cannot be written keeps the session (StoreError).
     await this.stores?.drop(name)
-    if (this.sessions.get(name) !== s) return true
-    this.sessions.delete(name)
-    this.budget.release(s.journal)
-    await s.close()
+    // Unless the host closed meanwhile (it closed the session).
+    if (this.sessions.get(name) === s) {
+      this.sessions.delete(name)
+      this.budget.release(s.journal)
+      await s.close()
+    }
     return true
   }
 
+  /** Whether the database had it: of replicas dropping it at once, the one whose delete removed its row. */
   private async dropShared(database: SharedSessions, name: string): Promise<boolean> {
-    const stored = (await database.names()).includes(name)
-    if (stored) await database.drop(name)
+    const dropped = await database.drop(name)
     const s = this.sessions.get(name)
     if (s) this.forget(name, s)
-    return stored
+    return dropped
   }
 
   /**
@@ -419,7 +435,8 @@ function fileSessions(journal: SessionJournal): SessionStores {
       const store = await journal.store(name)
       return { store, state: store.state }
     },
-    drop: (name) => journal.drop(name),
+    // Only a session open in the host is dropped, and every stored one is open.
+    drop: (name) => journal.drop(name).then(() => true),
     failure: () => journal.failure(),
     close: () => journal.close(),
   }

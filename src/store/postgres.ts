@@ -299,18 +299,22 @@ export class SharedDatabase implements SessionDatabase {
     }
   }
 
-  /** Deletes a named session and everything it kept (under its lock: no turn of it runs meanwhile). */
-  async drop(name: string): Promise<void> {
+  /**
+   * Deletes a named session and everything it kept (under its lock: no turn of it runs meanwhile);
+   * answers whether it was there (of replicas deleting it at once, the one whose delete took its row).
+   */
+  async drop(name: string): Promise<boolean> {
     const client = await this.pool.connect().catch((e) => Promise.reject(this.failed(e)))
     try {
       await client.query('BEGIN')
       await client.query(`SELECT pg_advisory_xact_lock(4242, hashtext($1))`, [name])
       for (const table of ['dcb_changes', 'dcb_snapshots', 'dcb_requests', 'dcb_journals'])
         await client.query(`DELETE FROM ${table} WHERE session = $1`, [name])
-      await client.query(`DELETE FROM dcb_sessions WHERE name = $1`, [name])
-      await client.query(`SELECT pg_notify('dcb', $1)`, [`S-${name}`])
+      const dropped = ((await client.query(`DELETE FROM dcb_sessions WHERE name = $1`, [name])).rowCount ?? 0) > 0
+      if (dropped) await client.query(`SELECT pg_notify('dcb', $1)`, [`S-${name}`])
       await client.query('COMMIT')
       client.release()
+      return dropped
     } catch (e) {
       client.release(true)
       throw this.failed(e)

@@ -56,7 +56,8 @@ export interface SessionStores {
   heads?(): Promise<Map<string, number>>
   /** A session's store and its state as stored (made when new). */
   open(name: string): Promise<{ store: Store; state: State }>
-  drop(name: string): Promise<void>
+  /** Deletes `name` and all it kept; answers whether it was stored (of processes deleting it at once, one finds it). */
+  drop(name: string): Promise<boolean>
   failure(): Error | null
   close(): Promise<void>
 }
