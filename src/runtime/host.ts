@@ -72,6 +72,9 @@ export class Host {
   private readonly opening = new Map<string, Promise<Session>>()
   /** Sessions being dropped: a second drop of one waits for the first, then finds it gone (404, not a second 200). */
   private readonly dropping = new Map<string, Promise<boolean>>()
+  /** How many sessions were opened, and when each was (a list read before one was opened does not name it). */
+  private opens = 0
+  private readonly openedAt = new WeakMap<Session, number>()
   /** Where the named sessions are stored (none in memory). */
   private readonly stores: SessionStores | undefined
   /** The sessions several processes share (a database), or none. */
@@ -212,6 +215,7 @@ export class Host {
     }
     const session = this.build(name, state, store)
     this.sessions.set(name, session)
+    this.openedAt.set(session, ++this.opens)
     // Events that fell due while it was stored run now, as for the default session at start.
     await session.engine.catchUp()
     return session
@@ -233,14 +237,15 @@ export class Host {
 
   /**
    * Shared sessions: opens those another process made and forgets those it deleted, so the list is
-   * the database's. Nothing to do otherwise.
+   * the database's. Nothing to do otherwise. `stored` is a list read when `opens` was `listed` (else
+   * it is read now): a session opened since is not in it, and is not forgotten for that.
    */
-  async syncSessions(stored?: Iterable<string>): Promise<void> {
+  async syncSessions(stored?: Iterable<string>, listed = this.opens): Promise<void> {
     if (!this.sharedStore) return
     const names = new Set(stored ?? (await this.storedNames()))
     names.delete(DEFAULT_SESSION)
     for (const name of names) await this.follow(name)
-    for (const [name, s] of this.sessions) if (!names.has(name) && !this.opening.has(name)) this.forget(name, s)
+    for (const [name, s] of this.sessions) if (!names.has(name) && !this.opening.has(name) && (this.openedAt.get(s) ?? 0) <= listed) this.forget(name, s)
   }
 
   /** What another process did to the shared sessions (a notice of the database). */
@@ -275,9 +280,9 @@ export class Host {
     for (const s of this.all()) await syncOf(s).catch(() => {})
   }
 
-  /** Opens every stored session (at start-up). */
+  /** Opens every stored session (at start-up; one a notice is opening already is not opened twice). */
   async openStored(): Promise<void> {
-    for (const name of await this.storedNames()) if (!this.sessions.has(name)) await this.open(name)
+    for (const name of await this.storedNames()) await this.follow(name)
   }
 
   /**
@@ -367,8 +372,9 @@ export class Host {
       if (!(e instanceof StoreError)) throw e
     }
     // One query says where every session's log ends: a session nobody wrote to since is not read again.
+    const listed = this.opens
     const heads = await this.stores!.heads?.().catch(away)
-    await this.syncSessions(heads?.keys()).catch(away)
+    await this.syncSessions(heads?.keys(), listed).catch(away)
     for (const s of this.all()) {
       const head = heads?.get(s.name)
       const synced = head !== undefined && s.store.behind?.(head) === false

@@ -1,9 +1,16 @@
 /**
  * The shared sessions, read again: a session deleted through two replicas at once is deleted once
- * (200, the other 404 SESSION_NOT_FOUND).
+ * (200, the other 404 SESSION_NOT_FOUND), and a session a replica opens while it reads the list of
+ * sessions is not taken for one another replica deleted, nor opened twice when another replica's notice
+ * opens it during start-up.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
+import { Host } from '../../src/runtime/host.js'
+import { SharedDatabase } from '../../src/store/postgres.js'
+import { sharedSessions } from '../../src/store/postgres-shared-sessions.js'
+import type { SharedSessions } from '../../src/store/types.js'
+import { loadWorld } from '../../src/world/load.js'
 import { control, replicas, stopAll } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
 
@@ -26,5 +33,81 @@ describe('shared sessions, reviewed', () => {
       expect(both.find((r) => r.http === 404)!.body).toEqual({ error: 'SESSION_NOT_FOUND', message: `no session ${name}` })
     }
     for (const r of [a!, b!]) expect((await control(r.url, '/sessions')).body.sessions.map((s: { name: string }) => s.name)).toEqual(['default'])
+  })
+
+  it('a session opened while the list of sessions is read stays open (it is not in that list, but nobody deleted it)', async () => {
+    const url = await pg.createDatabase('listraced')
+    const world = loadWorld([]).world
+    const db = await SharedDatabase.open({ url, world })
+    const base = sharedSessions(db)
+    // The next list of sessions is held, once read, until the test lets it go.
+    let hold = false
+    let listed!: () => void
+    const wasListed = new Promise<void>((resolve) => (listed = resolve))
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const names: SharedSessions['names'] = async () => {
+      const got = await base.names()
+      if (!hold) return got
+      hold = false
+      listed()
+      await released
+      return got
+    }
+    const { store, state } = await db.session('default')
+    const host = new Host({ engine: { world }, store, state, sessionStores: { ...base, names }, version: 'test' })
+    try {
+      await host.activate()
+      hold = true
+      const syncing = host.syncSessions()
+      await wasListed
+      const fresh = await host.get('fresh')
+      release()
+      await syncing
+      expect(host.peek('fresh')).toBe(fresh)
+      // Still served: a change is stored (a forgotten session's store is closed).
+      await fresh.operations.advance('1h')
+      expect((await pg.query(`SELECT seq FROM dcb_sessions WHERE name = 'fresh'`, [], 'listraced')).rows).toEqual([{ seq: '1' }])
+    } finally {
+      await host.close().catch(() => {})
+      await db.close()
+    }
+  })
+  it("a stored session that another replica's notice is opening while start-up opens the stored ones is opened once", async () => {
+    const url = await pg.createDatabase('opentwice')
+    const world = loadWorld([]).world
+    const db = await SharedDatabase.open({ url, world })
+    const base = sharedSessions(db)
+    expect(await base.claim('x', 10)).toEqual({ stored: true })
+    // The first open of a session is held until the test lets it go; start-up's list says when it was read.
+    let opens = 0
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const open: SharedSessions['open'] = async (name) => {
+      if (++opens === 1) await released
+      return base.open(name)
+    }
+    let listed!: () => void
+    const wasListed = new Promise<void>((resolve) => (listed = resolve))
+    const names: SharedSessions['names'] = async () => {
+      const got = await base.names()
+      listed()
+      return got
+    }
+    const { store, state } = await db.session('default')
+    const host = new Host({ engine: { world }, store, state, sessionStores: { ...base, open, names }, version: 'test' })
+    try {
+      host.notice('S+x')
+      const activating = host.activate()
+      await wasListed
+      await new Promise((resolve) => setImmediate(resolve))
+      release()
+      await activating
+      expect(opens).toBe(1)
+      expect(host.all().map((s) => s.name)).toEqual(['default', 'x'])
+    } finally {
+      await host.close().catch(() => {})
+      await db.close()
+    }
   })
 })
