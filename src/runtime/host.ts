@@ -319,7 +319,7 @@ export class Host {
     try {
       return await dropping
     } finally {
-      this.dropping.delete(name)
+      if (this.dropping.get(name) === dropping) this.dropping.delete(name)
     }
   }
 
