@@ -101,10 +101,21 @@ export async function sessionClock(db: SharedDatabase, mine: ClockStart | undefi
       await client.query(`INSERT INTO dcb_meta (key, value) VALUES ('session_clock', $1)`, [kept])
     }
     await client.query('COMMIT')
+    const clock = kept === undefined ? null : readClock(kept)
     client.release()
-    return (kept === undefined ? null : (JSON.parse(kept) as ClockStart | null)) ?? undefined
+    return clock ?? undefined
   } catch (e) {
+    // Released here alone: a throw after its release released it twice (pg's error then took this one's place).
     client.release(true)
     throw db.failed(e)
+  }
+}
+
+/** The kept session clock as stored (null: real time); one that does not read is named. */
+function readClock(kept: string): ClockStart | null {
+  try {
+    return JSON.parse(kept) as ClockStart | null
+  } catch (e) {
+    throw new Error(`dcb_meta's session_clock is not JSON of a clock (${(e as Error).message})`)
   }
 }

@@ -5,7 +5,7 @@
  * opens it during start-up.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import type { Served } from '../cli/run.js'
+import { dcb, type Served } from '../cli/run.js'
 import { Host } from '../../src/runtime/host.js'
 import { SharedDatabase } from '../../src/store/postgres.js'
 import { sharedSessions } from '../../src/store/postgres-shared-sessions.js'
@@ -109,5 +109,16 @@ describe('shared sessions, reviewed', () => {
       await host.close().catch(() => {})
       await db.close()
     }
+  })
+  it('a database whose kept session clock does not read refuses the start naming it, not as an unexpected error', async () => {
+    const url = await pg.createDatabase('badclock')
+    const [first] = (started = await replicas(url, 1))
+    await first!.stop()
+    started = []
+    await pg.query(`UPDATE dcb_meta SET value = '{"at":' WHERE key = 'session_clock'`, [], 'badclock')
+    const r = await dcb(['serve', '--store', url, '--port', '0'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).not.toContain('unexpected error')
+    expect(r.stderr.trim()).toMatch(/^dcb: the database at .* cannot be used: dcb_meta's session_clock is not JSON of a clock \(.*\)$/)
   })
 })
