@@ -70,7 +70,7 @@ export class Host {
   readonly default: Session
   private readonly sessions = new Map<string, Session>()
   private readonly opening = new Map<string, Promise<Session>>()
-  /** Sessions being dropped: a second drop of one waits for the first, then finds it gone (404, not a second 200). */
+  /** Sessions being dropped: a second drop (or a call) of one waits for the first, then finds it gone (404, not a second 200). */
   private readonly dropping = new Map<string, Promise<boolean>>()
   /** How many sessions were opened, and when each was (a list read before one was opened does not name it). */
   private opens = 0
@@ -139,6 +139,9 @@ export class Host {
 
   /** The session `name`, made on first use; a bad name or a full host is a SandboxError (BAD_REQUEST or SESSION_LIMIT). */
   get(name: string): Session | Promise<Session> {
+    // Asked for while it is dropped: once dropped, it is made anew (the old one takes no more changes).
+    const dropping = this.dropping.size ? this.dropping.get(name) : undefined
+    if (dropping) return dropping.catch(() => {}).then(() => this.get(name))
     const have = this.peek(name)
     if (have) return this.sharedStore ? syncOf(have) : have
     if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `X-DCB-Session must be 1-64 characters of A-Z a-z 0-9 . _ -`)
@@ -236,9 +239,8 @@ export class Host {
   }
 
   /**
-   * Shared sessions: opens those another process made and forgets those it deleted, so the list is
-   * the database's. Nothing to do otherwise. `stored` is a list read when `opens` was `listed` (else
-   * it is read now): a session opened since is not in it, and is not forgotten for that.
+   * Shared sessions: opens those another process made and forgets those it deleted, so the list is the database's (nothing
+   * to do otherwise). `stored`: a list read when `opens` was `listed` (else read now); a session opened since is not forgotten.
    */
   async syncSessions(stored?: Iterable<string>, listed = this.opens): Promise<void> {
     if (!this.sharedStore) return
@@ -297,10 +299,7 @@ export class Host {
     await this.openStored()
   }
 
-  /**
-   * A start that failed after `loadStored` (in `activate`): every store is given back without a
-   * snapshot, so a refused start leaves the files as it found them (`close` would write snapshots).
-   */
+  /** A start that failed after `loadStored` (in `activate`): every store given back without a snapshot (`close` writes them), files as found. */
   async abandon(): Promise<void> {
     const named = [...this.sessions.values()]
     this.sessions.clear()

@@ -1,10 +1,13 @@
 /**
  * Sessions' calls, read again: a session deleted twice at once is deleted once (200), and the other
- * call finds none (404 SESSION_NOT_FOUND, as any DELETE of a session that is not there).
+ * call finds none (404 SESSION_NOT_FOUND, as any DELETE of a session that is not there); a call of a
+ * session asked for while it is deleted is served by a new one, not refused.
  */
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { startClient, tempDir, type Client } from '../helpers.js'
+import { Host } from '../../src/runtime/host.js'
+import { loadWorld } from '../../src/world/load.js'
 
 const S = (name: string) => ({ 'x-dcb-session': name })
 
@@ -38,4 +41,32 @@ describe('DELETE /_sandbox/sessions/NAME twice at once', () => {
       c = await startClient({ data })
       expect((await c.control('/sessions')).body.sessions.map((s: { name: string }) => s.name)).toEqual(['default'])
     })
+})
+
+describe('a session asked for while it is deleted', () => {
+  let tmp: ReturnType<typeof tempDir>
+  beforeEach(() => {
+    tmp = tempDir()
+  })
+  afterEach(() => tmp.cleanup())
+
+  it('(data folder) is made anew once the delete is done, and takes changes', async () => {
+    const host = new Host({ engine: { world: loadWorld([]).world }, folder: join(tmp.dir, 'sandbox.json.sessions'), version: 'test' })
+    await host.loadStored()
+    await host.activate()
+    try {
+      const old = await host.get('a')
+      await old.operations.advance('1h')
+      // Asked for at once after the delete began (its write not yet done).
+      const dropping = host.drop('a')
+      const asked = host.get('a')
+      expect(await dropping).toBe(true)
+      const got = await asked
+      expect(got).not.toBe(old)
+      expect(host.peek('a')).toBe(got)
+      await got.operations.advance('1h')
+    } finally {
+      await host.close()
+    }
+  })
 })
