@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { CONTROL_CALLS } from '../contract/calls.js'
 import { DEFAULT_BASE_URL } from '../contract/defaults.js'
 import { fail, type FailurePayloadMode } from '../core/outcomes.js'
-import { DEFAULT_SESSION, isSessionName, type Host, type Session } from '../runtime/host.js'
+import { DEFAULT_SESSION, isSessionName, SESSION_NAME_RULE, type Host, type Session } from '../runtime/host.js'
 import { AdminAttempts } from './admin-attempts.js'
 import { CONSOLE_PATHS, createConsoleHandler } from './console.js'
 import { checkControlAccess, controlRoutes, createControlHandler, type ControlMatch } from './control.js'
@@ -120,7 +120,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
     if (header === undefined) return DEFAULT_SESSION
     const name = Array.isArray(header) ? header.join(', ') : header
     if (isSessionName(name)) return name
-    const message = 'X-DCB-Session must be 1-64 characters of A-Z a-z 0-9 . _ -'
+    const message = `X-DCB-Session must be ${SESSION_NAME_RULE}`
     if (envelopeErrors) sendEnvelope(res, fail('BAD_REQUEST'), failurePayload, why(message))
     else sendJson(res, 400, { error: 'BAD_REQUEST', message })
     return null

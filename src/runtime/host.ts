@@ -27,6 +27,9 @@ export function isSessionName(name: string): boolean {
   return SESSION_NAME.test(name)
 }
 
+/** What a session name is, for the refusals of one that is not. */
+export const SESSION_NAME_RULE = '1-64 characters of A-Z a-z 0-9 . _ -'
+
 /**
  * `.` and `..` fit the grammar but cannot name a new session: fetch, curl and browsers read them in
  * `/_sandbox/sessions/NAME` as path steps, so the session could never be deleted by URL. One kept
@@ -309,7 +312,7 @@ export class Host {
 
   /** Drops a named session: its streams, its state and its data files. Answers whether it existed (of two drops at once, one finds it). */
   async drop(name: string): Promise<boolean> {
-    if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `"${name}" is not a session name`)
+    if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `"${name}" is not a session name: ${SESSION_NAME_RULE}`)
     if (name === DEFAULT_SESSION) throw new SandboxError('BAD_REQUEST', 'the default session cannot be deleted; reset it with POST /_sandbox/reset')
     // One drop of a name at a time: the next one finds what the first left (none, or one made since).
     for (let before = this.dropping.get(name); before; before = this.dropping.get(name)) await before.catch(() => {})

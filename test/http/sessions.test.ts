@@ -105,6 +105,11 @@ describe('sessions (X-DCB-Session)', () => {
     expect((await c.control('/sessions')).body.sessions.map((s: any) => s.name)).toEqual(['default'])
     expect(await c.control('/sessions/a', undefined, { method: 'DELETE' })).toMatchObject({ status: 404, body: { error: 'SESSION_NOT_FOUND' } })
     expect(await c.control('/sessions/default', undefined, { method: 'DELETE' })).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST' } })
+    // A name that is not one says what a name is.
+    expect(await c.control('/sessions/caf%C3%A9', undefined, { method: 'DELETE' })).toMatchObject({
+      status: 400,
+      body: { error: 'BAD_REQUEST', message: '"café" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -' },
+    })
   })
 
   it('a bad name is 400: the BAD_REQUEST envelope on the merchant API, the error JSON on the control API', async () => {
