@@ -1,0 +1,50 @@
+/**
+ * Before a read of every session (GET /_sandbox/sessions, a consent page), a replica takes in what the
+ * others wrote: one query says where each session's log ends, and only the sessions behind it are
+ * read. With a thousand sessions nobody wrote to, the list cost a thousand round trips, one after another.
+ */
+import { describe, expect, it } from 'vitest'
+import { Host } from '../../src/runtime/host.js'
+import { SharedDatabase } from '../../src/store/postgres.js'
+import { sharedSessions } from '../../src/store/postgres-shared-sessions.js'
+import { loadWorld } from '../../src/world/load.js'
+import { usePostgres } from './use-postgres.js'
+
+describe('a replica reading every session', () => {
+  const pg = usePostgres()
+
+  it('reads again only the sessions another replica wrote to, and sees what it wrote', async () => {
+    const url = await pg.createDatabase('resync')
+    const world = loadWorld([]).world
+    const replica = async () => {
+      const db = await SharedDatabase.open({ url, world })
+      const { store, state } = await db.session('default')
+      const host = new Host({ engine: { world }, store, state, sessionStores: sharedSessions(db), version: 'test' })
+      await host.activate()
+      return { db, host }
+    }
+    const a = await replica()
+    const b = await replica()
+    try {
+      const names = Array.from({ length: 12 }, (_, i) => `s${i}`)
+      for (const name of names) await a.host.get(name)
+      // Replica b moves one session's clock: a's copy of it is behind, the others are not.
+      const moved = await b.host.get('s7')
+      await moved.operations.advance('1h')
+      // Which sessions are read while a resyncs (another replica's notice may have brought s7 in already).
+      const reads = new Set<string>()
+      for (const s of a.host.all()) {
+        const sync = s.engine.sync.bind(s.engine)
+        s.engine.sync = () => (reads.add(s.name), sync())
+      }
+      await a.host.resync()
+      expect([...reads].filter((name) => name !== 's7')).toEqual([])
+      expect((await a.host.peek('s7')!.operations.now()).now).toBe((await moved.operations.now()).now)
+    } finally {
+      for (const r of [a, b]) {
+        await r.host.close().catch(() => {})
+        await r.db.close()
+      }
+    }
+  }, 30_000)
+})
