@@ -147,7 +147,7 @@ export class Host {
     if (dropping) return dropping.catch(() => {}).then(() => this.get(name))
     const have = this.peek(name)
     if (have) return this.sharedStore ? syncOf(have) : have
-    if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `X-DCB-Session must be 1-64 characters of A-Z a-z 0-9 . _ -`)
+    if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `X-DCB-Session must be ${SESSION_NAME_RULE}`)
     const pending = this.opening.get(name)
     if (pending) return pending
     const max = this.opts.maxSessions ?? DEFAULT_MAX_SESSIONS
@@ -418,6 +418,8 @@ export class Host {
   /** Closes every session (streams and stores, the default one's last) and the shared journal: a snapshot of every
    * session changed since its last one; throws (journals kept) when one cannot be written. */
   async close(): Promise<void> {
+    // A session still being opened (a request in flight) is closed with the others, not left open after them.
+    while (this.opening.size) await Promise.allSettled([...this.opening.values()])
     const named = [...this.sessions.values()]
     this.sessions.clear()
     this.default.closeStreams()

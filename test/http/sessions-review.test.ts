@@ -1,7 +1,8 @@
 /**
  * Sessions' calls, read again: a session deleted twice at once is deleted once (200), and the other
  * call finds none (404 SESSION_NOT_FOUND, as any DELETE of a session that is not there); a call of a
- * session asked for while it is deleted is served by a new one, not refused.
+ * session asked for while it is deleted is served by a new one, not refused; and one still being
+ * opened when the host closes is closed with the others.
  */
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -69,4 +70,25 @@ describe('a session asked for while it is deleted', () => {
       await host.close()
     }
   })
+})
+
+describe('a session being opened while the host closes', () => {
+  let tmp: ReturnType<typeof tempDir>
+  beforeEach(() => {
+    tmp = tempDir()
+  })
+  afterEach(() => tmp.cleanup())
+
+  for (const where of ['data folder', 'memory'] as const)
+    it(`(${where}) is closed with the others, not left open in the closed host`, async () => {
+      const folder = where === 'memory' ? undefined : join(tmp.dir, 'sandbox.json.sessions')
+      const host = new Host({ engine: { world: loadWorld([]).world }, folder, version: 'test' })
+      await host.loadStored()
+      await host.activate()
+      const asked = host.get('late')
+      await host.close()
+      await asked
+      expect(host.peek('late')).toBeUndefined()
+      expect(host.all().map((s) => s.name)).toEqual(['default'])
+    })
 })
