@@ -324,8 +324,10 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
   private async catchUp(q: pg.Pool | pg.PoolClient, write: boolean, fetched?: Row[]): Promise<readonly Change[]> {
     const rows = fetched ?? (await q.query<Row>(this.logSince('$1', '$2'), [this.name, this.seq])).rows
     if (!rows.length) {
-      // Deleted by another replica: a write makes it anew (as a session made on first use); a read finds it empty.
-      if (write) await q.query(`INSERT INTO dcb_sessions (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name])
+      // Deleted by another replica: a write makes it anew (as a session made on first use), and tells the
+      // others as a session made is told (their lists follow); a read finds it empty.
+      if (write && (await q.query(`INSERT INTO dcb_sessions (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name])).rowCount)
+        await q.query(`SELECT pg_notify('dcb', $1)`, [`S+${this.name}`])
       return this.reload(q)
     }
     const head = Number(rows[0]!.head)
