@@ -11,7 +11,7 @@ import type { EngineOptions } from '../core/engine.js'
 import { SandboxError } from '../core/errors.js'
 import { State } from '../core/state.js'
 import { MemoryStore } from '../store/memory.js'
-import { SessionJournal } from '../store/session-journal.js'
+import { folderSessions } from '../store/session-journal.js'
 import { StoreError, type SessionStores, type SharedSessions, type Store } from '../store/types.js'
 import type { StoreIo } from '../store/wal.js'
 import type { LiveHubOptions } from './live.js'
@@ -88,8 +88,7 @@ export class Host {
   private shared: HostOptions['engine']
 
   constructor(private readonly opts: HostOptions) {
-    this.stores =
-      opts.sessionStores ?? (opts.folder ? fileSessions(new SessionJournal(opts.folder, { compactBytes: opts.compactBytes, io: opts.storeIo })) : undefined)
+    this.stores = opts.sessionStores ?? (opts.folder ? folderSessions(opts.folder, { compactBytes: opts.compactBytes, io: opts.storeIo }) : undefined)
     this.database = opts.sessionStores
     this.budget = new JournalBudget(opts.journalBytes)
     this.shared = opts.engine
@@ -439,26 +438,4 @@ export class Host {
 async function syncOf(s: Session): Promise<Session> {
   await s.engine.sync()
   return s
-}
-
-/** The named sessions in the data folder's shared journal. */
-function fileSessions(journal: SessionJournal): SessionStores {
-  return {
-    shared: false,
-    load: async () => {
-      await journal.load()
-      return journal.recovered.notes
-    },
-    activate: () => journal.activate(),
-    abandon: () => journal.abandon(),
-    names: () => journal.open(),
-    open: async (name) => {
-      const store = await journal.store(name)
-      return { store, state: store.state }
-    },
-    // Only a session open in the host is dropped, and every stored one is open.
-    drop: (name) => journal.drop(name).then(() => true),
-    failure: () => journal.failure(),
-    close: () => journal.close(),
-  }
 }
