@@ -233,8 +233,8 @@ export function createControlHandler(ctx: ControlContext) {
         merchant: null,
         msisdn: msisdnOf(r.path, body, result),
         http_status: 200,
-        message: failedMo(result)?.code ?? '',
-        reason: failedMo(result)?.reason ?? null,
+        message: moOutcome(result)?.code ?? '',
+        reason: moOutcome(result)?.reason ?? null,
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
         // The journal keeps bodies as text (bounded by bytes); this one is schema-shaped, so small and shallow.
         request: body === null ? null : JSON.stringify(body),
@@ -283,8 +283,15 @@ function msisdnOf(route: string, body: unknown, result: unknown): string | null 
   return null
 }
 
-/** An MO that did not subscribe as asked: its code and reason (the journal's message and reason). */
-function failedMo(result: unknown): { code: string; reason: string } | undefined {
-  if (!isPlainObject(result) || (result.action !== 'rejected' && result.action !== 'charge_failed')) return undefined
-  return { code: String(result.code), reason: String(result.reason ?? '') }
+/**
+ * An MO that did not do what it asked: its code and reason (the journal's message and reason). A
+ * refused or failed charge gives its carrier code; a keyword no service has, or a message the carrier
+ * drops, its action (a support engineer following a PSMS ticket reads why nothing happened).
+ */
+function moOutcome(result: unknown): { code: string; reason: string } | undefined {
+  if (!isPlainObject(result)) return undefined
+  if (result.action === 'rejected' || result.action === 'charge_failed') return { code: String(result.code), reason: String(result.reason ?? '') }
+  if (result.action === 'unknown_keyword') return { code: 'unknown_keyword', reason: String(result.message ?? '') }
+  if (result.action === 'ignored') return { code: 'ignored', reason: String(result.reason ?? '') }
+  return undefined
 }

@@ -96,6 +96,15 @@ describe('the journal keeps every request', () => {
       reason: 'rule charge-201 (ending 201): first charge INSUFFICIENT_FUNDS',
       request: { msisdn: '60133456201', short_code: '32123', text: 'STREAM' },
     })
+    // An MO that did nothing says what it was and why (a PSMS ticket is followed by these lines).
+    await c.control('/mo', { msisdn: '60133456001', short_code: '32123', text: 'STREEM' })
+    await c.control('/mo', { msisdn: '60133456001', short_code: '99999', text: 'STREAM' })
+    expect((await entries()).slice(0, 2)).toMatchObject([
+      { path: '/_sandbox/mo', message: 'ignored', reason: expect.stringMatching(/ has no short code 99999 /) },
+      { path: '/_sandbox/mo', message: 'unknown_keyword', reason: '"STREEM" is not a keyword on 32123' },
+    ])
+    await c.control('/mo', { msisdn: '60133456001', short_code: '32123', text: 'STREAM' })
+    expect((await entries())[0]).toMatchObject({ path: '/_sandbox/mo', message: '', reason: null })
     const sub = await c.subscribe('60123456001')
     await c.control(`/subscriptions/${sub}/cancel`, {})
     await c.control('/rules', { match: { msisdn: '60123456002' }, step: 'init', effect: { error: 'BARRED' } })
