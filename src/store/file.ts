@@ -11,7 +11,7 @@
  * start naming file and line, and nothing on disk changes.
  */
 import { lstatSync, readFileSync, readdirSync, readlinkSync, realpathSync, unlinkSync, statSync } from 'node:fs'
-import { basename, dirname, resolve } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import type { Low } from 'lowdb'
 import { COLLECTIONS, type Change, type CollectionName, type State } from '../core/state.js'
 import { Compaction } from './compaction.js'
@@ -103,6 +103,9 @@ export class FileStore implements Store {
    */
   async load(state: State): Promise<void> {
     this.state = state
+    // A folder given for the file (`--data adir`): said before anything is made or locked beside it.
+    if (statSync(this.path, { throwIfNoEntry: false })?.isDirectory())
+      throw new StoreError(`the data file ${this.path} is a folder: give a file path, e.g. --data ${join(this.path, 'sandbox.json')}`)
     try {
       this.madeDirs = makeDirs(this.dir)
     } catch (e) {

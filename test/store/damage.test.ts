@@ -120,6 +120,13 @@ describe('damaged data files', () => {
     }
   })
 
+  it('a folder given as the data file is refused naming a file path in it, before a lock is made beside it', async () => {
+    const data = join(tmp.dir, 'adir')
+    mkdirSync(data)
+    const line = await refuses(data, /^dcb: the data file .*adir is a folder: give a file path, e\.g\. --data .*adir\/sandbox\.json$/)
+    expect(line).not.toContain('EISDIR')
+  })
+
   it('a torn final line (no newline) is dropped and said so; the server starts', async () => {
     const data = await makeData()
     appendFileSync(journalOf(data), '{"s":50,"ch":[{"c":"counters","id":"x","v":')
