@@ -4,49 +4,19 @@
  * node_modules (offline, fast). There the example's vitest suite (msw + dcb-sandbox) runs, and
  * `tsc --strict` compiles it against the declarations the package ships.
  */
-import { execFile } from 'node:child_process'
-import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { tempDir } from '../helpers.js'
-
-const ROOT = join(import.meta.dirname, '..', '..')
-const MODULES = join(ROOT, 'node_modules')
-
-function run(cmd: string, args: string[], cwd: string): Promise<{ code: number; out: string; stdout: string }> {
-  return new Promise((resolve) =>
-    execFile(cmd, args, { cwd, env: { ...process.env, CI: 'true', NO_COLOR: '1' }, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr, stdout }),
-    ),
-  )
-}
+import { describe, expect, it } from 'vitest'
+import { MODULES, packedConsumer, ROOT, run } from './packed.js'
 
 describe('the packed package in a consumer project (examples/merchant)', () => {
-  const t = tempDir()
-  const app = join(t.dir, 'merchant')
-  let files: string[] = []
-
-  beforeAll(async () => {
-    // The build of `npm test` is packed as it is (no second build).
-    const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', t.dir], ROOT)
-    expect(packed.code).toBe(0)
-    const info = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[]
-    files = info[0]!.files.map((f) => f.path)
-    cpSync(join(ROOT, 'examples', 'merchant'), app, { recursive: true })
-    const installed = join(app, 'node_modules', 'dcb-sandbox')
-    mkdirSync(installed, { recursive: true })
-    expect((await run('tar', ['-xzf', join(t.dir, info[0]!.filename), '-C', installed, '--strip-components=1'], t.dir)).code).toBe(0)
-    for (const name of readdirSync(MODULES)) {
-      if (name === 'dcb-sandbox' || name === '.package-lock.json') continue
-      symlinkSync(join(MODULES, name), join(app, 'node_modules', name))
-    }
-  }, 60_000)
-  afterAll(() => t.cleanup())
+  const packed = packedConsumer()
+  const app = packed.app
 
   it('ships the built entries, their declarations and the fixtures, and no sources or tests', () => {
     for (const f of ['dist/index.js', 'dist/msw.js', 'dist/types/index.d.ts', 'dist/types/msw.d.ts', 'fixtures/world.json', 'bin/dcb.js', 'package.json'])
-      expect(files).toContain(f)
-    expect(files.filter((f) => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('examples/'))).toEqual([])
+      expect(packed.files).toContain(f)
+    expect(packed.files.filter((f) => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('examples/'))).toEqual([])
     const pkg = JSON.parse(readFileSync(join(app, 'node_modules', 'dcb-sandbox', 'package.json'), 'utf8'))
     expect(pkg.peerDependencies).toEqual({ msw: '>=2.0.0' })
     expect(pkg.peerDependenciesMeta).toEqual({ msw: { optional: true } })
