@@ -8,7 +8,8 @@ import { startSandbox as startServer, type ServeHooks } from './server.js'
 import type { ServeOptions } from './serve-options.js'
 import { worldOf, type WorldInput } from './library/sandbox.js'
 import type { WorldDocument } from './contract/control.js'
-import { checkSharedOptions } from './library/options.js'
+import { checkOptionNames, checkSharedOptions } from './library/options.js'
+import { SandboxError } from './core/errors.js'
 
 export { createSandbox } from './library/sandbox.js'
 export type { Sandbox, SandboxSession, SandboxOptions, WorldInput as World, RuleInput as Rule } from './library/sandbox.js'
@@ -58,12 +59,54 @@ export interface SandboxServer {
   close(): Promise<void>
 }
 
+/** Every option of `startSandbox`, so an unknown one is refused by name. */
+const SERVER_OPTIONS: Record<keyof SandboxServerOptions, true> = {
+  port: true,
+  host: true,
+  data: true,
+  inMemory: true,
+  store: true,
+  replaceWorld: true,
+  fixtures: true,
+  world: true,
+  allowIps: true,
+  trustProxy: true,
+  adminToken: true,
+  allowHosts: true,
+  failurePayload: true,
+  clock: true,
+  clockRunning: true,
+  journalSize: true,
+  journalBytes: true,
+  maxConnections: true,
+  idleTimeoutMs: true,
+  headersTimeoutMs: true,
+  requestTimeoutMs: true,
+  maxSessions: true,
+  reasons: true,
+  smsPerMsisdn: true,
+  chargesPerSubscription: true,
+  maxSms: true,
+  maxVerifications: true,
+  tickMs: true,
+  compactBytes: true,
+  onError: true,
+  onWarning: true,
+}
+
 /**
  * `dcb serve` as a function.
  * @example const server = await startSandbox({ port: 0, inMemory: true }); const sandbox = createClient({ baseUrl: server.url })
  */
 export async function startSandbox(opts: SandboxServerOptions = {}): Promise<SandboxServer> {
+  checkOptionNames('startSandbox', opts, SERVER_OPTIONS)
   checkSharedOptions(opts as Record<string, unknown>)
+  // The server would keep the state in memory and leave the data file alone without a word.
+  if (opts.inMemory && opts.data !== undefined)
+    throw new SandboxError(
+      'BAD_REQUEST',
+      `startSandbox: inMemory keeps nothing on disk: it goes with no data file (got data ${JSON.stringify(opts.data)}); drop one of them`,
+    )
   // The world as createSandbox loads it (a world object layered once, the default world's rules named
   // by its file), handed to the server as it is.
   const { world, fixtures, ...rest } = opts

@@ -7,7 +7,7 @@ import type { FailurePayloadMode } from './core/outcomes.js'
 export interface ServeOptions {
   port?: number
   host?: string
-  /** The data file (default `.dcb/sandbox.json`); ignored with `inMemory`. */
+  /** The data file (default `.dcb/sandbox.json`); not with `inMemory`. */
   data?: string
   inMemory?: boolean
   /**

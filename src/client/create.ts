@@ -9,6 +9,7 @@ import type { ControlOperations, MerchantOperations } from '../contract/operatio
 import { SandboxError } from '../core/errors.js'
 import { controlOverFetch, merchantOperations } from './fetch.js'
 import { checkHeaderValues } from './header-value.js'
+import { checkOptionNames } from '../library/options.js'
 
 export interface ClientOptions {
   /** Where the server answers, e.g. `http://127.0.0.1:7700` (a path prefix is kept). */
@@ -32,11 +33,17 @@ export interface SandboxClient extends ControlOperations, MerchantOperations {
   close(): Promise<void>
 }
 
+/** Every option of `createClient`, so an unknown one is refused by name. */
+const CLIENT_OPTIONS: Record<keyof ClientOptions, true> = { baseUrl: true, apiKey: true, adminToken: true, session: true }
+
 /**
  * A client of a running `dcb serve`.
  * @example const sandbox = createClient({ baseUrl: 'http://127.0.0.1:7700', session: 'checkout-tests' })
  */
 export function createClient(opts: ClientOptions): SandboxClient {
+  checkOptionNames('createClient', opts, CLIENT_OPTIONS)
+  if (opts.baseUrl === undefined)
+    throw new SandboxError('BAD_REQUEST', "createClient: baseUrl is needed, e.g. createClient({ baseUrl: 'http://127.0.0.1:7700' })")
   let url: URL
   try {
     url = new URL(opts.baseUrl)

@@ -5,7 +5,9 @@
  * ('Invalid array length', 'text.trim is not a function').
  */
 import { SandboxError } from '../core/errors.js'
+import { nearestName } from '../core/nearest.js'
 import { checkHeaderValues } from '../client/header-value.js'
+import type { SandboxOptions } from './sandbox.js'
 
 const FAILURE_FORMS = ['auto', 'null', 'absent']
 
@@ -17,6 +19,38 @@ function wholeNumber(name: string, value: unknown, min: number, max: number): vo
   if (value === undefined) return
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
     throw new SandboxError('BAD_REQUEST', `${name} must be a whole number from ${min} to ${max.toLocaleString('en')} (got ${shown(value)})`)
+}
+
+/**
+ * Refuses an options object that is not one, and any key `fn` does not take, naming it (and the option it
+ * is a typo of): left out without a word, `clok` ran the sandbox on real time and `apikey` called as the
+ * demo merchant. `names` is a record of every option so the compiler keeps it in step with the type.
+ */
+export function checkOptionNames(fn: string, opts: unknown, names: Record<string, true>): void {
+  const known = Object.keys(names)
+  if (opts === undefined) throw new SandboxError('BAD_REQUEST', `${fn}: options are needed: ${fn}({ ${known[0]}: … })`)
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts))
+    throw new SandboxError(
+      'BAD_REQUEST',
+      `${fn}: options must be an object such as { ${known[0]}: … } (got ${Array.isArray(opts) ? 'an array' : opts === null ? 'null' : shown(opts)})`,
+    )
+  for (const key of Object.keys(opts)) {
+    if (Object.hasOwn(names, key)) continue
+    const near = nearestName(key, known)
+    throw new SandboxError('BAD_REQUEST', `${fn}: unknown option ${key}${near ? ` (did you mean ${near}?)` : ''}; it takes ${known.join(', ')}`)
+  }
+}
+
+/** Every option of `createSandbox`. */
+const SANDBOX_OPTIONS: Record<keyof SandboxOptions, true> = {
+  world: true,
+  fixtures: true,
+  clock: true,
+  clientIp: true,
+  failurePayload: true,
+  journalSize: true,
+  maxSessions: true,
+  apiKey: true,
 }
 
 /** The options `createSandbox` and `startSandbox` share. */
@@ -37,6 +71,7 @@ export function checkSharedOptions(opts: Record<string, unknown>): void {
 
 /** The options of `createSandbox` alone. */
 export function checkSandboxOptions(opts: Record<string, unknown>): void {
+  checkOptionNames('createSandbox', opts, SANDBOX_OPTIONS)
   checkSharedOptions(opts)
   if (opts.clientIp !== undefined && typeof opts.clientIp !== 'string')
     throw new SandboxError('BAD_REQUEST', `clientIp must be an IPv4 or IPv6 address as text (got ${shown(opts.clientIp)})`)

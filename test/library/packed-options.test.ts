@@ -1,0 +1,50 @@
+/**
+ * Options a consumer writes that a function does not take are refused by name, in the packed
+ * package: left out without a word, `clok` ran the sandbox on real time, `apikey` called as the demo
+ * merchant, `inMemry` wrote a data file into the project, `sesion` answered from the default session.
+ */
+import { describe, expect, it } from 'vitest'
+import { packedConsumer } from './packed.js'
+
+describe('unknown options in the packed package', () => {
+  const packed = packedConsumer()
+
+  it('createSandbox, createClient, startSandbox and sandboxHandlers refuse an option they do not take, naming it and the one it is a typo of', async () => {
+    const r = await packed.script(`import { createClient, createSandbox, startSandbox } from 'dcb-sandbox'
+import { sandboxHandlers } from 'dcb-sandbox/msw'
+const said = (e) => e.constructor.name + ' ' + (e.code ?? '') + ': ' + e.message
+const refusal = async (make) => { try { const s = await make(); await s.close?.(); return 'taken' } catch (e) { return said(e) } }
+const sandbox = await createSandbox()
+console.log(JSON.stringify([
+  await refusal(() => createSandbox({ clok: '2026-01-31T00:00:00' })),
+  await refusal(() => createSandbox({ fixture: 'fixtures/scenarios/barred.json' })),
+  await refusal(() => createSandbox(null)),
+  await refusal(() => createClient({ baseUrl: 'http://127.0.0.1:7700', apikey: 'sandbox-other-key' })),
+  await refusal(() => createClient({ baseURL: 'http://127.0.0.1:7700' })),
+  await refusal(() => createClient()),
+  await refusal(() => createClient({})),
+  await refusal(() => startSandbox({ inMemry: true, port: 0 })),
+  await refusal(() => startSandbox({ inMemory: true, port: 0, data: 'kept.json' })),
+  await refusal(() => sandboxHandlers(sandbox, { baseUrl: 'https://gw.test', sesion: 'w1' })),
+  await refusal(() => createClient({ baseUrl: 'http://127.0.0.1:7700', apiKey: 'sandbox-other-key', adminToken: 't', session: 'w1' })),
+  await refusal(() => startSandbox({ inMemory: true, port: 0, clock: '2026-01-31T00:00:00', reasons: false })),
+]))`)
+    const startOptions =
+      'port, host, data, inMemory, store, replaceWorld, fixtures, world, allowIps, trustProxy, adminToken, allowHosts, failurePayload, clock, clockRunning, journalSize, journalBytes, maxConnections, idleTimeoutMs, headersTimeoutMs, requestTimeoutMs, maxSessions, reasons, smsPerMsisdn, chargesPerSubscription, maxSms, maxVerifications, tickMs, compactBytes, onError, onWarning'
+    expect(JSON.parse(r.stdout)).toEqual([
+      'SandboxError BAD_REQUEST: createSandbox: unknown option clok (did you mean clock?); it takes world, fixtures, clock, clientIp, failurePayload, journalSize, maxSessions, apiKey',
+      'SandboxError BAD_REQUEST: createSandbox: unknown option fixture (did you mean fixtures?); it takes world, fixtures, clock, clientIp, failurePayload, journalSize, maxSessions, apiKey',
+      'SandboxError BAD_REQUEST: createSandbox: options must be an object such as { world: … } (got null)',
+      'SandboxError BAD_REQUEST: createClient: unknown option apikey (did you mean apiKey?); it takes baseUrl, apiKey, adminToken, session',
+      'SandboxError BAD_REQUEST: createClient: unknown option baseURL (did you mean baseUrl?); it takes baseUrl, apiKey, adminToken, session',
+      'SandboxError BAD_REQUEST: createClient: options are needed: createClient({ baseUrl: … })',
+      "SandboxError BAD_REQUEST: createClient: baseUrl is needed, e.g. createClient({ baseUrl: 'http://127.0.0.1:7700' })",
+      `SandboxError BAD_REQUEST: startSandbox: unknown option inMemry (did you mean inMemory?); it takes ${startOptions}`,
+      'SandboxError BAD_REQUEST: startSandbox: inMemory keeps nothing on disk: it goes with no data file (got data "kept.json"); drop one of them',
+      'TypeError : sandboxHandlers: unknown option sesion (did you mean session?); it takes baseUrl, session',
+      'taken',
+      'taken',
+    ])
+    expect(r.code).toBe(0)
+  })
+})
