@@ -5,7 +5,7 @@
  */
 import { HttpHandler, type HttpRequestParsedResult } from 'msw'
 import { ROUTE, type RoutedSandbox, type Sandbox } from './library/sandbox.js'
-import { nearestName } from './core/nearest.js'
+import { unknownOption } from './contract/option-names.js'
 
 export interface SandboxHandlersOptions {
   /** Where the merchant code sends its requests, e.g. `https://api.carrier.test` or `https://gw.test/dcb/v1` (a path prefix is stripped). */
@@ -32,11 +32,8 @@ export function sandboxHandlers(sandbox: Sandbox, opts: SandboxHandlersOptions):
   }
   if (typeof opts !== 'object' || opts === null) throw new TypeError("sandboxHandlers: options are needed: sandboxHandlers(sandbox, { baseUrl: 'https://…' })")
   // A typo (`sesion`) would answer from the default session without a word.
-  for (const key of Object.keys(opts)) {
-    if (Object.hasOwn(HANDLER_OPTIONS, key)) continue
-    const near = nearestName(key, Object.keys(HANDLER_OPTIONS))
-    throw new TypeError(`sandboxHandlers: unknown option ${key}${near ? ` (did you mean ${near}?)` : ''}; it takes baseUrl, session`)
-  }
+  const problem = unknownOption(opts, HANDLER_OPTIONS)
+  if (problem) throw new TypeError(`sandboxHandlers: ${problem}`)
   // Named now, by the option's name: on a request it would be a 400 about a header the caller never set.
   if (opts.session !== undefined) {
     try {

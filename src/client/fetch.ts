@@ -106,6 +106,7 @@ export function controlOverFetch(fetchFn: FetchFn, base: string, headers: Record
       method: r.method,
       headers: { ...headers, accept: 'application/json', ...(r.body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(r.body === undefined ? {} : { body: JSON.stringify(r.body) }),
+      ...(r.signal ? { signal: r.signal } : {}),
     })
     const text = await res.text()
     let data: any

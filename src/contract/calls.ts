@@ -6,7 +6,8 @@
  * No zod and no Node here: the client loads this file as it is.
  */
 import { SandboxError } from '../core/errors.js'
-import type { ControlOperations, RuleOperations } from './operations.js'
+import type { ControlOperations, OtpOptions, RuleOperations } from './operations.js'
+import { unknownOption } from './option-names.js'
 
 /** `health`, `otp`, …, and `rules.add`, `rules.list`, …: every typed control function by name. */
 export type OperationName = Exclude<keyof ControlOperations, 'rules'> | `rules.${keyof RuleOperations}`
@@ -25,6 +26,8 @@ export interface CallParts {
   body?: unknown
   /** How long the call may take beyond a normal one (seconds): an OTP wait. */
   waitSeconds?: number
+  /** The caller's signal: the call is abandoned (rejecting with its reason) when it aborts. */
+  signal?: AbortSignal
 }
 
 /** A request as the router read it: the query and body as their schemas read them, the path parameters. */
@@ -44,6 +47,8 @@ export interface ControlCall<A extends unknown[] = unknown[]> {
   args(input: CallInput): A
 }
 
+const OTP_OPTIONS: Record<keyof OtpOptions, true> = { wait: true, signal: true }
+
 type Calls = { [N in OperationName]: ControlCall<Parameters<OperationFn<N>>> }
 
 export const CONTROL_CALLS: Calls = {
@@ -54,7 +59,11 @@ export const CONTROL_CALLS: Calls = {
   otp: {
     method: 'GET',
     path: '/otp',
-    request: (msisdn, opts = {}) => ({ query: { msisdn, wait: opts.wait || undefined }, waitSeconds: opts.wait }),
+    request: (msisdn, opts = {}) => {
+      const problem = unknownOption(opts, OTP_OPTIONS)
+      if (problem) throw new SandboxError('BAD_REQUEST', `otp: ${problem}`)
+      return { query: { msisdn, wait: opts.wait || undefined }, waitSeconds: opts.wait, signal: opts.signal }
+    },
     // The signal is asked for only when the call may wait (making one costs more than the lookup).
     args: (input) => [input.query.msisdn, input.query.wait ? { wait: input.query.wait, signal: input.signal } : {}],
   },
@@ -92,6 +101,8 @@ export interface ControlRequest {
   /** The body of a POST (`{}` when the call takes none); undefined otherwise. */
   body?: unknown
   waitSeconds?: number
+  /** Abandons the call when it aborts (an OTP wait the caller gave up). */
+  signal?: AbortSignal
 }
 
 /** The request an operation's call makes. */
@@ -107,7 +118,13 @@ export function controlRequest<N extends OperationName>(name: N, args: Parameter
   const q = new URLSearchParams()
   for (const [k, v] of Object.entries(parts.query ?? {})) if (v !== undefined && v !== null) q.set(k, typeof v === 'number' ? decimal(v) : String(v))
   if (q.size) path += `?${q}`
-  return { method: call.method, path, ...(call.method === 'POST' ? { body: parts.body ?? {} } : {}), waitSeconds: parts.waitSeconds }
+  return {
+    method: call.method,
+    path,
+    ...(call.method === 'POST' ? { body: parts.body ?? {} } : {}),
+    waitSeconds: parts.waitSeconds,
+    ...(parts.signal ? { signal: parts.signal } : {}),
+  }
 }
 
 /**

@@ -45,7 +45,7 @@ export type RuleInput = Omit<z.input<typeof RuleSchema>, 'id'> & { id?: string }
 export interface OtpOptions {
   /** Wait up to this many seconds (0 to 120) for an OTP to arrive. */
   wait?: number
-  /** Stop waiting (answers NO_OTP) when this aborts: the HTTP client hung up. */
+  /** Stop waiting when this aborts: the call rejects with its reason, as `fetch` does (in the server: the HTTP client hung up). */
   signal?: AbortSignal
 }
 

@@ -5,7 +5,7 @@
  * ('Invalid array length', 'text.trim is not a function').
  */
 import { SandboxError } from '../core/errors.js'
-import { nearestName } from '../core/nearest.js'
+import { unknownOption } from '../contract/option-names.js'
 import { checkHeaderValues } from '../client/header-value.js'
 import type { SandboxOptions } from './sandbox.js'
 
@@ -34,11 +34,8 @@ export function checkOptionNames(fn: string, opts: unknown, names: Record<string
       'BAD_REQUEST',
       `${fn}: options must be an object such as { ${known[0]}: … } (got ${Array.isArray(opts) ? 'an array' : opts === null ? 'null' : shown(opts)})`,
     )
-  for (const key of Object.keys(opts)) {
-    if (Object.hasOwn(names, key)) continue
-    const near = nearestName(key, known)
-    throw new SandboxError('BAD_REQUEST', `${fn}: unknown option ${key}${near ? ` (did you mean ${near}?)` : ''}; it takes ${known.join(', ')}`)
-  }
+  const problem = unknownOption(opts, names)
+  if (problem) throw new SandboxError('BAD_REQUEST', `${fn}: ${problem}`)
 }
 
 /** Every option of `createSandbox`. */

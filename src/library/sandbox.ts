@@ -194,6 +194,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
         { prefix: '', publicBase: 'http://localhost', session },
         // The library's own control calls come from the test itself, whatever `clientIp` requests use.
         '127.0.0.1',
+        r.signal,
       )
       const b = raw.body
       const text = typeof b === 'string' ? b : b instanceof Uint8Array ? Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8') : ''

@@ -47,4 +47,32 @@ console.log(JSON.stringify([
     ])
     expect(r.code).toBe(0)
   })
+
+  it('otp(msisdn, { wait, signal }) on a sandbox and on a client: the signal ends the wait, rejecting with its reason; an unknown option is refused by name', async () => {
+    const r = await packed.script(`import { createClient, createSandbox, startSandbox } from 'dcb-sandbox'
+const server = await startSandbox({ inMemory: true, port: 0 })
+const said = (e) => e.constructor.name + ' ' + (e.code ?? '') + ': ' + e.message
+const out = {}
+for (const [name, sandbox] of [['sandbox', await createSandbox()], ['client', createClient({ baseUrl: server.url })]]) {
+  const typo = await sandbox.otp('60123456001', { wiat: 1 }).then(() => 'taken', said)
+  const early = await sandbox.otp('60123456001', { wait: 30, signal: AbortSignal.abort(new Error('early')) }).then(() => 'answered', said)
+  // Without the signal this waits 30 s for an OTP that never comes (past the test's timeout).
+  const controller = new AbortController()
+  const waiting = sandbox.otp('60123456002', { wait: 30, signal: controller.signal }).then(() => 'answered', said)
+  setTimeout(() => controller.abort(new Error('gave up')), 50)
+  const late = await waiting
+  await sandbox.init({ msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' })
+  const after = (await sandbox.otp('60123456002', { wait: 5, signal: new AbortController().signal })).msisdn
+  out[name] = { typo, early, late, after }
+}
+await server.close()
+console.log(JSON.stringify(out))`)
+    const expected = {
+      typo: 'SandboxError BAD_REQUEST: otp: unknown option wiat (did you mean wait?); it takes wait, signal',
+      early: 'Error : early',
+      late: 'Error : gave up',
+      after: '60123456002',
+    }
+    expect(JSON.parse(r.stdout)).toEqual({ sandbox: expected, client: expected })
+  })
 })
