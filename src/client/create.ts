@@ -29,7 +29,7 @@ export interface SandboxClient extends ControlOperations, MerchantOperations {
   readonly baseUrl: string
   /** The same functions bound to the session `name`. */
   session(name: string): SandboxClient
-  /** Nothing to release (no connection is kept); there for symmetry with a sandbox. */
+  /** Ends the client and the session clients made from it: later calls throw `SandboxError` `SANDBOX_CLOSED`, as a sandbox's do (the server goes on). */
   close(): Promise<void>
 }
 
@@ -58,13 +58,17 @@ export function createClient(opts: ClientOptions): SandboxClient {
     ['apiKey', apiKey],
     ['adminToken', opts.adminToken],
   ])
+  // As a sandbox's: a test that goes on using a closed one fails against either factory alike.
+  let closed = false
   // fetch says only "fetch failed" when nothing answers: name the server and why, keeping the cause.
-  const fetchFn = (input: string, init: RequestInit) =>
-    fetch(input, init).catch((err: unknown) => {
+  const fetchFn = (input: string, init: RequestInit) => {
+    if (closed) return Promise.reject(new SandboxError('SANDBOX_CLOSED', 'this client was closed'))
+    return fetch(input, init).catch((err: unknown) => {
       if (!(err instanceof TypeError) || err.message !== 'fetch failed') throw err
       const cause = (err as { cause?: { message?: string } }).cause?.message
       throw new Error(`cannot reach ${baseUrl}${cause ? `: ${cause}` : ''} (is dcb serve running there?)`, { cause: err })
     })
+  }
   const bind = (session: string | undefined): SandboxClient => {
     if (session !== undefined && !SESSION_NAME.test(session))
       throw new SandboxError('BAD_REQUEST', `"${session}" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -`)
@@ -76,7 +80,9 @@ export function createClient(opts: ClientOptions): SandboxClient {
       ...deriveOperations(controlOverFetch(fetchFn, baseUrl, control)),
       ...merchantOperations(fetchFn, baseUrl, { apiKey, headers }),
       session: (name) => bind(name),
-      close: async () => {},
+      close: async () => {
+        closed = true
+      },
     }
   }
   return bind(opts.session)

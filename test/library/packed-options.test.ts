@@ -1,12 +1,13 @@
 /**
- * Options a consumer writes that a function does not take are refused by name, in the packed
- * package: left out without a word, `clok` ran the sandbox on real time, `apikey` called as the demo
- * merchant, `inMemry` wrote a data file into the project, `sesion` answered from the default session.
+ * What a consumer writes takes effect or is refused by name, in the packed package. Options a function
+ * does not take: left out without a word, `clok` ran the sandbox on real time, `apikey` called as the
+ * demo merchant, `inMemry` wrote a data file into the project, `sesion` answered from the default
+ * session. An OTP wait's signal, and a client's close, did nothing.
  */
 import { describe, expect, it } from 'vitest'
 import { packedConsumer } from './packed.js'
 
-describe('unknown options in the packed package', () => {
+describe('options, signals and close in the packed package', () => {
   const packed = packedConsumer()
 
   it('createSandbox, createClient, startSandbox and sandboxHandlers refuse an option they do not take, naming it and the one it is a typo of', async () => {
@@ -74,5 +75,27 @@ console.log(JSON.stringify(out))`)
       after: '60123456002',
     }
     expect(JSON.parse(r.stdout)).toEqual({ sandbox: expected, client: expected })
+  })
+
+  it("a client's close(), as a sandbox's: later calls of it and of its sessions throw SANDBOX_CLOSED; the server goes on", async () => {
+    const r = await packed.script(`import { createClient, createSandbox, startSandbox } from 'dcb-sandbox'
+const server = await startSandbox({ inMemory: true, port: 0 })
+const said = (e) => e.constructor.name + ' ' + e.code + ' ' + e.status
+const out = {}
+for (const [name, sandbox] of [['sandbox', await createSandbox()], ['client', createClient({ baseUrl: server.url })]]) {
+  const session = sandbox.session('w1')
+  await sandbox.now()
+  await sandbox.close()
+  out[name] = await Promise.all([
+    sandbox.now().then(() => 'answered', said),
+    sandbox.init({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }).then(() => 'answered', said),
+    session.now().then(() => 'answered', said),
+  ])
+}
+const other = (await createClient({ baseUrl: server.url }).now()).frozen
+await server.close()
+console.log(JSON.stringify({ ...out, other }))`)
+    const closed = 'SandboxError SANDBOX_CLOSED 410'
+    expect(JSON.parse(r.stdout)).toEqual({ sandbox: [closed, closed, closed], client: [closed, closed, closed], other: false })
   })
 })
