@@ -8,6 +8,7 @@
 import { z } from 'zod'
 import { MAX_OTP_WAIT_S } from './defaults.js'
 import { StatusPayload } from './merchant.js'
+import { COVERAGE_OUTCOMES } from '../core/coverage.js'
 
 /** The longest MO text: ten concatenated parts of 160 characters. */
 export const MAX_MO_TEXT = 1600
@@ -249,7 +250,11 @@ export const SessionView = z.object({
 })
 export const SessionsAnswer = z.object({ sessions: z.array(SessionView).describe('every session, the default one first') })
 export const SessionDeletedAnswer = z.object({ deleted: z.string().describe('the name of the session deleted') })
-export const CoverageOutcomeCount = z.object({ id: z.string().describe('e.g. init.otp, verify.INSUFFICIENT_FUNDS, renewal.failed'), count: z.number().int() })
+// The ids as a union: a test comparing against a misspelt one ('verify.INSUFFICENT_FUNDS') fails to compile.
+export const CoverageOutcomeCount = z.object({
+  id: z.enum(COVERAGE_OUTCOMES).describe('e.g. init.otp, verify.INSUFFICIENT_FUNDS, renewal.failed'),
+  count: z.number().int(),
+})
 export const CoverageFinding = z.object({
   code: z.enum(['LOST_ACTIVATION', 'VERIFY_AFTER_LOCKOUT', 'INVALID_REQUEST', 'AUTH_FAILURE', 'FAST_RETRY', 'INIT_WHILE_ACTIVE', 'UNRECONCILED']),
   count: z.number().int(),
@@ -345,6 +350,8 @@ export type CoverageQuery = z.infer<typeof CoverageQuery>
 export type CoverageAnswer = z.infer<typeof CoverageAnswer>
 export type MerchantCoverage = z.infer<typeof MerchantCoverage>
 export type CoverageFinding = z.infer<typeof CoverageFinding>
+/** An outcome's id in a coverage answer (`init.otp`, `verify.INSUFFICIENT_FUNDS`, …: 45 of them). */
+export type CoverageOutcomeId = z.infer<typeof CoverageOutcomeCount>['id']
 export type Scenario = z.infer<typeof Scenario>
 export type ScenariosAnswer = z.infer<typeof ScenariosAnswer>
 export type WorldSummary = z.infer<typeof WorldSummary>

@@ -2,10 +2,12 @@
  * What a consumer writes takes effect or is refused by name, in the packed package. Options a function
  * does not take: left out without a word, `clok` ran the sandbox on real time, `apikey` called as the
  * demo merchant, `inMemry` wrote a data file into the project, `sesion` answered from the default
- * session. An OTP wait's signal, and a client's close, did nothing.
+ * session. An OTP wait's signal, and a client's close, did nothing. A misspelt coverage outcome id compiled.
  */
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { packedConsumer } from './packed.js'
+import { MODULES, packedConsumer, run } from './packed.js'
 
 describe('options, signals and close in the packed package', () => {
   const packed = packedConsumer()
@@ -98,4 +100,26 @@ console.log(JSON.stringify({ ...out, other }))`)
     const closed = 'SandboxError SANDBOX_CLOSED 410'
     expect(JSON.parse(r.stdout)).toEqual({ sandbox: [closed, closed, closed], client: [closed, closed, closed], other: false })
   })
+
+  it('types coverage outcome ids as their union (CoverageOutcomeId): a misspelt one fails to compile under tsc --strict', async () => {
+    const dir = join(packed.app, 'outcome-ids')
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(
+      join(dir, 'main.ts'),
+      `import { createSandbox, type CoverageOutcomeId } from 'dcb-sandbox'
+const [me] = (await (await createSandbox()).coverage()).coverage
+const wanted: CoverageOutcomeId[] = ['verify.INSUFFICIENT_FUNDS', 'renewal.failed', 'client.gone']
+export const missing = me?.outcomes.filter((o) => wanted.includes(o.id) && o.count === 0)
+// @ts-expect-error no such outcome
+export const typo: CoverageOutcomeId = 'verify.INSUFFICENT_FUNDS'
+// @ts-expect-error a misspelt id is never one of them
+export const never = me?.outcomes.find((o) => o.id === 'renewal.fail')
+`,
+    )
+    const compilerOptions = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, lib: ['ES2022'], types: ['node'] }
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['main.ts'] }))
+    const r = await run(process.execPath, [join(MODULES, 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.json')], packed.app)
+    expect(r.out).toBe('')
+    expect(r.code).toBe(0)
+  }, 60_000)
 })
