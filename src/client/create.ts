@@ -4,7 +4,7 @@
  * runs against the other by changing the factory. Uses the global fetch.
  */
 import { deriveOperations } from '../contract/calls.js'
-import { DEMO_API_KEY, SESSION_NAME } from '../contract/defaults.js'
+import { DEMO_API_KEY, SESSION_NAME, SESSION_NAME_RULE } from '../contract/defaults.js'
 import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
 import { SandboxError } from '../core/errors.js'
 import { controlOverFetch, merchantOperations } from './fetch.js'
@@ -70,8 +70,7 @@ export function createClient(opts: ClientOptions): SandboxClient {
     })
   }
   const bind = (session: string | undefined): SandboxClient => {
-    if (session !== undefined && !SESSION_NAME.test(session))
-      throw new SandboxError('BAD_REQUEST', `"${session}" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -`)
+    if (session !== undefined && !SESSION_NAME.test(session)) throw new SandboxError('BAD_REQUEST', `"${session}" is not a session name: ${SESSION_NAME_RULE}`)
     const headers: Record<string, string> = session === undefined ? {} : { 'x-dcb-session': session }
     const control = opts.adminToken ? { ...headers, authorization: `Bearer ${opts.adminToken}` } : headers
     return {

@@ -16,6 +16,8 @@ export const DEFAULT_WORLD_FILE = 'fixtures/world.json'
 export const MAX_OTP_WAIT_S = 120
 /** A session name (`X-DCB-Session`, `--session`): 1-64 characters of A-Z a-z 0-9 . _ - */
 export const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/
+/** What a session name is, in the words of the refusals of one that is not. */
+export const SESSION_NAME_RULE = '1-64 characters of A-Z a-z 0-9 . _ -'
 /**
  * What an HTTP header value may hold (tab, printable ASCII, Latin-1), as Node's http and fetch send
  * it: an API key or admin token with anything else is refused before a call, not by the transport.

@@ -7,9 +7,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { CONTROL_CALLS } from '../contract/calls.js'
-import { DEFAULT_BASE_URL } from '../contract/defaults.js'
+import { DEFAULT_BASE_URL, SESSION_NAME_RULE } from '../contract/defaults.js'
 import { fail, type FailurePayloadMode } from '../core/outcomes.js'
-import { DEFAULT_SESSION, isSessionName, SESSION_NAME_RULE, type Host, type Session } from '../runtime/host.js'
+import { DEFAULT_SESSION, isSessionName, type Host, type Session } from '../runtime/host.js'
 import { AdminAttempts } from './admin-attempts.js'
 import { CONSOLE_PATHS, createConsoleHandler } from './console.js'
 import { checkControlAccess, controlRoutes, createControlHandler, type ControlMatch } from './control.js'

@@ -19,7 +19,7 @@ import { libraryMessage } from './errors.js'
 import { checkSandboxOptions } from './options.js'
 import { yieldToEventLoop } from '../yield.js'
 import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
-import { DEFAULT_WORLD_FILE, DEMO_API_KEY } from '../contract/defaults.js'
+import { DEFAULT_WORLD_FILE, DEMO_API_KEY, SESSION_NAME_RULE } from '../contract/defaults.js'
 import { merchantOperations, type PageMount } from '../client/fetch.js'
 import { deriveOperations, type ControlRequest } from '../contract/calls.js'
 
@@ -221,7 +221,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   const sandbox: Sandbox & RoutedSandbox = {
     ...bind(undefined),
     session: (name) => {
-      if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `"${name}" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -`)
+      if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `"${name}" is not a session name: ${SESSION_NAME_RULE}`)
       // In memory there is no session kept from an older version to reach.
       if (isDotName(name)) throw new SandboxError('BAD_REQUEST', dotNameRefusal(name))
       return bind(name)

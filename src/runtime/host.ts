@@ -6,7 +6,7 @@
  * (group commit: a write in any session costs a share of one fsync) with a snapshot file per
  * session, so they survive restarts and crashes exactly as the default one does.
  */
-import { SESSION_NAME } from '../contract/defaults.js'
+import { SESSION_NAME, SESSION_NAME_RULE } from '../contract/defaults.js'
 import type { EngineOptions } from '../core/engine.js'
 import { SandboxError } from '../core/errors.js'
 import { State } from '../core/state.js'
@@ -26,9 +26,6 @@ export const DEFAULT_MAX_SESSIONS = 1000
 export function isSessionName(name: string): boolean {
   return SESSION_NAME.test(name)
 }
-
-/** What a session name is, for the refusals of one that is not. */
-export const SESSION_NAME_RULE = '1-64 characters of A-Z a-z 0-9 . _ -'
 
 /**
  * `.` and `..` fit the grammar but cannot name a new session: fetch, curl and browsers read them in
