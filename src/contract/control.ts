@@ -117,6 +117,7 @@ export const SandboxEvent = z.object({
   service_code: z.string().optional(),
   status: z.string().optional(),
   code: z.string().optional(),
+  reason: z.string().optional().describe('a failed renewal or retry: the rule that failed it'),
   expiry_dt: timestamp.nullable().optional(),
 })
 export const ClockMoveAnswer = z.object({
@@ -158,6 +159,7 @@ export const ChargeView = z.object({
   outcome: z.string(),
   amount: z.string().nullable(),
   currency: z.string().nullable(),
+  reason: z.string().optional().describe('a failed charge: the rule that failed it'),
 })
 export const SubscriptionView = StatusPayload.extend({
   merchant: z.string(),

@@ -37,6 +37,7 @@ function pieces(make: (key: string) => string): (key: string) => Uint8Array {
 const typePiece = pieces((type) => `","type":${q(type)},`)
 const statusPiece = pieces((status) => `,"status":${q(status)}`)
 const codePiece = pieces((code) => `,"code":${q(code)}`)
+const reasonPiece = pieces((reason) => `,"reason":${q(reason)}`)
 const AT = encoder.encode('{"at":"')
 const EXPIRY = encoder.encode(',"expiry_dt":"')
 const CLOSE = encoder.encode('"}')
@@ -66,14 +67,15 @@ export class EventSubject {
   }
 
   /** From the end of `at` to the start of `expiry_dt`: `","type":…,"expiry_dt":"`. */
-  middle(type: string, status: string, code: string | undefined): Uint8Array {
+  middle(type: string, status: string, code: string | undefined, reason?: string): Uint8Array {
     if (type === 'renewed' && status === 'ACTIVE' && !code) return (this.renewed ??= this.make(type, status, code))
-    return this.make(type, status, code)
+    return this.make(type, status, code, reason)
   }
 
-  private make(type: string, status: string, code: string | undefined): Uint8Array {
+  private make(type: string, status: string, code: string | undefined, reason?: string): Uint8Array {
     const parts = [typePiece(type), this.bytes, statusPiece(status)]
     if (code) parts.push(codePiece(code))
+    if (reason) parts.push(reasonPiece(reason))
     parts.push(EXPIRY)
     return concat(parts)
   }
@@ -100,8 +102,8 @@ export class EventLog {
   constructor(private readonly limit = 64 * 2 ** 20) {}
 
   /** A subscription's event at `at`, showing the record as it is after the event. */
-  sub(at: number, type: string, s: { status: string; expiry_at: number }, subject: EventSubject, code?: string): void {
-    const middle = subject.middle(type, s.status, code)
+  sub(at: number, type: string, s: { status: string; expiry_at: number }, subject: EventSubject, code?: string, reason?: string): void {
+    const middle = subject.middle(type, s.status, code, reason)
     if (!this.begin(middle.length + 100)) return
     this.put(AT)
     this.time(at)

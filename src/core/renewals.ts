@@ -12,6 +12,8 @@ import type { Charge, SubscriptionRecord } from './state.js'
 import type { Tx } from './tx.js'
 import type { Subscriptions } from './subscriptions.js'
 import { addDuration } from './time.js'
+import { ruleReason } from './why.js'
+import type { Rule } from './world-schema.js'
 
 export class Renewals {
   constructor(
@@ -89,8 +91,11 @@ export class Renewals {
     const { period, price } = plan
     const keep = this.ctx.limits.chargesPerSubscription
     const kind = isRetry ? 'retry' : 'renewal'
-    const code = this.ctx.ruleset.first(tx, kind, sub.id, isRetry ? plan.retryRules : plan.renewalRules)?.effect.error
+    const decision = this.ctx.ruleset.first(tx, kind, sub.id, isRetry ? plan.retryRules : plan.renewalRules)
+    const code = decision?.effect.error
     const charge: Charge = { at, kind, outcome: code ?? 'SUCCESS', amount: price?.amount ?? null, currency: price?.currency ?? null }
+    // Which rule failed it: what a support engineer asks of a failed renewal (one string per rule and outcome, shared).
+    if (code) charge.reason = this.reasonOf(decision!.rule, `${kind} ${code}`)
     if (!code && !isRetry) {
       const expiry = addDuration(sub.anchor_at, period, sub.periods + 1)
       // A record this transaction made already (an earlier renewal of a long advance) renews in place.
@@ -130,8 +135,18 @@ export class Renewals {
       this.ctx.coverage.count(tx, sub.merchant, 'renewal.failed', at)
       this.ctx.coverage.changed(tx, failed, at)
     }
-    log?.sub(at, isRetry ? 'retry_failed' : 'renewal_failed', failed, plan.subject, code)
+    log?.sub(at, isRetry ? 'retry_failed' : 'renewal_failed', failed, plan.subject, code, charge.reason)
     return failed
+  }
+
+  private readonly reasons = new WeakMap<Rule, Map<string, string>>()
+  /** `ruleReason`, kept per rule: a long move fails thousands of charges by a few rules. */
+  private reasonOf(rule: Rule, what: string): string {
+    let texts = this.reasons.get(rule)
+    if (!texts) this.reasons.set(rule, (texts = new Map()))
+    let text = texts.get(what)
+    if (text === undefined) texts.set(what, (text = ruleReason(rule, what)))
+    return text
   }
 }
 

@@ -11,6 +11,8 @@ export interface Charge {
   outcome: string
   amount: string | null
   currency: string | null
+  /** A failed charge: the rule that failed it, in words (`rule charge-301 (ending 301): renewal INSUFFICIENT_FUNDS`). */
+  reason?: string
 }
 
 export type SubscriptionStatus = 'ACTIVE' | 'CANCELED' | 'EXPIRED'

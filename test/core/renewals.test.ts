@@ -94,6 +94,10 @@ describe('failed renewals and retries (magic endings)', () => {
     expect(retried.events).toEqual([expect.objectContaining({ type: 'retry_succeeded', status: 'ACTIVE', expiry_dt: T('2026-04-01T09:00:00') })])
     const sub = engine.subscription(id)
     expect(sub).toMatchObject({ status: 'ACTIVE', next_retry_dt: null, charge_count: 3 })
+    // The failed charge and its event say which rule failed it; a charge that went through says nothing.
+    const why = 'rule renewal-302 (ending 302): renewal INSUFFICIENT_FUNDS'
+    expect((failed.events[0] as { reason?: string }).reason).toBe(why)
+    expect(sub.charges.map((c) => c.reason)).toEqual([undefined, why, undefined])
     expect(sub.charges.map((c) => [c.kind, c.outcome])).toEqual([
       ['first', 'SUCCESS'],
       ['renewal', 'INSUFFICIENT_FUNDS'],

@@ -173,6 +173,18 @@ describe('X-DCB-Reason: every FAIL answer says why', () => {
       )
     })
 
+    it('a failed renewal: its event in the clock move and its charge in the subscription name the rule', async () => {
+      const sub = await c.subscribe('60123456303')
+      const moved = await c.control('/clock/advance', { by: 'P1M' })
+      const why = 'rule renewal-303 (ending 303): renewal INSUFFICIENT_FUNDS'
+      expect(moved.body.events).toEqual([expect.objectContaining({ type: 'renewal_failed', subscription_id: sub, code: 'INSUFFICIENT_FUNDS', reason: why })])
+      const { body } = await c.control(`/subscriptions/${sub}`)
+      expect(body.charges.map((ch: { kind: string; reason?: string }) => [ch.kind, ch.reason])).toEqual([
+        ['first', undefined],
+        ['renewal', why],
+      ])
+    })
+
     it('Init for an MSISDN with an active subscription names it', async () => {
       const sub = await c.subscribe('60123456001')
       expect(reasonOf(await init({}))).toBe(`msisdn 60123456001 has ACTIVE subscription ${sub} to STREAMPLUS`)
