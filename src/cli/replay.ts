@@ -2,7 +2,9 @@
  * `dcb replay FILE`: a recorded session (`dcb logs --json --all`) played again against a sandbox, for
  * the key's merchant, in the order its calls were answered. It resets the sandbox with the clock
  * frozen at the first request's sandbox time, then sends each merchant API request, MO and consent
- * decision with the clock set to its sandbox time, mapping the recording's ids to the replay's own.
+ * decision with the clock set to its sandbox time, mapping the recording's ids to the replay's own. The
+ * runtime rules added and removed and the carrier cancels of the recording are made again at their
+ * time, so a session in which support added a rule replays with it.
  * Outcomes, not bytes: a Verify that the OTP passed (a success, a refused charge) uses the OTP the
  * handset got this time, one answered INVALID_PIN a wrong one. Each answer is printed beside the
  * recorded one; any difference in status, message or HTTP status exits 1.
@@ -10,6 +12,8 @@
 import { readUserText } from '../user-text.js'
 import chalk from 'chalk'
 import type { DcbClient } from '../client/index.js'
+import type { RuleInput } from '../contract/operations.js'
+import { SandboxError } from '../core/errors.js'
 import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 
@@ -36,6 +40,10 @@ interface Answer {
 }
 
 const MERCHANT_PATHS = new Set(['/subscriptions/init', '/subscriptions/verify', '/subscriptions/status'])
+/** A runtime rule added (POST), removed (DELETE with its id) or cleared (DELETE). */
+const RULES = /^\/_sandbox\/rules(?:\/([^/]+))?$/
+/** A carrier cancel of a subscription. */
+const CANCEL = /^\/_sandbox\/subscriptions\/([^/]+)\/cancel$/
 
 /**
  * The entries of a recording: JSON lines, a JSON array, or a `GET /_sandbox/requests` answer; in the
@@ -107,11 +115,25 @@ export async function replay(file: string, o: ClientCliOptions & { merchant?: st
       EXIT.USAGE,
     )
   }
+  const ids = new Map<string, string>()
+  // A cancel is replayed when its subscription is one of the replay's (the merchant's, made before it).
+  const cancels = (e: Entry) => {
+    const id = CANCEL.exec(e.path)?.[1]
+    return e.method === 'POST' && id !== undefined && made.has(decodeURIComponent(id))
+  }
+  const made = new Set(
+    all.flatMap((e) => (e.merchant === merchant || e.path === '/_sandbox/mo' ? [e.response?.subscription_id, e.response?.payload?.subscription_id] : [])),
+  )
   const entries = all.filter((e) =>
-    e.path === '/_sandbox/mo' ? e.method === 'POST' : e.merchant === merchant && (MERCHANT_PATHS.has(e.path) || e.path.startsWith('/consent/')),
+    e.path === '/_sandbox/mo'
+      ? e.method === 'POST'
+      : RULES.test(e.path)
+        ? e.method === 'POST' || e.method === 'DELETE'
+        : CANCEL.test(e.path)
+          ? cancels(e)
+          : e.merchant === merchant && (MERCHANT_PATHS.has(e.path) || e.path.startsWith('/consent/')),
   )
   const c = clientFrom(o)
-  const ids = new Map<string, string>()
   const map = (id: unknown) => (typeof id === 'string' ? (ids.get(id) ?? id) : id)
   const learn = (recorded: unknown, replayed: unknown) => {
     if (typeof recorded === 'string' && typeof replayed === 'string') ids.set(recorded, replayed)
@@ -129,7 +151,13 @@ export async function replay(file: string, o: ClientCliOptions & { merchant?: st
       now = e.sandbox_time
     }
     const got = await guard(() => send(c, e, map, learn))
-    const want: Answer = { http: e.http_status, status: e.response?.status ?? (e.message ? 'FAIL' : 'SUCCESS'), message: e.message ?? '' }
+    // A control change's answer is no envelope (a canceled subscription's `status` is CANCELED).
+    const envelope = MERCHANT_PATHS.has(e.path) || e.path.startsWith('/consent/')
+    const want: Answer = {
+      http: e.http_status,
+      status: (envelope ? e.response?.status : undefined) ?? (e.message ? 'FAIL' : 'SUCCESS'),
+      message: e.message ?? '',
+    }
     const same = got.http === want.http && got.status === want.status && got.message === want.message
     if (!same) differ++
     report.answers.push({ id: e.id, sandbox_time: e.sandbox_time, method: e.method, path: e.path, same, recorded: want, replay: got })
@@ -156,6 +184,9 @@ interface ReplayedAnswer {
 }
 
 async function send(c: DcbClient, e: Entry, map: (id: unknown) => unknown, learn: (a: unknown, b: unknown) => void): Promise<Answer> {
+  const rule = RULES.exec(e.path)
+  const cancel = CANCEL.exec(e.path)
+  if (rule || cancel) return change(c, e, rule, cancel, map, learn)
   if (e.path === '/_sandbox/mo') {
     const r = await c.mo({ msisdn: e.request?.msisdn, short_code: e.request?.short_code, text: e.request?.text })
     learn(e.response?.subscription_id, r.subscription_id)
@@ -186,6 +217,27 @@ async function send(c: DcbClient, e: Entry, map: (id: unknown) => unknown, learn
     if (typeof rp.redirect_url === 'string' && typeof p.redirect_url === 'string') learn(lastSegment(rp.redirect_url), lastSegment(p.redirect_url))
   }
   return { http: r.http, status: r.envelope.status, message: r.envelope.message, reason: r.reason }
+}
+
+/** A runtime rule change or a carrier cancel, made again; a refusal is an answer to compare, not the end of the replay. */
+async function change(
+  c: DcbClient,
+  e: Entry,
+  rule: RegExpExecArray | null,
+  cancel: RegExpExecArray | null,
+  map: (id: unknown) => unknown,
+  learn: (a: unknown, b: unknown) => void,
+): Promise<Answer> {
+  try {
+    if (cancel) await c.cancel(map(decodeURIComponent(cancel[1]!)) as string)
+    else if (e.method === 'POST') learn(e.response?.id, (await c.rules.add(e.request as RuleInput)).id)
+    else if (rule![1] === undefined) await c.rules.clear()
+    else await c.rules.remove(map(decodeURIComponent(rule![1])) as string)
+    return { http: 200, status: 'SUCCESS', message: '' }
+  } catch (err) {
+    if (!(err instanceof SandboxError)) throw err
+    return { http: err.status, status: 'FAIL', message: err.code, reason: err.message }
+  }
 }
 
 /**

@@ -1,0 +1,64 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startClient, tempDir, type Client } from '../helpers.js'
+import { dcb } from './run.js'
+
+// A support engineer's session: a rule added (no id: the server makes one up) and removed again, a
+// carrier cancel. The replay left both out and said nothing: the Init the rule refused, and the Init
+// the cancel allowed, differed from the recording.
+const tmp = tempDir()
+let recorded: Client
+let replayed: Client
+let file: string
+
+beforeAll(async () => {
+  recorded = await startClient({ clock: '2026-01-31T09:00:00' })
+  replayed = await startClient()
+  const c = recorded
+  const env = { DCB_BASE_URL: c.url }
+  const init = (msisdn: string) => c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
+  const added = await dcb(['rules', 'add', '{"match":{"msisdn":"60123456011"},"step":"init","effect":{"error":"BARRED"}}', '--json'], { env })
+  expect(added.code).toBe(0)
+  expect((await init('60123456011')).body.message).toBe('BARRED')
+  expect((await dcb(['rules', 'remove', JSON.parse(added.stdout).added[0].id], { env })).code).toBe(0)
+  expect((await init('60123456011')).body.status).toBe('SUCCESS')
+  const sub = await c.subscribe('60123456012')
+  expect((await init('60123456012')).body.message).toBe('ALREADY_SUBSCRIBED')
+  expect((await dcb(['cancel', sub], { env })).code).toBe(0)
+  expect((await init('60123456012')).body.status).toBe('SUCCESS')
+  const logs = await dcb(['logs', '--json', '--all'], { env })
+  file = join(tmp.dir, 'session.jsonl')
+  writeFileSync(file, logs.stdout)
+})
+afterAll(async () => {
+  await recorded.close()
+  await replayed.close()
+  tmp.cleanup()
+})
+
+describe('dcb replay of a session with rule changes and a carrier cancel', () => {
+  it('makes them again at their time, and every answer matches', async () => {
+    const r = await dcb(['replay', file, '--json'], { env: { DCB_BASE_URL: replayed.url } })
+    const report = JSON.parse(r.stdout)
+    expect(report.answers.map((a: any) => `${a.method} ${a.path.replace(/[0-9a-f-]{36}|rt-[0-9a-f]+/g, 'ID')} ${a.replay.message || a.replay.status}`)).toEqual(
+      [
+        'POST /_sandbox/rules SUCCESS',
+        'POST /subscriptions/init BARRED',
+        'DELETE /_sandbox/rules/ID SUCCESS',
+        'POST /subscriptions/init SUCCESS',
+        'POST /subscriptions/init SUCCESS',
+        'POST /subscriptions/verify SUCCESS',
+        'POST /subscriptions/init ALREADY_SUBSCRIBED',
+        'POST /_sandbox/subscriptions/ID/cancel SUCCESS',
+        'POST /subscriptions/init SUCCESS',
+      ],
+    )
+    expect(r.code).toBe(0)
+    expect(report).toMatchObject({ passed: true, differ: 0, count: 9 })
+    // What it left in force: no runtime rule (the recording removed it), the subscription canceled.
+    expect((await replayed.control('/rules')).body.runtime).toEqual([])
+    const subs = (await replayed.control('/subscriptions?msisdn=60123456012')).body
+    expect(subs.subscriptions.map((s: any) => s.status)).toEqual(['CANCELED'])
+  })
+})
