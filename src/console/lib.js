@@ -89,8 +89,9 @@ export async function act(fn) {
   }
 }
 
+/** A page: its title and parts; an absent part (null) is left out, as `h` does. */
 export function page(title, ...children) {
-  main.replaceChildren(h('h1', { tabindex: '-1' }, title), ...children)
+  main.replaceChildren(h('h1', { tabindex: '-1' }, title), ...children.filter((c) => c != null))
 }
 
 // ------------------------------------------------------------------ live stream

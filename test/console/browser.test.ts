@@ -277,6 +277,16 @@ describe('the console in chromium', () => {
     expect((await list.locator('summary').allTextContents()).every((t) => t.includes('60123456022'))).toBe(true)
   })
 
+  it('shows no stray text on any page (the Requests page showed "null" under its description)', async () => {
+    for (const name of ['messages', 'subscriptions', 'clock', 'requests', 'scenarios', 'coverage']) {
+      await page.goto(`${c.url}/#/${name}`)
+      await page.locator('main[aria-busy="false"]').waitFor()
+      // Every part of a page is an element: a bare text node directly in main is a part that was absent.
+      const bare = await page.locator('main').evaluate((m) => [...m.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent))
+      expect(bare, name).toEqual([])
+    }
+  })
+
   it('made no request off the server and logged no error', () => {
     expect(offOrigin).toEqual([])
     expect(problems).toEqual([])
