@@ -351,7 +351,8 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
       }
       const c = targetFor(s.api_key)
       say(`${chalk.cyan('→')} ${chalk.bold(name)}${s.note ? chalk.dim(` (${s.note})`) : ''} ${chalk.dim(JSON.stringify(arg ?? {}))}`)
-      const result = await guard(() => perform(c, action, arg, where))
+      // No progress note where nothing is slow: an in-process sandbox has no server, an `otp` step waits on purpose.
+      const result = await guard(() => perform(c, action, arg, where), local !== undefined || action === 'otp')
       results[name] = result
       report.steps.push({ step: i + 1, name, action, input: arg ?? {}, result })
       say(`${chalk.cyan('←')} ${JSON.stringify(result)}`)
