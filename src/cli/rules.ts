@@ -22,6 +22,7 @@ export function rulesFrom(arg: string): unknown[] {
   } catch (e) {
     throw new CliError(`${isText ? 'the rule' : arg} is not valid JSON: ${(e as Error).message}`, EXIT.USAGE)
   }
+  refuseRecords(data, isText ? 'the JSON' : arg)
   const list = Array.isArray(data)
     ? data
     : data && typeof data === 'object' && Array.isArray((data as { rules?: unknown }).rules)
@@ -29,6 +30,23 @@ export function rulesFrom(arg: string): unknown[] {
       : [data]
   if (!list.length) throw new CliError(`${isText ? 'the JSON' : arg} holds no rules`, EXIT.USAGE)
   return list
+}
+
+/** A fixture file's records, which only a server's start loads (not a rule's fields). */
+const RECORD_KEYS = ['merchants', 'services', 'countries', 'carriers', 'messages', 'extends']
+
+/**
+ * A fixture file with records (a country, a carrier) given to `rules add`: its rules alone would be
+ * added and the records left out without a word (or, with no `rules`, the file checked as one rule).
+ */
+function refuseRecords(data: unknown, name: string): void {
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return
+  const records = RECORD_KEYS.filter((k) => k in data)
+  if (!records.length) return
+  throw new CliError(
+    `${name} has ${records.join(', ')}: a running sandbox takes rules only (records are loaded when a server starts: ${invokedAs()} serve --fixtures FILE, or ${invokedAs()} run --fixtures FILE); give a file with only "rules"`,
+    EXIT.USAGE,
+  )
 }
 
 function readRuleFile(path: string): string {
