@@ -42,6 +42,8 @@ interface Answer {
 const MERCHANT_PATHS = new Set(['/subscriptions/init', '/subscriptions/verify', '/subscriptions/status'])
 /** A runtime rule added (POST), removed (DELETE with its id) or cleared (DELETE). */
 const RULES = /^\/_sandbox\/rules(?:\/([^/]+))?$/
+/** What an MO did that is neither a failure (its code) nor a subscription or a STOP: the replay compares it too. */
+const MO_NOTHING = new Set(['ignored', 'unknown_keyword'])
 /** A carrier cancel of a subscription. */
 const CANCEL = /^\/_sandbox\/subscriptions\/([^/]+)\/cancel$/
 
@@ -156,7 +158,8 @@ export async function replay(file: string, o: ClientCliOptions & { merchant?: st
     const want: Answer = {
       http: e.http_status,
       status: (envelope ? e.response?.status : undefined) ?? (e.message ? 'FAIL' : 'SUCCESS'),
-      message: e.message ?? '',
+      // The journal's message of an MO that did nothing is empty, as of one that subscribed: its action tells them apart.
+      message: e.message || (e.path === '/_sandbox/mo' && MO_NOTHING.has(e.response?.action) ? e.response.action : ''),
     }
     const same = got.http === want.http && got.status === want.status && got.message === want.message
     if (!same) differ++
@@ -192,7 +195,8 @@ async function send(c: DcbClient, e: Entry, map: (id: unknown) => unknown, learn
     learn(e.response?.subscription_id, r.subscription_id)
     const failed = r.action === 'rejected' || r.action === 'charge_failed'
     // The recording's message is the failure code of an MO that did not subscribe ('' otherwise).
-    return { http: 200, status: failed ? 'FAIL' : 'SUCCESS', message: failed ? String(r.code) : '', reason: r.reason }
+    const message = failed ? String(r.code) : MO_NOTHING.has(r.action) ? r.action : ''
+    return { http: 200, status: failed ? 'FAIL' : 'SUCCESS', message, reason: r.reason ?? r.message }
   }
   if (e.path.startsWith('/consent/')) {
     const id = map(decodeURIComponent(e.path.slice('/consent/'.length))) as string

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startClient, tempDir, type Client } from '../helpers.js'
+import { startClient, tempDir, writeJson, type Client } from '../helpers.js'
 import { dcb } from './run.js'
 
 // A support engineer's session: a rule added (no id: the server makes one up) and removed again, a
@@ -60,5 +60,37 @@ describe('dcb replay of a session with rule changes and a carrier cancel', () =>
     expect((await replayed.control('/rules')).body.runtime).toEqual([])
     const subs = (await replayed.control('/subscriptions?msisdn=60123456012')).body
     expect(subs.subscriptions.map((s: any) => s.status)).toEqual(['CANCELED'])
+  })
+})
+
+// An MO that did nothing (a keyword the carrier does not know) is journaled with an empty message, as
+// one that subscribed: the replay took the two for the same answer.
+describe('dcb replay of an MO', () => {
+  it('tells one that subscribed from one whose keyword the replay world does not know', async () => {
+    const a = await startClient({ clock: '2026-01-31T09:00:00' })
+    const renamed = writeJson(tmp.dir, 'games.json', { services: [{ code: 'GAMECLUB', keyword: 'GAMES' }] })
+    const b = await startClient({ fixtures: [renamed] })
+    try {
+      await a.api('/subscriptions/init', { msisdn: '60133456001', service_code: 'GAMECLUB', country_code: 'my' })
+      expect((await a.control('/mo', { msisdn: '60133456001', short_code: '32123', text: 'GAME' })).body.action).toBe('subscribed')
+      expect((await a.control('/mo', { msisdn: '60133456002', short_code: '32123', text: 'GAMEZ' })).body.action).toBe('unknown_keyword')
+      const recording = join(tmp.dir, 'mo.jsonl')
+      writeFileSync(recording, (await dcb(['logs', '--json', '--all'], { env: { DCB_BASE_URL: a.url } })).stdout)
+      // The same world: the same answers, the unknown keyword shown as what it was.
+      const same = await dcb(['replay', recording, '--base-url', a.url])
+      expect(same.code).toBe(0)
+      expect(same.stdout).toMatch(/POST \/_sandbox\/mo {2}recorded 200 unknown_keyword {2}replay 200 unknown_keyword/)
+      // A world where GAME is no keyword: the first MO differs.
+      const r = await dcb(['replay', recording, '--json', '--base-url', b.url])
+      expect(r.code).toBe(1)
+      const mo = JSON.parse(r.stdout).answers.filter((x: any) => x.path === '/_sandbox/mo')
+      expect(mo.map((x: any) => [x.recorded.message, x.replay.message, x.same])).toEqual([
+        ['', 'unknown_keyword', false],
+        ['unknown_keyword', 'unknown_keyword', true],
+      ])
+    } finally {
+      await a.close()
+      await b.close()
+    }
   })
 })
