@@ -181,6 +181,7 @@ export async function logs(o: Opts): Promise<void> {
     out(
       `${chalk.dim(e.sandbox_time)} ${e.method} ${e.path} ${status}${e.client_closed ? chalk.yellow(' (client gone)') : ''} ${chalk.dim(`${who} ${e.duration_ms} ms`)}${e.reason ? `\n    ${chalk.dim('why:')} ${e.reason}` : ''}`,
     )
+    for (const line of moveLines(e, o.subscription === undefined ? undefined : String(o.subscription))) out(`    ${chalk.dim('ran:')} ${line}`)
   }
   // --all: every entry the journal holds (it is bounded); otherwise the latest --limit.
   const limit = o.all ? 1_000_000 : decimal(String(o.limit ?? 20))
@@ -212,6 +213,29 @@ export async function logs(o: Opts): Promise<void> {
   // Loaded only when following: the stream reader stays out of every other command's start-up.
   const { follow } = await import('./follow.js')
   await follow(c, { msisdn: o.msisdn, last: first.requests[0]?.id ?? 0, print })
+}
+
+const LOGGED_EVENTS = 5
+
+/**
+ * What a clock move in the journal ran (a renewal that failed shows only there): its events, those of
+ * `subscription` when the journal is shown for one, listed up to a few, else counted by kind.
+ */
+function moveLines(e: Record<string, any>, subscription: string | undefined): string[] {
+  const r = e.response
+  if (!/^\/_sandbox\/clock\/(advance|set)$/.test(e.path) || !r || typeof r !== 'object') return []
+  if (!Array.isArray(r.events)) return r.event_count ? [`${r.event_count} events (too many for the journal to list)`] : []
+  const events: Record<string, any>[] = subscription === undefined ? r.events : r.events.filter((x: any) => x.subscription_id === subscription)
+  if (events.length <= LOGGED_EVENTS)
+    return events.map((x) => `${x.at} ${x.type}${x.msisdn ? ` ${x.msisdn}` : ''}${x.code ? ` ${chalk.red(x.code)}` : ''}${x.status ? ` -> ${x.status}` : ''}`)
+  const kinds = new Map<string, number>()
+  for (const x of events) kinds.set(x.code ? `${x.type} ${x.code}` : x.type, (kinds.get(x.code ? `${x.type} ${x.code}` : x.type) ?? 0) + 1)
+  return [
+    `${events.length} events: ${[...kinds]
+      .sort((a, b) => b[1] - a[1])
+      .map(([kind, n]) => `${n} ${kind}`)
+      .join(', ')}`,
+  ]
 }
 
 export async function reset(o: Opts): Promise<void> {
