@@ -104,6 +104,25 @@ export async function clockView() {
 
 // ------------------------------------------------------------------ Requests
 
+/** What a clock move ran, as the journal kept it: a few events, or their count by type. */
+function ranLine(r) {
+  const events = /^\/_sandbox\/clock\/(advance|set)$/.test(r.path) && r.response && r.response.events
+  if (!events || !events.length) return null
+  const one = (e) => [e.type, e.msisdn, e.code, e.status && `→ ${e.status}`].filter(Boolean).join(' ')
+  const counts = {}
+  for (const e of events) {
+    const kind = e.code ? `${e.type} ${e.code}` : e.type
+    counts[kind] = (counts[kind] || 0) + 1
+  }
+  const text =
+    events.length <= 3
+      ? events.map(one).join('; ')
+      : Object.entries(counts)
+          .map(([t, n]) => `${n} ${t}`)
+          .join(', ')
+  return h('span', { class: 'ran' }, `Ran: ${text}`)
+}
+
 function requestItem(r) {
   const ok = r.http_status < 400
   return h(
@@ -130,6 +149,7 @@ function requestItem(r) {
           r.merchant ? h('span', {}, r.merchant) : null,
         ),
         r.reason ? h('span', { class: 'why' }, `Why: ${r.reason}`) : null,
+        ranLine(r),
       ),
       h(
         'dl',

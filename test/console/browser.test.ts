@@ -277,6 +277,18 @@ describe('the console in chromium', () => {
     expect((await list.locator('summary').allTextContents()).every((t) => t.includes('60123456022'))).toBe(true)
   })
 
+  it('Requests: a clock move says what it ran (a failed renewal is seen in the journal, not only in its body)', async () => {
+    await c.subscribe('60123456301')
+    await c.control('/clock/advance', { by: 'P1M' })
+    const fresh = await openPage()
+    await fresh.goto(`${c.url}/#/requests`)
+    const list = fresh.getByRole('list', { name: 'Requests, newest first' })
+    await expect
+      .poll(() => list.locator('summary').first().textContent())
+      .toMatch(/^200 POST \/_sandbox\/clock\/advance .*Ran: .*renewal_failed( 60123456301)? INSUFFICIENT_FUNDS/)
+    await fresh.close()
+  })
+
   it('shows no stray text on any page (the Requests page showed "null" under its description)', async () => {
     for (const name of ['messages', 'subscriptions', 'clock', 'requests', 'scenarios', 'coverage']) {
       await page.goto(`${c.url}/#/${name}`)
