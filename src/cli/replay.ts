@@ -36,8 +36,14 @@ interface Answer {
   http: number
   status: string
   message: string
+  /** A Status answer's subscription status (ACTIVE, EXPIRED, CANCELED): a renewal that went otherwise shows only there. */
+  subscription?: string
   reason?: string
 }
+
+/** The subscription status a Status envelope carries, when it is one. */
+const subscriptionStatus = (path: string, envelope: any): { subscription?: string } =>
+  path === '/subscriptions/status' && typeof envelope?.payload?.status === 'string' ? { subscription: envelope.payload.status } : {}
 
 const MERCHANT_PATHS = new Set(['/subscriptions/init', '/subscriptions/verify', '/subscriptions/status'])
 /** A runtime rule added (POST), removed (DELETE with its id) or cleared (DELETE). */
@@ -160,11 +166,13 @@ export async function replay(file: string, o: ClientCliOptions & { merchant?: st
       status: (envelope ? e.response?.status : undefined) ?? (e.message ? 'FAIL' : 'SUCCESS'),
       // The journal's message of an MO that did nothing is empty, as of one that subscribed: its action tells them apart.
       message: e.message || (e.path === '/_sandbox/mo' && MO_NOTHING.has(e.response?.action) ? e.response.action : ''),
+      ...subscriptionStatus(e.path, e.response),
     }
-    const same = got.http === want.http && got.status === want.status && got.message === want.message
+    const same = got.http === want.http && got.status === want.status && got.message === want.message && got.subscription === want.subscription
     if (!same) differ++
     report.answers.push({ id: e.id, sandbox_time: e.sandbox_time, method: e.method, path: e.path, same, recorded: want, replay: got })
-    const show = (a: Answer) => `${a.http} ${a.message || a.status}`
+    // The subscription status is shown where it differs (the envelopes may be alike).
+    const show = (a: Answer) => `${a.http} ${a.message || a.status}${got.subscription !== want.subscription ? ` ${a.subscription ?? '-'}` : ''}`
     say(
       `${same ? chalk.green('✔') : chalk.red('✘')} ${chalk.dim(e.sandbox_time)} ${e.method} ${e.path.startsWith('/consent/') ? '/consent/…' : e.path}  recorded ${show(want)}  replay ${(same ? (s: string) => s : chalk.red)(show(got))}${!same && got.reason ? chalk.dim(`  (${got.reason})`) : ''}`,
     )
@@ -220,7 +228,7 @@ async function send(c: DcbClient, e: Entry, map: (id: unknown) => unknown, learn
     learn(rp.subscription_id, p.subscription_id)
     if (typeof rp.redirect_url === 'string' && typeof p.redirect_url === 'string') learn(lastSegment(rp.redirect_url), lastSegment(p.redirect_url))
   }
-  return { http: r.http, status: r.envelope.status, message: r.envelope.message, reason: r.reason }
+  return { http: r.http, status: r.envelope.status, message: r.envelope.message, ...subscriptionStatus(e.path, r.envelope), reason: r.reason }
 }
 
 /** A runtime rule change or a carrier cancel, made again; a refusal is an answer to compare, not the end of the replay. */

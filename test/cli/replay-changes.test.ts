@@ -94,3 +94,31 @@ describe('dcb replay of an MO', () => {
     }
   })
 })
+
+// A renewal ticket: the Status after the renewal answers SUCCESS whether the subscription renewed
+// (ACTIVE) or not (EXPIRED); the replay compared the envelopes only and passed.
+describe('dcb replay of a Status after a renewal', () => {
+  it('compares the subscription status the Status answered', async () => {
+    const failing = writeJson(tmp.dir, 'renewal.json', {
+      rules: [{ id: 'ticket', match: { msisdn: '60123456031' }, step: 'renewal', effect: { error: 'INSUFFICIENT_FUNDS' } }],
+    })
+    const a = await startClient({ clock: '2026-01-31T09:00:00', fixtures: [failing] })
+    const b = await startClient()
+    try {
+      const id = await a.subscribe('60123456031')
+      await a.control('/clock/advance', { by: 'P1M' })
+      expect((await a.api('/subscriptions/status', { subscription_id: id })).body.payload.status).toBe('EXPIRED')
+      const recording = join(tmp.dir, 'renewal.jsonl')
+      writeFileSync(recording, (await dcb(['logs', '--json', '--all'], { env: { DCB_BASE_URL: a.url } })).stdout)
+      expect((await dcb(['replay', recording, '--base-url', a.url])).code).toBe(0)
+      // Without the rule the renewal succeeds: the last Status differs.
+      const r = await dcb(['replay', recording, '--base-url', b.url])
+      expect(r.code).toBe(1)
+      expect(r.stdout).toMatch(/✘ 2026-02-28T09:00:00\.000000 POST \/subscriptions\/status {2}recorded 200 SUCCESS EXPIRED {2}replay 200 SUCCESS ACTIVE\n/)
+      expect(r.stdout).toContain('✘ 1 of 3 answers differ from the recording')
+    } finally {
+      await a.close()
+      await b.close()
+    }
+  })
+})
