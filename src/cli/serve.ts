@@ -4,12 +4,13 @@ import { networkInterfaces } from 'node:os'
 import { relative } from 'node:path'
 import chalk from 'chalk'
 import module from 'node:module'
-import { DEFAULT_HOST, DEMO_API_KEY, DEFAULT_WORLD_FILE } from '../contract/defaults.js'
+import { DEFAULT_HOST, DEFAULT_WORLD_FILE } from '../contract/defaults.js'
 import { defaultWorldPath, FixtureError } from '../world/default-world.js'
 import { allowIpProblem, isWildcardAddress, ServeError, startSandbox } from '../server.js'
 import { StoreError } from '../store/types.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 import { collectWhenIdle } from './idle-gc.js'
+import { sampleInit } from './sample-init.js'
 
 interface ServeCliOptions {
   port: number
@@ -176,6 +177,8 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
           : 'in memory (nothing is kept)'
     const shown = (f: string) => (relative(process.cwd(), f).startsWith('..') ? f : relative(process.cwd(), f))
     const rules = engine.world.world.rules
+    // An Init this world answers with SUCCESS (none: no active merchant with a key in clear sells anything here).
+    const sample = sampleInit(engine.world.world)
     const ruleSources = engine.worldSources()?.rules ?? {}
     // Each file with the rules in force that it brought (a rule replaced by a later file counts there).
     const fileLines = sandbox.files.map((f, i) => {
@@ -196,8 +199,12 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
       [
         `${chalk.green('dcb sandbox')} listening on ${chalk.bold(url)}${everyInterface ? `  (bound to ${bound === '::' ? '[::]' : bound}: every interface)` : ''}`,
         ...lan.map((u) => `  LAN:      ${chalk.bold(u)}  (${lanNote})`),
-        `  API key:  ${DEMO_API_KEY}   (header API-KEY)`,
-        `  try:      curl -s${opts.https ? 'k' : ''} ${url}/subscriptions/init -H 'API-KEY: ${DEMO_API_KEY}' -H 'Content-Type: application/json' -d '{"msisdn":"60123456001","service_code":"STREAMPLUS","country_code":"my"}'`,
+        ...(sample
+          ? [
+              `  API key:  ${sample.apiKey}   (header API-KEY)`,
+              `  try:      curl -s${opts.https ? 'k' : ''} ${url}/subscriptions/init -H 'API-KEY: ${sample.apiKey}' -H 'Content-Type: application/json' -d '${JSON.stringify(sample.body)}'`,
+            ]
+          : []),
         `  data:     ${where}`,
         `  clock:    ${engine.clockView().now}${engine.clockView().frozen ? ' (frozen)' : ''}`,
         ...fileLines,
