@@ -30,7 +30,13 @@ export async function localSandbox(
     if (e instanceof SandboxError) throw new CliError(`--clock: ${e.message}`, EXIT.USAGE)
     throw e
   }
-  const fetchIn = (url: string, init: RequestInit) => sandbox.fetch(url, init)
+  // A consent's reason is read off its redirect's X-DCB-Reason, as the HTTP client a server run uses does.
+  let consentReason: string | undefined
+  const fetchIn = async (url: string, init: RequestInit) => {
+    const res = await sandbox.fetch(url, init)
+    consentReason = res.headers.get('x-dcb-reason') ?? undefined
+    return res
+  }
   const target = (apiKey = DEMO_API_KEY): RunTarget => {
     const m = merchantOperations(fetchIn, 'http://localhost', { apiKey, headers: {} })
     // The HTTP client's shape: `http` for the status, the query of a consent redirect parsed.
@@ -44,7 +50,8 @@ export async function localSandbox(
       status: (body) => api(m.status(body)),
       consent: async (url, action) => {
         const r = await m.consent(url, action)
-        return { status: r.status, location: r.location, query: r.location ? Object.fromEntries(new URL(r.location, 'http://localhost').searchParams) : {} }
+        const query = r.location ? Object.fromEntries(new URL(r.location, 'http://localhost').searchParams) : {}
+        return { status: r.status, location: r.location, query, ...(consentReason === undefined ? {} : { reason: consentReason }) }
       },
       otp: (msisdn, opts) => sandbox.otp(msisdn, opts),
       sms: (msisdn) => sandbox.sms(msisdn),
