@@ -202,7 +202,7 @@ export async function logs(o: Opts): Promise<void> {
   if (!first.requests.length && !o.json) {
     const none =
       o.subscription !== undefined
-        ? `no request about subscription ${o.subscription} in the journal`
+        ? `no request about subscription ${o.subscription}${o.msisdn ? ` and ${o.msisdn} (both filters apply)` : ''} in the journal`
         : o.msisdn
           ? `no request about ${o.msisdn} in the journal`
           : 'the request journal is empty (no merchant call since the server started or was reset)'

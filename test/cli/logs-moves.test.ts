@@ -29,4 +29,10 @@ describe('dcb logs: a clock move says what it ran', () => {
     const r = await dcb(['logs', '--limit', '1', '--base-url', c.url])
     expect(r.stdout).toMatch(/POST \/_sandbox\/clock\/advance 200 SUCCESS .*\n {4}ran: 7 events: 6 renewed, 1 renewal_failed INSUFFICIENT_FUNDS\n$/)
   })
+
+  it('--msisdn with --subscription: both apply, and an empty answer names both', async () => {
+    const r = await dcb(['logs', '--subscription', failed, '--msisdn', '60123456001', '--base-url', c.url])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toBe(`no request about subscription ${failed} and 60123456001 (both filters apply) in the journal\n`)
+  })
 })
