@@ -50,6 +50,8 @@ const MERCHANT_PATHS = new Set(['/subscriptions/init', '/subscriptions/verify', 
 const RULES = /^\/_sandbox\/rules(?:\/([^/]+))?$/
 /** What an MO did that is neither a failure (its code) nor a subscription or a STOP: the replay compares it too. */
 const MO_NOTHING = new Set(['ignored', 'unknown_keyword'])
+/** What an MO the carrier refused did: a failure, with its code. */
+const MO_FAILED = new Set(['rejected', 'charge_failed'])
 /** A carrier cancel of a subscription. */
 const CANCEL = /^\/_sandbox\/subscriptions\/([^/]+)\/cancel$/
 
@@ -161,11 +163,13 @@ export async function replay(file: string, o: ClientCliOptions & { merchant?: st
     const got = await guard(() => send(c, e, map, learn))
     // A control change's answer is no envelope (a canceled subscription's `status` is CANCELED).
     const envelope = MERCHANT_PATHS.has(e.path) || e.path.startsWith('/consent/')
+    // An MO fails when the carrier refused it; one that did nothing is no failure, whatever the journal's message.
+    const moAction = e.path === '/_sandbox/mo' && typeof e.response?.action === 'string' ? (e.response.action as string) : undefined
     const want: Answer = {
       http: e.http_status,
-      status: (envelope ? e.response?.status : undefined) ?? (e.message ? 'FAIL' : 'SUCCESS'),
-      // The journal's message of an MO that did nothing is empty, as of one that subscribed: its action tells them apart.
-      message: e.message || (e.path === '/_sandbox/mo' && MO_NOTHING.has(e.response?.action) ? e.response.action : ''),
+      status: (envelope ? e.response?.status : undefined) ?? (moAction ? (MO_FAILED.has(moAction) ? 'FAIL' : 'SUCCESS') : e.message ? 'FAIL' : 'SUCCESS'),
+      // An MO that did nothing: its action (a recording made before the journal said it has message "").
+      message: e.message || (moAction && MO_NOTHING.has(moAction) ? moAction : ''),
       ...subscriptionStatus(e.path, e.response),
     }
     const same = got.http === want.http && got.status === want.status && got.message === want.message && got.subscription === want.subscription
@@ -201,7 +205,7 @@ async function send(c: DcbClient, e: Entry, map: (id: unknown) => unknown, learn
   if (e.path === '/_sandbox/mo') {
     const r = await c.mo({ msisdn: e.request?.msisdn, short_code: e.request?.short_code, text: e.request?.text })
     learn(e.response?.subscription_id, r.subscription_id)
-    const failed = r.action === 'rejected' || r.action === 'charge_failed'
+    const failed = MO_FAILED.has(r.action)
     // The recording's message is the failure code of an MO that did not subscribe ('' otherwise).
     const message = failed ? String(r.code) : MO_NOTHING.has(r.action) ? r.action : ''
     return { http: 200, status: failed ? 'FAIL' : 'SUCCESS', message, reason: r.reason ?? r.message }
