@@ -132,7 +132,7 @@ export async function clock(args: string[], o: Opts): Promise<void> {
   out(`${r.clock.now}  ${chalk.dim(`${total} event${total === 1 ? '' : 's'}`)}`)
   const line = (e: Record<string, any>) =>
     out(
-      `  ${chalk.dim(e.at)} ${String(e.type).padEnd(16)} ${e.subscription_id ?? e.verif_request_id ?? ''} ${e.code ? chalk.red(e.code) : ''}${e.status ? chalk.dim(` -> ${e.status}`) : ''}`,
+      `  ${chalk.dim(e.at)} ${String(e.type).padEnd(16)} ${e.subscription_id ?? e.verif_request_id ?? ''} ${e.code ? chalk.red(e.code) : ''}${e.status ? chalk.dim(` -> ${e.status}`) : ''}${e.reason ? `\n    ${chalk.dim('why:')} ${e.reason}` : ''}`,
     )
   if (o.all || r.events.length <= LIST_EVENTS) {
     for (const e of r.events) line(e)
@@ -227,7 +227,10 @@ function moveLines(e: Record<string, any>, subscription: string | undefined): st
   if (!Array.isArray(r.events)) return r.event_count ? [`${r.event_count} events (too many for the journal to list)`] : []
   const events: Record<string, any>[] = subscription === undefined ? r.events : r.events.filter((x: any) => x.subscription_id === subscription)
   if (events.length <= LOGGED_EVENTS)
-    return events.map((x) => `${x.at} ${x.type}${x.msisdn ? ` ${x.msisdn}` : ''}${x.code ? ` ${chalk.red(x.code)}` : ''}${x.status ? ` -> ${x.status}` : ''}`)
+    return events.map(
+      (x) =>
+        `${x.at} ${x.type}${x.msisdn ? ` ${x.msisdn}` : ''}${x.code ? ` ${chalk.red(x.code)}` : ''}${x.status ? ` -> ${x.status}` : ''}${x.reason ? chalk.dim(` (why: ${x.reason})`) : ''}`,
+    )
   const kinds = new Map<string, number>()
   for (const x of events) kinds.set(x.code ? `${x.type} ${x.code}` : x.type, (kinds.get(x.code ? `${x.type} ${x.code}` : x.type) ?? 0) + 1)
   return [
@@ -272,7 +275,7 @@ export async function subscription(id: string, o: Opts): Promise<void> {
   out(`\n${chalk.bold('charges')} ${chalk.dim(`(${charges.length} kept of ${fields.charge_count}, oldest first)`)}`)
   for (const ch of charges)
     out(
-      `  ${chalk.dim(ch.at)} ${String(ch.kind).padEnd(8)} ${(ch.outcome === 'SUCCESS' ? chalk.green : chalk.red)(String(ch.outcome).padEnd(22))} ${ch.amount ?? ''} ${ch.currency ?? ''}`,
+      `  ${chalk.dim(ch.at)} ${String(ch.kind).padEnd(8)} ${(ch.outcome === 'SUCCESS' ? chalk.green : chalk.red)(String(ch.outcome).padEnd(22))} ${ch.amount ?? ''} ${ch.currency ?? ''}${ch.reason ? `\n    ${chalk.dim('why:')} ${ch.reason}` : ''}`,
     )
   out(`\n${chalk.bold('events')} ${chalk.dim('(the messages the handset received about it, newest first)')}`)
   if (!messages.length) out(chalk.dim('  none'))

@@ -20,7 +20,7 @@ describe('dcb logs: a clock move says what it ran', () => {
     const r = await dcb(['logs', '--subscription', failed, '--base-url', c.url])
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(
-      /POST \/_sandbox\/clock\/advance 200 SUCCESS .*\n {4}ran: 2026-02-28T09:00:00\.000000 renewal_failed 60123456301 INSUFFICIENT_FUNDS -> EXPIRED\n/,
+      /POST \/_sandbox\/clock\/advance 200 SUCCESS .*\n {4}ran: 2026-02-28T09:00:00\.000000 renewal_failed 60123456301 INSUFFICIENT_FUNDS -> EXPIRED \(why: rule renewal-301 \(ending 301\): renewal INSUFFICIENT_FUNDS\)\n/,
     )
     expect(r.stdout.match(/ran:/g)).toHaveLength(1)
   })
@@ -34,5 +34,10 @@ describe('dcb logs: a clock move says what it ran', () => {
     const r = await dcb(['logs', '--subscription', failed, '--msisdn', '60123456001', '--base-url', c.url])
     expect(r.code).toBe(0)
     expect(r.stdout).toBe(`no request about subscription ${failed} and 60123456001 (both filters apply) in the journal\n`)
+  })
+
+  it('dcb subscription: a failed renewal charge says which rule failed it', async () => {
+    const r = await dcb(['subscription', failed, '--base-url', c.url])
+    expect(r.stdout).toMatch(/ renewal {2}INSUFFICIENT_FUNDS .*\n {4}why: rule renewal-301 \(ending 301\): renewal INSUFFICIENT_FUNDS\n/)
   })
 })
