@@ -108,7 +108,7 @@ export async function clockView() {
 function ranLine(r) {
   const events = /^\/_sandbox\/clock\/(advance|set)$/.test(r.path) && r.response && r.response.events
   if (!events || !events.length) return null
-  const one = (e) => [e.type, e.msisdn, e.code, e.status && `→ ${e.status}`].filter(Boolean).join(' ')
+  const one = (e) => [e.type, e.msisdn, e.code, e.status && `→ ${e.status}`, e.reason && `(${e.reason})`].filter(Boolean).join(' ')
   const counts = {}
   for (const e of events) {
     const kind = e.code ? `${e.type} ${e.code}` : e.type

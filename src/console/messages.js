@@ -215,7 +215,7 @@ export async function subscriptionView(id) {
                       {},
                       h('td', {}, shortTime(c.at)),
                       h('td', {}, c.kind),
-                      h('td', {}, c.outcome),
+                      h('td', {}, c.outcome, c.reason ? h('span', { class: 'why' }, c.reason) : null),
                       h('td', {}, c.amount ? `${c.amount} ${c.currency || ''}` : '—'),
                     ),
                   ),

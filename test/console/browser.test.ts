@@ -278,7 +278,7 @@ describe('the console in chromium', () => {
   })
 
   it('Requests: a clock move says what it ran (a failed renewal is seen in the journal, not only in its body)', async () => {
-    await c.subscribe('60123456301')
+    const id = await c.subscribe('60123456301')
     await c.control('/clock/advance', { by: 'P1M' })
     const fresh = await openPage()
     await fresh.goto(`${c.url}/#/requests`)
@@ -286,6 +286,9 @@ describe('the console in chromium', () => {
     await expect
       .poll(() => list.locator('summary').first().textContent())
       .toMatch(/^200 POST \/_sandbox\/clock\/advance .*Ran: .*renewal_failed( 60123456301)? INSUFFICIENT_FUNDS/)
+    // The subscription's charge history says which rule failed the renewal.
+    await fresh.goto(`${c.url}/#/subscriptions/${id}`)
+    await fresh.getByRole('cell', { name: 'INSUFFICIENT_FUNDS rule renewal-301 (ending 301): renewal INSUFFICIENT_FUNDS' }).waitFor()
     await fresh.close()
   })
 
