@@ -85,6 +85,8 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
       throw e
     }
   } else if (opts.replaceWorld) throw new CliError('--replace-world goes with --store (the world of a shared database)', EXIT.USAGE)
+  // Both given: one of them would be dropped without a word (the banner says "in memory", nothing is written).
+  if (opts.inMemory && opts.dataGiven) throw new CliError('--in-memory keeps nothing on disk: it cannot go with --data (drop one of them)', EXIT.USAGE)
   const host = opts.host ?? (opts.lan ? '0.0.0.0' : DEFAULT_HOST)
   if (opts.lan && /^(127\.|::1$|localhost$)/.test(host)) throw new CliError(`--lan listens on the LAN: drop --host ${host} or give a LAN address`, EXIT.USAGE)
   // On the LAN the control API needs the admin token: one is made up when none is given.

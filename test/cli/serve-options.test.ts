@@ -3,7 +3,7 @@
  * --https, --open and --lan (loaded only with those flags).
  */
 import { spawn } from 'node:child_process'
-import { chmodSync, existsSync, readFileSync, watch, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, readdirSync, readFileSync, watch, writeFileSync } from 'node:fs'
 import { request } from 'node:https'
 import { connect } from 'node:net'
 import { networkInterfaces } from 'node:os'
@@ -274,5 +274,13 @@ describe('a store URL that is not one', () => {
     expect(env.stderr).toBe('dcb: DCB_STORE takes a PostgreSQL URL (postgres:// or postgresql://), not mysql://\n')
     const noHost = await dcb(['serve'], { cwd: tmp.dir, env: { DCB_STORE: 'postgres://' } })
     expect(noHost.stderr).toBe('dcb: DCB_STORE "postgres://" names no host: use postgres://USER:PASSWORD@HOST:PORT/DATABASE\n')
+  })
+})
+
+describe('--in-memory with --data', () => {
+  it('is refused naming both (exit 2, nothing written): one of them would be dropped without a word', async () => {
+    const r = await dcb(['serve', '--in-memory', '--data', join(tmp.dir, 'kept.json'), '--port', '0'], { cwd: tmp.dir })
+    expect([r.code, r.stderr]).toEqual([2, 'dcb: --in-memory keeps nothing on disk: it cannot go with --data (drop one of them)\n'])
+    expect(readdirSync(tmp.dir)).toEqual([])
   })
 })
