@@ -4,7 +4,7 @@
  */
 import chalk from 'chalk'
 import { DcbClient, SandboxError, TransportError, type ApiResult, type Envelope } from '../client/index.js'
-import { DEFAULT_BASE_URL, DEMO_API_KEY, SESSION_NAME } from '../contract/defaults.js'
+import { DEFAULT_BASE_URL, DEMO_API_KEY, SESSION_NAME, SESSION_NAME_RULE } from '../contract/defaults.js'
 import { OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 
@@ -27,7 +27,7 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
   // The server's rule for session names, checked here to fail before any call.
   if (session !== undefined && !SESSION_NAME.test(session))
     throw new CliError(
-      `${opts.session !== undefined ? '--session' : 'DCB_SESSION'} "${session}" is not a session name: 1-64 characters of A-Z a-z 0-9 . _ -`,
+      `${opts.session !== undefined ? '--session' : 'DCB_SESSION'} "${session}" is not a session name: ${SESSION_NAME_RULE}`,
       EXIT.USAGE,
     )
   let client: DcbClient
