@@ -26,10 +26,7 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
   const session = opts.session ?? (process.env.DCB_SESSION || undefined)
   // The server's rule for session names, checked here to fail before any call.
   if (session !== undefined && !SESSION_NAME.test(session))
-    throw new CliError(
-      `${opts.session !== undefined ? '--session' : 'DCB_SESSION'} "${session}" is not a session name: ${SESSION_NAME_RULE}`,
-      EXIT.USAGE,
-    )
+    throw new CliError(`${opts.session !== undefined ? '--session' : 'DCB_SESSION'} "${session}" is not a session name: ${SESSION_NAME_RULE}`, EXIT.USAGE)
   let client: DcbClient
   try {
     client = new DcbClient({
