@@ -113,9 +113,15 @@ export async function sessionClock(db: SharedDatabase, mine: ClockStart | undefi
 
 /** The kept session clock as stored (null: real time); one that does not read is named. */
 function readClock(kept: string): ClockStart | null {
+  let v: unknown
   try {
-    return JSON.parse(kept) as ClockStart | null
+    v = JSON.parse(kept)
   } catch (e) {
     throw new Error(`dcb_meta's session_clock is not JSON of a clock (${(e as Error).message})`)
   }
+  // JSON of something else would reach every new session's clock as it is.
+  const clock = v as Partial<ClockStart> | null
+  if (clock !== null && !(typeof clock === 'object' && Number.isFinite(clock.at) && typeof clock.frozen === 'boolean'))
+    throw new Error(`dcb_meta's session_clock is not JSON of a clock (${kept.slice(0, 80)}: not null or {"at": ms, "frozen": true or false})`)
+  return clock as ClockStart | null
 }

@@ -120,5 +120,12 @@ describe('shared sessions, reviewed', () => {
     expect(r.code).toBe(1)
     expect(r.stderr).not.toContain('unexpected error')
     expect(r.stderr.trim()).toMatch(/^dcb: the database at .* cannot be used: dcb_meta's session_clock is not JSON of a clock \(.*\)$/)
+    // JSON, but not of a clock: named the same way, not handed to every new session.
+    await pg.query(`UPDATE dcb_meta SET value = '{"at":"soon"}' WHERE key = 'session_clock'`, [], 'badclock')
+    const shape = await dcb(['serve', '--store', url, '--port', '0'])
+    expect(shape.code).toBe(1)
+    expect(shape.stderr.trim()).toMatch(
+      /^dcb: the database at .* cannot be used: dcb_meta's session_clock is not JSON of a clock \(\{"at":"soon"\}: not null or .*\)$/,
+    )
   })
 })
