@@ -118,7 +118,7 @@ export class Host {
 
   /** Whether the sessions are shared with other processes (a database): reads take in what they wrote first. */
   get sharedStore(): boolean {
-    return this.stores?.shared ?? false
+    return this.database !== undefined
   }
 
   /** How many named sessions are open. */
