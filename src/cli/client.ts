@@ -24,21 +24,24 @@ export async function init(o: Opts): Promise<void> {
     // The line is pasted into a shell: it goes where this call went (the flags that chose the server,
     // session, merchant and control access; the environment carries itself), its values quoted.
     const dcb = invokedAs()
-    const where = whereFlags(o)
     const q = shellWord
-    if (p.verif_request_id) out(chalk.dim(`  next: ${dcb} verify${where} --id ${q(p.verif_request_id)} --otp "$(${dcb} otp${where} ${q(v.msisdn)})"`))
-    else if (p.short_code) out(chalk.dim(`  next: ${dcb} mo${where} ${q(v.msisdn)} ${q(p.short_code)} ${q(p.keyword ?? '')}`))
-    else if (p.redirect_url) out(chalk.dim(`  next: open ${p.redirect_url}  (or ${dcb} consent${where} ${q(p.redirect_url)} approve)`))
+    // Each command of the line gets the credential it takes: verify the key, otp and mo the admin token, consent neither.
+    const merchant = whereFlags(o, 'apiKey')
+    const control = whereFlags(o, 'adminToken')
+    const page = whereFlags(o)
+    if (p.verif_request_id) out(chalk.dim(`  next: ${dcb} verify${merchant} --id ${q(p.verif_request_id)} --otp "$(${dcb} otp${control} ${q(v.msisdn)})"`))
+    else if (p.short_code) out(chalk.dim(`  next: ${dcb} mo${control} ${q(v.msisdn)} ${q(p.short_code)} ${q(p.keyword ?? '')}`))
+    else if (p.redirect_url) out(chalk.dim(`  next: open ${p.redirect_url}  (or ${dcb} consent${page} ${q(p.redirect_url)} approve)`))
   }
 }
 
-/** The client flags given on the command line that chose where a call goes, as a shell would take them back. */
-function whereFlags(o: Opts): string {
+/** The client flags given on the command line that chose where a call goes (and with `credential`, that one), as a shell would take them back. */
+function whereFlags(o: Opts, credential?: 'apiKey' | 'adminToken'): string {
   const given: [string, string | undefined][] = [
     ['--base-url', o.baseUrl],
     ['--session', o.session],
-    ['--api-key', o.apiKey],
-    ['--admin-token', o.adminToken],
+    ...(credential === 'apiKey' ? [['--api-key', o.apiKey] as [string, string | undefined]] : []),
+    ...(credential === 'adminToken' ? [['--admin-token', o.adminToken] as [string, string | undefined]] : []),
   ]
   return given.map(([flag, value]) => (value === undefined ? '' : ` ${flag} ${shellWord(value)}`)).join('')
 }
@@ -118,6 +121,7 @@ export async function clock(args: string[], o: Opts): Promise<void> {
   const c = clientFrom(o)
   const [verb, arg] = args
   if (!verb) {
+    if (o.all) throw new CliError(`--all lists the events of a move: ${invokedAs()} clock advance DURATION --all, or clock set TIME --all`, EXIT.USAGE)
     const r = await guard(() => c.now())
     if (o.json) return printJson(r)
     return out(`${r.now}${r.frozen ? ' (frozen)' : ''}${r.next_event_dt ? chalk.dim(`  next event ${r.next_event_dt}`) : ''}`)
@@ -183,7 +187,8 @@ export async function logs(o: Opts): Promise<void> {
     )
     for (const line of moveLines(e, o.subscription === undefined ? undefined : String(o.subscription))) out(`    ${chalk.dim('ran:')} ${line}`)
   }
-  // --all: every entry the journal holds (it is bounded); otherwise the latest --limit.
+  // --all: every entry the journal holds (it is bounded); otherwise the latest --limit. Both: one would be dropped.
+  if (o.all && o.limit !== undefined) throw new CliError('--all shows every entry the journal holds: it cannot go with --limit (drop one of them)', EXIT.USAGE)
   const limit = o.all ? 1_000_000 : decimal(String(o.limit ?? 20))
   if (!o.all && (!Number.isInteger(limit) || limit < 1 || limit > 100_000))
     throw new CliError(`--limit "${o.limit}" must be a whole number from 1 to 100000`, EXIT.USAGE)
@@ -248,6 +253,7 @@ export async function reset(o: Opts): Promise<void> {
 }
 
 export async function scenarios(o: Opts): Promise<void> {
+  if (o.markdown && o.json) throw new CliError('--markdown and --json are two forms of the same list: give one', EXIT.USAGE)
   const r = await guard(() => clientFrom(o).scenarios())
   if (o.json) return printJson(r)
   if (o.markdown) {

@@ -42,6 +42,14 @@ function usableCarriers(world: WorldSummary, country?: string): Carrier[] {
     .sort((a, b) => FLOW_ORDER.indexOf(a.flow) - FLOW_ORDER.indexOf(b.flow))
 }
 
+/** The carrier whose prefix the MSISDN starts with (the longest that matches). */
+function carrierOf(world: WorldSummary, msisdn: string): Carrier | undefined {
+  let best: { carrier: Carrier; length: number } | undefined
+  for (const carrier of world.carriers)
+    for (const p of carrier.prefixes) if (msisdn.startsWith(p) && p.length > (best?.length ?? 0)) best = { carrier, length: p.length }
+  return best?.carrier
+}
+
 function countryOf(world: WorldSummary, msisdn: string): string | undefined {
   const carrier = world.carriers.find((c) => c.prefixes.some((p) => msisdn.startsWith(p)))
   if (carrier) return carrier.country
@@ -110,6 +118,15 @@ export async function flow(o: FlowOptions): Promise<void> {
     service = (offered.find((s) => s.code === 'STREAMPLUS') ?? offered[0])?.code
     if (!service) throw new CliError(`no service of the sandbox world is offered in ${country}: give --service`, EXIT.USAGE)
   }
+  // --otp and --deny each steer one flow: for a number of another flow either would be dropped without a word.
+  const carrier = carrierOf(world, msisdn)
+  const wrongFlow = (flag: string, flow: string) =>
+    new CliError(
+      `${flag} is for the ${FLOW_NAME[flow]} flow: ${msisdn} is of ${carrier!.code}, whose flow is ${FLOW_NAME[carrier!.flow] ?? carrier!.flow} (drop ${flag}, or give a number of a carrier whose flow is ${FLOW_NAME[flow]})`,
+      EXIT.USAGE,
+    )
+  if (carrier?.provisioned && o.otp !== undefined && carrier.flow !== 'otp') throw wrongFlow('--otp', 'otp')
+  if (carrier?.provisioned && o.deny && carrier.flow !== 'redirect') throw wrongFlow('--deny', 'redirect')
   const report = await run(c, { msisdn, service, country, language: o.language, otp: o.otp, deny: o.deny }, !o.json)
   if (o.json) printJson(report)
   if (!report.ok) process.exitCode = EXIT.FAIL

@@ -113,96 +113,130 @@ program
   .option('--json', 'print the result as JSON ({seeded, data, total, ms})')
   .action(async (opts) => (await import('./seed.js')).seed(opts))
 
-/** The options every client command takes. */
-function clientCommand(name: string, description: string): Command {
-  return program
+/**
+ * What a client command calls, and so which credential it can use: the merchant API takes the API key,
+ * the control API the admin token, a consent page neither. `init` calls the merchant API and carries
+ * the admin token to the control commands of its `next:` line.
+ */
+type Calls = 'merchant' | 'control' | 'both' | 'page'
+const CALLS_WORDS: Record<Calls, string> = {
+  merchant: 'calls the merchant API, which takes the merchant key (--api-key), not the admin token',
+  control: 'calls the control API, which takes no merchant key (from another machine: --admin-token)',
+  both: '',
+  page: "posts to the consent page, the subscriber's side, which takes no key or token",
+}
+
+/** The options every client command takes; a credential it cannot use is refused by name (hidden from its help). */
+function clientCommand(name: string, description: string, calls: Calls, hint?: string): Command {
+  const apiKey = calls === 'merchant' || calls === 'both'
+  const adminToken = calls === 'control' || calls === 'both'
+  const cmd = program
     .command(name)
     .description(description)
     .option('--base-url <url>', `server base URL (env DCB_BASE_URL, default ${DEFAULT_BASE_URL})`)
-    .option('--api-key <key>', `merchant API key (env DCB_API_KEY, default ${DEMO_API_KEY})`)
-    .option('--admin-token <token>', 'control API token for a non-loopback server (env DCB_ADMIN_TOKEN)')
+    .addOption(hiddenUnless(apiKey, new Option('--api-key <key>', `merchant API key (env DCB_API_KEY, default ${DEMO_API_KEY})`)))
+    .addOption(hiddenUnless(adminToken, new Option('--admin-token <token>', 'control API token for a non-loopback server (env DCB_ADMIN_TOKEN)')))
     .option('--timeout <seconds>', 'give up after this many seconds (default 30)', int('--timeout', 1, 3600))
     .option('--session <name>', 'work in this sandbox session (header X-DCB-Session; env DCB_SESSION)')
     .option('--json', 'print the answer as JSON')
+  // Accepted and then not sent, a key or token would look like it was used (dcb coverage --api-key K showed every merchant).
+  cmd.hook('preAction', (_parent, action) => {
+    const refused = [
+      ['--api-key', 'apiKey', apiKey],
+      ['--admin-token', 'adminToken', adminToken],
+    ].find(([, key, usable]) => !usable && action.getOptionValueSource(key as string) === 'cli')
+    if (refused)
+      action.error(`${refused[0]} does not apply to ${program.name()} ${action.name()}: it ${CALLS_WORDS[calls]}${hint ? `; ${hint}` : ''}`, {
+        exitCode: EXIT.USAGE,
+        code: 'dcb.inapplicable',
+      })
+  })
+  return cmd
 }
+const hiddenUnless = (shown: boolean, option: Option) => (shown ? option : option.hideHelp())
 const client = () => import('./client.js')
 
-clientCommand('init', 'start a subscription flow (POST /subscriptions/init)')
+clientCommand('init', 'start a subscription flow (POST /subscriptions/init)', 'both')
   .option('--msisdn <msisdn>', 'subscriber MSISDN, digits, calling code first')
   .option('--service <code>', 'service code, e.g. STREAMPLUS')
   .option('--country <cc>', 'country code, lower case, e.g. my')
   .option('--language <tag>', 'language of the SMS texts')
   .action(async (o) => (await client()).init(o))
-clientCommand('verify', 'submit the OTP (POST /subscriptions/verify)')
+clientCommand('verify', 'submit the OTP (POST /subscriptions/verify)', 'merchant')
   .option('--id <verif_request_id>', 'the verif_request_id from init')
   .option('--otp <code>', 'the OTP the subscriber received')
   .option('--language <tag>', 'language of the SMS texts')
   .action(async (o) => (await client()).verify(o))
-clientCommand('status', 'read a subscription (POST /subscriptions/status)')
+clientCommand('status', 'read a subscription (POST /subscriptions/status)', 'merchant')
   .argument('[subscription_id]')
   .action(async (id, o) => (await client()).status(id, o))
-clientCommand('otp', 'print the latest OTP sent to an MSISDN (the code alone)')
+clientCommand('otp', 'print the latest OTP sent to an MSISDN (the code alone)', 'control')
   .argument('<msisdn>')
   .option('--wait <seconds>', 'wait up to this long for one')
   .action(async (m, o) => (await client()).otp(m, o))
-clientCommand('sms', "show a handset's messages, newest first")
+clientCommand('sms', "show a handset's messages, newest first", 'control')
   .argument('<msisdn>')
   .action(async (m, o) => (await client()).sms(m, o))
-clientCommand('mo', 'send an SMS from a handset to a short code (PSMS keyword, STOP)')
+clientCommand('mo', 'send an SMS from a handset to a short code (PSMS keyword, STOP)', 'control')
   .argument('<msisdn>')
   .argument('<short_code>')
   .argument('<text...>')
   .action(async (m, sc, t, o) => (await client()).mo(m, sc, t, o))
-clientCommand('consent', 'approve or deny a redirect consent page')
+clientCommand('consent', 'approve or deny a redirect consent page', 'page')
   .argument('<url>', 'the redirect_url from init (or its id)')
   .argument('<action>', 'approve or deny')
   .action(async (u, a, o) => (await client()).consent(u, a, o))
-clientCommand('cancel', 'cancel a subscription on the carrier side')
+clientCommand('cancel', 'cancel a subscription on the carrier side', 'control')
   .argument('<subscription_id>')
   .action(async (id, o) => (await client()).cancel(id, o))
-clientCommand('clock', 'show the sandbox clock, or move it: clock advance P1M | clock set 2026-01-31T00:00:00')
+clientCommand('clock', 'show the sandbox clock, or move it: clock advance P1M | clock set 2026-01-31T00:00:00', 'control')
   .argument('[args...]')
   .option('--all', 'list every event of a big move (a person gets counts and the first and last few)')
   .action(async (args, o) => (await client()).clock(args, o))
-clientCommand('subscriptions', 'list subscriptions of every merchant')
+clientCommand('subscriptions', 'list subscriptions of every merchant', 'control', "one merchant's: --merchant ID")
   .option('--msisdn <msisdn>', "only this handset's")
   .option('--merchant <id>', "only this merchant's, e.g. demo")
   .option('--service <code>', 'only of this service, e.g. STREAMPLUS')
   .option('--status <status>', 'ACTIVE, CANCELED or EXPIRED')
   .action(async (o) => (await client()).subscriptions(o))
-clientCommand('subscription', 'one subscription with its charge history and the messages about it (--json: the control API answer as it is)')
+clientCommand('subscription', 'one subscription with its charge history and the messages about it (--json: the control API answer as it is)', 'control')
   .argument('<subscription_id>')
   .action(async (id, o) => (await client()).subscription(id, o))
-clientCommand('rules', 'runtime carrier rules: rules list | add <json|file> | remove <id> | clear')
+clientCommand('rules', 'runtime carrier rules: rules list | add <json|file> | remove <id> | clear', 'control')
   .argument('[action]', 'list (default), add, remove or clear')
   .argument('[rule]', 'add: a rule as JSON, or a file with a rule, an array or {"rules": [...]}; remove: the rule id')
   .action(async (verb, arg, o) => (await import('./rules.js')).rules(verb, arg, o))
-clientCommand('logs', 'show the request journal')
+clientCommand('logs', 'show the request journal', 'control')
   .option('-f, --follow', 'keep printing new requests')
-  .option('--limit <n>', 'how many of the latest to show first', '20')
+  .option('--limit <n>', 'how many of the latest to show first (default 20)')
   .option('--msisdn <msisdn>', 'only requests about this MSISDN')
   .option('--subscription <id>', 'only requests about this subscription, the ones that created it included')
   .option('--all', `every entry the journal holds, oldest first (with --json: a file for ${name} replay)`)
   .action(async (o) => (await client()).logs(o))
-clientCommand('reset', 'back to the loaded fixtures (drops subscriptions, messages, runtime rules) and empties the request journal')
+clientCommand('reset', 'back to the loaded fixtures (drops subscriptions, messages, runtime rules) and empties the request journal', 'control')
   .option('--clock <time>', 'start over at this sandbox time (earlier than now too)')
   .action(async (o) => (await client()).reset(o))
-clientCommand('replay', `replay a recorded session (${name} logs --json --all) and compare every answer`)
+clientCommand('replay', `replay a recorded session (${name} logs --json --all) and compare every answer`, 'both')
   .argument('<file>')
   .option('--merchant <id>', "whose requests to replay (default: the first merchant in the file; send the key's merchant)")
   .action(async (f, o) => (await import('./replay.js')).replay(f, o))
-clientCommand('world', 'print the world in force: carriers, services, merchants, rules in the order consulted, each with its file').action(async (o) =>
-  (await import('./world.js')).world(o),
+clientCommand('world', 'print the world in force: carriers, services, merchants, rules in the order consulted, each with its file', 'control').action(
+  async (o) => (await import('./world.js')).world(o),
 )
-clientCommand('coverage', "what each merchant's traffic exercised (outcomes seen) and did wrong (findings), since the session's last reset")
+clientCommand(
+  'coverage',
+  "what each merchant's traffic exercised (outcomes seen) and did wrong (findings), since the session's last reset",
+  'control',
+  "one merchant's: --merchant ID",
+)
   .option('--merchant <id>', 'only this merchant (default: every merchant with traffic)')
   .option('--junit <file>', 'also write a JUnit XML report: a test case per outcome (failing when never seen), a failing one per finding')
   .option('--min <percent>', 'exit 1 when a merchant shown is below this percentage of outcomes seen', int('--min', 0, 100))
   .action(async (o) => (await import('./coverage.js')).coverage(o))
-clientCommand('scenarios', 'list the magic numbers and rules of the running sandbox')
+clientCommand('scenarios', 'list the magic numbers and rules of the running sandbox', 'control')
   .option('--markdown', 'as a Markdown table')
   .action(async (o) => (await client()).scenarios(o))
-clientCommand('flow', 'a guided end-to-end subscription (asks on a terminal; flags for scripts)')
+clientCommand('flow', 'a guided end-to-end subscription (asks on a terminal; flags for scripts)', 'both')
   .option('--msisdn <msisdn>', 'subscriber MSISDN, digits, calling code first (default: a number of the country)')
   .option('--service <code>', 'service code, e.g. STREAMPLUS')
   .option('--country <cc>', 'country code, lower case, e.g. my')
@@ -211,7 +245,11 @@ clientCommand('flow', 'a guided end-to-end subscription (asks on a terminal; fla
   .option('--otp <code>', 'use this OTP instead of reading the inbox')
   .option('--deny', 'deny the consent page (redirect flow)')
   .action(async (o) => (await import('./flow.js')).flow(o))
-clientCommand('run', 'run a scripted scenario file (JSON steps with expectations); resets the sandbox first, or runs in process with --fixtures/--clock')
+clientCommand(
+  'run',
+  'run a scripted scenario file (JSON steps with expectations); resets the sandbox first, or runs in process with --fixtures/--clock',
+  'both',
+)
   .argument('<file>')
   .option('--no-reset', 'keep the sandbox state instead of resetting it first')
   .option('--fixtures <path>', 'run against a fresh in-process sandbox with these fixture files or folders, no server (repeatable)', collect)

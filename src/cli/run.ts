@@ -250,6 +250,22 @@ interface StepReport {
 }
 
 export async function runFile(file: string, o: RunCliOptions): Promise<void> {
+  const inProcess = o.fixtures !== undefined || o.clock !== undefined
+  if (inProcess) {
+    // Each would be accepted and then not used: there is no server to reach, wait for or open.
+    const forServer = [
+      ['--base-url', o.baseUrl !== undefined],
+      ['--session', o.session !== undefined],
+      ['--no-reset', o.reset === false],
+      ['--admin-token', o.adminToken !== undefined],
+      ['--timeout', o.timeout !== undefined],
+    ].flatMap(([flag, given]) => (given ? [flag as string] : []))
+    if (forServer.length)
+      throw new CliError(
+        `${o.fixtures !== undefined ? '--fixtures' : '--clock'} runs a fresh in-process sandbox: ${forServer.join(', ')} ${forServer.length === 1 ? 'is' : 'are'} for a running server`,
+        EXIT.USAGE,
+      )
+  }
   let data: unknown
   try {
     data = JSON.parse(readUserText(file))
@@ -264,9 +280,6 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
   }
   const doc = parsed.data
   const base = { ...o, baseUrl: o.baseUrl ?? doc.base_url, apiKey: o.apiKey ?? doc.api_key }
-  const inProcess = o.fixtures !== undefined || o.clock !== undefined
-  if (inProcess && (o.baseUrl !== undefined || o.session !== undefined || o.reset === false))
-    throw new CliError('--fixtures and --clock run a fresh in-process sandbox: --base-url, --session and --no-reset are for a running server', EXIT.USAGE)
   // The file's server is not where an in-process run goes: said, so a run that passes is not taken for
   // one against it. A base_url that is no URL is refused only where the run would go to it.
   const notUrl = doc.base_url !== undefined && !isHttpUrl(doc.base_url)

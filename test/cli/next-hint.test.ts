@@ -43,14 +43,17 @@ function shell(line: string): Promise<{ code: number; stdout: string; stderr: st
 const nextLine = (stdout: string) => /^ {2}next: (.*)$/m.exec(stdout)?.[1]
 
 describe('dcb init: the next line', () => {
-  it('keeps --base-url, --session, --api-key and --admin-token, quoted: pasted, the verify succeeds in that session', async () => {
+  it('keeps --base-url, --session, --api-key (to verify) and --admin-token (to otp), quoted: pasted, the verify succeeds in that session', async () => {
     const init = await shell(
       `dcb init --base-url ${c.url} --session hint-s1 --api-key sandbox-other-key --admin-token '${TOKEN.replaceAll("'", `'\\''`)}' --msisdn 60123456007 --service NEWSDAILY --country my`,
     )
     expect(init.stderr).toBe('')
     expect(init.code).toBe(0)
     const next = nextLine(init.stdout)!
-    expect(next).toMatch(/^dcb verify --base-url \S+ --session hint-s1 --api-key sandbox-other-key --admin-token '.*' --id \S+ --otp "\$\(dcb otp --base-url /)
+    // Each command gets the credential it takes (verify the key, otp the admin token): the other it refuses.
+    expect(next).toMatch(
+      /^dcb verify --base-url \S+ --session hint-s1 --api-key sandbox-other-key --id \S+ --otp "\$\(dcb otp --base-url \S+ --session hint-s1 --admin-token '.*' 60123456007\)"$/,
+    )
     const verify = await shell(next)
     expect(verify.stderr).toBe('')
     expect(verify.stdout).toMatch(/✔ SUCCESS verify/)
