@@ -23,10 +23,10 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
   const apiKey = opts.apiKey ?? process.env.DCB_API_KEY ?? DEMO_API_KEY
   if (!isHttpUrl(baseUrl)) throw new CliError(`${opts.baseUrl !== undefined ? '--base-url' : 'DCB_BASE_URL'} "${baseUrl}" is not an http(s) URL`, EXIT.USAGE)
   const adminToken = opts.adminToken ?? process.env.DCB_ADMIN_TOKEN
-  const session = opts.session ?? (process.env.DCB_SESSION || undefined)
+  const given = sessionGiven(opts)
+  const session = given?.name
   // The server's rule for session names, checked here to fail before any call.
-  if (session !== undefined && !SESSION_NAME.test(session))
-    throw new CliError(`${opts.session !== undefined ? '--session' : 'DCB_SESSION'} "${session}" is not a session name: ${SESSION_NAME_RULE}`, EXIT.USAGE)
+  if (given && !SESSION_NAME.test(given.name)) throw new CliError(`${given.from} "${given.name}" is not a session name: ${SESSION_NAME_RULE}`, EXIT.USAGE)
   let client: DcbClient
   try {
     client = new DcbClient({
@@ -48,6 +48,12 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
   }
   waiting = { baseUrl, limitS: opts.timeout ?? 30 }
   return client
+}
+
+/** The session a command works in, and where its name came from (none: the default session). */
+export function sessionGiven(opts: ClientCliOptions): { name: string; from: '--session' | 'DCB_SESSION' } | undefined {
+  if (opts.session !== undefined) return { name: opts.session, from: '--session' }
+  return process.env.DCB_SESSION ? { name: process.env.DCB_SESSION, from: 'DCB_SESSION' } : undefined
 }
 
 /** An absolute http: or https: URL. */

@@ -1,22 +1,40 @@
 /** `dcb coverage`: what each merchant's traffic exercised and what it did wrong, for people, as JSON, or as a JUnit report for CI. */
 import { writeFileSync } from 'node:fs'
 import chalk from 'chalk'
-import type { CoverageAnswer, MerchantCoverage } from '../contract/index.js'
+import type { CoverageAnswer, MerchantCoverage, SessionsAnswer } from '../contract/index.js'
 import { CliError, EXIT } from './errors.js'
-import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
+import { clientFrom, guard, out, printJson, sessionGiven, type ClientCliOptions } from './common.js'
 
 export interface CoverageCliOptions extends ClientCliOptions {
   merchant?: string
   junit?: string
+  /** With --junit: a session with no calls writes a report with no test case and passes. */
+  allowEmpty?: boolean
   /** A whole percentage, 0 to 100 (checked by the command line). */
   min?: number
 }
 
 export async function coverage(o: CoverageCliOptions): Promise<void> {
-  const answer = await guard(() => clientFrom(o).coverage(o.merchant === undefined ? {} : { merchant: o.merchant }))
-  if (o.junit !== undefined) writeJunit(o.junit, answer)
+  if (o.allowEmpty && o.junit === undefined) throw new CliError('--allow-empty goes with --junit FILE (it lets an empty report pass)', EXIT.USAGE)
+  const c = clientFrom(o)
+  const session = sessionGiven(o)
+  // Reading a session makes it: a mistyped name would read as a session with no calls. The list makes none, so it is read first.
+  const existed = session === undefined || (await guard(() => c.control<SessionsAnswer>('GET', '/sessions'))).sessions.some((s) => s.name === session.name)
+  const answer = await guard(() => c.coverage(o.merchant === undefined ? {} : { merchant: o.merchant }))
+  if (!existed)
+    process.stderr.write(
+      `dcb: warning: session "${session!.name}" (${session!.from}) did not exist: this read made it, so it has no calls (a mistyped name? the sessions are listed by GET /_sandbox/sessions)\n`,
+    )
+  // A gate that read nothing must not look green: no merchant had traffic and none was named (--merchant lists its outcomes, all unseen).
+  const empty = o.junit !== undefined && !answer.coverage.length && !o.allowEmpty
+  if (o.junit !== undefined) writeJunit(o.junit, answer, empty ? (session?.name ?? 'default') : undefined)
   if (o.json) printJson(answer)
   else print(answer, o.min)
+  if (empty)
+    throw new CliError(
+      `no calls were recorded in session ${session?.name ?? 'default'}: the JUnit report ${o.junit} has no outcome to show and fails; give --merchant ID to report each outcome of that merchant, or --allow-empty when no traffic is expected`,
+      EXIT.FAIL,
+    )
   if (o.min === undefined) return
   const below = answer.coverage.filter((m) => m.percent < o.min!)
   // No traffic at all is below any minimum above zero: a CI run that sent nothing must not pass.
@@ -41,12 +59,22 @@ function print(answer: CoverageAnswer, min: number | undefined): void {
   }
 }
 
-/** One test suite per merchant: a test case per outcome (failing when never seen), a failing one per finding. */
-export function junitXml(answer: CoverageAnswer): string {
+/**
+ * One test suite per merchant: a test case per outcome (failing when never seen), a failing one per
+ * finding. `emptySession`: no merchant had traffic there, and the report says so in one failing case.
+ */
+export function junitXml(answer: CoverageAnswer, emptySession?: string): string {
   const suites = answer.coverage.map(suite)
-  const tests = answer.coverage.reduce((n, m) => n + m.outcomes.length + m.findings.length, 0)
-  const failures = answer.coverage.reduce((n, m) => n + m.outcomes.filter((x) => !x.count).length + m.findings.length, 0)
+  if (emptySession !== undefined) suites.push(noCalls(emptySession))
+  const extra = emptySession === undefined ? 0 : 1
+  const tests = answer.coverage.reduce((n, m) => n + m.outcomes.length + m.findings.length, 0) + extra
+  const failures = answer.coverage.reduce((n, m) => n + m.outcomes.filter((x) => !x.count).length + m.findings.length, 0) + extra
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="dcb coverage" tests="${tests}" failures="${failures}">\n${suites.join('')}</testsuites>\n`
+}
+
+function noCalls(session: string): string {
+  const text = `no calls were recorded in session ${session}: no merchant has traffic to report (give --merchant ID to report its outcomes, --allow-empty when none is expected)`
+  return `  <testsuite name="dcb.coverage" tests="1" failures="1">\n    <testcase classname="dcb.coverage" name="calls recorded"><failure message="no calls were recorded" type="no_traffic">${xml(text)}</failure></testcase>\n  </testsuite>\n`
 }
 
 function suite(m: MerchantCoverage): string {
@@ -70,9 +98,9 @@ function xml(s: string): string {
   return s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
-function writeJunit(file: string, answer: CoverageAnswer): void {
+function writeJunit(file: string, answer: CoverageAnswer, emptySession: string | undefined): void {
   try {
-    writeFileSync(file, junitXml(answer))
+    writeFileSync(file, junitXml(answer, emptySession))
   } catch (e) {
     throw new CliError(`cannot write the JUnit report ${file}: ${(e as Error).message}`, EXIT.FAIL)
   }

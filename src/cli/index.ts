@@ -231,6 +231,7 @@ clientCommand(
 )
   .option('--merchant <id>', 'only this merchant (default: every merchant with traffic)')
   .option('--junit <file>', 'also write a JUnit XML report: a test case per outcome (failing when never seen), a failing one per finding')
+  .option('--allow-empty', 'with --junit: a session with no calls writes a report with no test case and exits 0 (without it: one failing case, exit 1)')
   .option('--min <percent>', 'exit 1 when a merchant shown is below this percentage of outcomes seen', int('--min', 0, 100))
   .action(async (o) => (await import('./coverage.js')).coverage(o))
 clientCommand('scenarios', 'list the magic numbers and rules of the running sandbox', 'control')
