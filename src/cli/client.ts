@@ -86,11 +86,22 @@ export async function sms(msisdn: string, o: Opts): Promise<void> {
 export async function mo(msisdn: string, shortCode: string, text: string[], o: Opts): Promise<void> {
   const r = await guard(() => clientFrom(o).mo({ msisdn, short_code: shortCode, text: text.join(' ') }))
   if (r.action === 'charge_failed' || r.action === 'rejected') process.exitCode = EXIT.FAIL
-  if (o.json) return printJson(r)
-  const ok = r.action === 'subscribed' || r.action === 'stop'
-  out(`${ok ? chalk.green('✔') : chalk.yellow('•')} ${r.action}${r.code ? `: ${chalk.bold(r.code)}` : ''}`)
-  const { action: _a, ...rest } = r
-  printFields(rest)
+  // An MO that did nothing (a keyword no service has there, a short code the carrier lacks) is no
+  // success: a script would go on as if it had subscribed. Its reason (the journal's) ends the command.
+  const nothing =
+    r.action === 'unknown_keyword'
+      ? `${r.message ?? 'not a keyword'}${r.keywords?.length ? ` (keywords there: ${r.keywords.filter(Boolean).join(', ')})` : ''}`
+      : r.action === 'ignored'
+        ? (r.reason ?? 'the carrier dropped it')
+        : undefined
+  if (o.json) printJson(r)
+  else {
+    const ok = r.action === 'subscribed' || r.action === 'stop'
+    out(`${ok ? chalk.green('✔') : chalk.yellow('•')} ${r.action}${r.code ? `: ${chalk.bold(r.code)}` : ''}`)
+    const { action: _a, ...rest } = r
+    printFields(rest)
+  }
+  if (nothing !== undefined) throw new CliError(`the MO did nothing (${r.action}): ${nothing}`, EXIT.FAIL)
 }
 
 export async function consent(url: string, action: string, o: Opts): Promise<void> {
