@@ -279,6 +279,19 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
     throw new CliError(`${file}: $${i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}: ${i.message}`, EXIT.USAGE)
   }
   const doc = parsed.data
+  // A name given twice: the later step's result would replace the earlier one's, and a reference or
+  // expect meant for the first would read the second. (A name left to the action, such as two otp steps, may repeat.)
+  const named = new Map<string, number>()
+  for (const [i, step] of doc.steps.entries()) {
+    if (step.as === undefined) continue
+    const first = named.get(step.as)
+    if (first !== undefined)
+      throw new CliError(
+        `${file}: steps ${first} and ${i + 1} are both named "${step.as}" ($.steps[${first - 1}].as, $.steps[${i}].as): the later result would replace the earlier; give each its own name`,
+        EXIT.USAGE,
+      )
+    named.set(step.as, i + 1)
+  }
   const base = { ...o, baseUrl: o.baseUrl ?? doc.base_url, apiKey: o.apiKey ?? doc.api_key }
   // The file's server is not where an in-process run goes: said, so a run that passes is not taken for
   // one against it. A base_url that is no URL is refused only where the run would go to it.

@@ -1,0 +1,51 @@
+/**
+ * A run file whose steps give the same `as` name twice: the later result replaced the earlier, so a
+ * reference or expect meant for the first read the second. The file is refused, naming both steps and
+ * the name, before the sandbox is reset or anything is sent. Through the binary against a real server.
+ */
+import { afterAll, describe, expect, it } from 'vitest'
+import { tempDir, useSandbox, writeJson } from '../helpers.js'
+import { dcb } from './run.js'
+
+const c = useSandbox()
+const tmp = tempDir()
+afterAll(() => tmp.cleanup())
+const run = (file: string) => dcb(['run', file], { env: { DCB_BASE_URL: c.url, DCB_SESSION: undefined, DCB_API_KEY: undefined } })
+
+describe('dcb run: step names', () => {
+  it('the same as name on two steps refuses the file, naming both steps; nothing is reset or sent', async () => {
+    await c.subscribe('60123456001')
+    const file = writeJson(tmp.dir, 'twice.run.json', {
+      steps: [
+        { as: 'first', init: { msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' } },
+        { otp: '60123456002' },
+        { as: 'first', init: { msisdn: '60123456003', service_code: 'STREAMPLUS', country_code: 'my' } },
+        { expect: { 'first.payload.carrier_code': 'sbx-my-otp' } },
+      ],
+    })
+    const r = await run(file)
+    expect(r.code).toBe(2)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toBe(
+      `dcb: ${file}: steps 1 and 3 are both named "first" ($.steps[0].as, $.steps[2].as): the later result would replace the earlier; give each its own name\n`,
+    )
+    // Not reset (the subscription made before is there), nothing sent (the journal lists newest first).
+    expect((await c.control('/subscriptions')).body.subscriptions).toHaveLength(1)
+    expect((await c.control('/requests')).body.requests.map((e: { path: string }) => e.path)).toEqual(['/subscriptions/verify', '/subscriptions/init'])
+  })
+
+  it('names left to the action may repeat (two otp steps), and distinct as names run', async () => {
+    const file = writeJson(tmp.dir, 'distinct.run.json', {
+      steps: [
+        { as: 'a', init: { msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' } },
+        { otp: '60123456002' },
+        { as: 'b', init: { msisdn: '60123456003', service_code: 'STREAMPLUS', country_code: 'my' } },
+        { otp: '60123456003' },
+        { expect: { 'a.message': '', 'b.message': '' } },
+      ],
+    })
+    const r = await run(file)
+    expect([r.code, r.stderr]).toEqual([0, ''])
+    expect(r.stdout).toContain('✔ 5 steps, 2 expectations passed')
+  })
+})
