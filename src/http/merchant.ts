@@ -240,7 +240,8 @@ export function createMerchantHandler(ctx: MerchantContext) {
           if (busy) return void busy.then(() => run(engine)).catch(crash)
           // A store other processes share: the call runs in a turn of it (null: this process owns its state).
           const turn = engine.turn(call)
-          if (turn) return void turn.then(() => perform(engine), notStored)
+          // A session made anew by the turn (deleted meanwhile) may be refused as a new one is: SESSION_LIMIT.
+          if (turn) return void turn.then(() => perform(engine), refusedSession)
           perform(engine)
         }
         const perform = (engine: Engine): void => {

@@ -12,7 +12,7 @@ import { SandboxError } from '../core/errors.js'
 import { State } from '../core/state.js'
 import { MemoryStore } from '../store/memory.js'
 import { folderSessions } from '../store/session-journal.js'
-import { StoreError, type SessionStores, type SharedSessions, type Store } from '../store/types.js'
+import { sharedSessionLimit, StoreError, type SessionStores, type SharedSessions, type Store } from '../store/types.js'
 import type { StoreIo } from '../store/wal.js'
 import type { LiveHubOptions } from './live.js'
 import { JournalBudget } from './request-log.js'
@@ -175,11 +175,7 @@ export class Host {
     const claimed = await database.claim(name, isDotName(name) ? null : max)
     if (claimed.stored) return this.open(name)
     if (isDotName(name)) throw new SandboxError('BAD_REQUEST', dotNameRefusal(name))
-    const { count } = claimed
-    throw new SandboxError(
-      'SESSION_LIMIT',
-      `the shared sandbox holds ${count} session${count === 1 ? '' : 's'}, at or past this server's limit of ${max} (--max-sessions, counted over every replica); delete one with DELETE /_sandbox/sessions/NAME`,
-    )
+    throw sharedSessionLimit(claimed.count, max)
   }
 
   /** A shared session another process made (it is stored): opened here, never made anew. */
@@ -209,7 +205,8 @@ export class Host {
     let state: State
     if (this.stores) {
       if (!this.sharedStore) await this.storedNames()
-      ;({ store, state } = await this.stores.open(name))
+      // Shared: a write that makes it anew (deleted by another process meanwhile) counts against the cap.
+      ;({ store, state } = await this.stores.open(name, this.opts.maxSessions ?? DEFAULT_MAX_SESSIONS))
     } else {
       store = new MemoryStore()
       state = new State()
@@ -378,7 +375,8 @@ export class Host {
     }
     // A database away is said by health (503); the timer tries again next time.
     const away = (e: unknown) => {
-      if (!(e instanceof StoreError)) throw e
+      // So is a session deleted meanwhile that a catch-up would make anew past the cap (the next list forgets it).
+      if (!(e instanceof StoreError) && !(e instanceof SandboxError && e.code === 'SESSION_LIMIT')) throw e
     }
     // One query says where every session's log ends: a session nobody wrote to since is not read again.
     const listed = this.opens

@@ -13,9 +13,11 @@
  */
 import type pg from 'pg'
 import type { Gate } from '../core/context.js'
+import { SandboxError } from '../core/errors.js'
 import type { Change, State, SubscriptionRecord } from '../core/state.js'
 import type { JournalFeed, JournalRecord, RequestJournal } from '../runtime/request-log.js'
-import { StoreError, type Store } from './types.js'
+import { makeSession } from './postgres-making.js'
+import { sharedSessionLimit, StoreError, type Store } from './types.js'
 
 /** What a session store needs of the database (postgres.ts). */
 export interface SessionDatabase {
@@ -92,6 +94,8 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
   constructor(
     private readonly db: SessionDatabase,
     readonly name: string,
+    /** The most named sessions the database may hold when a write makes this one anew (none: no cap). */
+    private readonly maxSessions = Infinity,
   ) {}
 
   // ------------------------------------------------------------ Store
@@ -219,6 +223,12 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
       taken = await this.catchUp(client, true, results[2]!.rows)
     } catch (e) {
       client.release(true)
+      // Made anew past the cap: its writes are refused as a new session is; its reads run next (they find it gone).
+      if (e instanceof SandboxError) {
+        for (const w of waiters) if (w.write) w.reject(e)
+        this.waiting.unshift(...waiters.filter((w) => !w.write))
+        return
+      }
       const err = this.db.failed(e)
       // A read that waited in this turn (a write was queued beside it) asked for no change.
       for (const w of waiters) w.reject(w.write ? err : this.db.asRead(err))
@@ -324,10 +334,10 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
   private async catchUp(q: pg.Pool | pg.PoolClient, write: boolean, fetched?: Row[]): Promise<readonly Change[]> {
     const rows = fetched ?? (await q.query<Row>(this.logSince('$1', '$2'), [this.name, this.seq])).rows
     if (!rows.length) {
-      // Deleted by another replica: a write makes it anew (as a session made on first use), and tells the
-      // others as a session made is told (their lists follow); a read finds it empty.
-      if (write && (await q.query(`INSERT INTO dcb_sessions (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name])).rowCount)
-        await q.query(`SELECT pg_notify('dcb', $1)`, [`S+${this.name}`])
+      // Deleted by another replica: a write makes it anew as a session is made on first use (under the cap,
+      // told to the others: their lists follow), in its turn's transaction; a read finds it empty.
+      const made = write ? await makeSession(q as pg.PoolClient, this.name, this.maxSessions) : null
+      if (made?.stored === false) throw sharedSessionLimit(made.count, this.maxSessions)
       return this.reload(q)
     }
     const head = Number(rows[0]!.head)

@@ -6,15 +6,10 @@
 import type pg from 'pg'
 import type { ClockStart } from '../core/clock.js'
 import { State } from '../core/state.js'
+import { makeSession } from './postgres-making.js'
 import { PostgresSessionStore } from './postgres-session.js'
 import type { SharedDatabase } from './postgres.js'
 import type { SharedSessions } from './types.js'
-
-/**
- * Sessions are made one at a time across the replicas (count, then insert): a lock of its own, in the
- * one-key space (the sessions' turns and the schema use the two-key one), so no session's turn waits for it.
- */
-const MAKING_SESSIONS = 4242
 
 export function sharedSessions(db: SharedDatabase): SharedSessions {
   /** Runs `work` on a connection of the pool; a database error is the StoreError naming the database (of a read: `read`). */
@@ -44,30 +39,19 @@ export function sharedSessions(db: SharedDatabase): SharedSessions {
         if (await stored()) return { stored: true }
         if (max === null) return { stored: false, count: 0 }
         await client.query('BEGIN')
-        await client.query(`SELECT pg_advisory_xact_lock(${MAKING_SESSIONS})`)
-        if (await stored()) {
-          await client.query('COMMIT')
-          return { stored: true }
-        }
-        const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM dcb_sessions WHERE name <> 'default'`)
-        const count = Number(rows[0]!.n)
-        if (count >= max) {
-          await client.query('ROLLBACK')
-          return { stored: false, count }
-        }
-        await client.query(`INSERT INTO dcb_sessions (name) VALUES ($1)`, [name])
-        await client.query(`SELECT pg_notify('dcb', $1)`, [`S+${name}`])
-        await client.query('COMMIT')
-        return { stored: true }
+        const made = await makeSession(client, name, max)
+        await client.query(made.stored ? 'COMMIT' : 'ROLLBACK')
+        return made
       }),
     requestCounts: () =>
       using(async (client) => {
         const { rows } = await client.query<{ session: string; n: string }>(`SELECT session, count(*) AS n FROM dcb_requests GROUP BY session`)
         return new Map(rows.map((r) => [r.session, Number(r.n)]))
       }, true),
-    // Opened as stored, never made here (`claim` makes): a session another replica just deleted is not made again.
-    open: async (name) => {
-      const store = new PostgresSessionStore(db, name)
+    // Opened as stored, never made here (`claim` makes): a session another replica just deleted is not made again
+    // (a write to it once open makes it anew, under `max` as `claim` makes one).
+    open: async (name, max) => {
+      const store = new PostgresSessionStore(db, name, max)
       const state = new State()
       try {
         await store.load(state)

@@ -1,4 +1,5 @@
 import type { Gate } from '../core/context.js'
+import { SandboxError } from '../core/errors.js'
 import type { Change, State } from '../core/state.js'
 import type { RequestJournal } from '../runtime/request-log.js'
 
@@ -54,8 +55,11 @@ export interface SessionStores {
   names(): Promise<string[]>
   /** Shared: every session (the default one too) with the number of its log's last entry, in one call. */
   heads?(): Promise<Map<string, number>>
-  /** A session's store and its state as stored (made when new). */
-  open(name: string): Promise<{ store: Store; state: State }>
+  /**
+   * A session's store and its state as stored (made when new). Shared: `max` is the cap a write to it
+   * counts against when it makes it anew (another process deleted it meanwhile).
+   */
+  open(name: string, max?: number): Promise<{ store: Store; state: State }>
   /** Deletes `name` and all it kept; answers whether it was stored (of processes deleting it at once, one finds it). */
   drop(name: string): Promise<boolean>
   failure(): Error | null
@@ -87,4 +91,12 @@ export interface SharedSessions extends SessionStores {
   claim(name: string, max: number | null): Promise<{ stored: true } | { stored: false; count: number }>
   /** How many entries each session's request journal holds in the store (every process's; a session with none is absent). */
   requestCounts(): Promise<Map<string, number>>
+}
+
+/** The refusal of a new session (made on first use, or made anew by a write) by a shared store holding `count` of `max`. */
+export function sharedSessionLimit(count: number, max: number): SandboxError {
+  return new SandboxError(
+    'SESSION_LIMIT',
+    `the shared sandbox holds ${count} session${count === 1 ? '' : 's'}, at or past this server's limit of ${max} (--max-sessions, counted over every replica); delete one with DELETE /_sandbox/sessions/NAME`,
+  )
 }

@@ -1,0 +1,68 @@
+/**
+ * A session deleted while a replica still holds it open (the notice of the delete not yet there) is
+ * made anew by that replica's next write. Made anew, it is a new session: it counts against
+ * `--max-sessions` (of the database) as one made on first use, and a full database refuses it with
+ * the same SESSION_LIMIT answer, leaving the database as it was.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { startSandbox, type RunningSandbox } from '../../src/server.js'
+import { sharedSessionLimit } from '../../src/store/types.js'
+import { KEY } from './replicas.js'
+import { usePostgres } from './use-postgres.js'
+
+describe('a write that remakes a session deleted meanwhile', () => {
+  const pg = usePostgres()
+  let running: RunningSandbox | undefined
+  afterEach(async () => {
+    await running?.close()
+    running = undefined
+  })
+
+  /** What another replica's delete leaves, with its notice still on the way (none is sent): s1's rows gone. */
+  async function deleteUnheard(db: string, name: string): Promise<void> {
+    for (const table of ['dcb_changes', 'dcb_snapshots', 'dcb_requests', 'dcb_journals']) await pg.query(`DELETE FROM ${table} WHERE session = $1`, [name], db)
+    await pg.query(`DELETE FROM dcb_sessions WHERE name = $1`, [name], db)
+  }
+  const names = async (db: string) => (await pg.query(`SELECT name FROM dcb_sessions ORDER BY name`, [], db)).rows.map((r) => r.name)
+
+  it('is refused with SESSION_LIMIT when the database holds --max-sessions sessions (merchant envelope and control error); with room, it is made', async () => {
+    const url = await pg.createDatabase('remadecap')
+    // No timer tick in the test: the host keeps s1 open until a call finds it gone.
+    running = await startSandbox({ port: 0, store: url, maxSessions: 1, tickMs: 3_600_000 })
+    const base = running.url
+    const as = { 'x-dcb-session': 's1' }
+    const init = () =>
+      fetch(`${base}/subscriptions/init`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'api-key': KEY, ...as },
+        body: JSON.stringify({ msisdn: '60123456010', service_code: 'STREAMPLUS', country_code: 'my' }),
+      })
+    expect((await init()).status).toBe(200)
+    expect(running.sessions.peek('s1')).toBeDefined()
+    // Another replica deleted s1 and made s2: the database holds its 1 session again.
+    await deleteUnheard('remadecap', 's1')
+    await pg.query(`INSERT INTO dcb_sessions (name) VALUES ('s2')`, [], 'remadecap')
+    expect(running.sessions.peek('s1')).toBeDefined()
+    const message = sharedSessionLimit(1, 1).message
+    expect(message).toBe(
+      "the shared sandbox holds 1 session, at or past this server's limit of 1 (--max-sessions, counted over every replica); delete one with DELETE /_sandbox/sessions/NAME",
+    )
+
+    const refused = await init()
+    expect(refused.status).toBe(429)
+    expect(await refused.json()).toEqual({ status: 'FAIL', message: 'SESSION_LIMIT', status_code: 429, payload: null })
+    expect(refused.headers.get('x-dcb-reason')).toBe(message)
+    const advance = await fetch(`${base}/_sandbox/clock/advance`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...as },
+      body: '{"by":"P1D"}',
+    })
+    expect([advance.status, await advance.json()]).toEqual([429, { error: 'SESSION_LIMIT', message }])
+    expect(await names('remadecap')).toEqual(['default', 's2'])
+
+    // Room again (s2 deleted): the next write makes s1 anew, empty.
+    await deleteUnheard('remadecap', 's2')
+    expect((await init()).status).toBe(200)
+    expect(await names('remadecap')).toEqual(['default', 's1'])
+  }, 60_000)
+})
