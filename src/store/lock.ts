@@ -93,12 +93,18 @@ export class DataFileLock {
     }
     try {
       if (fileId(file) !== stale.id) return false
-      const mine = this.writeOwn()
+      // The takeover's second write: a disk that filled since the guard's is refused as the first would be.
+      let mine: string
+      try {
+        mine = this.writeOwn()
+      } catch (e) {
+        throw this.cannot(e, STALE_KEPT)
+      }
       try {
         renameSync(mine, file)
       } catch (e) {
         rmSync(mine, { force: true })
-        throw this.cannot(e)
+        throw this.cannot(e, STALE_KEPT)
       }
       return true
     } finally {
@@ -200,8 +206,11 @@ export class DataFileLock {
     return mine
   }
 
-  private cannot(e: unknown): StoreError {
-    return new StoreError(`cannot lock ${this.dataFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+  /** A lock file that cannot be written, in one line naming it and why (`then`: what was left). */
+  private cannot(e: unknown, then = ''): StoreError {
+    const code = (e as NodeJS.ErrnoException).code
+    const cause = code ? (WHY[code] ? `${code}: ${WHY[code]}` : code) : (e as Error).message
+    return new StoreError(`cannot lock ${this.dataFile}: its lock file ${this.lockPath} cannot be written (${cause})${then}`)
   }
 
   /** Removes the lock if this process holds it. */
@@ -258,6 +267,19 @@ function fileId(path: string): string | undefined {
   } catch {
     return undefined
   }
+}
+
+/** What a takeover refused after the stale lock was found says of it. */
+const STALE_KEPT = '; the stale lock is left as it was'
+
+/** The usual reasons a lock file cannot be written, in words. */
+const WHY: Record<string, string> = {
+  ENOSPC: 'the disk is full',
+  EDQUOT: 'the disk quota is used up',
+  EROFS: 'the file system is read-only',
+  EACCES: 'no permission',
+  EPERM: 'no permission',
+  EIO: 'an I/O error',
 }
 
 /** What `holder` answers for a lock of another host (its refusal says more). */

@@ -231,7 +231,9 @@ describe('a start that fails leaves the data files byte-identical and no lock', 
     expect(r.stderr.trim()).toMatch(/^dcb: cannot create the data folder \/proc\/dcb-test: E[A-Z]+$/)
     const r2 = await dcb(['serve', '--data', '/proc/sandbox.json', '--port', '0'])
     expect(r2.code).toBe(1)
-    expect(r2.stderr.trim()).toMatch(/^dcb: cannot lock \/proc\/sandbox\.json: E[A-Z]+$/)
+    expect(r2.stderr.trim()).toMatch(
+      /^dcb: cannot lock \/proc\/sandbox\.json: its lock file \/proc\/sandbox\.json\.lock cannot be written \(E[A-Z]+(: [a-z -]+)?\)$/,
+    )
   })
 })
 

@@ -37,7 +37,7 @@ describe('the lock on a full disk', () => {
     fillUp(join(dir, 'fill'))
     const r = await dcb(['serve', '--data', data, '--port', '0', '--quiet'])
     expect(r.code).toBe(1)
-    expect(r.stderr.trim()).toBe(`dcb: cannot lock ${data}: ENOSPC`)
+    expect(r.stderr.trim()).toBe(`dcb: cannot lock ${data}: its lock file ${data}.lock cannot be written (ENOSPC: the disk is full)`)
     expect(readdirSync(dir).filter((f) => !f.startsWith('fill'))).toEqual([])
 
     for (const f of readdirSync(dir)) rmSync(join(dir, f))
