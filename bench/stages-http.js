@@ -126,9 +126,11 @@ export async function otpFlows() {
   const BASE = process.env.BENCH_BASE
   const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
   log(`full OTP flows per second: file store / in memory${BASE ? ' / the base file store' : ''}, ${ROUNDS} alternating rounds after a warm-up`)
+  // Every flow keeps its subscription: a long run on a fast machine passes the default cap of 100,000 a session.
+  const roomy = ['--max-subscriptions', '10000000']
   const servers = [
-    ['file', await start(['serve', '--port', '0', '--data', join(tmp, 'flows.json')])],
-    ['memory', await start(['serve', '--port', '0', '--in-memory'])],
+    ['file', await start(['serve', '--port', '0', '--data', join(tmp, 'flows.json'), ...roomy])],
+    ['memory', await start(['serve', '--port', '0', '--in-memory', ...roomy])],
   ]
   if (BASE) servers.push(['base', await start(['serve', '--port', '0', '--data', join(tmp, 'flows-base.json')], join(BASE, 'bin', 'dcb.js'))])
   // The floor under dcb's CPU per flow: node:http alone, then with the writes made durable as dcb makes them.

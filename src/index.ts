@@ -88,6 +88,7 @@ const SERVER_OPTIONS: Record<keyof SandboxServerOptions, true> = {
   chargesPerSubscription: true,
   maxSms: true,
   maxVerifications: true,
+  maxSubscriptions: true,
   tickMs: true,
   compactBytes: true,
   onError: true,

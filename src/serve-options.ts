@@ -52,6 +52,8 @@ export interface ServeOptions {
   chargesPerSubscription?: number
   maxSms?: number
   maxVerifications?: number
+  /** How many subscriptions each session keeps (default 100,000): none is dropped, a new one past it is refused (Verify: 500 ERROR with a reason). */
+  maxSubscriptions?: number
   /** How often the server runs events that fell due on their own (ms). */
   tickMs?: number
   compactBytes?: number

@@ -166,6 +166,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
         chargesPerSubscription: opts.chargesPerSubscription,
         maxSms: opts.maxSms,
         maxVerifications: opts.maxVerifications,
+        maxSubscriptions: opts.maxSubscriptions,
         realNow: opts.realNow,
         // Between two batches of a long clock move the server answers requests and hears signals.
         yieldToHost: yieldToEventLoop,

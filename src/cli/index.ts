@@ -82,6 +82,12 @@ program
     int('--max-verifications', 1, 100_000_000),
     50_000,
   )
+  .option(
+    '--max-subscriptions <n>',
+    'how many subscriptions each session keeps (none is dropped: past it a new one is refused until a reset)',
+    int('--max-subscriptions', 1, 100_000_000),
+    100_000,
+  )
   .option('--quiet', 'print only the URL (http://HOST:PORT) and errors')
   .option('--no-reasons', 'send no X-DCB-Reason header with failures')
   .option('--allow-ip <cidr>', 'add an address or CIDR range to the allowlists of the merchants that allow loopback (the demo keys) (repeatable)', collect)

@@ -39,6 +39,7 @@ interface ServeCliOptions {
   smsPerMsisdn: number
   maxSms: number
   maxVerifications: number
+  maxSubscriptions: number
   quiet?: boolean
   reasons: boolean
   allowIp?: string[]
@@ -140,6 +141,7 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
       smsPerMsisdn: opts.smsPerMsisdn,
       maxSms: opts.maxSms,
       maxVerifications: opts.maxVerifications,
+      maxSubscriptions: opts.maxSubscriptions,
       reasons: opts.reasons,
     })
   } catch (e) {

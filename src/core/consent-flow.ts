@@ -85,7 +85,8 @@ export class ConsentFlow {
     }
     const result = this.subscriptions.activate(tx, now, verif, view, undefined)
     if ('refused' in result) {
-      coverage.count(tx, verif.merchant, 'consent.charge_failed', now)
+      // At the session's limit of subscriptions no charge was tried (the page can be approved again once there is room).
+      if (!result.atCap) coverage.count(tx, verif.merchant, 'consent.charge_failed', now)
       return {
         location: back({ status: 'FAIL', message: result.refused }),
         result: result.refused,

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto'
 import { Clock, type ClockStart } from './clock.js'
 import type { Coverage } from './coverage.js'
 import type { EventLog } from './events.js'
+import { DEFAULT_MAX_SUBSCRIPTIONS } from './limits.js'
 import { EventQueue } from './queue.js'
 import type { RenewalPlan } from './renewal-plan.js'
 import { RuleSet } from './ruleset.js'
@@ -47,6 +48,8 @@ export interface EngineOptions {
   maxVerifications?: number
   /** How many charges each subscription's history keeps (oldest are dropped; `charge_count` counts all). */
   chargesPerSubscription?: number
+  /** How many subscriptions a session keeps (none is dropped: past it a new one is refused; default 100,000). */
+  maxSubscriptions?: number
   /**
    * A long clock move (or catch-up) runs in batches: each one transaction, committed with the clock
    * at its end, then the host gets a turn (`yieldToHost`). A batch ends at the first event time after
@@ -84,6 +87,7 @@ export interface Limits {
   maxSms: number
   maxVerifications: number
   chargesPerSubscription: number
+  maxSubscriptions: number
   moveBatchEvents: number
   moveBatchMs: number
 }
@@ -164,6 +168,7 @@ export class EngineContext {
       chargesPerSubscription: Math.max(1, opts.chargesPerSubscription ?? 100),
       maxSms: Math.max(1, opts.maxSms ?? 50_000),
       maxVerifications: Math.max(1, opts.maxVerifications ?? 50_000),
+      maxSubscriptions: Math.max(1, opts.maxSubscriptions ?? DEFAULT_MAX_SUBSCRIPTIONS),
       moveBatchEvents: Math.max(1, opts.moveBatchEvents ?? 250_000),
       moveBatchMs: Math.max(1, opts.moveBatchMs ?? 500),
     }

@@ -100,6 +100,8 @@ export class MoFlow {
     const coverage = this.ctx.coverage
     const merchant = match.service.merchant
     if ('refused' in result) {
+      // The session's subscriptions at their limit: the sandbox refused, not the carrier (no SMS, not counted).
+      if (result.atCap) return { action: 'rejected', code: result.refused, reason: result.reason }
       this.failureSms(tx, now, msisdn, short_code, match.service, result.refused)
       const { refused: code, reason } = result
       if (code === 'ALREADY_SUBSCRIBED') return { action: 'rejected', code, reason }

@@ -6,6 +6,7 @@
 import { SandboxError } from './errors.js'
 import type { EngineContext } from './context.js'
 import type { Inbox } from './inbox.js'
+import { subscriptionCapReason } from './limits.js'
 import type { CarrierCode } from './outcomes.js'
 import { chargeDecision } from './rules.js'
 import type { SubscriptionRecord, VerificationRecord } from './state.js'
@@ -19,6 +20,8 @@ export interface Refused {
   reason: string
   /** A charge rule's `http: 500`: Verify answers HTTP 500 ERROR; the MO and consent fail the charge with ERROR. */
   http500?: true
+  /** The session holds its limit of subscriptions: the sandbox refused, no carrier (nothing charged or counted, the verification left as it was). */
+  atCap?: true
 }
 
 export type Price = { amount: string; currency: string } | null
@@ -100,6 +103,9 @@ export class Subscriptions {
       settle('ALREADY_SUBSCRIBED', null)
       return { refused: 'ALREADY_SUBSCRIBED', reason: `msisdn ${msisdn} has ACTIVE subscription ${active.id} to ${service.code}` }
     }
+    // Before anything is charged or counted: the call may be made again once there is room.
+    const max = this.ctx.limits.maxSubscriptions
+    if (this.ctx.state.subs.size >= max) return { refused: 'ERROR', reason: subscriptionCapReason(max), http500: true, atCap: true }
     const decision = ruleset.decide(tx, { step: 'charge', msisdn, country, carrier: carrierCode, service: service.code })
     const failed = chargeDecision(decision, 'first charge')
     if (failed) {

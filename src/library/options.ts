@@ -47,6 +47,7 @@ const SANDBOX_OPTIONS: Record<keyof SandboxOptions, true> = {
   failurePayload: true,
   journalSize: true,
   maxSessions: true,
+  maxSubscriptions: true,
   apiKey: true,
 }
 
@@ -56,6 +57,7 @@ export function checkSharedOptions(opts: Record<string, unknown>): void {
     throw new SandboxError('BAD_TIME', `clock must be a time as text, e.g. '2026-01-31T00:00:00' (got ${shown(opts.clock)})`)
   wholeNumber('journalSize', opts.journalSize, 1, 1_000_000)
   wholeNumber('maxSessions', opts.maxSessions, 0, 1_000_000)
+  wholeNumber('maxSubscriptions', opts.maxSubscriptions, 1, 100_000_000)
   if (opts.failurePayload !== undefined && !FAILURE_FORMS.includes(opts.failurePayload as string))
     throw new SandboxError('BAD_REQUEST', `failurePayload must be 'auto', 'null' or 'absent' (got ${shown(opts.failurePayload)})`)
   const fixtures = opts.fixtures

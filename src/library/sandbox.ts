@@ -43,6 +43,8 @@ export interface SandboxOptions {
   journalSize?: number
   /** The most sessions beside the default one (`session(name)`); past it a new one is 429 SESSION_LIMIT. */
   maxSessions?: number
+  /** How many subscriptions each session keeps (default 100,000); past it a new one is refused (Verify: 500 ERROR), none is dropped: `reset()` makes room. */
+  maxSubscriptions?: number
   /** The merchant API key of `init`, `verify` and `status` (default: the demo key). */
   apiKey?: string
 }
@@ -128,7 +130,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   const { world, sources } = worldOf(opts)
   const host = new Host({
     // Between two batches of a long clock move, the test's other work (timers, I/O) gets a turn.
-    engine: { world, sources, clockStart, yieldToHost: yieldToEventLoop, workClock: () => performance.now() },
+    engine: { world, sources, clockStart, maxSubscriptions: opts.maxSubscriptions, yieldToHost: yieldToEventLoop, workClock: () => performance.now() },
     journalSize: opts.journalSize,
     maxSessions: opts.maxSessions,
     version: version(),
