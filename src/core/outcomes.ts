@@ -83,7 +83,11 @@ const PLATFORM = {
   SUBSCRIPTION_NOT_FOUND: platform(404, 'SUBSCRIPTION_NOT_FOUND', 'no subscription of this merchant has that ID'),
   METHOD_NOT_ALLOWED: platform(405, 'METHOD_NOT_ALLOWED', 'only POST is allowed'),
   SESSION_LIMIT: platform(429, 'SESSION_LIMIT', 'the sandbox holds --max-sessions sessions (of a shared store: the database): a new one is refused'),
-  SERVER_ERROR: platform(500, 'ERROR', 'unexpected server error'),
+  SERVER_ERROR: platform(
+    500,
+    'ERROR',
+    'a server error: unexpected, or the one the X-DCB-Reason names (a store that cannot write, the session at --max-subscriptions)',
+  ),
 }
 export type PlatformCode = keyof typeof PLATFORM
 export type OutcomeCode = PlatformCode | CarrierCode
