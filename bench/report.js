@@ -62,6 +62,14 @@ function markdown() {
         `| the floor under dcb, same rounds: bare node:http answering the three calls with canned envelopes / the same with each Init and Verify made durable as dcb does (O_DSYNC, zeroed ahead, each turn's lines in one write on the main thread; bench/floor-server.js): flows/s, and server CPU per flow beside dcb's with the file store | ${o.floor.flows_s} / ${o.floor.durable_flows_s} flows/s = ${o.floor.durable_over_bare}; ${o.floor.cpu_us} / ${o.floor.durable_cpu_us} µs (dcb ${o.cpu_us} µs${o.base ? `, the goal ${Math.round(o.base.cpu_us * 0.67)} µs` : ''}) | |`,
       )
   }
+  if (f.instructions) {
+    const i = f.instructions
+    const k = (n) => `${Math.round(n / 1000)}k`
+    const ratio = i.main.base ? ` = **${Math.round((i.main.file / i.main.base) * 100) / 100}** of the base's` : ''
+    rows.push(
+      `| instructions per OTP flow on the server's main thread, counted by valgrind (callgrind; ${i.warm_flows} warm-up flows, then ${i.counted_flows} counted${i.rounds > 1 ? `, median of ${i.rounds} rounds` : ''}): ${i.main.base ? 'base file store / ' : ''}file store / in memory / the floor (bare node:http); all threads beside (V8's compiler and GC helpers, which valgrind's slowdown distorts) | ${i.main.base ? `${k(i.main.base)} / ` : ''}${k(i.main.file)} / ${k(i.main.memory)} / ${k(i.main.floor)}${ratio}; all threads ${i.all.base ? `${k(i.all.base)} / ` : ''}${k(i.all.file)} / ${k(i.all.memory)} / ${k(i.all.floor)} | <= 0.67 of the base's (a third less) |`,
+    )
+  }
   if (f.shared) {
     const { file, one, three } = f.shared
     const by = `median of ${f.shared.rounds} paired rounds after a warm-up`

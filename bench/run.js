@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { RESULTS_FILE, cleanUp, results } from './common.js'
 import { PAGE, pageWithResults, writeResults } from './report.js'
 import { consoleOpen, otpFlows, sessionWrites, shared, statusThroughput, writeLatency } from './stages-http.js'
+import { instructionCounts } from './instructions.js'
 import { advanceYear, binary, initsRss, library, memoryOverMillion, startup } from './stages-process.js'
 
 const only = process.argv.slice(2)
@@ -31,6 +32,7 @@ const stages = {
   status: statusThroughput,
   console: consoleOpen,
   flows: otpFlows,
+  instructions: instructionCounts,
   shared,
   writes: writeLatency,
   sessions: sessionWrites,
