@@ -49,6 +49,7 @@ const SANDBOX_OPTIONS: Record<keyof SandboxOptions, true> = {
   maxSessions: true,
   maxSubscriptions: true,
   apiKey: true,
+  onWarning: true,
 }
 
 /** The options `createSandbox` and `startSandbox` share. */
@@ -60,6 +61,8 @@ export function checkSharedOptions(opts: Record<string, unknown>): void {
   wholeNumber('maxSubscriptions', opts.maxSubscriptions, 1, 100_000_000)
   if (opts.failurePayload !== undefined && !FAILURE_FORMS.includes(opts.failurePayload as string))
     throw new SandboxError('BAD_REQUEST', `failurePayload must be 'auto', 'null' or 'absent' (got ${shown(opts.failurePayload)})`)
+  if (opts.onWarning !== undefined && typeof opts.onWarning !== 'function')
+    throw new SandboxError('BAD_REQUEST', `onWarning must be a function taking the warning's text (got ${shown(opts.onWarning)})`)
   const fixtures = opts.fixtures
   if (fixtures !== undefined && typeof fixtures !== 'string' && !(Array.isArray(fixtures) && fixtures.every((f) => typeof f === 'string')))
     throw new SandboxError(

@@ -5,8 +5,9 @@
  */
 import type { FailurePayloadMode } from '../core/outcomes.js'
 import { parseTimestamp, timeProblem } from '../core/time.js'
-import { layerWorlds, type LayerInput } from '../core/layering.js'
-import { FixtureError, loadWorld, type LoadedWorld } from '../world/load.js'
+import type { LayerInput } from '../core/layering.js'
+import { loadWorld, type LoadedWorld } from '../world/load.js'
+import { layerChecked } from '../world/layer-checks.js'
 import type { WorldInput } from './world-input.js'
 import type { WorldDocument } from '../contract/control.js'
 import { createSandboxApp } from '../http/app.js'
@@ -47,6 +48,12 @@ export interface SandboxOptions {
   maxSubscriptions?: number
   /** The merchant API key of `init`, `verify` and `status` (default: the demo key). */
   apiKey?: string
+  /**
+   * Where the world's warnings go (loads, but likely a mistake: a service left with no integration, or
+   * one a layer took countries from), one call each per sandbox. Default: `console.warn`, each text
+   * once per process (a fresh sandbox per test would say it again and again).
+   */
+  onWarning?: (text: string) => void
 }
 
 /** How `fetch` reaches the sandbox: a path prefix to strip and where the sandbox is reached from. */
@@ -87,16 +94,24 @@ export interface RoutedSandbox {
 let defaultWorld: LoadedWorld | undefined
 
 /**
- * A world object layered as a fixture file is: alone (it replaces the default world), or, with
- * `"extends": "default"`, on the default world (its records merged by key, its rules consulted first).
- * Throws FixtureError naming every problem.
+ * A world object layered and checked as a fixture file is: alone (it replaces the default world), or,
+ * with `"extends": "default"`, on the default world (its records merged by key, its rules consulted
+ * first). Throws FixtureError naming every problem; its warnings are a file's.
  */
 function layerWorldObject(world: WorldInput | WorldDocument): LoadedWorld {
   const layers: LayerInput[] = [{ source: 'world', data: world }]
   if (world.extends === 'default') layers.unshift({ source: DEFAULT_WORLD_FILE, data: (defaultWorld ??= loadWorld([])).world })
-  const r = layerWorlds(layers)
-  if (!r.ok) throw new FixtureError(r.problems)
-  return { world: r.world, sources: r.sources, warnings: r.warnings, files: [] }
+  return { ...layerChecked(layers), files: [] }
+}
+
+/** The warnings `console.warn` said already: a suite makes a sandbox per test, each of the same world. */
+const warned = new Set<string>()
+
+/** The default of `onWarning`. */
+function warnOnce(text: string): void {
+  if (warned.has(text)) return
+  warned.add(text)
+  console.warn(`dcb-sandbox: warning: ${text}`)
 }
 
 /** `world` and `fixtures` both given: one of them would be left out without a word. */
@@ -127,7 +142,8 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   }
   const clientIp = normalizeIp(opts.clientIp ?? '127.0.0.1')
   if (!clientIp) throw new SandboxError('BAD_REQUEST', `clientIp "${opts.clientIp}" is not an IPv4 or IPv6 address`)
-  const { world, sources } = worldOf(opts)
+  const { world, sources, warnings } = worldOf(opts)
+  for (const text of warnings) (opts.onWarning ?? warnOnce)(text)
   const host = new Host({
     // Between two batches of a long clock move, the test's other work (timers, I/O) gets a turn.
     engine: { world, sources, clockStart, maxSubscriptions: opts.maxSubscriptions, yieldToHost: yieldToEventLoop, workClock: () => performance.now() },
