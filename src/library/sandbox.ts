@@ -17,6 +17,7 @@ import { dotNameRefusal, Host, isDotName, isSessionName } from '../runtime/host.
 import { version } from '../version.js'
 import { SandboxError } from '../core/errors.js'
 import { libraryMessage } from './errors.js'
+import { abortableAnswer } from './abortable-answer.js'
 import { checkSandboxOptions } from './options.js'
 import { yieldToEventLoop } from '../yield.js'
 import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
@@ -178,7 +179,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   const route = async (request: Request, r: Route): Promise<Response> => {
     request.signal.throwIfAborted()
     const raw = await rawRequest(request)
-    return toResponse(await send(new URL(request.url), raw, r, clientIp, request.signal))
+    return answerOf(await send(new URL(request.url), raw, r, clientIp, request.signal), request.signal)
   }
 
   const bind = (session: string | undefined): SandboxSession => {
@@ -193,7 +194,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
           const url = new URL(input)
           const method = (init?.method ?? 'GET').toUpperCase()
           const raw = { method, headers: headerRecord(init?.headers), body: body ?? null }
-          return toResponse(await send(url, raw, mount(url), clientIp, init?.signal))
+          return answerOf(await send(url, raw, mount(url), clientIp, init?.signal), init?.signal)
         }
         const request = input instanceof Request && init === undefined ? input : new Request(input, init)
         return route(request, mount(new URL(request.url)))
@@ -251,6 +252,15 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
     [ROUTE]: route,
   }
   return sandbox
+}
+
+/**
+ * The Response of what the listener answered. A body in memory of a call with a signal rejects once the
+ * signal aborts, as fetch's (a streamed one is errored by `runListener`).
+ */
+function answerOf(raw: RawResponse, signal: AbortSignal | null | undefined): Response {
+  const response = toResponse(raw)
+  return signal && raw.body !== null && !(raw.body instanceof ReadableStream) ? abortableAnswer(response, signal) : response
 }
 
 /** Request headers as the Node pipeline reads them: lower-case names, repeated ones joined. */
