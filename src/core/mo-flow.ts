@@ -8,7 +8,7 @@ import type { Inbox } from './inbox.js'
 import type { CarrierCode } from './outcomes.js'
 import { decisionFailure } from './rules.js'
 import type { Tx } from './tx.js'
-import type { Subscriptions } from './subscriptions.js'
+import { hasEnded, type Subscriptions } from './subscriptions.js'
 import type { Carrier, Integration, Service } from './world.js'
 
 export interface MoInput {
@@ -120,7 +120,7 @@ export class MoFlow {
     const canceled: string[] = []
     for (const id of state.subsByMsisdn.get(msisdn) ?? []) {
       const s = state.subs.get(id)!
-      if (s.carrier !== carrier.code || s.status === 'CANCELED' || s.flow !== 'psms') continue
+      if (s.carrier !== carrier.code || hasEnded(s) || s.flow !== 'psms') continue
       if (only && s.service !== only.service.code) continue
       const ended = this.subscriptions.end(tx, now, s, 'mo_stop')
       this.ctx.coverage.count(tx, s.merchant, 'mo.stop', now)

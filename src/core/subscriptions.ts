@@ -165,11 +165,28 @@ export class Subscriptions {
     return done
   }
 
-  /** A SandboxError when the subscription cannot be canceled (unknown, or canceled already). */
+  /**
+   * A SandboxError when the subscription cannot be canceled: unknown, or ended (canceled already, or
+   * EXPIRED with no carrier retry left). An EXPIRED one the carrier still retries can be: the retry
+   * would charge it and make it ACTIVE again, and a cancel is how the user stops that.
+   */
   cancelable(id: string): SubscriptionRecord {
     const sub = this.ctx.state.subs.get(id)
     if (!sub) throw new SandboxError('SUBSCRIPTION_NOT_FOUND', `no subscription ${id}`)
     if (sub.status === 'CANCELED') throw new SandboxError('ALREADY_CANCELED', `subscription ${id} was canceled at ${formatTimestamp(sub.canceled_at!)}`)
+    if (hasEnded(sub))
+      throw new SandboxError(
+        'ALREADY_EXPIRED',
+        `subscription ${id} expired at ${formatTimestamp(sub.expiry_at)} and the carrier has no retry left: there is nothing to cancel`,
+      )
     return sub
   }
+}
+
+/**
+ * Whether a subscription is over for good: CANCELED, or EXPIRED with no carrier retry pending (one
+ * with a retry pending may be charged and made ACTIVE again). Nothing cancels an ended one.
+ */
+export function hasEnded(sub: SubscriptionRecord): boolean {
+  return sub.status === 'CANCELED' || (sub.status === 'EXPIRED' && sub.next_retry_at === null)
 }

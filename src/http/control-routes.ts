@@ -163,7 +163,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operationId: 'cancel',
     summary: 'Carrier-side cancellation',
     answer: SubscriptionView,
-    errors: ['SUBSCRIPTION_NOT_FOUND', 'ALREADY_CANCELED'],
+    errors: ['SUBSCRIPTION_NOT_FOUND', 'ALREADY_CANCELED', 'ALREADY_EXPIRED'],
     operation: 'cancel',
   }),
   route({ method: 'GET', path: '/clock', operationId: 'now', summary: 'The sandbox clock', answer: ClockView, operation: 'now' }),
