@@ -8,7 +8,7 @@ import { merchantOperations } from '../client/fetch.js'
 import { DEMO_API_KEY } from '../contract/defaults.js'
 import { SandboxError } from '../core/errors.js'
 import { createSandbox } from '../library/sandbox.js'
-import { FixtureError, loadWorld } from '../world/load.js'
+import { FixtureError } from '../world/load.js'
 import { CliError, EXIT } from './errors.js'
 
 /** What the steps of a run call. */
@@ -24,10 +24,9 @@ export async function localSandbox(
 ): Promise<{ target: (apiKey?: string) => RunTarget; close: () => Promise<void> }> {
   let sandbox: Awaited<ReturnType<typeof createSandbox>>
   try {
-    // The fixtures' warnings (a service left with no integration, …), as dcb serve --fixtures prints them:
-    // the library keeps them to itself, so the files are read once more here, for them alone.
-    if (fixtures.length) for (const w of loadWorld(fixtures).warnings) process.stderr.write(`dcb: warning: ${w}\n`)
-    sandbox = await createSandbox({ fixtures, ...(clock !== undefined ? { clock } : {}) })
+    // The fixtures' warnings (a service left with no integration, …), as dcb serve --fixtures prints them.
+    const onWarning = (w: string) => void process.stderr.write(`dcb: warning: ${w}\n`)
+    sandbox = await createSandbox({ fixtures, onWarning, ...(clock !== undefined ? { clock } : {}) })
   } catch (e) {
     if (e instanceof FixtureError) throw new CliError(`fixture error: ${e.problems.join('\ndcb: fixture error: ')}`, EXIT.FAIL)
     if (e instanceof SandboxError) throw new CliError(`--clock: ${e.message}`, EXIT.USAGE)
