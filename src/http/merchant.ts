@@ -240,8 +240,16 @@ export function createMerchantHandler(ctx: MerchantContext) {
           if (busy) return void busy.then(() => run(engine)).catch(crash)
           // A store other processes share: the call runs in a turn of it (null: this process owns its state).
           const turn = engine.turn(call)
-          // A session made anew by the turn (deleted meanwhile) may be refused as a new one is: SESSION_LIMIT.
-          if (turn) return void turn.then(() => perform(engine), refusedSession)
+          // A session made anew by the turn (deleted meanwhile) may be refused as a new one is: SESSION_LIMIT,
+          // journaled nowhere (as a refused new one): the refusal says the session is not there.
+          if (turn)
+            return void turn.then(
+              () => perform(engine),
+              (err: unknown) => {
+                if (err instanceof SandboxError) target = undefined
+                refusedSession(err)
+              },
+            )
           perform(engine)
         }
         const perform = (engine: Engine): void => {
