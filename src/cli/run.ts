@@ -13,6 +13,7 @@ import { CliError, EXIT } from './errors.js'
 import type { RunTarget } from './run-local.js'
 import { readUserText } from '../user-text.js'
 import { HINT_KEYS } from '../core/nearest.js'
+import { timeProblem } from '../core/time.js'
 
 const ACTIONS = ['init', 'verify', 'status', 'otp', 'sms', 'mo', 'consent', 'cancel', 'clock', 'reset', 'rule', 'subscription', 'expect'] as const
 type Action = (typeof ACTIONS)[number]
@@ -265,6 +266,9 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
         `${o.fixtures !== undefined ? '--fixtures' : '--clock'} runs a fresh in-process sandbox: ${forServer.join(', ')} ${forServer.length === 1 ? 'is' : 'are'} for a running server`,
         EXIT.USAGE,
       )
+    // Judged here, by flag: the library's own check would name its option (clock).
+    const problem = o.clock === undefined ? undefined : timeProblem(o.clock)
+    if (problem) throw new CliError(`--clock ${problem}`, EXIT.USAGE)
   }
   let data: unknown
   try {

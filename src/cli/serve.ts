@@ -54,6 +54,9 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
     if (!opts.adminTokenFromEnv) throw new CliError('--admin-token needs a token (it was empty); leave it out to keep the control API to loopback', EXIT.USAGE)
     opts = { ...opts, adminToken: undefined }
   }
+  // Alone it would do nothing (the clock runs unless --clock freezes it). Said here by flag: startSandbox's
+  // own check names its option (clockRunning) too, for the library.
+  if (opts.clockRunning && opts.clock === undefined) throw new CliError('--clock-running goes with --clock: the time the clock runs from', EXIT.USAGE)
   const cidrs = opts.allowIp ?? []
   for (const cidr of cidrs) {
     const problem = allowIpProblem(cidr)

@@ -402,7 +402,7 @@ describe('dcb run FILE --fixtures F --clock T', () => {
     expect(r.stderr).toContain(`dcb: fixture error: ${bad}: $.carriers[0].code: no carrier sbx-my-otpp; did you mean sbx-my-otp?`)
     const clock = await dcb(['run', f, '--clock', 'tomorrow'])
     expect(clock.code).toBe(2)
-    expect(clock.stderr).toMatch(/^dcb: --clock: clock "tomorrow" is not a time/)
+    expect(clock.stderr).toMatch(/^dcb: --clock "tomorrow" is not a time/)
     const both = await dcb(['run', f, '--clock', '2026-01-31T00:00:00', '--base-url', c.url])
     expect(both.code).toBe(2)
     // --clock alone: the default world, in process.
