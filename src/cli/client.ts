@@ -2,7 +2,7 @@
 import chalk from 'chalk'
 import { ambiguousDuration } from '../core/time.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
-import { clientFrom, guard, out, printFields, printJson, reportEnvelope, requireValues, type ClientCliOptions } from './common.js'
+import { clientFrom, guard, out, printFields, printJson, reportEnvelope, requireValues, warnOfNewSession, type ClientCliOptions } from './common.js'
 import { decimal } from './numbers.js'
 
 type Opts = ClientCliOptions & Record<string, any>
@@ -68,13 +68,17 @@ export async function status(id: string | undefined, o: Opts): Promise<void> {
 export async function otp(msisdn: string, o: Opts): Promise<void> {
   const wait = o.wait === undefined ? 0 : decimal(String(o.wait), true)
   if (!Number.isFinite(wait) || wait < 0 || wait > 120) throw new CliError('--wait must be a number of seconds from 0 to 120', EXIT.USAGE)
-  const r = await guard(() => clientFrom(o).otp(msisdn, { wait }), wait > 0)
+  const c = clientFrom(o)
+  await warnOfNewSession(c, o)
+  const r = await guard(() => c.otp(msisdn, { wait }), wait > 0)
   if (o.json) printJson(r)
   else out(r.otp)
 }
 
 export async function sms(msisdn: string, o: Opts): Promise<void> {
-  const r = await guard(() => clientFrom(o).sms(msisdn))
+  const c = clientFrom(o)
+  await warnOfNewSession(c, o)
+  const r = await guard(() => c.sms(msisdn))
   if (o.json) return printJson(r)
   if (!r.messages.length) return out(chalk.dim(`no messages for ${msisdn}`))
   for (const m of r.messages) {
@@ -133,6 +137,7 @@ export async function clock(args: string[], o: Opts): Promise<void> {
   const [verb, arg] = args
   if (!verb) {
     if (o.all) throw new CliError(`--all lists the events of a move: ${invokedAs()} clock advance DURATION --all, or clock set TIME --all`, EXIT.USAGE)
+    await warnOfNewSession(c, o)
     const r = await guard(() => c.now())
     if (o.json) return printJson(r)
     return out(`${r.now}${r.frozen ? ' (frozen)' : ''}${r.next_event_dt ? chalk.dim(`  next event ${r.next_event_dt}`) : ''}`)
@@ -175,7 +180,9 @@ const STATUSES = ['ACTIVE', 'CANCELED', 'EXPIRED']
 export async function subscriptions(o: Opts): Promise<void> {
   if (o.status !== undefined && !STATUSES.includes(String(o.status).toUpperCase()))
     throw new CliError(`--status "${o.status}" is not a subscription status; valid: ${STATUSES.join(', ')}`, EXIT.USAGE)
-  const r = await guard(() => clientFrom(o).subscriptions({ msisdn: o.msisdn, merchant: o.merchant, service: o.service, status: o.status }))
+  const c = clientFrom(o)
+  await warnOfNewSession(c, o)
+  const r = await guard(() => c.subscriptions({ msisdn: o.msisdn, merchant: o.merchant, service: o.service, status: o.status }))
   if (o.json) return printJson(r)
   if (!r.subscriptions.length) return out(chalk.dim('no subscriptions'))
   for (const s of r.subscriptions) {
@@ -205,6 +212,7 @@ export async function logs(o: Opts): Promise<void> {
     throw new CliError(`--limit "${o.limit}" must be a whole number from 1 to 100000`, EXIT.USAGE)
   if (o.subscription !== undefined && o.follow)
     throw new CliError('--subscription lists what the journal holds; it does not follow (use --msisdn with -f)', EXIT.USAGE)
+  await warnOfNewSession(c, o)
   // A mistyped id is SUBSCRIPTION_NOT_FOUND, not an empty list.
   if (o.subscription !== undefined) await guard(() => c.subscription(String(o.subscription)))
   const first = await guard(() =>
@@ -265,7 +273,9 @@ export async function reset(o: Opts): Promise<void> {
 
 export async function scenarios(o: Opts): Promise<void> {
   if (o.markdown && o.json) throw new CliError('--markdown and --json are two forms of the same list: give one', EXIT.USAGE)
-  const r = await guard(() => clientFrom(o).scenarios())
+  const c = clientFrom(o)
+  await warnOfNewSession(c, o)
+  const r = await guard(() => c.scenarios())
   if (o.json) return printJson(r)
   if (o.markdown) {
     const { scenarioTable } = await import('../core/scenarios.js')
@@ -280,6 +290,7 @@ export async function scenarios(o: Opts): Promise<void> {
 /** One subscription: its fields, its charge history, and the handset messages about it. */
 export async function subscription(id: string, o: Opts): Promise<void> {
   const c = clientFrom(o)
+  await warnOfNewSession(c, o)
   const sub = await guard(() => c.subscription(id))
   // --json: the control API's answer as it is (GET /_sandbox/subscriptions/ID), for scripts that know it.
   if (o.json) return printJson(sub)

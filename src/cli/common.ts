@@ -4,6 +4,7 @@
  */
 import chalk from 'chalk'
 import { DcbClient, SandboxError, TransportError, type ApiResult, type Envelope } from '../client/index.js'
+import type { SessionsAnswer } from '../contract/index.js'
 import { DEFAULT_BASE_URL, DEMO_API_KEY, SESSION_NAME, SESSION_NAME_RULE } from '../contract/defaults.js'
 import { OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
@@ -54,6 +55,22 @@ export function clientFrom(opts: ClientCliOptions): DcbClient {
 export function sessionGiven(opts: ClientCliOptions): { name: string; from: '--session' | 'DCB_SESSION' } | undefined {
   if (opts.session !== undefined) return { name: opts.session, from: '--session' }
   return process.env.DCB_SESSION ? { name: process.env.DCB_SESSION, from: 'DCB_SESSION' } : undefined
+}
+
+/**
+ * For a command that reads a session: says on stderr when the session it names did not exist. A read
+ * makes the session (the contract), so a mistyped --session or DCB_SESSION would read as an empty one
+ * (no calls, subscriptions, messages). The list of sessions makes none, so it is asked first; the
+ * default session is never warned about. Said before the read, which may wait (otp --wait, logs -f) or fail.
+ */
+export async function warnOfNewSession(c: DcbClient, o: ClientCliOptions): Promise<void> {
+  const given = sessionGiven(o)
+  if (given === undefined) return
+  const { sessions } = await guard(() => c.control<SessionsAnswer>('GET', '/sessions'))
+  if (sessions.some((s) => s.name === given.name)) return
+  process.stderr.write(
+    `dcb: warning: session "${given.name}" (${given.from}) did not exist: this read makes it, empty (a mistyped name? the sessions are listed by GET /_sandbox/sessions)\n`,
+  )
 }
 
 /** An absolute http: or https: URL. */

@@ -1,9 +1,9 @@
 /** `dcb coverage`: what each merchant's traffic exercised and what it did wrong, for people, as JSON, or as a JUnit report for CI. */
 import { writeFileSync } from 'node:fs'
 import chalk from 'chalk'
-import type { CoverageAnswer, MerchantCoverage, SessionsAnswer } from '../contract/index.js'
+import type { CoverageAnswer, MerchantCoverage } from '../contract/index.js'
 import { CliError, EXIT } from './errors.js'
-import { clientFrom, guard, out, printJson, sessionGiven, type ClientCliOptions } from './common.js'
+import { clientFrom, guard, out, printJson, sessionGiven, warnOfNewSession, type ClientCliOptions } from './common.js'
 
 export interface CoverageCliOptions extends ClientCliOptions {
   merchant?: string
@@ -18,13 +18,8 @@ export async function coverage(o: CoverageCliOptions): Promise<void> {
   if (o.allowEmpty && o.junit === undefined) throw new CliError('--allow-empty goes with --junit FILE (it lets an empty report pass)', EXIT.USAGE)
   const c = clientFrom(o)
   const session = sessionGiven(o)
-  // Reading a session makes it: a mistyped name would read as a session with no calls. The list makes none, so it is read first.
-  const existed = session === undefined || (await guard(() => c.control<SessionsAnswer>('GET', '/sessions'))).sessions.some((s) => s.name === session.name)
+  await warnOfNewSession(c, o)
   const answer = await guard(() => c.coverage(o.merchant === undefined ? {} : { merchant: o.merchant }))
-  if (!existed)
-    process.stderr.write(
-      `dcb: warning: session "${session!.name}" (${session!.from}) did not exist: this read made it, so it has no calls (a mistyped name? the sessions are listed by GET /_sandbox/sessions)\n`,
-    )
   // A gate that read nothing must not look green: no merchant had traffic and none was named (--merchant lists its outcomes, all unseen).
   const empty = o.junit !== undefined && !answer.coverage.length && !o.allowEmpty
   if (o.junit !== undefined) writeJunit(o.junit, answer, empty ? (session?.name ?? 'default') : undefined)

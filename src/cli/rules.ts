@@ -5,7 +5,7 @@
  */
 import { readUserText, withoutBom } from '../user-text.js'
 import chalk from 'chalk'
-import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
+import { clientFrom, guard, out, printJson, warnOfNewSession, type ClientCliOptions } from './common.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 import type { World } from '../core/world-schema.js'
 import type { RuleInput } from '../contract/operations.js'
@@ -104,6 +104,7 @@ export async function rules(verb: string | undefined, arg: string | undefined, o
   if ((verb === 'add' || verb === 'remove') !== (arg !== undefined)) throw new CliError(usage, EXIT.USAGE)
   const c = clientFrom(o)
   if (verb === 'list') {
+    await warnOfNewSession(c, o)
     const r = await guard(() => c.rules.list())
     if (o.json) return printJson(r)
     if (!r.runtime.length) out(chalk.dim('no runtime rules'))

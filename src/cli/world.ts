@@ -7,12 +7,13 @@ import chalk from 'chalk'
 import { describeEffect, describeMatch } from '../core/scenarios.js'
 import { count } from '../core/why.js'
 import type { Rule } from '../core/world-schema.js'
-import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
+import { clientFrom, guard, out, printJson, warnOfNewSession, type ClientCliOptions } from './common.js'
 
 type Opts = ClientCliOptions & { json?: boolean }
 
 export async function world(o: Opts): Promise<void> {
   const c = clientFrom(o)
+  await warnOfNewSession(c, o)
   const [{ world, sources }, { rules }] = await guard(() => Promise.all([c.worldSources(), c.rules.list()]))
   const w = world as Record<string, any>
   if (o.json) return printJson(w)

@@ -61,7 +61,7 @@ describe('dcb coverage --session NAME of a session that did not exist', () => {
     const typo = await run(['--session', 'suite-tpyo'])
     expect(typo.code).toBe(0)
     expect(typo.stderr).toBe(
-      'dcb: warning: session "suite-tpyo" (--session) did not exist: this read made it, so it has no calls (a mistyped name? the sessions are listed by GET /_sandbox/sessions)\n',
+      'dcb: warning: session "suite-tpyo" (--session) did not exist: this read makes it, empty (a mistyped name? the sessions are listed by GET /_sandbox/sessions)\n',
     )
     expect((await run(['--session', 'suite-tpyo'])).stderr).toBe('')
     const fromEnv = await run(['--json'], { DCB_SESSION: 'suite-env' })
