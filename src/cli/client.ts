@@ -100,7 +100,9 @@ export async function mo(msisdn: string, shortCode: string, text: string[], o: O
         : undefined
   if (o.json) printJson(r)
   else {
-    const ok = r.action === 'subscribed' || r.action === 'stop'
+    // A STOP with nothing to cancel exits 0 (the carrier answered it, the journal counts it a STOP, and
+    // the handset ends with no subscription there, as asked), but it is not shown as a success.
+    const ok = r.action === 'subscribed' || (r.action === 'stop' && !!r.canceled?.length)
     out(`${ok ? chalk.green('✔') : chalk.yellow('•')} ${r.action}${r.code ? `: ${chalk.bold(r.code)}` : ''}`)
     const { action: _a, ...rest } = r
     printFields(rest)
