@@ -254,13 +254,20 @@ clientCommand('flow', 'a guided end-to-end subscription (asks on a terminal; fla
   .action(async (o) => (await import('./flow.js')).flow(o))
 clientCommand(
   'run',
-  'run a scripted scenario file (JSON steps with expectations); resets the sandbox first, or runs in process with --fixtures/--clock',
+  "run a scripted scenario file (JSON steps with expectations); resets the sandbox first, or runs in process with --fixtures/--clock (or the file's fixtures/clock)",
   'both',
 )
   .argument('<file>')
   .option('--no-reset', 'keep the sandbox state instead of resetting it first')
-  .option('--fixtures <path>', 'run against a fresh in-process sandbox with these fixture files or folders, no server (repeatable)', collect)
-  .option('--clock <time>', 'run against a fresh in-process sandbox with its clock frozen at this time (with --fixtures, or the default world)')
+  .option(
+    '--fixtures <path>',
+    "run against a fresh in-process sandbox with these fixture files or folders, no server (repeatable; before the file's fixtures)",
+    collect,
+  )
+  .option(
+    '--clock <time>',
+    "run against a fresh in-process sandbox with its clock frozen at this time (with --fixtures, or the default world; before the file's clock)",
+  )
   .action(async (f, o) => (await import('./run.js')).runFile(f, o))
 
 const fixtures = program.command('fixtures').description('work with fixture files')

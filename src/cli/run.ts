@@ -8,12 +8,12 @@ import { z } from 'zod'
 import { headerValueProblem } from '../client/header-value.js'
 import type { InitBody, StatusBody, VerifyBody } from '../contract/index.js'
 import type { RuleInput } from '../contract/operations.js'
-import { clientFrom, guard, isHttpUrl, out, printJson, type ClientCliOptions } from './common.js'
+import { clientFrom, guard, isHttpUrl, out, printJson } from './common.js'
 import { CliError, EXIT } from './errors.js'
 import type { RunTarget } from './run-local.js'
+import { checkRunFlags, runWhere, type RunWhereOptions } from './run-where.js'
 import { readUserText } from '../user-text.js'
 import { HINT_KEYS } from '../core/nearest.js'
-import { timeProblem } from '../core/time.js'
 
 const ACTIONS = ['init', 'verify', 'status', 'otp', 'sms', 'mo', 'consent', 'cancel', 'clock', 'reset', 'rule', 'subscription', 'expect'] as const
 type Action = (typeof ACTIONS)[number]
@@ -101,6 +101,9 @@ const RunFile = z.strictObject({
   // Judged where the run goes to it (below): an in-process run or --base-url does not use it.
   base_url: z.string().optional(),
   api_key: ApiKey.optional(),
+  // Judged by runWhere, naming the JSON path: a fixture path or list of them, a time.
+  fixtures: z.unknown().optional(),
+  clock: z.unknown().optional(),
   steps: z.array(Step).min(1),
 })
 
@@ -231,14 +234,11 @@ async function perform(c: RunTarget, action: Action, arg: unknown, where: string
   }
 }
 
-export interface RunCliOptions extends ClientCliOptions {
-  /** false with --no-reset: keep the sandbox's state instead of resetting it first. */
-  reset?: boolean
-  /** --fixtures (repeatable): run against a fresh in-process sandbox with these fixture files, no server. */
-  fixtures?: string[]
-  /** --clock: that sandbox's clock, frozen there (in process; with the default world when no --fixtures). */
-  clock?: string
-}
+/**
+ * `reset`: false with --no-reset (keep the sandbox's state instead of resetting it first); `fixtures`
+ * (--fixtures, repeatable) and `clock` (--clock): a fresh in-process sandbox with those, no server.
+ */
+export type RunCliOptions = RunWhereOptions
 
 interface StepReport {
   step: number
@@ -251,25 +251,7 @@ interface StepReport {
 }
 
 export async function runFile(file: string, o: RunCliOptions): Promise<void> {
-  const inProcess = o.fixtures !== undefined || o.clock !== undefined
-  if (inProcess) {
-    // Each would be accepted and then not used: there is no server to reach, wait for or open.
-    const forServer = [
-      ['--base-url', o.baseUrl !== undefined],
-      ['--session', o.session !== undefined],
-      ['--no-reset', o.reset === false],
-      ['--admin-token', o.adminToken !== undefined],
-      ['--timeout', o.timeout !== undefined],
-    ].flatMap(([flag, given]) => (given ? [flag as string] : []))
-    if (forServer.length)
-      throw new CliError(
-        `${o.fixtures !== undefined ? '--fixtures' : '--clock'} runs a fresh in-process sandbox: ${forServer.join(', ')} ${forServer.length === 1 ? 'is' : 'are'} for a running server`,
-        EXIT.USAGE,
-      )
-    // Judged here, by flag: the library's own check would name its option (clock).
-    const problem = o.clock === undefined ? undefined : timeProblem(o.clock)
-    if (problem) throw new CliError(`--clock ${problem}`, EXIT.USAGE)
-  }
+  checkRunFlags(o)
   let data: unknown
   try {
     data = JSON.parse(readUserText(file))
@@ -296,19 +278,20 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
       )
     named.set(step.as, i + 1)
   }
+  const where = runWhere(file, doc, o)
+  const inProcess = where !== undefined
   const base = { ...o, baseUrl: o.baseUrl ?? doc.base_url, apiKey: o.apiKey ?? doc.api_key }
   // The file's server is not where an in-process run goes: said, so a run that passes is not taken for
   // one against it. A base_url that is no URL is refused only where the run would go to it.
   const notUrl = doc.base_url !== undefined && !isHttpUrl(doc.base_url)
   if (inProcess && doc.base_url !== undefined) {
     const without = notUrl ? 'without it the run is refused: it is not an http(s) URL' : 'without it the run goes there'
-    const flag = o.fixtures !== undefined ? '--fixtures' : '--clock'
     process.stderr.write(
-      `dcb: ${file}: base_url ${notUrl ? JSON.stringify(doc.base_url) : doc.base_url} is not used: ${flag} runs a fresh in-process sandbox (${without})\n`,
+      `dcb: ${file}: base_url ${notUrl ? JSON.stringify(doc.base_url) : doc.base_url} is not used: ${where.by} runs a fresh in-process sandbox (${without})\n`,
     )
   } else if (notUrl && o.baseUrl === undefined) throw new CliError(`${file}: $.base_url: is not an http(s) URL (e.g. http://127.0.0.1:7700)`, EXIT.USAGE)
   // Loaded only for an in-process run: a run against a server stays as light as the other client commands.
-  const local = inProcess ? await (await import('./run-local.js')).localSandbox(o.fixtures ?? [], o.clock) : undefined
+  const local = where ? await (await import('./run-local.js')).localSandbox(where.fixtures, where.clock) : undefined
   const targetFor = (apiKey: string | undefined): RunTarget => local?.target(apiKey ?? base.apiKey) ?? clientFrom(apiKey ? { ...base, apiKey } : base)
   const human = !o.json
   const say = (line: string) => human && out(line)
@@ -327,7 +310,11 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
   if (doc.description) say(chalk.bold(doc.description))
   // A run starts from the loaded fixtures, so it gives the same answers every time.
   if (local)
-    say(chalk.dim(`a fresh in-process sandbox${o.fixtures?.length ? ` with ${o.fixtures.join(', ')}` : ''}${o.clock ? `, clock ${o.clock} (frozen)` : ''}`))
+    say(
+      chalk.dim(
+        `a fresh in-process sandbox${where!.shown.length ? ` with ${where!.shown.join(', ')}` : ''}${where!.clock ? `, clock ${where!.clock} (frozen)` : ''}`,
+      ),
+    )
   else if (o.reset !== false) {
     say(chalk.dim('resetting the sandbox first (back to the loaded fixtures; --no-reset keeps its state)'))
     await guard(() => clientFrom(base).reset())
