@@ -267,16 +267,28 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
   const doc = parsed.data
   // A name given twice: the later step's result would replace the earlier one's, and a reference or
   // expect meant for the first would read the second. (A name left to the action, such as two otp steps, may repeat.)
-  const named = new Map<string, number>()
+  // An as name that is another step's action, left as its name (as "status" beside a plain status step), clashes too.
+  const named = new Map<string, { step: number; path: string }>()
+  const byAction = new Map<string, { step: number; path: string }>()
   for (const [i, step] of doc.steps.entries()) {
-    if (step.as === undefined) continue
-    const first = named.get(step.as)
-    if (first !== undefined)
-      throw new CliError(
-        `${file}: steps ${first} and ${i + 1} are both named "${step.as}" ($.steps[${first - 1}].as, $.steps[${i}].as): the later result would replace the earlier; give each its own name`,
+    const action = Object.keys(step).find((k) => (ACTIONS as readonly string[]).includes(k))
+    const clash = (name: string, path: string, other: { step: number; path: string }) =>
+      new CliError(
+        `${file}: steps ${other.step} and ${i + 1} are both named "${name}" (${other.path}, ${path}): the later result would replace the earlier; give each its own name`,
         EXIT.USAGE,
       )
-    named.set(step.as, i + 1)
+    if (step.as === undefined) {
+      if (action === undefined || action === 'expect') continue
+      const path = `the action of $.steps[${i}]`
+      const first = named.get(action)
+      if (first) throw clash(action, path, first)
+      if (!byAction.has(action)) byAction.set(action, { step: i + 1, path })
+      continue
+    }
+    const path = `$.steps[${i}].as`
+    const first = named.get(step.as) ?? byAction.get(step.as)
+    if (first) throw clash(step.as, path, first)
+    named.set(step.as, { step: i + 1, path })
   }
   const where = runWhere(file, doc, o)
   const inProcess = where !== undefined

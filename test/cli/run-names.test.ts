@@ -1,7 +1,8 @@
 /**
  * A run file whose steps give the same `as` name twice: the later result replaced the earlier, so a
  * reference or expect meant for the first read the second. The file is refused, naming both steps and
- * the name, before the sandbox is reset or anything is sent. Through the binary against a real server.
+ * the name, before the sandbox is reset or anything is sent; an `as` name that is another step's action,
+ * left as that step's name, clashes the same way. Through the binary against a real server.
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { tempDir, useSandbox, writeJson } from '../helpers.js'
@@ -32,6 +33,28 @@ describe('dcb run: step names', () => {
     // Not reset (the subscription made before is there), nothing sent (the journal lists newest first).
     expect((await c.control('/subscriptions')).body.subscriptions).toHaveLength(1)
     expect((await c.control('/requests')).body.requests.map((e: { path: string }) => e.path)).toEqual(['/subscriptions/verify', '/subscriptions/init'])
+  })
+
+  it("an as name that is another step's action left as its name clashes too, either way round; nothing is sent", async () => {
+    const init = (msisdn: string) => ({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
+    const after = writeJson(tmp.dir, 'as-then-action.run.json', {
+      steps: [{ as: 'init', init: init('60123456004') }, { otp: '60123456004' }, { init: init('60123456005') }],
+    })
+    const before = writeJson(tmp.dir, 'action-then-as.run.json', {
+      steps: [{ init: init('60123456004') }, { otp: '60123456004' }, { as: 'otp', otp: '60123456004' }, { as: 'init', init: init('60123456005') }],
+    })
+    const sent = (await c.control('/requests')).body.requests.length
+    const a = await run(after)
+    expect([a.code, a.stdout]).toEqual([2, ''])
+    expect(a.stderr).toBe(
+      `dcb: ${after}: steps 1 and 3 are both named "init" ($.steps[0].as, the action of $.steps[2]): the later result would replace the earlier; give each its own name\n`,
+    )
+    const b = await run(before)
+    expect([b.code, b.stdout]).toEqual([2, ''])
+    expect(b.stderr).toBe(
+      `dcb: ${before}: steps 2 and 3 are both named "otp" (the action of $.steps[1], $.steps[2].as): the later result would replace the earlier; give each its own name\n`,
+    )
+    expect((await c.control('/requests')).body.requests).toHaveLength(sent)
   })
 
   it('names left to the action may repeat (two otp steps), and distinct as names run', async () => {
