@@ -84,12 +84,17 @@ export async function instructionCounts() {
       ['memory', [BIN, 'serve', '--port', '0', '--in-memory']],
       ['floor', [join(ROOT, 'bench', 'floor-server.js')]],
     ]
-    if (BASE) jobs.unshift(['base', [join(BASE, 'bin', 'dcb.js'), 'serve', '--port', '0', '--data', data('ir-base')]])
+    // The base in memory too: what the base's engine and HTTP layer took with no disk at all.
+    if (BASE)
+      jobs.unshift(
+        ['base', [join(BASE, 'bin', 'dcb.js'), 'serve', '--port', '0', '--data', data('ir-base')]],
+        ['base_memory', [join(BASE, 'bin', 'dcb.js'), 'serve', '--port', '0', '--in-memory']],
+      )
     rounds.push(await inPairs(jobs))
     log(rounds.at(-1))
   }
   const figure = (label, kind) => median(rounds.map((r) => r[label][kind]))
-  const kinds = ['file', 'memory', 'floor', ...(BASE ? ['base'] : [])]
+  const kinds = ['file', 'memory', 'floor', ...(BASE ? ['base', 'base_memory'] : [])]
   results.figures.instructions = {
     warm_flows: WARM,
     counted_flows: COUNTED,

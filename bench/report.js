@@ -69,6 +69,10 @@ function markdown() {
     rows.push(
       `| instructions per OTP flow on the server's main thread, counted by valgrind (callgrind; ${i.warm_flows} warm-up flows, then ${i.counted_flows} counted${i.rounds > 1 ? `, median of ${i.rounds} rounds` : ''}): ${i.main.base ? 'base file store / ' : ''}file store / in memory / the floor (bare node:http); all threads beside (V8's compiler and GC helpers, which valgrind's slowdown distorts) | ${i.main.base ? `${k(i.main.base)} / ` : ''}${k(i.main.file)} / ${k(i.main.memory)} / ${k(i.main.floor)}${ratio}; all threads ${i.all.base ? `${k(i.all.base)} / ` : ''}${k(i.all.file)} / ${k(i.all.memory)} / ${k(i.all.floor)} | <= 0.67 of the base's (a third less) |`,
     )
+    if (i.main.base_memory)
+      rows.push(
+        `| instructions per OTP flow on the main thread, the base in memory (no disk at all) / the goal (a third less than the base's file store) / the floor: what the base's engine, validation and HTTP layer took with nothing made durable | ${k(i.main.base_memory)} / ${k(i.main.base * 0.67)} / ${k(i.main.floor)}: the goal is **${Math.round(((i.main.base * 0.67) / i.main.base_memory) * 100) / 100}** of what the base took writing nothing | |`,
+      )
   }
   if (f.shared) {
     const { file, one, three } = f.shared
