@@ -150,13 +150,17 @@ export async function subscriptionView(id) {
     const s = await api(`/_sandbox/subscriptions/${encodeURIComponent(id)}`)
     const messages = (await api(`/_sandbox/messages?msisdn=${encodeURIComponent(s.msisdn)}`)).messages
     const field = (k, v) => [h('dt', {}, k), h('dd', {}, v === null || v === undefined || v === '' ? '—' : String(v))]
+    // The server says whether it would take a cancel (`cancelable`): an ended subscription's is refused 409.
+    const ended = s.status === 'CANCELED' ? 'was canceled already' : 'expired and the carrier has no retry left'
+    const note = s.cancelable ? 'Cancel acts as the carrier: the subscriber gets the cancellation SMS.' : `Nothing to cancel: this subscription ${ended}.`
     const cancel = h(
       'button',
       {
         type: 'button',
         class: 'danger',
         'aria-describedby': 'cancel-note',
-        disabled: s.status === 'CANCELED',
+        disabled: !s.cancelable,
+        title: s.cancelable ? null : note,
         onclick: () =>
           act(async () => {
             await api(`/_sandbox/subscriptions/${encodeURIComponent(id)}/cancel`, {})
@@ -181,7 +185,7 @@ export async function subscriptionView(id) {
         field('Canceled', s.canceled_dt ? `${shortTime(s.canceled_dt)} (${s.cancel_reason || ''})` : ''),
         field('Charges', s.charge_count),
       ),
-      h('p', { id: 'cancel-note', class: 'empty' }, 'Cancel acts as the carrier: the subscriber gets the cancellation SMS.'),
+      h('p', { id: 'cancel-note', class: 'empty' }, note),
       cancel,
       h('h2', {}, 'Charge history'),
       s.charges.length

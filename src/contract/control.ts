@@ -170,6 +170,11 @@ export const SubscriptionView = StatusPayload.extend({
   cancel_reason: z.string().nullable(),
   next_retry_dt: timestamp.nullable(),
   carrier_cancel_dt: timestamp.nullable(),
+  cancelable: z
+    .boolean()
+    .describe(
+      'whether a carrier cancel (POST /_sandbox/subscriptions/{id}/cancel) is taken: false once the subscription has ended (CANCELED, or EXPIRED with no carrier retry left), when it is refused 409',
+    ),
   charge_count: z.number().int(),
   charges: z.array(ChargeView).describe('the latest charges, oldest first'),
 })

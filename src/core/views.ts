@@ -5,6 +5,7 @@
 import { SandboxError } from './errors.js'
 import type { EngineContext } from './context.js'
 import type { Charge, SubscriptionRecord, SubscriptionStatus } from './state.js'
+import { hasEnded } from './subscriptions.js'
 import { formatTimestamp } from './time.js'
 import type { Service } from './world.js'
 
@@ -35,6 +36,8 @@ export interface SubscriptionView extends StatusPayload {
   cancel_reason: string | null
   next_retry_dt: string | null
   carrier_cancel_dt: string | null
+  /** Whether a carrier cancel is taken: false once it has ended (`hasEnded`), when the cancel is refused 409. */
+  cancelable: boolean
   charge_count: number
   charges: ChargeView[]
 }
@@ -76,6 +79,7 @@ export class SubscriptionViews {
       cancel_reason: sub.cancel_reason,
       next_retry_dt: sub.next_retry_at === null ? null : formatTimestamp(sub.next_retry_at),
       carrier_cancel_dt: sub.carrier_cancel_at === null ? null : formatTimestamp(sub.carrier_cancel_at),
+      cancelable: !hasEnded(sub),
       charge_count: sub.charge_count,
       charges: sub.charges.map((c) => ({ ...c, at: formatTimestamp(c.at) })),
     }

@@ -302,6 +302,43 @@ describe('the console in chromium', () => {
     }
   })
 
+  // Last but one: it starts the default session over at a clock of its own.
+  it('disables Cancel, saying why, on a subscription the server would refuse to cancel (EXPIRED with no retry left), not on one the carrier still retries', async () => {
+    await c.control('/reset', { clock: '2026-01-31T09:00:00', frozen: true })
+    // Ending 303: every renewal and retry fails; the default carrier retries once, a day later.
+    const ended = await c.subscribe('60123457303')
+    await c.control('/clock/advance', { by: 'P1M' })
+    const retrying = await c.subscribe('60123458303')
+    await c.control('/clock/advance', { by: 'P1M' })
+    expect((await c.control(`/subscriptions/${ended}`)).body).toMatchObject({ status: 'EXPIRED', next_retry_dt: null, cancelable: false })
+    expect((await c.control(`/subscriptions/${retrying}`)).body).toMatchObject({ status: 'EXPIRED', next_retry_dt: expect.any(String), cancelable: true })
+
+    const cancel = page.getByRole('button', { name: 'Cancel', exact: true })
+    const note = page.locator('#cancel-note')
+    /** Opens a subscription's page; answers once its Cancel button is there (the page is filled in after its heading). */
+    const open = async (id: string) => {
+      await page.goto(`${c.url}/#/subscriptions/${id}`)
+      await page.getByRole('heading', { level: 1, name: `Subscription ${id}` }).waitFor()
+      await cancel.waitFor()
+    }
+    await open(ended)
+    expect(await cancel.isDisabled()).toBe(true)
+    expect(await note.textContent()).toBe('Nothing to cancel: this subscription expired and the carrier has no retry left.')
+    expect(await cancel.getAttribute('title')).toBe(await note.textContent())
+    // As the server answers a cancel of it.
+    expect((await c.control(`/subscriptions/${ended}/cancel`, {})).body.error).toBe('ALREADY_EXPIRED')
+
+    await open(retrying)
+    expect(await cancel.isEnabled()).toBe(true)
+    expect(await note.textContent()).toBe('Cancel acts as the carrier: the subscriber gets the cancellation SMS.')
+    expect(await cancel.getAttribute('title')).toBeNull()
+    await cancel.click()
+    await page.getByText(`Subscription ${retrying} canceled by the carrier.`).waitFor({ timeout: 5000 })
+    expect((await c.control(`/subscriptions/${retrying}`)).body).toMatchObject({ status: 'CANCELED', cancelable: false })
+    await expect.poll(() => note.textContent()).toBe('Nothing to cancel: this subscription was canceled already.')
+    expect(await cancel.isDisabled()).toBe(true)
+  })
+
   it('made no request off the server and logged no error', () => {
     expect(offOrigin).toEqual([])
     expect(problems).toEqual([])

@@ -17,16 +17,23 @@ describe('a carrier cancel of an EXPIRED subscription', () => {
     const ended = await subscribe('60123457303')
     const retrying = await subscribe('60123458303')
     await engine.advance('P1M')
-    expect(engine.subscription(retrying)).toMatchObject({ status: 'EXPIRED', next_retry_dt: T('2026-03-01T09:00:00') })
+    // The view says which a cancel is taken for (`cancelable`, what the console's Cancel button follows).
+    expect(engine.subscription(retrying)).toMatchObject({ status: 'EXPIRED', next_retry_dt: T('2026-03-01T09:00:00'), cancelable: true })
     const canceled = await engine.cancel(retrying)
-    expect(canceled).toMatchObject({ status: 'CANCELED', cancel_reason: 'carrier', canceled_dt: T('2026-02-28T09:00:00'), next_retry_dt: null })
+    expect(canceled).toMatchObject({
+      status: 'CANCELED',
+      cancel_reason: 'carrier',
+      canceled_dt: T('2026-02-28T09:00:00'),
+      next_retry_dt: null,
+      cancelable: false,
+    })
     expect(engine.smsFor('60123458303')[0]).toMatchObject({ kind: 'canceled' })
 
     const moved = await engine.advance('P1D')
     // The retry of the one canceled never ran; the other's did, and failed: no retry left.
     expect(moved.events.map((e) => [e.type, e.subscription_id])).toEqual([['retry_failed', ended]])
     const before = engine.subscription(ended)
-    expect(before).toMatchObject({ status: 'EXPIRED', next_retry_dt: null, canceled_dt: null })
+    expect(before).toMatchObject({ status: 'EXPIRED', next_retry_dt: null, canceled_dt: null, cancelable: false })
     const sms = engine.smsFor('60123457303').length
     await expect(engine.cancel(ended)).rejects.toMatchObject({
       status: 409,

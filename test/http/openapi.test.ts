@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CONTROL_ROUTES, SESSION_ROUTES } from '../../src/http/control-routes.js'
-import { SessionsAnswer } from '../../src/contract/control.js'
+import { SessionsAnswer, SubscriptionView } from '../../src/contract/control.js'
 import { CONTROL_CALLS } from '../../src/contract/calls.js'
 import { tempDir, useSandbox } from '../helpers.js'
 
@@ -41,6 +41,12 @@ describe('/openapi.json', () => {
     await fetch(`${c.url}/_sandbox/clock`, { headers: { 'x-dcb-session': 'documented' } })
     const listed = SessionsAnswer.strict().parse(await (await fetch(`${c.url}/_sandbox/sessions`)).json())
     expect(listed.sessions.map((s) => s.name)).toContain('documented')
+    // A subscription says whether a carrier cancel is taken (the console's Cancel button follows it).
+    const subscription = doc.paths['/_sandbox/subscriptions/{id}'].get.responses['200'].content['application/json'].schema
+    expect(subscription.required).toContain('cancelable')
+    expect(subscription.properties.cancelable.type).toBe('boolean')
+    const id = await c.subscribe('60123456001')
+    expect(SubscriptionView.strict().parse(await (await fetch(`${c.url}/_sandbox/subscriptions/${id}`)).json())).toMatchObject({ cancelable: true })
     expect(doc.paths['/_sandbox/otp'].get.parameters.map((p: any) => [p.name, p.required])).toEqual([
       ['msisdn', true],
       ['wait', false],
