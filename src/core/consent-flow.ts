@@ -85,8 +85,9 @@ export class ConsentFlow {
     }
     const result = this.subscriptions.activate(tx, now, verif, view, undefined)
     if ('refused' in result) {
-      // At the session's limit of subscriptions no charge was tried (the page can be approved again once there is room).
-      if (!result.atCap) coverage.count(tx, verif.merchant, 'consent.charge_failed', now)
+      // At the session's limit of subscriptions no charge was tried (the page can be approved again once there is room);
+      // the FAIL ERROR it goes back with counts as any other, as a Verify counts its 500, so the report shows the cap.
+      coverage.count(tx, verif.merchant, 'consent.charge_failed', now)
       return {
         location: back({ status: 'FAIL', message: result.refused }),
         result: result.refused,

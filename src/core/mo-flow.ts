@@ -100,8 +100,12 @@ export class MoFlow {
     const coverage = this.ctx.coverage
     const merchant = match.service.merchant
     if ('refused' in result) {
-      // The session's subscriptions at their limit: the sandbox refused, not the carrier (no SMS, not counted).
-      if (result.atCap) return { action: 'rejected', code: result.refused, reason: result.reason }
+      // The session's subscriptions at their limit: the sandbox refused, not the carrier (no failure SMS). Coverage
+      // counts the ERROR answered as an MO's ERROR counts (mo.charge_failed), as a Verify counts its 500, so the report shows the cap.
+      if (result.atCap) {
+        coverage.count(tx, merchant, 'mo.charge_failed', now)
+        return { action: 'rejected', code: result.refused, reason: result.reason }
+      }
       this.failureSms(tx, now, msisdn, short_code, match.service, result.refused)
       const { refused: code, reason } = result
       if (code === 'ALREADY_SUBSCRIBED') return { action: 'rejected', code, reason }

@@ -20,7 +20,7 @@ export interface Refused {
   reason: string
   /** A charge rule's `http: 500`: Verify answers HTTP 500 ERROR; the MO and consent fail the charge with ERROR. */
   http500?: true
-  /** The session holds its limit of subscriptions: the sandbox refused, no carrier (nothing charged, no failed charge counted: a Verify still counts the 500 it answers; the verification left as it was). */
+  /** The session holds its limit of subscriptions: the sandbox refused, no carrier (nothing charged, the verification left as it was). Coverage counts the ERROR each flow answers: verify.ERROR_500, mo.charge_failed, consent.charge_failed. */
   atCap?: true
 }
 

@@ -2,8 +2,8 @@
  * Each session keeps at most `maxSubscriptions` subscriptions (default 100,000), canceled ones too:
  * every subscription was acknowledged to a merchant, so none is dropped to make room. Past the cap a
  * new one is refused by the sandbox, not by a carrier (Verify: 500 ERROR with a reason naming the cap
- * and the way out; an MO or a consent page: refused, nothing charged or counted), the verification
- * left as it was; a reset makes room. Other sessions have their own.
+ * and the way out; an MO or a consent page: refused with ERROR, nothing charged, coverage counting the
+ * ERROR each answered), the verification left as it was; a reset makes room. Other sessions have their own.
  */
 import { describe, expect, it } from 'vitest'
 import { createSandbox, SandboxError, type SandboxSession } from '../../src/index.js'
@@ -46,10 +46,10 @@ describe('the cap on subscriptions per session', () => {
     expect((await sandbox.consent(page, 'approve')).location).toMatch(/status=FAIL&message=ERROR/)
     const kept = (await sandbox.subscriptions()).subscriptions
     expect(kept.map((s) => s.status).sort()).toEqual(['ACTIVE', 'CANCELED'])
-    // Nothing of the refusals was charged or counted: no failed charge in coverage, no failure SMS to the MO's handset.
+    // Nothing of the refusals was charged (no failure SMS to the MO's handset); coverage counts the ERROR each answered.
     const outcomes = (await sandbox.coverage()).coverage[0]!.outcomes
     const counted = (id: string) => outcomes.find((o) => o.id === id)?.count
-    expect([counted('mo.subscribed'), counted('mo.charge_failed'), counted('consent.charge_failed')]).toEqual([1, 0, 0])
+    expect([counted('mo.subscribed'), counted('verify.ERROR_500'), counted('mo.charge_failed'), counted('consent.charge_failed')]).toEqual([1, 1, 1, 1])
     expect((await sandbox.sms('60133456004')).messages.map((m) => m.kind)).toEqual(['mo'])
 
     // Another session has its own cap.
