@@ -2,7 +2,18 @@
 import chalk from 'chalk'
 import { ambiguousDuration } from '../core/time.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
-import { clientFrom, guard, out, printFields, printJson, reportEnvelope, requireValues, warnOfNewSession, type ClientCliOptions } from './common.js'
+import {
+  clientFrom,
+  guard,
+  out,
+  printFields,
+  printJson,
+  reportEnvelope,
+  requireValues,
+  sessionMissing,
+  warnOfNewSession,
+  type ClientCliOptions,
+} from './common.js'
 import { decimal } from './numbers.js'
 
 type Opts = ClientCliOptions & Record<string, any>
@@ -124,7 +135,10 @@ export async function consent(url: string, action: string, o: Opts): Promise<voi
 }
 
 export async function cancel(id: string, o: Opts): Promise<void> {
-  const r = await guard(() => clientFrom(o).cancel(id))
+  const c = clientFrom(o)
+  // A session that is not there has no subscription to cancel: said by its name, not as SUBSCRIPTION_NOT_FOUND.
+  await sessionMissing(c, o, `subscription ${id} was not canceled`, true)
+  const r = await guard(() => c.cancel(id))
   if (o.json) return printJson(r)
   out(`${chalk.green('✔')} canceled by the carrier`)
   printFields({ subscription_id: r.subscription_id, status: r.status, canceled_dt: r.canceled_dt })

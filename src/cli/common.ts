@@ -5,7 +5,7 @@
 import chalk from 'chalk'
 import { DcbClient, SandboxError, TransportError, type ApiResult, type Envelope } from '../client/index.js'
 import type { SessionsAnswer } from '../contract/index.js'
-import { DEFAULT_BASE_URL, DEMO_API_KEY, SESSION_NAME, SESSION_NAME_RULE } from '../contract/defaults.js'
+import { DEFAULT_BASE_URL, DEMO_API_KEY, dotNameRefusal, isDotName, SESSION_NAME, SESSION_NAME_RULE } from '../contract/defaults.js'
 import { OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 
@@ -58,19 +58,47 @@ export function sessionGiven(opts: ClientCliOptions): { name: string; from: '--s
 }
 
 /**
+ * The session --session or DCB_SESSION names when it is not there (the list makes none); undefined when
+ * it is, or none is named (the default session). A `.` or `..` not there is refused as the server
+ * refuses it (one kept from an older version is there, and is served).
+ */
+async function missingSession(c: DcbClient, o: ClientCliOptions): Promise<{ name: string; from: '--session' | 'DCB_SESSION' } | undefined> {
+  const given = sessionGiven(o)
+  if (given === undefined) return undefined
+  const { sessions } = await guard(() => c.control<SessionsAnswer>('GET', '/sessions'))
+  if (sessions.some((s) => s.name === given.name)) return undefined
+  if (isDotName(given.name)) throw new CliError(`session "${given.name}" (${given.from}) does not exist, and ${dotNameRefusal(given.name)}`, EXIT.FAIL)
+  return given
+}
+
+/** What a line about a session that is not there says after its name, in every command's words. */
+const MISTYPED = '(a mistyped name? the sessions are listed by GET /_sandbox/sessions)'
+
+/**
  * For a command that reads a session: says on stderr when the session it names did not exist. A read
  * makes the session (the contract), so a mistyped --session or DCB_SESSION would read as an empty one
  * (no calls, subscriptions, messages). The list of sessions makes none, so it is asked first; the
  * default session is never warned about. Said before the read, which may wait (otp --wait, logs -f) or fail.
  */
 export async function warnOfNewSession(c: DcbClient, o: ClientCliOptions): Promise<void> {
-  const given = sessionGiven(o)
-  if (given === undefined) return
-  const { sessions } = await guard(() => c.control<SessionsAnswer>('GET', '/sessions'))
-  if (sessions.some((s) => s.name === given.name)) return
-  process.stderr.write(
-    `dcb: warning: session "${given.name}" (${given.from}) did not exist: this read makes it, empty (a mistyped name? the sessions are listed by GET /_sandbox/sessions)\n`,
-  )
+  const missing = await missingSession(c, o)
+  if (missing) process.stderr.write(`dcb: warning: session "${missing.name}" (${missing.from}) did not exist: this read makes it, empty ${MISTYPED}\n`)
+}
+
+/**
+ * For a command that only removes or clears (rules remove, rules clear, cancel): whether the session it
+ * names is not there, said on stderr. Such a call would make the session (any call does) only to find
+ * nothing in it, and answer as of an empty session ("removed 0", not found), hiding a mistyped name:
+ * the caller then sends nothing. `refused`: the command fails with this line (exit 1: nothing it was
+ * asked to remove was there); else it is a warning (exit 0: the state asked for, nothing in force, holds).
+ */
+export async function sessionMissing(c: DcbClient, o: ClientCliOptions, nothing: string, refused: boolean): Promise<boolean> {
+  const missing = await missingSession(c, o)
+  if (!missing) return false
+  const line = `session "${missing.name}" (${missing.from}) does not exist: ${nothing} ${MISTYPED}`
+  if (refused) throw new CliError(line, EXIT.FAIL)
+  process.stderr.write(`dcb: warning: ${line}\n`)
+  return true
 }
 
 /** An absolute http: or https: URL. */

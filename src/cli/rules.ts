@@ -5,7 +5,7 @@
  */
 import { readUserText, withoutBom } from '../user-text.js'
 import chalk from 'chalk'
-import { clientFrom, guard, out, printJson, warnOfNewSession, type ClientCliOptions } from './common.js'
+import { clientFrom, guard, out, printJson, sessionMissing, warnOfNewSession, type ClientCliOptions } from './common.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 import type { World } from '../core/world-schema.js'
 import type { RuleInput } from '../contract/operations.js'
@@ -135,7 +135,9 @@ export async function rules(verb: string | undefined, arg: string | undefined, o
     if (o.json) printJson({ added })
     return
   }
-  const r = await guard(() => (verb === 'remove' ? c.rules.remove(arg!) : c.rules.clear()))
+  // A session that is not there has no rule: removing one fails, clearing them warns (and neither makes it).
+  const missing = await sessionMissing(c, o, verb === 'remove' ? `runtime rule "${arg!}" was not removed` : 'no runtime rules to clear', verb === 'remove')
+  const r = missing ? { deleted: 0 } : await guard(() => (verb === 'remove' ? c.rules.remove(arg!) : c.rules.clear()))
   if (o.json) return printJson(r)
   out(`${chalk.green('✔')} removed ${r.deleted} runtime rule(s)`)
 }

@@ -1,7 +1,7 @@
 /**
  * The defaults of the sandbox, written once: where `dcb serve` listens and keeps its data, the key
  * the default world gives the demo merchant, where the client commands look for the server.
- * Plain constants (no imports): the CLI loads this at start-up.
+ * Plain constants and checks (no imports): the CLI loads this at start-up.
  */
 export const DEFAULT_PORT = 7700
 export const DEFAULT_HOST = '127.0.0.1'
@@ -18,6 +18,20 @@ export const MAX_OTP_WAIT_S = 120
 export const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/
 /** What a session name is, in the words of the refusals of one that is not. */
 export const SESSION_NAME_RULE = '1-64 characters of A-Z a-z 0-9 . _ -'
+
+/**
+ * `.` and `..` fit the grammar but cannot name a new session: fetch, curl and browsers read them in
+ * `/_sandbox/sessions/NAME` as path steps, so the session could never be deleted by URL. One kept
+ * from an older version still loads, answers and can be deleted (`/_sandbox/sessions/%2E%2E` with curl).
+ */
+export function isDotName(name: string): boolean {
+  return name === '.' || name === '..'
+}
+
+/** Why `.` or `..` is refused as a new session's name. */
+export function dotNameRefusal(name: string): string {
+  return `"${name}" cannot name a new session: URL clients read . and .. in /_sandbox/sessions/${name} as path steps, so it could never be deleted; use another name`
+}
 /**
  * What an HTTP header value may hold (tab, printable ASCII, Latin-1), as Node's http and fetch send
  * it: an API key or admin token with anything else is refused before a call, not by the transport.

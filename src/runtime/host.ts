@@ -6,7 +6,7 @@
  * (group commit: a write in any session costs a share of one fsync) with a snapshot file per
  * session, so they survive restarts and crashes exactly as the default one does.
  */
-import { SESSION_NAME, SESSION_NAME_RULE } from '../contract/defaults.js'
+import { dotNameRefusal, isDotName, SESSION_NAME, SESSION_NAME_RULE } from '../contract/defaults.js'
 import type { EngineOptions } from '../core/engine.js'
 import { SandboxError } from '../core/errors.js'
 import { State } from '../core/state.js'
@@ -19,26 +19,13 @@ import { JournalBudget } from './request-log.js'
 import { createSession, DEFAULT_SESSION, type Session } from './session.js'
 
 export { DEFAULT_SESSION, type Session } from './session.js'
+export { dotNameRefusal, isDotName } from '../contract/defaults.js'
 
 /** `--max-sessions` unless given: every session costs memory, so there is always a cap. */
 export const DEFAULT_MAX_SESSIONS = 1000
 
 export function isSessionName(name: string): boolean {
   return SESSION_NAME.test(name)
-}
-
-/**
- * `.` and `..` fit the grammar but cannot name a new session: fetch, curl and browsers read them in
- * `/_sandbox/sessions/NAME` as path steps, so the session could never be deleted by URL. One kept
- * from an older version still loads, answers and can be deleted (`/_sandbox/sessions/%2E%2E` with curl).
- */
-export function isDotName(name: string): boolean {
-  return name === '.' || name === '..'
-}
-
-/** Why `.` or `..` is refused as a new session's name. */
-export function dotNameRefusal(name: string): string {
-  return `"${name}" cannot name a new session: URL clients read . and .. in /_sandbox/sessions/${name} as path steps, so it could never be deleted; use another name`
 }
 
 export interface HostOptions {

@@ -1,0 +1,91 @@
+/**
+ * The commands that only remove or clear (rules remove, rules clear, cancel) in a session named by
+ * --session or DCB_SESSION that does not exist: said on stderr by name, not answered as of an empty
+ * session ("removed 0", not found), which hid a mistyped name; and the session is not made. `.` and
+ * `..`, which cannot name a new session, are refused in one line by every command. Through the binary
+ * against a real `dcb serve`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { dcb, serve, type Served } from './run.js'
+
+let server: Served
+beforeAll(async () => {
+  server = await serve(['--in-memory'])
+})
+afterAll(async () => {
+  await server.stop()
+})
+
+const run = (args: string[], env: Record<string, string> = {}) =>
+  dcb(args, { env: { DCB_BASE_URL: server.url, DCB_API_KEY: undefined, DCB_ADMIN_TOKEN: undefined, DCB_SESSION: undefined, ...env } })
+const MISTYPED = '(a mistyped name? the sessions are listed by GET /_sandbox/sessions)'
+const sessions = async () => ((await (await fetch(`${server.url}/_sandbox/sessions`)).json()) as { sessions: { name: string }[] }).sessions.map((s) => s.name)
+const RULE = JSON.stringify({ id: 'barred', step: 'init', effect: { error: 'BARRED' } })
+
+describe('a command that removes or clears, in a session that does not exist', () => {
+  it('dcb rules remove says the session does not exist and exits 1; the session is not made', async () => {
+    const r = await run(['rules', 'remove', 'barred', '--session', 'typo-remove'])
+    expect(r).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `dcb: session "typo-remove" (--session) does not exist: runtime rule "barred" was not removed ${MISTYPED}\n`,
+    })
+    const env = await run(['rules', 'remove', 'barred', '--json'], { DCB_SESSION: 'typo-remove-env' })
+    expect(env).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `dcb: session "typo-remove-env" (DCB_SESSION) does not exist: runtime rule "barred" was not removed ${MISTYPED}\n`,
+    })
+    expect(await sessions()).not.toContain('typo-remove')
+    expect(await sessions()).not.toContain('typo-remove-env')
+  })
+
+  it('dcb rules clear warns that the session does not exist and exits 0 (nothing is in force there, as asked); the session is not made', async () => {
+    const warning = (name: string, from = '--session') => `dcb: warning: session "${name}" (${from}) does not exist: no runtime rules to clear ${MISTYPED}\n`
+    const r = await run(['rules', 'clear', '--session', 'typo-clear'])
+    expect(r).toEqual({ code: 0, stdout: '✔ removed 0 runtime rule(s)\n', stderr: warning('typo-clear') })
+    const json = await run(['rules', 'clear', '--json'], { DCB_SESSION: 'typo-clear' })
+    expect([json.code, JSON.parse(json.stdout), json.stderr]).toEqual([0, { deleted: 0 }, warning('typo-clear', 'DCB_SESSION')])
+    expect(await sessions()).not.toContain('typo-clear')
+  })
+
+  it('dcb cancel says the session does not exist and exits 1, not SUBSCRIPTION_NOT_FOUND; the session is not made', async () => {
+    const r = await run(['cancel', 'SUB-1', '--session', 'typo-cancel'])
+    expect(r).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `dcb: session "typo-cancel" (--session) does not exist: subscription SUB-1 was not canceled ${MISTYPED}\n`,
+    })
+    expect(await sessions()).not.toContain('typo-cancel')
+  })
+
+  it('in a session that exists they work as before: clear of an empty one exits 0 without a word, an unknown rule or subscription is not found', async () => {
+    const s = ['--session', 'there']
+    expect(await run(['rules', 'add', RULE, ...s])).toMatchObject({ code: 0, stderr: '' })
+    expect(await run(['rules', 'remove', 'barred', ...s])).toEqual({ code: 0, stdout: '✔ removed 1 runtime rule(s)\n', stderr: '' })
+    expect(await run(['rules', 'clear', ...s])).toEqual({ code: 0, stdout: '✔ removed 0 runtime rule(s)\n', stderr: '' })
+    expect(await run(['rules', 'remove', 'barred', ...s])).toEqual({ code: 1, stdout: '', stderr: 'dcb: RULE_NOT_FOUND: no runtime rule "barred"\n' })
+    const cancel = await run(['cancel', 'SUB-1', ...s])
+    expect([cancel.code, cancel.stderr]).toEqual([1, 'dcb: SUBSCRIPTION_NOT_FOUND: no subscription SUB-1\n'])
+    // The default session is always there: nothing is asked or said about it.
+    expect(await run(['rules', 'clear'])).toEqual({ code: 0, stdout: '✔ removed 0 runtime rule(s)\n', stderr: '' })
+  })
+})
+
+describe('a session named . or .., which cannot name a new session', () => {
+  it('is refused in one line by the commands that read, remove and write, exit 1; none is made', async () => {
+    for (const dots of ['.', '..']) {
+      const refusal = `"${dots}" cannot name a new session: URL clients read . and .. in /_sandbox/sessions/${dots} as path steps, so it could never be deleted; use another name`
+      for (const args of [['logs'], ['otp', '60123456001'], ['rules', 'clear'], ['rules', 'remove', 'barred'], ['cancel', 'SUB-1']]) {
+        const r = await run([...args, '--session', dots])
+        expect([args, r]).toEqual([args, { code: 1, stdout: '', stderr: `dcb: session "${dots}" (--session) does not exist, and ${refusal}\n` }])
+      }
+      // A write is refused by the server, in its words.
+      const reset = await run(['reset', '--session', dots])
+      expect(reset).toEqual({ code: 1, stdout: '', stderr: `dcb: BAD_REQUEST: ${refusal}\n` })
+      const init = await run(['init', '--msisdn', '60123456001', '--service', 'STREAMPLUS', '--country', 'my', '--session', dots])
+      expect([init.code, init.stdout, init.stderr]).toEqual([1, `✘ FAIL init: BAD_REQUEST (HTTP 400): ${refusal}\n`, ''])
+    }
+    expect((await sessions()).filter((name) => name === '.' || name === '..')).toEqual([])
+  })
+})
