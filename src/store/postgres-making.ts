@@ -5,6 +5,9 @@
  * deleted it (`postgres-session.ts`). Loaded with the database.
  */
 import type pg from 'pg'
+import { dotNameRefusal, isDotName } from '../contract/defaults.js'
+import { SandboxError } from '../core/errors.js'
+import { sharedSessionLimit } from './types.js'
 
 /**
  * Sessions are made one at a time: a lock of its own, in the one-key space (the sessions' turns and
@@ -26,4 +29,15 @@ export async function makeSession(client: pg.PoolClient, name: string, max: numb
   await client.query(`INSERT INTO dcb_sessions (name) VALUES ($1)`, [name])
   await client.query(`SELECT pg_notify('dcb', $1)`, [`S+${name}`])
   return { stored: true }
+}
+
+/**
+ * In a turn's transaction: a session another replica deleted, made anew by a write as a new session
+ * is made, or refused as one is (a SandboxError: SESSION_LIMIT at the cap; BAD_REQUEST for `.` and
+ * `..`, which name no new session: one kept from an older version, once deleted, is not made again).
+ */
+export async function remakeSession(client: pg.PoolClient, name: string, max: number): Promise<void> {
+  if (isDotName(name)) throw new SandboxError('BAD_REQUEST', dotNameRefusal(name))
+  const made = await makeSession(client, name, max)
+  if (!made.stored) throw sharedSessionLimit(made.count, max)
 }

@@ -16,8 +16,8 @@ import type { Gate } from '../core/context.js'
 import { SandboxError } from '../core/errors.js'
 import type { Change, State, SubscriptionRecord } from '../core/state.js'
 import type { JournalFeed, JournalRecord, RequestJournal } from '../runtime/request-log.js'
-import { makeSession } from './postgres-making.js'
-import { sharedSessionLimit, StoreError, type Store } from './types.js'
+import { remakeSession } from './postgres-making.js'
+import { StoreError, type Store } from './types.js'
 
 /** What a session store needs of the database (postgres.ts). */
 export interface SessionDatabase {
@@ -223,7 +223,7 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
       taken = await this.catchUp(client, true, results[2]!.rows)
     } catch (e) {
       client.release(true)
-      // Made anew past the cap: its writes are refused as a new session is; its reads run next (they find it gone).
+      // Made anew past the cap, or a . or ..: its writes are refused as a new session is; its reads run next (they find it gone).
       if (e instanceof SandboxError) {
         for (const w of waiters) if (w.write) w.reject(e)
         this.waiting.unshift(...waiters.filter((w) => !w.write))
@@ -335,9 +335,8 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
     const rows = fetched ?? (await q.query<Row>(this.logSince('$1', '$2'), [this.name, this.seq])).rows
     if (!rows.length) {
       // Deleted by another replica: a write makes it anew as a session is made on first use (under the cap,
-      // told to the others: their lists follow), in its turn's transaction; a read finds it empty.
-      const made = write ? await makeSession(q as pg.PoolClient, this.name, this.maxSessions) : null
-      if (made?.stored === false) throw sharedSessionLimit(made.count, this.maxSessions)
+      // told to the others: their lists follow), in its turn's transaction, or is refused as one; a read finds it empty.
+      if (write) await remakeSession(q as pg.PoolClient, this.name, this.maxSessions)
       return this.reload(q)
     }
     const head = Number(rows[0]!.head)
