@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { Clock, type ClockStart } from './clock.js'
 import type { Coverage } from './coverage.js'
+import { SandboxError } from './errors.js'
 import type { EventLog } from './events.js'
 import { DEFAULT_MAX_SUBSCRIPTIONS } from './limits.js'
 import { EventQueue } from './queue.js'
@@ -76,8 +77,9 @@ export interface EngineOptions {
  * it ends.
  */
 export interface Gate {
-  /** Resolves once a transaction may run: this process holds the store's lock, its state is up to date. */
-  enter(): Promise<readonly Change[]>
+  /** Resolves once a transaction may run: this process holds the store's lock, its state is up to date (`soft`: only
+   * soft changes to write, a read's counts, which make no session anew: one another process deleted rejects SESSION_NOT_FOUND). */
+  enter(soft?: boolean): Promise<readonly Change[]>
   /** Brings the state up to date without a lock (before a read: what any process wrote is seen). */
   sync(): Promise<readonly Change[]>
 }
@@ -309,10 +311,10 @@ export class EngineContext {
       try {
         if (!this.softUpdates.length) return
         try {
-          // Entering writes them (see enterTurn); the store being away leaves them waiting.
-          await this.enterTurn()
-        } catch {
-          return
+          // Entering writes them (see enterTurn); the store being away leaves them waiting; a session deleted, nowhere.
+          await this.enterTurn(true)
+        } catch (e) {
+          if (e instanceof SandboxError && e.code === 'SESSION_NOT_FOUND') this.softUpdates = []
         }
       } finally {
         this.softTurn = null
@@ -326,8 +328,8 @@ export class EngineContext {
   }
 
   /** With a gate: waits for a turn and takes in what the other processes changed; soft updates waiting go in it first. */
-  async enterTurn(): Promise<void> {
-    this.took(await this.gate!.enter())
+  async enterTurn(soft = false): Promise<void> {
+    this.took(await this.gate!.enter(soft))
     if (this.softUpdates.length) this.softInTurn()
   }
 

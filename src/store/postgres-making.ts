@@ -35,8 +35,10 @@ export async function makeSession(client: pg.PoolClient, name: string, max: numb
  * In a turn's transaction: a session another replica deleted, made anew by a write as a new session
  * is made, or refused as one is (a SandboxError: SESSION_LIMIT at the cap; BAD_REQUEST for `.` and
  * `..`, which name no new session: one kept from an older version, once deleted, is not made again).
+ * `max` null: a turn that makes no session (soft changes alone, a read's counts; a snapshot): SESSION_NOT_FOUND.
  */
-export async function remakeSession(client: pg.PoolClient, name: string, max: number): Promise<void> {
+export async function remakeSession(client: pg.PoolClient, name: string, max: number | null): Promise<void> {
+  if (max === null) throw new SandboxError('SESSION_NOT_FOUND', `no session ${name}: another replica deleted it, and a read makes none anew`)
   if (isDotName(name)) throw new SandboxError('BAD_REQUEST', dotNameRefusal(name))
   const made = await makeSession(client, name, max)
   if (!made.stored) throw sharedSessionLimit(made.count, max)

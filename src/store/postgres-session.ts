@@ -51,7 +51,8 @@ export function literal(text: string): string {
 }
 
 interface Waiter {
-  write: boolean
+  /** A write ('soft': soft changes alone, a read's counts, which make no session anew), or a read. */
+  write: boolean | 'soft'
   resolve(changes: readonly Change[]): void
   reject(e: Error): void
 }
@@ -159,15 +160,15 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
     return this
   }
 
-  enter(): Promise<readonly Change[]> {
-    return this.wait(true)
+  enter(soft = false): Promise<readonly Change[]> {
+    return this.wait(soft ? 'soft' : true)
   }
 
   sync(): Promise<readonly Change[]> {
     return this.wait(false)
   }
 
-  private wait(write: boolean): Promise<readonly Change[]> {
+  private wait(write: Waiter['write']): Promise<readonly Change[]> {
     if (this.closed) return Promise.reject(new StoreError(`session ${this.name} is closed`))
     return new Promise((resolve, reject) => {
       this.waiting.push({ write, resolve, reject })
@@ -194,7 +195,7 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
   private async readTurn(waiters: Waiter[]): Promise<void> {
     let changes: readonly Change[]
     try {
-      changes = await this.catchUp(this.db.pool, false)
+      changes = await this.catchUp(this.db.pool, 'read')
       this.db.worked()
     } catch (e) {
       const err = this.db.unreadable(e)
@@ -220,10 +221,10 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
       const results = (await client.query(
         `BEGIN; SELECT pg_advisory_xact_lock(4242, hashtext(${literal(this.name)})); ${this.logSince(literal(this.name), String(this.seq))}`,
       )) as unknown as pg.QueryResult<Row>[]
-      taken = await this.catchUp(client, true, results[2]!.rows)
+      taken = await this.catchUp(client, waiters.some((w) => w.write === true) ? 'write' : 'soft', results[2]!.rows)
     } catch (e) {
       client.release(true)
-      // Made anew past the cap, or a . or ..: its writes are refused as a new session is; its reads run next (they find it gone).
+      // Made anew past the cap, a . or .., or only soft changes: its writes are refused; its reads run next (they find it gone).
       if (e instanceof SandboxError) {
         for (const w of waiters) if (w.write) w.reject(e)
         this.waiting.unshift(...waiters.filter((w) => !w.write))
@@ -331,12 +332,12 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
    * when the state was read anew). A log folded past our last entry, or a session deleted and made
    * again, is read from its snapshot again.
    */
-  private async catchUp(q: pg.Pool | pg.PoolClient, write: boolean, fetched?: Row[]): Promise<readonly Change[]> {
+  private async catchUp(q: pg.Pool | pg.PoolClient, turn: 'read' | 'write' | 'soft', fetched?: Row[]): Promise<readonly Change[]> {
     const rows = fetched ?? (await q.query<Row>(this.logSince('$1', '$2'), [this.name, this.seq])).rows
     if (!rows.length) {
-      // Deleted by another replica: a write makes it anew as a session is made on first use (under the cap,
-      // told to the others: their lists follow), in its turn's transaction, or is refused as one; a read finds it empty.
-      if (write) await remakeSession(q as pg.PoolClient, this.name, this.maxSessions)
+      // Deleted by another replica: a write makes it anew as a session is made on first use (under the cap, told to the
+      // others: their lists follow), in its turn's transaction, or is refused as one; a soft turn is refused; a read finds it empty.
+      if (turn !== 'read') await remakeSession(q as pg.PoolClient, this.name, turn === 'write' ? this.maxSessions : null)
       return this.reload(q)
     }
     const head = Number(rows[0]!.head)
@@ -378,12 +379,12 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
     return [{ reset: true, reloaded: true }]
   }
 
-  /** Folds the log into a snapshot (in a turn: the lock held, the state as of the last entry). */
+  /** Folds the log into a snapshot (in a turn: the lock held, the state as of the last entry); of a session deleted meanwhile, none (not made anew). */
   private async snapshot(): Promise<void> {
     const client = await this.db.pool.connect()
     try {
       await client.query(`BEGIN; SELECT pg_advisory_xact_lock(4242, hashtext(${literal(this.name)}))`)
-      await this.catchUp(client, true)
+      await this.catchUp(client, 'soft')
       const seq = this.seq
       await client.query(
         `INSERT INTO dcb_snapshots (session, seq, state) VALUES ($1, $2, $3) ON CONFLICT (session) DO UPDATE SET seq = EXCLUDED.seq, state = EXCLUDED.state`,
