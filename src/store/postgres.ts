@@ -308,9 +308,10 @@ export class SharedDatabase implements SessionDatabase {
     try {
       await client.query('BEGIN')
       await client.query(`SELECT pg_advisory_xact_lock(4242, hashtext($1))`, [name])
+      // Its row first: a journal write holding it is waited for (its entries are then deleted below), one after it writes none.
+      const dropped = ((await client.query(`DELETE FROM dcb_sessions WHERE name = $1`, [name])).rowCount ?? 0) > 0
       for (const table of ['dcb_changes', 'dcb_snapshots', 'dcb_requests', 'dcb_journals'])
         await client.query(`DELETE FROM ${table} WHERE session = $1`, [name])
-      const dropped = ((await client.query(`DELETE FROM dcb_sessions WHERE name = $1`, [name])).rowCount ?? 0) > 0
       if (dropped) await client.query(`SELECT pg_notify('dcb', $1)`, [`S-${name}`])
       await client.query('COMMIT')
       client.release()
@@ -321,15 +322,21 @@ export class SharedDatabase implements SessionDatabase {
     }
   }
 
-  /** Journal entries, numbered after the session's last (one statement: the row lock keeps the numbers in commit order). */
+  /**
+   * Journal entries, numbered after the session's last (one statement: the row lock keeps the numbers in commit order);
+   * none of a session that is not there (another replica deleted it while this one answered a call of it).
+   */
   async writeRequests(session: string, entries: string[], capacity: number): Promise<void> {
     const n = entries.length
     // Numbered in a row of their own (not the session's, which every turn updates), the notice in the same
-    // statement (a one-row subquery the insert reads): one round trip that never waits for a turn.
+    // statement (a one-row subquery the insert reads): one round trip that never waits for a turn. The session's
+    // row is held (KEY SHARE, which a turn's update of it does not wait for) so that a delete, which takes it
+    // first, either waits for the entries and deletes them, or leaves none written.
     await (
       await this.journalClient()
     ).query(
-      `WITH r AS (INSERT INTO dcb_journals (session, requests) VALUES ($1, $2) ON CONFLICT (session) DO UPDATE SET requests = dcb_journals.requests + $2 RETURNING requests),
+      `WITH s AS (SELECT name FROM dcb_sessions WHERE name = $1 FOR KEY SHARE),
+            r AS (INSERT INTO dcb_journals (session, requests) SELECT name, $2 FROM s ON CONFLICT (session) DO UPDATE SET requests = dcb_journals.requests + $2 RETURNING requests),
             d AS (DELETE FROM dcb_requests WHERE session = $1 AND id <= (SELECT requests FROM r) - $4)
        INSERT INTO dcb_requests (session, id, entry)
          SELECT $1, r.requests - $2 + t.ord, t.e FROM r, unnest($3::text[]) WITH ORDINALITY AS t(e, ord), (SELECT pg_notify('dcb', $5)) AS notice`,

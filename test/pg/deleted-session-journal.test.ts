@@ -1,0 +1,93 @@
+/**
+ * A session one replica deletes leaves no row behind, whatever another replica was doing with it. The
+ * request journal is written after the answer, on a connection of its own: a read under way on
+ * replica A when B deleted the session (or whose journal entry was still on its way) wrote its entry
+ * after the delete, leaving a row in dcb_journals (and in dcb_requests) of a session that is not
+ * there; a session made later by that name would number its journal after it. Two replicas of the
+ * binary on the test PostgreSQL, A's queries through a proxy that holds the one the test names.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Served } from '../cli/run.js'
+import { cutProxy, type CutProxy } from './cut-proxy.js'
+import { control, merchant, replicas, stopAll, until } from './replicas.js'
+import { usePostgres } from './use-postgres.js'
+
+describe('a session deleted by one replica while another reads it', () => {
+  const pg = usePostgres()
+  let proxy: CutProxy | undefined
+  let running: Served[] = []
+  afterEach(async () => {
+    await stopAll(running)
+    await proxy?.close()
+    running = []
+    proxy = undefined
+  })
+
+  /** Every row the database keeps of session `name`, by table. */
+  const rowsOf = async (db: string, name: string) =>
+    (
+      await pg.query(
+        `SELECT 'sessions' AS t FROM dcb_sessions WHERE name = $1 UNION ALL SELECT 'changes' FROM dcb_changes WHERE session = $1
+         UNION ALL SELECT 'snapshots' FROM dcb_snapshots WHERE session = $1 UNION ALL SELECT 'journals' FROM dcb_journals WHERE session = $1
+         UNION ALL SELECT 'requests' FROM dcb_requests WHERE session = $1`,
+        [name],
+        db,
+      )
+    ).rows.map((r) => r.t as string)
+
+  /** Replica A through the proxy, B directly, on a new database; a session of A's made by an Init, its journal written. */
+  async function twoReplicas(db: string, session: string) {
+    await pg.createDatabase(db)
+    proxy = await cutProxy(pg.port)
+    const [a] = await replicas(proxy.url(db), 1)
+    running.push(a!)
+    const [b] = await replicas(pg.url(db), 1)
+    running.push(b!)
+    const init = await merchant(a!.url, 'init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }, { 'X-DCB-Session': session })
+    expect(init.body.status).toBe('SUCCESS')
+    await until(`the Init journaled in ${session}`, async () => (await rowsOf(db, session)).includes('requests'))
+    return { a: a!, b: b!, proxy: proxy! }
+  }
+
+  /**
+   * Once A's journal connection wrote everything it was given: A writes its entries one after another on
+   * one connection, so a call of the default session answered now is in the database after them.
+   */
+  async function journalWritten(db: string, a: Served): Promise<void> {
+    const count = async () => Number((await pg.query(`SELECT count(*) AS n FROM dcb_requests WHERE session = 'default'`, [], db)).rows[0].n)
+    const before = await count()
+    expect((await merchant(a.url, 'status', { subscription_id: 'SUB-MARK' })).body.message).toBe('SUBSCRIPTION_NOT_FOUND')
+    await until("A's later journal entry in the database", async () => (await count()) > before)
+  }
+
+  it('a read whose journal entry is written after the delete leaves no row of the session', async () => {
+    const db = 'gone_late_entry'
+    const { a, b, proxy } = await twoReplicas(db, 'gone-late')
+    // A answers the read; its journal entry waits at the proxy until B has deleted the session.
+    const late = proxy.holdAt((query) => query.includes('INSERT INTO dcb_journals') && query.includes('gone-late'))
+    const read = await merchant(a.url, 'status', { subscription_id: 'SUB-NONE' }, { 'X-DCB-Session': 'gone-late' })
+    expect(read.body.message).toBe('SUBSCRIPTION_NOT_FOUND')
+    await late.held
+    expect(await control(b.url, '/sessions/gone-late', undefined, {}, 'DELETE')).toEqual({ http: 200, body: { deleted: 'gone-late' } })
+    late.release()
+    await journalWritten(db, a)
+    expect(await rowsOf(db, 'gone-late')).toEqual([])
+  }, 60_000)
+
+  it('a read under way when the session is deleted, answered after A forgot it, leaves no row of the session', async () => {
+    const db = 'gone_mid_read'
+    const { a, b, proxy } = await twoReplicas(db, 'gone-read')
+    // The read's look at the session's log waits at the proxy while B deletes it and A forgets it.
+    const looking = proxy.holdAt((query) => query.includes('LEFT JOIN dcb_changes') && query.includes('gone-read'))
+    const reading = merchant(a.url, 'status', { subscription_id: 'SUB-NONE' }, { 'X-DCB-Session': 'gone-read' })
+    await looking.held
+    expect(await control(b.url, '/sessions/gone-read', undefined, {}, 'DELETE')).toEqual({ http: 200, body: { deleted: 'gone-read' } })
+    const listed = async () => ((await control(a.url, '/sessions')).body.sessions as { name: string }[]).map((s) => s.name)
+    await until('A forgot gone-read', async () => !(await listed()).includes('gone-read'))
+    looking.release()
+    // It finds the session gone: an empty one, as a read of one deleted meanwhile does.
+    expect((await reading).body.message).toBe('SUBSCRIPTION_NOT_FOUND')
+    await journalWritten(db, a)
+    expect(await rowsOf(db, 'gone-read')).toEqual([])
+  }, 60_000)
+})
