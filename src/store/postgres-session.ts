@@ -15,7 +15,8 @@ import type pg from 'pg'
 import type { Gate } from '../core/context.js'
 import { SandboxError } from '../core/errors.js'
 import type { Change, State, SubscriptionRecord } from '../core/state.js'
-import type { JournalFeed, JournalRecord, RequestJournal } from '../runtime/request-log.js'
+import type { RequestJournal } from '../runtime/request-log.js'
+import { PostgresJournalFeed } from './postgres-journal.js'
 import { remakeSession } from './postgres-making.js'
 import { StoreError, type Store } from './types.js'
 
@@ -77,7 +78,7 @@ function logged(state: State, change: Change): Change {
   return { c: change.c, id: change.id, v: rest, add: change.add, keep: change.keep }
 }
 
-export class PostgresSessionStore implements Store, Gate, JournalFeed {
+export class PostgresSessionStore implements Store, Gate {
   readonly kind = 'postgres' as const
   private state!: State
   /** The last entry of the log this replica's state has. */
@@ -87,9 +88,7 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
   private busy = false
   /** The turn running now: the changes its transactions made and how to take each back. */
   private turn: { changes: Change[]; undos: (() => void)[]; done: Promise<void>; settle: (e?: Error) => void } | null = null
-  private journal: RequestJournal | null = null
-  private pendingRequests: string[] = []
-  private requestsWriting: Promise<void> | null = null
+  private readonly journal: PostgresJournalFeed
   private closed = false
 
   constructor(
@@ -97,7 +96,9 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
     readonly name: string,
     /** The most named sessions the database may hold when a write makes this one anew (none: no cap). */
     private readonly maxSessions = Infinity,
-  ) {}
+  ) {
+    this.journal = new PostgresJournalFeed(db, name)
+  }
 
   // ------------------------------------------------------------ Store
 
@@ -142,7 +143,7 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
   async flush(): Promise<void> {
     if (this.busy || this.waiting.length)
       await new Promise<void>((resolve) => this.waiting.push({ write: false, resolve: () => resolve(), reject: () => resolve() }))
-    await this.requestsWriting
+    await this.journal.writing
   }
 
   async close(): Promise<void> {
@@ -348,7 +349,7 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
       for (const c of JSON.parse(row.changes!) as Change[]) {
         this.state.apply(c)
         out.push(c)
-        if ('reset' in c) this.journal?.forgetAll()
+        if ('reset' in c) this.journal.forgetAll()
       }
       this.seq = Number(row.seq)
     }
@@ -400,51 +401,8 @@ export class PostgresSessionStore implements Store, Gate, JournalFeed {
     }
   }
 
-  // ------------------------------------------------------------ the request journal (JournalFeed)
-
   /** The session's request journal: its entries go to the database, and it holds every replica's. */
   attach(journal: RequestJournal): void {
-    this.journal = journal
-    journal.feed = this
-    journal.sync = () => this.refreshJournal()
-  }
-
-  write(entry: JournalRecord): void {
-    this.pendingRequests.push(JSON.stringify(entry))
-    if (!this.requestsWriting) this.requestsWriting = this.writeRequests()
-  }
-
-  private async writeRequests(): Promise<void> {
-    try {
-      while (this.pendingRequests.length) {
-        const batch = this.pendingRequests
-        this.pendingRequests = []
-        await this.db.writeRequests(this.name, batch, this.journal?.capacity ?? 1000).catch(() => {})
-      }
-    } finally {
-      this.requestsWriting = null
-    }
-  }
-
-  clear(): void {
-    void this.db.clearRequests(this.name).catch(() => {})
-  }
-
-  /** The journal gets the entries every replica wrote since its newest (this replica's own written first). */
-  private async refreshJournal(): Promise<void> {
-    const journal = this.journal
-    if (!journal) return
-    await this.requestsWriting
-    let rows: { id: string; entry: string }[]
-    try {
-      ;({ rows } = await this.db.pool.query<{ id: string; entry: string }>(
-        `SELECT id, entry FROM (SELECT id, entry FROM dcb_requests WHERE session = $1 AND id >= $2 ORDER BY id DESC LIMIT $3) r ORDER BY id`,
-        [this.name, journal.nextId, journal.capacity],
-      ))
-    } catch (e) {
-      // The database away: the control API answers 503 STORE_UNAVAILABLE naming it, as for any read.
-      throw this.db.unreadable(e)
-    }
-    for (const r of rows) journal.mirror(JSON.parse(r.entry) as JournalRecord, Number(r.id))
+    this.journal.attach(journal)
   }
 }

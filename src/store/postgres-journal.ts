@@ -1,0 +1,70 @@
+/**
+ * One session's request journal in a PostgreSQL database that several `dcb serve` replicas share:
+ * the entries this replica answers go to the database (numbered there, after the answer, on a
+ * connection of their own), and the journal lists every replica's, as the database numbered them.
+ */
+import type { JournalFeed, JournalRecord, RequestJournal } from '../runtime/request-log.js'
+import type { SessionDatabase } from './postgres-session.js'
+
+export class PostgresJournalFeed implements JournalFeed {
+  private journal: RequestJournal | null = null
+  private pending: string[] = []
+  /** The entries on their way to the database, or null. */
+  writing: Promise<void> | null = null
+
+  constructor(
+    private readonly db: SessionDatabase,
+    private readonly name: string,
+  ) {}
+
+  /** The session's request journal: its entries go to the database, and it holds every replica's. */
+  attach(journal: RequestJournal): void {
+    this.journal = journal
+    journal.feed = this
+    journal.sync = () => this.refresh()
+  }
+
+  write(entry: JournalRecord): void {
+    this.pending.push(JSON.stringify(entry))
+    if (!this.writing) this.writing = this.writeAll()
+  }
+
+  private async writeAll(): Promise<void> {
+    try {
+      while (this.pending.length) {
+        const batch = this.pending
+        this.pending = []
+        await this.db.writeRequests(this.name, batch, this.journal?.capacity ?? 1000).catch(() => {})
+      }
+    } finally {
+      this.writing = null
+    }
+  }
+
+  clear(): void {
+    void this.db.clearRequests(this.name).catch(() => {})
+  }
+
+  /** Another replica cleared the journal (a reset): its entries here go too. */
+  forgetAll(): void {
+    this.journal?.forgetAll()
+  }
+
+  /** The journal gets the entries every replica wrote since its newest (this replica's own written first). */
+  private async refresh(): Promise<void> {
+    const journal = this.journal
+    if (!journal) return
+    await this.writing
+    let rows: { id: string; entry: string }[]
+    try {
+      ;({ rows } = await this.db.pool.query<{ id: string; entry: string }>(
+        `SELECT id, entry FROM (SELECT id, entry FROM dcb_requests WHERE session = $1 AND id >= $2 ORDER BY id DESC LIMIT $3) r ORDER BY id`,
+        [this.name, journal.nextId, journal.capacity],
+      ))
+    } catch (e) {
+      // The database away: the control API answers 503 STORE_UNAVAILABLE naming it, as for any read.
+      throw this.db.unreadable(e)
+    }
+    for (const r of rows) journal.mirror(JSON.parse(r.entry) as JournalRecord, Number(r.id))
+  }
+}
