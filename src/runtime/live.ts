@@ -52,6 +52,8 @@ export class LiveHub {
   private requestsAdded = 0
   /** The newest journal entry sent. */
   private lastRequest = 0
+  /** The journal's `restarts` that `lastRequest` counts in. */
+  private restarts = 0
 
   constructor(
     private readonly engine: Engine,
@@ -79,6 +81,7 @@ export class LiveHub {
     if (!this.clients.size) {
       // Journal entries from before the first client are not news; the clients already connected keep their place.
       this.lastRequest = this.journal.nextId - 1
+      this.restarts = this.journal.restarts
       this.attach()
     }
     this.clients.add(res)
@@ -161,6 +164,8 @@ export class LiveHub {
       else for (const m of this.sms) out += frame('sms', { message: smsView(m) })
       if (this.subs.size || this.subsMore) out += frame('subscriptions', { ids: [...this.subs], more: this.subsMore })
       if (this.requestsAdded) {
+        // Numbered anew since (a shared session deleted, then made again): every entry is news.
+        if (this.journal.restarts !== this.restarts) [this.lastRequest, this.restarts] = [0, this.journal.restarts]
         const newest = this.journal.nextId - 1
         const requests = this.journal.list(BATCH_REQUESTS, this.lastRequest)
         const skipped = newest - this.lastRequest - requests.length

@@ -228,6 +228,16 @@ export class RequestJournal {
     this.bytes = 0
   }
 
+  /** Forgets every entry and numbers from 1 again (a shared session deleted: the store numbers one made anew from 1). */
+  restart(): void {
+    this.forgetAll()
+    this.next = this.first = 1
+    this.restarts++
+  }
+
+  /** How many times it was numbered anew (`restart`): an id counts within one numbering. */
+  restarts = 0
+
   get size(): number {
     return this.next - this.first
   }

@@ -50,6 +50,15 @@ export class PostgresJournalFeed implements JournalFeed {
     this.journal?.forgetAll()
   }
 
+  /**
+   * The session was found deleted (and perhaps made anew elsewhere): the entries here and those not
+   * written yet, of calls answered before, were the deleted session's; one made anew numbers from 1.
+   */
+  restart(): void {
+    this.pending = []
+    this.journal?.restart()
+  }
+
   /** The journal gets the entries every replica wrote since its newest (this replica's own written first). */
   private async refresh(): Promise<void> {
     const journal = this.journal

@@ -335,6 +335,8 @@ export class PostgresSessionStore implements Store, Gate {
    */
   private async catchUp(q: pg.Pool | pg.PoolClient, turn: 'read' | 'write' | 'soft', fetched?: Row[]): Promise<readonly Change[]> {
     const rows = fetched ?? (await q.query<Row>(this.logSince('$1', '$2'), [this.name, this.seq])).rows
+    // Gone, or made anew elsewhere (its log starts over): what the journal holds here was the deleted session's.
+    if (!rows.length || Number(rows[0]!.head) < this.seq) this.journal.restart()
     if (!rows.length) {
       // Deleted by another replica: a write makes it anew as a session is made on first use (under the cap, told to the
       // others: their lists follow), in its turn's transaction, or is refused as one; a soft turn is refused; a read finds it empty.
