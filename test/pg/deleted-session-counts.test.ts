@@ -8,22 +8,11 @@ import { describe, expect, it } from 'vitest'
 import type { CoverageAnswer } from '../../src/contract/index.js'
 import { startSandbox } from '../../src/server.js'
 import { KEY, until } from './replicas.js'
+import { deleteUnheard, rowsOf } from './session-rows.js'
 import { usePostgres } from './use-postgres.js'
 
 describe('a read of a session deleted by another replica', () => {
   const pg = usePostgres()
-
-  /** Every row the database keeps of session `name`, by table. */
-  const rowsOf = async (db: string, name: string) =>
-    (
-      await pg.query(
-        `SELECT 'sessions' AS t FROM dcb_sessions WHERE name = $1 UNION ALL SELECT 'changes' FROM dcb_changes WHERE session = $1
-         UNION ALL SELECT 'snapshots' FROM dcb_snapshots WHERE session = $1 UNION ALL SELECT 'journals' FROM dcb_journals WHERE session = $1
-         UNION ALL SELECT 'requests' FROM dcb_requests WHERE session = $1`,
-        [name],
-        db,
-      )
-    ).rows.map((r) => r.t as string)
 
   it("a read's coverage counts written after the delete do not make the session anew", async () => {
     const db = 'gone_counts'
@@ -41,15 +30,13 @@ describe('a read of a session deleted by another replica', () => {
       expect((await call('init', { msisdn: '60123456010', service_code: 'STREAMPLUS', country_code: 'my' })).status).toBe(200)
       // A Status counts its outcome in the coverage as a soft change, left for a later turn; its journal entry is written at once.
       expect((await (await call('status', { subscription_id: 'SUB-NONE' })).json()).message).toBe('SUBSCRIPTION_NOT_FOUND')
-      await until('both calls journaled', async () => (await rowsOf(db, 'gone-counts')).filter((t) => t === 'requests').length === 2)
+      await until('both calls journaled', async () => (await rowsOf(pg, db, 'gone-counts')).filter((t) => t === 'requests').length === 2)
       // Another replica deleted it; its notice never comes.
-      for (const table of ['dcb_changes', 'dcb_snapshots', 'dcb_requests', 'dcb_journals'])
-        await pg.query(`DELETE FROM ${table} WHERE session = $1`, ['gone-counts'], db)
-      await pg.query(`DELETE FROM dcb_sessions WHERE name = $1`, ['gone-counts'], db)
+      await deleteUnheard(pg, db, 'gone-counts')
       // A control read of it writes the counts waiting first: they find it gone, and make nothing.
       const clock = await fetch(`${running.url}/_sandbox/clock`, { headers: as })
       expect(clock.status).toBe(200)
-      expect(await rowsOf(db, 'gone-counts')).toEqual([])
+      expect(await rowsOf(pg, db, 'gone-counts')).toEqual([])
       // They count nowhere: the session a write makes anew counts its own calls alone.
       expect((await call('init', { msisdn: '60123456010', service_code: 'STREAMPLUS', country_code: 'my' })).status).toBe(200)
       const coverage = (await (await fetch(`${running.url}/_sandbox/coverage`, { headers: as })).json()) as CoverageAnswer

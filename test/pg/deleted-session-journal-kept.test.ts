@@ -11,16 +11,11 @@ import type { RequestsAnswer } from '../../src/contract/index.js'
 import { startSandbox } from '../../src/server.js'
 import { openStream } from '../sse.js'
 import { KEY } from './replicas.js'
+import { deleteUnheard } from './session-rows.js'
 import { usePostgres } from './use-postgres.js'
 
 describe('the request journal of a session deleted by another replica', () => {
   const pg = usePostgres()
-
-  /** What another replica's delete leaves, its notice still on the way (none is sent): the session's rows gone. */
-  async function deleteUnheard(db: string, name: string): Promise<void> {
-    for (const table of ['dcb_changes', 'dcb_snapshots', 'dcb_requests', 'dcb_journals']) await pg.query(`DELETE FROM ${table} WHERE session = $1`, [name], db)
-    await pg.query(`DELETE FROM dcb_sessions WHERE name = $1`, [name], db)
-  }
 
   it('lists what the database holds of it: none once deleted, then the new one numbered from 1', async () => {
     const db = 'gone_journal_listed'
@@ -60,7 +55,7 @@ describe('the request journal of a session deleted by another replica', () => {
         [2, '60123456011'],
       ])
 
-      await deleteUnheard(db, 'again')
+      await deleteUnheard(pg, db, 'again')
       // A read finds it gone: nothing of it is listed.
       expect(await listed()).toEqual([])
       // A write makes it anew: its own entry is the new session's first, here and on the live stream.
@@ -78,7 +73,7 @@ describe('the request journal of a session deleted by another replica', () => {
       // Deleted again, and made anew by another replica, which journaled a call of it (its first entry: an Init of another MSISDN).
       const [ours] = (await pg.query(`SELECT entry FROM dcb_requests WHERE session = 'again' AND id = 1`, [], db)).rows
       const theirs = JSON.stringify({ ...JSON.parse(ours.entry), msisdn: '60123456099' })
-      await deleteUnheard(db, 'again')
+      await deleteUnheard(pg, db, 'again')
       await pg.query(`INSERT INTO dcb_sessions (name) VALUES ('again')`, [], db)
       await pg.query(`INSERT INTO dcb_journals (session, requests) VALUES ('again', 1)`, [], db)
       await pg.query(`INSERT INTO dcb_requests (session, id, entry) VALUES ('again', 1, $1)`, [theirs], db)

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
 import { cutProxy, type CutProxy } from './cut-proxy.js'
 import { control, merchant, replicas, stopAll, until } from './replicas.js'
+import { rowsOf } from './session-rows.js'
 import { usePostgres } from './use-postgres.js'
 
 describe('a session deleted by one replica while another reads it', () => {
@@ -23,18 +24,6 @@ describe('a session deleted by one replica while another reads it', () => {
     proxy = undefined
   })
 
-  /** Every row the database keeps of session `name`, by table. */
-  const rowsOf = async (db: string, name: string) =>
-    (
-      await pg.query(
-        `SELECT 'sessions' AS t FROM dcb_sessions WHERE name = $1 UNION ALL SELECT 'changes' FROM dcb_changes WHERE session = $1
-         UNION ALL SELECT 'snapshots' FROM dcb_snapshots WHERE session = $1 UNION ALL SELECT 'journals' FROM dcb_journals WHERE session = $1
-         UNION ALL SELECT 'requests' FROM dcb_requests WHERE session = $1`,
-        [name],
-        db,
-      )
-    ).rows.map((r) => r.t as string)
-
   /** Replica A through the proxy, B directly, on a new database; a session of A's made by an Init, its journal written. */
   async function twoReplicas(db: string, session: string) {
     await pg.createDatabase(db)
@@ -45,7 +34,7 @@ describe('a session deleted by one replica while another reads it', () => {
     running.push(b!)
     const init = await merchant(a!.url, 'init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }, { 'X-DCB-Session': session })
     expect(init.body.status).toBe('SUCCESS')
-    await until(`the Init journaled in ${session}`, async () => (await rowsOf(db, session)).includes('requests'))
+    await until(`the Init journaled in ${session}`, async () => (await rowsOf(pg, db, session)).includes('requests'))
     return { a: a!, b: b!, proxy: proxy! }
   }
 
@@ -71,7 +60,7 @@ describe('a session deleted by one replica while another reads it', () => {
     expect(await control(b.url, '/sessions/gone-late', undefined, {}, 'DELETE')).toEqual({ http: 200, body: { deleted: 'gone-late' } })
     late.release()
     await journalWritten(db, a)
-    expect(await rowsOf(db, 'gone-late')).toEqual([])
+    expect(await rowsOf(pg, db, 'gone-late')).toEqual([])
   }, 60_000)
 
   it('a read under way when the session is deleted, answered after A forgot it, leaves no row of the session', async () => {
@@ -88,6 +77,6 @@ describe('a session deleted by one replica while another reads it', () => {
     // It finds the session gone: an empty one, as a read of one deleted meanwhile does.
     expect((await reading).body.message).toBe('SUBSCRIPTION_NOT_FOUND')
     await journalWritten(db, a)
-    expect(await rowsOf(db, 'gone-read')).toEqual([])
+    expect(await rowsOf(pg, db, 'gone-read')).toEqual([])
   }, 60_000)
 })

@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { startSandbox, type RunningSandbox } from '../../src/server.js'
 import { KEY } from './replicas.js'
+import { deleteUnheard, rowsOf } from './session-rows.js'
 import { usePostgres } from './use-postgres.js'
 
 describe('a . or .. session deleted while a replica holds it open', () => {
@@ -17,21 +18,6 @@ describe('a . or .. session deleted while a replica holds it open', () => {
     await running?.close()
     running = undefined
   })
-
-  /** What another replica's delete leaves, with its notice still on the way (none is sent): the session's rows gone. */
-  async function deleteUnheard(db: string, name: string): Promise<void> {
-    for (const table of ['dcb_changes', 'dcb_snapshots', 'dcb_requests', 'dcb_journals']) await pg.query(`DELETE FROM ${table} WHERE session = $1`, [name], db)
-    await pg.query(`DELETE FROM dcb_sessions WHERE name = $1`, [name], db)
-  }
-  const rowsOf = async (db: string, name: string) =>
-    (
-      await pg.query(
-        `SELECT 'sessions' AS t FROM dcb_sessions WHERE name = $1 UNION ALL SELECT 'changes' FROM dcb_changes WHERE session = $1
-         UNION ALL SELECT 'journals' FROM dcb_journals WHERE session = $1 UNION ALL SELECT 'requests' FROM dcb_requests WHERE session = $1`,
-        [name],
-        db,
-      )
-    ).rows.map((r) => r.t)
 
   it('is not made anew by its next write there: 400 BAD_REQUEST saying why (merchant envelope and control error), as a new one', async () => {
     for (const [db, dots] of [
@@ -55,7 +41,7 @@ describe('a . or .. session deleted while a replica holds it open', () => {
       expect(running.sessions.peek(dots)).toBeDefined()
       // Its journal entry written (GET /_sandbox/sessions writes every pending one) before the delete takes it.
       expect((await fetch(`${base}/_sandbox/sessions`)).status).toBe(200)
-      await deleteUnheard(db, dots)
+      await deleteUnheard(pg, db, dots)
       expect(running.sessions.peek(dots)).toBeDefined()
 
       const reason = `"${dots}" cannot name a new session: URL clients read . and .. in /_sandbox/sessions/${dots} as path steps, so it could never be deleted; use another name`
@@ -71,7 +57,7 @@ describe('a . or .. session deleted while a replica holds it open', () => {
       // Nothing of it in the database (GET /_sandbox/sessions first writes every pending journal entry); the list forgets it.
       const listed = (await (await fetch(`${base}/_sandbox/sessions`)).json()) as { sessions: { name: string }[] }
       expect(listed.sessions.map((s) => s.name)).toEqual(['default'])
-      expect(await rowsOf(db, dots)).toEqual([])
+      expect(await rowsOf(pg, db, dots)).toEqual([])
       await running.close()
       running = undefined
     }

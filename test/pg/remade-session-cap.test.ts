@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { startSandbox, type RunningSandbox } from '../../src/server.js'
 import { sharedSessionLimit } from '../../src/store/types.js'
 import { KEY } from './replicas.js'
+import { deleteUnheard } from './session-rows.js'
 import { usePostgres } from './use-postgres.js'
 
 describe('a write that remakes a session deleted meanwhile', () => {
@@ -18,11 +19,6 @@ describe('a write that remakes a session deleted meanwhile', () => {
     running = undefined
   })
 
-  /** What another replica's delete leaves, with its notice still on the way (none is sent): s1's rows gone. */
-  async function deleteUnheard(db: string, name: string): Promise<void> {
-    for (const table of ['dcb_changes', 'dcb_snapshots', 'dcb_requests', 'dcb_journals']) await pg.query(`DELETE FROM ${table} WHERE session = $1`, [name], db)
-    await pg.query(`DELETE FROM dcb_sessions WHERE name = $1`, [name], db)
-  }
   const names = async (db: string) => (await pg.query(`SELECT name FROM dcb_sessions ORDER BY name`, [], db)).rows.map((r) => r.name)
 
   it('is refused with SESSION_LIMIT when the database holds --max-sessions sessions (merchant envelope and control error); with room, it is made', async () => {
@@ -42,7 +38,7 @@ describe('a write that remakes a session deleted meanwhile', () => {
     // Its journal entry written (GET /_sandbox/sessions writes every pending one) before the delete takes it.
     expect((await fetch(`${base}/_sandbox/sessions`)).status).toBe(200)
     // Another replica deleted s1 and made s2: the database holds its 1 session again.
-    await deleteUnheard('remadecap', 's1')
+    await deleteUnheard(pg, 'remadecap', 's1')
     await pg.query(`INSERT INTO dcb_sessions (name) VALUES ('s2')`, [], 'remadecap')
     expect(running.sessions.peek('s1')).toBeDefined()
     const message = sharedSessionLimit(1, 1).message
@@ -69,7 +65,7 @@ describe('a write that remakes a session deleted meanwhile', () => {
     expect(await journaled()).toEqual([])
 
     // Room again (s2 deleted): the next write makes s1 anew, empty.
-    await deleteUnheard('remadecap', 's2')
+    await deleteUnheard(pg, 'remadecap', 's2')
     expect((await init()).status).toBe(200)
     expect(await names('remadecap')).toEqual(['default', 's1'])
     const logs = (await (await fetch(`${base}/_sandbox/requests`, { headers: as })).json()) as { requests: { http_status: number }[] }
