@@ -4,7 +4,8 @@
  * only this entry loads.
  */
 import { HttpHandler, type HttpRequestParsedResult } from 'msw'
-import { ROUTE, type RoutedSandbox, type Sandbox } from './library/sandbox.js'
+import type { Sandbox } from './library/sandbox.js'
+import { ROUTE, type RoutedSandbox } from './library/route.js'
 import { unknownOption } from './contract/option-names.js'
 
 export interface SandboxHandlersOptions {

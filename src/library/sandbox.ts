@@ -24,6 +24,7 @@ import type { ControlOperations, MerchantOperations } from '../contract/operatio
 import { DEFAULT_WORLD_FILE, DEMO_API_KEY, SESSION_NAME_RULE } from '../contract/defaults.js'
 import { merchantOperations, type PageMount } from '../client/fetch.js'
 import { deriveOperations, type ControlRequest } from '../contract/calls.js'
+import { ROUTE, type Route, type RoutedSandbox } from './route.js'
 
 export type { RuleInput, WorldInput } from './world-input.js'
 
@@ -76,19 +77,6 @@ export interface Sandbox extends SandboxSession {
   session(name: string): SandboxSession
   /** Ends the sandbox: later calls throw `SandboxError` `SANDBOX_CLOSED`. */
   close(): Promise<void>
-}
-
-/** The internals the msw handlers need (not part of the public API). */
-export const ROUTE = Symbol.for('dcb.sandbox.route')
-export interface Route {
-  /** A path prefix the requests carry (msw base URLs), stripped before the sandbox sees the path. */
-  prefix: string
-  /** Where the sandbox is reached from, for links it makes (consent pages). */
-  publicBase: string
-  session?: string
-}
-export interface RoutedSandbox {
-  [ROUTE](request: Request, route: Route): Promise<Response>
 }
 
 /** The default world, read and validated once per process: a fresh sandbox costs no file read. */
