@@ -3,7 +3,8 @@
  * in-process sandbox (the same pipeline as `sandbox.fetch`). msw (>= 2) is a peer dependency that
  * only this entry loads.
  */
-import { HttpHandler, type HttpRequestParsedResult } from 'msw'
+import type { HttpHandler, HttpRequestParsedResult } from 'msw'
+import { HttpHandlerClass } from './library/msw-peer.js'
 import type { Sandbox } from './library/sandbox.js'
 import { ROUTE, type RoutedSandbox } from './library/route.js'
 import { unknownOption } from './contract/option-names.js'
@@ -71,7 +72,7 @@ export function sandboxHandlers(sandbox: Sandbox, opts: SandboxHandlersOptions):
  * parsing and cookie-store lookups (a tenth of msw's own time per request) are skipped, and the
  * URL is matched by one RegExp test without parsing it.
  */
-class SandboxHandler extends HttpHandler {
+class SandboxHandler extends HttpHandlerClass {
   readonly #under: RegExp
   constructor(under: RegExp, resolver: (info: { request: Request }) => Promise<Response>) {
     super(/.+/, under, resolver)
