@@ -1,11 +1,12 @@
 /**
  * The package as a consumer installs it: `npm pack` of the build as it is (no second build), the
- * tarball unpacked into a copy of `examples/merchant` as `node_modules/dcb-sandbox`, the other packages
- * linked from this repository's node_modules (offline, fast). Call `packedConsumer()` inside a
- * `describe`: it packs before the file's tests and removes the folder after them.
+ * tarball unpacked into a copy of `examples/merchant` (or a bare CommonJS project) as
+ * `node_modules/dcb-sandbox`, the other packages linked from this repository's node_modules (offline,
+ * fast). Call `packedConsumer()` inside a `describe`: it packs before the file's tests and removes the
+ * folder after them.
  */
 import { execFile } from 'node:child_process'
-import { cpSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs'
+import { cpSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect } from 'vitest'
 import { tempDir } from '../helpers.js'
@@ -13,12 +14,19 @@ import { tempDir } from '../helpers.js'
 export const ROOT = join(import.meta.dirname, '..', '..')
 export const MODULES = join(ROOT, 'node_modules')
 
-export function run(cmd: string, args: string[], cwd: string): Promise<{ code: number; out: string; stdout: string }> {
+export function run(cmd: string, args: string[], cwd: string): Promise<{ code: number; out: string; stdout: string; stderr: string }> {
   return new Promise((resolve) =>
     execFile(cmd, args, { cwd, env: { ...process.env, CI: 'true', NO_COLOR: '1' }, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr, stdout }),
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr, stdout, stderr }),
     ),
   )
+}
+
+export interface ConsumerOptions {
+  /** A bare CommonJS project (a package.json without "type") instead of a copy of examples/merchant. */
+  commonjs?: boolean
+  /** A package linked from another folder of this repository's node_modules: `{ msw: 'msw-2.11' }`. */
+  links?: Record<string, string>
 }
 
 export interface PackedConsumer {
@@ -30,7 +38,7 @@ export interface PackedConsumer {
   script(code: string): Promise<{ code: number; out: string; stdout: string }>
 }
 
-export function packedConsumer(): PackedConsumer {
+export function packedConsumer(opts: ConsumerOptions = {}): PackedConsumer {
   const t = tempDir()
   const app = join(t.dir, 'merchant')
   let files: string[] = []
@@ -39,13 +47,16 @@ export function packedConsumer(): PackedConsumer {
     expect(packed.code).toBe(0)
     const info = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[]
     files = info[0]!.files.map((f) => f.path)
-    cpSync(join(ROOT, 'examples', 'merchant'), app, { recursive: true })
+    if (opts.commonjs) {
+      mkdirSync(app)
+      writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'commonjs-merchant', private: true }))
+    } else cpSync(join(ROOT, 'examples', 'merchant'), app, { recursive: true })
     const installed = join(app, 'node_modules', 'dcb-sandbox')
     mkdirSync(installed, { recursive: true })
     expect((await run('tar', ['-xzf', join(t.dir, info[0]!.filename), '-C', installed, '--strip-components=1'], t.dir)).code).toBe(0)
     for (const name of readdirSync(MODULES)) {
       if (name === 'dcb-sandbox' || name === '.package-lock.json') continue
-      symlinkSync(join(MODULES, name), join(app, 'node_modules', name))
+      symlinkSync(join(MODULES, opts.links?.[name] ?? name), join(app, 'node_modules', name))
     }
   }, 60_000)
   afterAll(() => t.cleanup())
