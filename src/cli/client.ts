@@ -10,7 +10,9 @@ import {
   printJson,
   reportEnvelope,
   requireValues,
+  missingSession,
   sessionMissing,
+  stopInNewSession,
   warnOfNewSession,
   type ClientCliOptions,
 } from './common.js'
@@ -99,7 +101,11 @@ export async function sms(msisdn: string, o: Opts): Promise<void> {
 }
 
 export async function mo(msisdn: string, shortCode: string, text: string[], o: Opts): Promise<void> {
-  const r = await guard(() => clientFrom(o).mo({ msisdn, short_code: shortCode, text: text.join(' ') }))
+  const c = clientFrom(o)
+  const missing = await missingSession(c, o)
+  const r = await guard(() => c.mo({ msisdn, short_code: shortCode, text: text.join(' ') }))
+  // A STOP that found nothing in a session it made (a mistyped name) says so: it still exits 0, as a STOP with nothing to stop does.
+  if (missing && r.action === 'stop' && !r.canceled?.length) stopInNewSession(missing)
   if (r.action === 'charge_failed' || r.action === 'rejected') process.exitCode = EXIT.FAIL
   // An MO that did nothing (a keyword no service has there, a short code the carrier lacks) is no
   // success: a script would go on as if it had subscribed. Its reason (the journal's) ends the command.

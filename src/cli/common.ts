@@ -62,7 +62,7 @@ export function sessionGiven(opts: ClientCliOptions): { name: string; from: '--s
  * it is, or none is named (the default session). A `.` or `..` not there is refused as the server
  * refuses it (one kept from an older version is there, and is served).
  */
-async function missingSession(c: DcbClient, o: ClientCliOptions): Promise<{ name: string; from: '--session' | 'DCB_SESSION' } | undefined> {
+export async function missingSession(c: DcbClient, o: ClientCliOptions): Promise<{ name: string; from: '--session' | 'DCB_SESSION' } | undefined> {
   const given = sessionGiven(o)
   if (given === undefined) return undefined
   const { sessions } = await guard(() => c.control<SessionsAnswer>('GET', '/sessions'))
@@ -99,6 +99,14 @@ export async function sessionMissing(c: DcbClient, o: ClientCliOptions, nothing:
   if (refused) throw new CliError(line, EXIT.FAIL)
   process.stderr.write(`dcb: warning: ${line}\n`)
   return true
+}
+
+/**
+ * What `dcb mo` says when its STOP stopped nothing in a session that did not exist before it (asked
+ * before the MO, which makes it as any write does: which texts are a STOP is the carrier's to say).
+ */
+export function stopInNewSession(missing: { name: string; from: string }): void {
+  process.stderr.write(`dcb: warning: session "${missing.name}" (${missing.from}) did not exist: this STOP made it, and found nothing to stop ${MISTYPED}\n`)
 }
 
 /** An absolute http: or https: URL. */

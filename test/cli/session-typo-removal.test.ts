@@ -1,7 +1,8 @@
 /**
  * The commands that only remove or clear (rules remove, rules clear, cancel) in a session named by
  * --session or DCB_SESSION that does not exist: said on stderr by name, not answered as of an empty
- * session ("removed 0", not found), which hid a mistyped name; and the session is not made. `.` and
+ * session ("removed 0", not found), which hid a mistyped name; and the session is not made. A `dcb mo`
+ * STOP that found nothing in a session it made says so too. `.` and
  * `..`, which cannot name a new session, are refused in one line by every command. Through the binary
  * against a real `dcb serve`.
  */
@@ -69,6 +70,23 @@ describe('a command that removes or clears, in a session that does not exist', (
     expect([cancel.code, cancel.stderr]).toEqual([1, 'dcb: SUBSCRIPTION_NOT_FOUND: no subscription SUB-1\n'])
     // The default session is always there: nothing is asked or said about it.
     expect(await run(['rules', 'clear'])).toEqual({ code: 0, stdout: '✔ removed 0 runtime rule(s)\n', stderr: '' })
+  })
+})
+
+describe('dcb mo in a session that does not exist', () => {
+  it('a STOP that found nothing there warns that the STOP made the session, and exits 0; a keyword, or a STOP in a session that was there, says nothing', async () => {
+    const stop = await run(['mo', '60133456011', '32123', 'STOP', '--session', 'typo-stop'])
+    expect([stop.code, stop.stderr]).toEqual([
+      0,
+      `dcb: warning: session "typo-stop" (--session) did not exist: this STOP made it, and found nothing to stop ${MISTYPED}\n`,
+    ])
+    expect(stop.stdout).toMatch(/^• stop\n/)
+    // The session is there now (the MO is a write): the same STOP again is a STOP with nothing to stop, no more.
+    expect(await run(['mo', '60133456011', '32123', 'STOP', '--session', 'typo-stop'])).toMatchObject({ code: 0, stderr: '' })
+    // A keyword starts a session as any write does: nothing to warn of.
+    const sub = await run(['mo', '60133456012', '32123', 'STREAM', '--session', 'new-by-mo'])
+    expect([sub.code, sub.stderr]).toEqual([0, ''])
+    expect(await sessions()).toEqual(expect.arrayContaining(['typo-stop', 'new-by-mo']))
   })
 })
 
