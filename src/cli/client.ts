@@ -10,7 +10,7 @@ import {
   printJson,
   reportEnvelope,
   requireValues,
-  missingSession,
+  namedSessionNotThere,
   sessionMissing,
   stopInNewSession,
   warnOfNewSession,
@@ -102,7 +102,7 @@ export async function sms(msisdn: string, o: Opts): Promise<void> {
 
 export async function mo(msisdn: string, shortCode: string, text: string[], o: Opts): Promise<void> {
   const c = clientFrom(o)
-  const missing = await missingSession(c, o)
+  const missing = await namedSessionNotThere(c, o)
   const r = await guard(() => c.mo({ msisdn, short_code: shortCode, text: text.join(' ') }))
   // A STOP that found nothing in a session it made (a mistyped name) says so: it still exits 0, as a STOP with nothing to stop does.
   if (missing && r.action === 'stop' && !r.canceled?.length) stopInNewSession(missing)

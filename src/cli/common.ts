@@ -62,7 +62,7 @@ export function sessionGiven(opts: ClientCliOptions): { name: string; from: '--s
  * it is, or none is named (the default session). A `.` or `..` not there is refused as the server
  * refuses it (one kept from an older version is there, and is served).
  */
-export async function missingSession(c: DcbClient, o: ClientCliOptions): Promise<{ name: string; from: '--session' | 'DCB_SESSION' } | undefined> {
+export async function namedSessionNotThere(c: DcbClient, o: ClientCliOptions): Promise<{ name: string; from: '--session' | 'DCB_SESSION' } | undefined> {
   const given = sessionGiven(o)
   if (given === undefined) return undefined
   const { sessions } = await guard(() => c.control<SessionsAnswer>('GET', '/sessions'))
@@ -81,7 +81,7 @@ const MISTYPED = '(a mistyped name? the sessions are listed by GET /_sandbox/ses
  * default session is never warned about. Said before the read, which may wait (otp --wait, logs -f) or fail.
  */
 export async function warnOfNewSession(c: DcbClient, o: ClientCliOptions): Promise<void> {
-  const missing = await missingSession(c, o)
+  const missing = await namedSessionNotThere(c, o)
   if (missing) process.stderr.write(`dcb: warning: session "${missing.name}" (${missing.from}) did not exist: this read makes it, empty ${MISTYPED}\n`)
 }
 
@@ -93,7 +93,7 @@ export async function warnOfNewSession(c: DcbClient, o: ClientCliOptions): Promi
  * asked to remove was there); else it is a warning (exit 0: the state asked for, nothing in force, holds).
  */
 export async function sessionMissing(c: DcbClient, o: ClientCliOptions, nothing: string, refused: boolean): Promise<boolean> {
-  const missing = await missingSession(c, o)
+  const missing = await namedSessionNotThere(c, o)
   if (!missing) return false
   const line = `session "${missing.name}" (${missing.from}) does not exist: ${nothing} ${MISTYPED}`
   if (refused) throw new CliError(line, EXIT.FAIL)

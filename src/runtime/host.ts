@@ -19,7 +19,6 @@ import { JournalBudget } from './request-log.js'
 import { createSession, DEFAULT_SESSION, type Session } from './session.js'
 
 export { DEFAULT_SESSION, type Session } from './session.js'
-export { dotNameRefusal, isDotName } from '../contract/defaults.js'
 
 /** `--max-sessions` unless given: every session costs memory, so there is always a cap. */
 export const DEFAULT_MAX_SESSIONS = 1000
