@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { MODULES, packedConsumer, ROOT, run } from './packed.js'
+import { LIBRARY_EXPORTS, MODULES, packedConsumer, ROOT, run } from './packed.js'
 
 const NO_REQUIRE_ESM = '--no-experimental-require-module'
 const JEST = join(MODULES, 'jest', 'bin', 'jest.js')
@@ -48,18 +48,7 @@ const lib = require('dcb-sandbox')
 
 const MAIN_OUT = {
   entry: 'dist/cjs/index.cjs',
-  exports: [
-    'CONTROL_ERRORS',
-    'DEFAULT_BASE_URL',
-    'DEFAULT_HOST',
-    'DEFAULT_PORT',
-    'DEMO_API_KEY',
-    'FixtureError',
-    'SandboxError',
-    'createClient',
-    'createSandbox',
-    'startSandbox',
-  ],
+  exports: LIBRARY_EXPORTS,
   verify: 'SUCCESS',
   refused: 'BAD_REQUEST',
   sources: ['fixtures/world.json'],

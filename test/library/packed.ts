@@ -14,6 +14,20 @@ import { tempDir } from '../helpers.js'
 export const ROOT = join(import.meta.dirname, '..', '..')
 export const MODULES = join(ROOT, 'node_modules')
 
+/** What the package's main entry exports, by name, sorted: the same through import and require. */
+export const LIBRARY_EXPORTS = [
+  'CONTROL_ERRORS',
+  'DEFAULT_BASE_URL',
+  'DEFAULT_HOST',
+  'DEFAULT_PORT',
+  'DEMO_API_KEY',
+  'FixtureError',
+  'SandboxError',
+  'createClient',
+  'createSandbox',
+  'startSandbox',
+]
+
 export function run(cmd: string, args: string[], cwd: string): Promise<{ code: number; out: string; stdout: string; stderr: string }> {
   return new Promise((resolve) =>
     execFile(cmd, args, { cwd, env: { ...process.env, CI: 'true', NO_COLOR: '1' }, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
