@@ -9,6 +9,7 @@ import { decideColor } from './color.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 import { version } from '../version.js'
 import { decimal } from './numbers.js'
+import { helpSettings, helpWidth } from './help-format.js'
 
 decideColor(process.argv, process.env)
 const name = invokedAs()
@@ -20,8 +21,12 @@ program
   .option('--no-color', 'no colours (also: NO_COLOR=1; FORCE_COLOR=1 forces them)')
   .option('--color', 'colours even when the output is not a terminal')
   .exitOverride()
+  // Help wraps at spaces to the terminal's width (or COLUMNS), never past it.
+  .configureHelp(helpSettings)
   // Usage errors: one line, `dcb: what is wrong (see dcb --help)`.
   .configureOutput({
+    getOutHelpWidth: () => helpWidth(process.stdout),
+    getErrHelpWidth: () => helpWidth(process.stderr),
     outputError: (str, write) =>
       write(
         `dcb: ${str
