@@ -221,9 +221,10 @@ export async function logs(o: Opts): Promise<void> {
     if (o.json) return out(JSON.stringify(e))
     const ok = e.http_status < 300 && !e.message
     const status = (ok ? chalk.green : chalk.red)(`${e.http_status} ${e.message || 'SUCCESS'}`)
-    const who = [e.merchant, e.msisdn].filter(Boolean).join(' ')
+    const state = answeredState(e)
+    const who = [e.merchant, e.msisdn, e.ip ? `from ${e.ip}` : ''].filter(Boolean).join(' ')
     out(
-      `${chalk.dim(e.sandbox_time)} ${e.method} ${e.path} ${status}${e.client_closed ? chalk.yellow(' (client gone)') : ''} ${chalk.dim(`${who} ${e.duration_ms} ms`)}${e.reason ? `\n    ${chalk.dim('why:')} ${e.reason}` : ''}`,
+      `${chalk.dim(e.sandbox_time)} ${e.method} ${e.path} ${status}${state ? ` ${stateColor(state)(state)}` : ''}${e.client_closed ? chalk.yellow(' (client gone)') : ''} ${chalk.dim(`${who} ${e.duration_ms} ms`)}${e.reason ? `\n    ${chalk.dim('why:')} ${e.reason}` : ''}`,
     )
     for (const line of moveLines(e, o.subscription === undefined ? undefined : String(o.subscription))) out(`    ${chalk.dim('ran:')} ${line}`)
   }
@@ -260,6 +261,14 @@ export async function logs(o: Opts): Promise<void> {
   const { follow } = await import('./follow.js')
   await follow(c, { msisdn: o.msisdn, last: first.requests[0]?.id ?? 0, print })
 }
+
+/** The subscription state a Status call answered (ACTIVE, CANCELED, EXPIRED), read from the envelope the journal kept. */
+function answeredState(e: Record<string, any>): string | undefined {
+  const state = e.path === '/subscriptions/status' ? e.response?.payload?.status : undefined
+  return typeof state === 'string' ? state : undefined
+}
+
+const stateColor = (state: string) => (state === 'ACTIVE' ? chalk.green : state === 'CANCELED' ? chalk.yellow : chalk.red)
 
 const LOGGED_EVENTS = 5
 

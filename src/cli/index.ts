@@ -9,6 +9,7 @@ import { decideColor } from './color.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 import { version } from '../version.js'
 import { decimal } from './numbers.js'
+import { helpSettings, helpWidth } from './help-format.js'
 
 decideColor(process.argv, process.env)
 const name = invokedAs()
@@ -20,8 +21,12 @@ program
   .option('--no-color', 'no colours (also: NO_COLOR=1; FORCE_COLOR=1 forces them)')
   .option('--color', 'colours even when the output is not a terminal')
   .exitOverride()
+  // Help wraps at spaces to the terminal's width (or COLUMNS), never past it.
+  .configureHelp(helpSettings)
   // Usage errors: one line, `dcb: what is wrong (see dcb --help)`.
   .configureOutput({
+    getOutHelpWidth: () => helpWidth(process.stdout),
+    getErrHelpWidth: () => helpWidth(process.stderr),
     outputError: (str, write) =>
       write(
         `dcb: ${str
@@ -222,9 +227,14 @@ clientCommand('logs', 'show the request journal', 'control')
 clientCommand('reset', 'back to the loaded fixtures (drops subscriptions, messages, runtime rules) and empties the request journal', 'control')
   .option('--clock <time>', 'start over at this sandbox time (earlier than now too)')
   .action(async (o) => (await client()).reset(o))
-clientCommand('replay', `replay a recorded session (${name} logs --json --all) and compare every answer`, 'both')
+clientCommand(
+  'replay',
+  `replay a recorded session (${name} logs --json --all) and compare every answer; resets the session first (its subscriptions, request log and coverage start over)`,
+  'both',
+)
   .argument('<file>')
   .option('--merchant <id>', "whose requests to replay (default: the first merchant in the file; send the key's merchant)")
+  .option('--no-reset', 'replay into the session as it is: its subscriptions, request log and coverage stay, and its clock only moves forward')
   .action(async (f, o) => (await import('./replay.js')).replay(f, o))
 clientCommand('world', 'print the world in force: carriers, services, merchants, rules in the order consulted, each with its file', 'control').action(
   async (o) => (await import('./world.js')).world(o),

@@ -1,8 +1,9 @@
 /**
  * `dcb replay FILE`: a recorded session (`dcb logs --json --all`) played again against a sandbox, for
- * the key's merchant, in the order its calls were answered. It resets the sandbox with the clock
- * frozen at the first request's sandbox time, then sends each merchant API request, MO and consent
- * decision with the clock set to its sandbox time, mapping the recording's ids to the replay's own. The
+ * the key's merchant, in the order its calls were answered. It resets the session with the clock
+ * frozen at the first request's sandbox time (saying so; `--no-reset` replays into it as it is), then
+ * sends each merchant API request, MO and consent decision with the clock set to its sandbox time,
+ * mapping the recording's ids to the replay's own. The
  * runtime rules added and removed and the carrier cancels of the recording are made again at their
  * time, so a session in which support added a rule replays with it.
  * Outcomes, not bytes: a Verify that the OTP passed (a success, a refused charge) uses the OTP the
@@ -14,7 +15,7 @@ import chalk from 'chalk'
 import type { DcbClient } from '../client/index.js'
 import type { RuleInput } from '../contract/operations.js'
 import { SandboxError } from '../core/errors.js'
-import { clientFrom, guard, out, printJson, type ClientCliOptions } from './common.js'
+import { clientFrom, guard, out, printJson, sessionGiven, type ClientCliOptions } from './common.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 
 interface Entry {
@@ -114,7 +115,7 @@ function parseLine(line: string, n: number): unknown {
 /** The same number of digits, every one different (a wrong OTP whatever the right one). */
 const wrongOtp = (otp: string) => otp.replace(/\d/g, (d) => String((Number(d) + 1) % 10)) || '0000'
 
-export async function replay(file: string, o: ClientCliOptions & { merchant?: string }): Promise<void> {
+export async function replay(file: string, o: ClientCliOptions & { merchant?: string; reset?: boolean }): Promise<void> {
   const all = readRecording(file)
   const merchant = o.merchant ?? all.find((e) => MERCHANT_PATHS.has(e.path) && e.merchant)?.merchant
   if (!merchant) throw new CliError(`${file}: no merchant API request to replay`, EXIT.USAGE)
@@ -151,9 +152,25 @@ export async function replay(file: string, o: ClientCliOptions & { merchant?: st
   let now = entries[0]!.sandbox_time
   // --json: one report at the end (for scripts and CI), nothing else on stdout.
   const say = (line: string) => !o.json && out(line)
-  const report = { file, merchant, from: now, passed: false, count: entries.length, differ: 0, answers: [] as ReplayedAnswer[] }
-  await guard(() => c.reset({ clock: now, frozen: true }))
-  say(chalk.dim(`replaying ${entries.length} request(s) of merchant ${merchant} from ${now} (sandbox time)`))
+  const reset = o.reset !== false
+  const report = { file, merchant, from: now, reset, passed: false, count: entries.length, differ: 0, answers: [] as ReplayedAnswer[] }
+  const given = sessionGiven(o)
+  const session = given ? `session "${given.name}"` : 'the default session'
+  // A reset wipes what the session held (its ids change, its coverage starts over): said before it is done.
+  if (reset) {
+    say(chalk.dim(`resetting ${session} before replaying (its subscriptions, request log and coverage start over; --no-reset keeps them)`))
+    await guard(() => c.reset({ clock: now, frozen: true }))
+  } else {
+    // As it is: its clock only moves forward, so a session already past the recording's start answers at its own time.
+    const clock = await guard(() => c.now())
+    say(
+      chalk.dim(
+        `replaying into ${session} as it is (no reset), its clock at ${clock.now}${clock.now > now ? `, after the recording's first request (${now})` : ''}`,
+      ),
+    )
+    now = clock.now
+  }
+  say(chalk.dim(`replaying ${entries.length} request(s) of merchant ${merchant} from ${report.from} (sandbox time)`))
   let differ = 0
   for (const e of entries) {
     if (e.sandbox_time > now) {

@@ -2,6 +2,7 @@
  * `dcb world`: what the running sandbox has in force, for people: carriers with their flow, prefixes
  * and OTP, consent and retry settings; services with their integrations; merchants with allowlists
  * and key counts; every rule in the order consulted (runtime rules first); each with its file.
+ * A service shows its return_url, where a redirect consent page sends the browser back.
  */
 import chalk from 'chalk'
 import { describeEffect, describeMatch } from '../core/scenarios.js'
@@ -22,6 +23,8 @@ export async function world(o: Opts): Promise<void> {
     return s ? chalk.dim(`  (${Array.isArray(s) ? s.join(' + ') : s})`) : ''
   }
   const flows: Record<string, string> = { otp: 'OTP', psms: 'PSMS', redirect: 'redirect' }
+  // Where a consent page sends the browser back; with none it shows the result and stays.
+  const back = (url: unknown) => (typeof url === 'string' ? `return_url ${url}` : chalk.dim('no return_url'))
 
   out(chalk.bold('Carriers'))
   for (const k of w.carriers) {
@@ -45,7 +48,7 @@ export async function world(o: Opts): Promise<void> {
           .join(', ')
       : chalk.yellow('no integration (every Init answers 403)')
     out(
-      `  ${chalk.bold(s.code)} of ${s.merchant}: "${s.name}", every ${s.period}${s.keyword ? `, keyword ${s.keyword}` : ''}; ${integrations}${from('services', s.code)}`,
+      `  ${chalk.bold(s.code)} of ${s.merchant}: "${s.name}", every ${s.period}${s.keyword ? `, keyword ${s.keyword}` : ''}; ${integrations}; ${back(s.return_url)}${from('services', s.code)}`,
     )
   }
   out(chalk.bold('Merchants'))

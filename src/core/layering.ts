@@ -11,7 +11,7 @@
  * - Every problem names the layer (the file), the JSON path in it and the value.
  */
 import type { z } from 'zod'
-import { HINT_KEYS, nearestName } from './nearest.js'
+import { didYouMean, HINT_KEYS, nearestName } from './nearest.js'
 import { checkRuleNames, worldNames } from './world-names.js'
 import {
   CarrierSchema,
@@ -312,7 +312,7 @@ export function checkWorld(world: World, at: (path: PropertyKey[], msg: string) 
   const prefixOwner = new Map<string, string>()
   world.carriers.forEach((c, i) => {
     const country = countries.get(c.country)
-    if (!country) p(['carriers', i, 'country'], `unknown country "${c.country}"`)
+    if (!country) p(['carriers', i, 'country'], `unknown country "${c.country}"${didYouMean(c.country, countries.keys(), true)}`)
     c.prefixes.forEach((prefix, j) => {
       if (country && !prefix.startsWith(country.calling_code))
         p(['carriers', i, 'prefixes', j], `does not start with the calling code ${country.calling_code} of "${c.country}"`)
@@ -327,7 +327,7 @@ export function checkWorld(world: World, at: (path: PropertyKey[], msg: string) 
     if (c.flow === 'psms' && !c.short_code) p(['carriers', i, 'short_code'], 'a PSMS carrier needs a short_code')
   })
   world.services.forEach((s, i) => {
-    if (!merchants.has(s.merchant)) p(['services', i, 'merchant'], `unknown merchant "${s.merchant}"`)
+    if (!merchants.has(s.merchant)) p(['services', i, 'merchant'], `unknown merchant "${s.merchant}"${didYouMean(s.merchant, merchants)}`)
     if (!s.integrations.length)
       warnings.push(
         at(['services', i, 'integrations'], `service "${s.code}" has no integration: every Init for it answers 403 MERCHANT_SERVICE_NOT_CONFIGURED`),
@@ -336,10 +336,11 @@ export function checkWorld(world: World, at: (path: PropertyKey[], msg: string) 
     s.integrations.forEach((integ, j) => {
       if (seen.has(integ.country)) p(['services', i, 'integrations', j, 'country'], `duplicate country "${integ.country}"`)
       seen.add(integ.country)
-      if (!countries.has(integ.country)) p(['services', i, 'integrations', j, 'country'], `unknown country "${integ.country}"`)
+      if (!countries.has(integ.country))
+        p(['services', i, 'integrations', j, 'country'], `unknown country "${integ.country}"${didYouMean(integ.country, countries.keys(), true)}`)
       integ.carriers?.forEach((code, k) => {
         const c = carriers.get(code)
-        if (!c) p(['services', i, 'integrations', j, 'carriers', k], `unknown carrier "${code}"`)
+        if (!c) p(['services', i, 'integrations', j, 'carriers', k], `unknown carrier "${code}"${didYouMean(code, carriers.keys())}`)
         else if (c.country !== integ.country)
           p(['services', i, 'integrations', j, 'carriers', k], `carrier "${code}" is in "${c.country}", not "${integ.country}"`)
         else if (c.flow === 'psms' && !s.keyword) p(['services', i, 'keyword'], `service "${s.code}" uses PSMS carrier "${code}" and needs a keyword`)

@@ -15,6 +15,7 @@ import { addDuration, formatTimestamp } from './time.js'
 import { MAX_DELAY_MS } from './limits.js'
 import type { SubscriptionViews } from './views.js'
 import { count, integrationReason, quote } from './why.js'
+import { didYouMean } from './nearest.js'
 import type { Merchant, WorldIndex } from './world.js'
 
 export interface InitInput {
@@ -204,7 +205,17 @@ export class MerchantFlow {
 }
 
 function notConfigured(world: WorldIndex, merchant: Merchant, service: string, country: string): Outcome {
-  return fail('MERCHANT_SERVICE_NOT_CONFIGURED', undefined, integrationReason(!!world.service(merchant.id, service), merchant.id, service, country))
+  const hasService = !!world.service(merchant.id, service)
+  // A typo is told by the nearest name: the merchant's own services, or the world's countries when it has none of that code.
+  const meant = !hasService
+    ? didYouMean(
+        service,
+        world.world.services.filter((s) => s.merchant === merchant.id).map((s) => s.code),
+      )
+    : world.countries.has(country)
+      ? ''
+      : didYouMean(country, world.countries.keys(), true)
+  return fail('MERCHANT_SERVICE_NOT_CONFIGURED', undefined, integrationReason(hasService, merchant.id, service, country, meant))
 }
 
 function withMsisdn(o: Outcome, msisdn: string): Outcome {

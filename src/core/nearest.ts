@@ -37,6 +37,25 @@ export function nearestName(name: string, candidates: Iterable<string>): string 
 }
 
 /**
+ * `nearestName` for short codes too: a two-letter country code (`mx` for `my`) is never fewer edits
+ * than half its length from another, so one edit away is taken when no other candidate is as near.
+ */
+export function nearestCode(name: string, candidates: Iterable<string>): string | undefined {
+  const all = [...candidates]
+  const near = nearestName(name, all)
+  if (near !== undefined || name.length > 3) return near
+  const n = name.toLowerCase()
+  const one = all.filter((c) => editDistance(n, c.toLowerCase()) === 1)
+  return one.length === 1 ? one[0] : undefined
+}
+
+/** `; did you mean X?` when `name` is a likely typo of a candidate, else `` (`code`: a short code, see `nearestCode`). */
+export function didYouMean(name: string, candidates: Iterable<string>, code = false): string {
+  const near = code ? nearestCode(name, candidates) : nearestName(name, candidates)
+  return near === undefined ? '' : `; did you mean ${near}?`
+}
+
+/**
  * An error map for zod parses of what users write (world files, rules, control bodies, run files):
  * an unknown key close to one its object takes and was not given is named with it
  * (`Unrecognized key: "efect" (did you mean effect?)`). Every other issue keeps zod's message.

@@ -3,6 +3,7 @@
  * for benchmarks and load tests (`dcb seed`).
  */
 import { SandboxError } from './errors.js'
+import { didYouMean } from './nearest.js'
 import type { EngineContext } from './context.js'
 import { newSubscription } from './subscriptions.js'
 import { addDuration, type Duration } from './time.js'
@@ -37,11 +38,12 @@ export interface SeedPlan {
  */
 export function checkSeed(idx: WorldIndex, o: SeedOptions, count = 1): SeedPlan {
   const merchant = o.merchant ?? 'demo'
-  const found = idx.integration(merchant, o.service ?? 'STREAMPLUS', o.country ?? 'my')
+  const service = o.service ?? 'STREAMPLUS'
+  const found = idx.integration(merchant, service, o.country ?? 'my')
   if (!found)
     throw new SandboxError(
       'MERCHANT_SERVICE_NOT_CONFIGURED',
-      `no integration ${o.service ?? 'STREAMPLUS'}/${o.country ?? 'my'} for merchant ${merchant} in the sandbox world`,
+      `no integration ${service}/${o.country ?? 'my'} for merchant ${merchant} in the sandbox world${seedTypo(idx, merchant, service, o.country ?? 'my')}`,
     )
   const country = found.integration.country
   const first = o.firstMsisdn ?? firstNumberOf(idx, found.integration)
@@ -71,6 +73,14 @@ export function checkSeed(idx: WorldIndex, o: SeedOptions, count = 1): SeedPlan 
       `the spread is longer than the ${found.service.code} period (${found.service.period}): some renewals would be due at once`,
     )
   return { merchant, found, carrier, period, first }
+}
+
+/** The nearest name to the first of merchant, service and country the world does not have (a typo), as `; did you mean X?`. */
+function seedTypo(idx: WorldIndex, merchant: string, service: string, country: string): string {
+  if (!idx.merchants.has(merchant)) return didYouMean(merchant, idx.merchants.keys())
+  const own = idx.world.services.filter((s) => s.merchant === merchant).map((s) => s.code)
+  if (!own.includes(service)) return didYouMean(service, own)
+  return idx.countries.has(country) ? '' : didYouMean(country, idx.countries.keys(), true)
 }
 
 /**

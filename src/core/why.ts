@@ -28,7 +28,11 @@ export function ruleReason(rule: Rule, what: string): string {
   return `rule ${rule.id} (${describeMatch(rule)}): ${what}`
 }
 
-/** Why a merchant has no integration of a service in a country (the same text whether or not another merchant has it). */
-export function integrationReason(hasService: boolean, merchant: string, service: string, country: string): string {
-  return hasService ? `service ${service} has no integration in ${country}` : `merchant ${merchant} has no service ${quote(service)}`
+/**
+ * Why a merchant has no integration of a service in a country (the same text whether or not another
+ * merchant has it). `meant`: a "did you mean" for a mistyped name, of the merchant's own services or
+ * of the world's countries (never another merchant's service).
+ */
+export function integrationReason(hasService: boolean, merchant: string, service: string, country: string, meant = ''): string {
+  return `${hasService ? `service ${service} has no integration in ${country}` : `merchant ${merchant} has no service ${quote(service)}`}${meant}`
 }

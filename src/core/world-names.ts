@@ -3,7 +3,7 @@
  * uses. Apart from the rule schema (`rule-check.ts`, zod): the engine needs the names at start,
  * the schema only when a rule comes in.
  */
-import { nearestName } from './nearest.js'
+import { didYouMean } from './nearest.js'
 import { regexCanMatchDigits } from './rules.js'
 import type { Rule, Step, World } from './world-schema.js'
 
@@ -32,24 +32,25 @@ export interface RuleProblem {
 }
 
 const list = (names: Set<string>): string => [...names].sort().join(', ') || 'none'
-/** `; did you mean X?` when a name is a likely typo of one the world has. */
-const meant = (name: string, names: Set<string>): string => {
-  const near = nearestName(name, names)
-  return near === undefined ? '' : `; did you mean ${near}?`
-}
 
 /** Names in `match` that the world does not have. */
 export function checkRuleNames(rule: Rule, names: WorldNames): RuleProblem[] {
   const out: RuleProblem[] = []
   const m = rule.match
   if (m.carrier !== undefined && !names.carriers.has(m.carrier))
-    out.push({ path: ['match', 'carrier'], message: `unknown carrier "${m.carrier}" (carriers: ${list(names.carriers)})${meant(m.carrier, names.carriers)}` })
+    out.push({
+      path: ['match', 'carrier'],
+      message: `unknown carrier "${m.carrier}" (carriers: ${list(names.carriers)})${didYouMean(m.carrier, names.carriers)}`,
+    })
   if (m.service !== undefined && !names.services.has(m.service))
-    out.push({ path: ['match', 'service'], message: `unknown service "${m.service}" (services: ${list(names.services)})${meant(m.service, names.services)}` })
+    out.push({
+      path: ['match', 'service'],
+      message: `unknown service "${m.service}" (services: ${list(names.services)})${didYouMean(m.service, names.services)}`,
+    })
   if (m.country !== undefined && !names.countries.has(m.country))
     out.push({
       path: ['match', 'country'],
-      message: `unknown country "${m.country}" (countries: ${list(names.countries)})${meant(m.country, names.countries)}`,
+      message: `unknown country "${m.country}" (countries: ${list(names.countries)})${didYouMean(m.country, names.countries, true)}`,
     })
   if (!out.length) out.push(...checkRuleNumbers(rule, names))
   if (!out.length) out.push(...checkRuleRegex(rule))

@@ -2,14 +2,17 @@
 
 usage: python3 pty_drive.py SCRIPT_JSON -- command args...
 SCRIPT_JSON: [["text to wait for", "answer to type"], ...]
+PTY_COLS (env): the terminal's width in columns (unset: the pty's own, often 0).
 Prints everything the command wrote; exits with the command's exit code (124 on time-out).
 """
-import json, os, pty, select, sys, time
+import fcntl, json, os, pty, select, struct, sys, termios, time
 
 script = json.loads(sys.argv[1])
 cmd = sys.argv[sys.argv.index('--') + 1:]
 pid, fd = pty.fork()
 if pid == 0:
+    if os.environ.get('PTY_COLS'):
+        fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack('HHHH', 24, int(os.environ['PTY_COLS']), 0, 0))
     os.execvp(cmd[0], cmd)
 
 out = b''

@@ -112,7 +112,9 @@ describe('dcb world, dcb reset --clock, run files with rule and reset steps', ()
     expect(w.stdout).toContain(
       `sbx-my-otp my: OTP; prefixes 6012; OTP 4 digits, valid PT1M, 3 attempts; retry every P1D, at most 1  (fixtures/world.json + ${f})`,
     )
-    expect(w.stdout).toContain('STREAMPLUS of demo: "Stream Plus", every P1M, keyword STREAM; my 9.90 MYR, gb 4.99 GBP, bg 5.99 BGN  (fixtures/world.json)')
+    expect(w.stdout).toContain(
+      'STREAMPLUS of demo: "Stream Plus", every P1M, keyword STREAM; my 9.90 MYR, gb 4.99 GBP, bg 5.99 BGN; return_url /_sandbox/return  (fixtures/world.json)',
+    )
     expect(w.stdout).toContain('demo: 2 API keys; allowlist 127.0.0.0/8, ::1  (fixtures/world.json)')
     expect(w.stdout).toMatch(
       new RegExp(`  1\\. slow-verify: ending 042 at verify: delay 300 ms; used 0  \\(${f.replace(/[.]/g, '\\.')}\\)\\n +2\\. ok-000-099: `),
