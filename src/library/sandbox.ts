@@ -8,7 +8,7 @@ import { parseTimestamp, timeProblem } from '../core/time.js'
 import type { LayerInput } from '../core/layering.js'
 import { loadWorld, type LoadedWorld } from '../world/load.js'
 import { layerChecked } from '../world/layer-checks.js'
-import type { WorldInput } from './world-input.js'
+import type { World } from './world-input.js'
 import type { WorldDocument } from '../contract/control.js'
 import { createSandboxApp } from '../http/app.js'
 import { rawRequest, runListener, toResponse, type RawRequest, type RawResponse } from '../http/inprocess.js'
@@ -26,14 +26,14 @@ import { merchantOperations, type PageMount } from '../client/fetch.js'
 import { deriveOperations, type ControlRequest } from '../contract/calls.js'
 import { isUnder, readBaseUrl, ROUTE, type BaseUrl, type Route, type RoutedSandbox } from './route.js'
 
-export type { RuleInput, WorldInput } from './world-input.js'
+export type { Rule, World } from './world-input.js'
 
 export interface SandboxOptions {
   /**
    * A world object (validated like a fixture file) instead of the default world; with `extends: 'default'`,
    * layered on it. `world()` of a sandbox or a client answers one (the same world again).
    */
-  world?: WorldInput | WorldDocument
+  world?: World | WorldDocument
   /** Fixture files (or folders) layered on the default world, as `dcb serve --fixtures`. */
   fixtures?: string | string[]
   /** Freeze the sandbox clock at this time (ISO-8601), as `dcb serve --clock`; without it the clock runs from real time. */
@@ -87,7 +87,7 @@ let defaultWorld: LoadedWorld | undefined
  * with `"extends": "default"`, on the default world (its records merged by key, its rules consulted
  * first). Throws FixtureError naming every problem; its warnings are a file's.
  */
-function layerWorldObject(world: WorldInput | WorldDocument): LoadedWorld {
+function layerWorldObject(world: World | WorldDocument): LoadedWorld {
   const layers: LayerInput[] = [{ source: 'world', data: world }]
   if (world.extends === 'default') layers.unshift({ source: DEFAULT_WORLD_FILE, data: (defaultWorld ??= loadWorld([])).world })
   return { ...layerChecked(layers), files: [] }
