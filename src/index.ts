@@ -6,13 +6,13 @@
  */
 import { startSandbox as startServer, type ServeHooks } from './server.js'
 import type { ServeOptions } from './serve-options.js'
-import { worldOf, type WorldInput } from './library/sandbox.js'
+import { worldOf, type World } from './library/sandbox.js'
 import type { WorldDocument } from './contract/control.js'
 import { checkOptionNames, checkSharedOptions } from './library/options.js'
 import { SandboxError } from './core/errors.js'
 
 export { createSandbox } from './library/sandbox.js'
-export type { Sandbox, SandboxSession, SandboxOptions, WorldInput as World, RuleInput as Rule } from './library/sandbox.js'
+export type { Sandbox, SandboxSession, SandboxOptions, World, Rule } from './library/sandbox.js'
 export { createClient } from './client/create.js'
 export type { SandboxClient, ClientOptions } from './client/create.js'
 export { SandboxError, CONTROL_ERRORS, type ControlErrorCode } from './core/errors.js'
@@ -27,6 +27,7 @@ export type {
   InitPayload,
   VerifyPayload,
   StatusPayload,
+  SubscriptionStatus,
   Envelope,
   MerchantAnswer,
   InitAnswer,
@@ -38,10 +39,11 @@ export type {
   StatusMessage,
   PlatformMessage,
   CarrierMessage,
+  SandboxMessage,
 } from './contract/merchant.js'
 
 /** The options of `startSandbox`: those of `dcb serve`; `world` as `createSandbox` takes it (checked as a fixture file). */
-export type SandboxServerOptions = Omit<ServeOptions, 'realNow'> & { world?: WorldInput | WorldDocument }
+export type SandboxServerOptions = Omit<ServeOptions, 'realNow'> & { world?: World | WorldDocument }
 
 /** A running `dcb serve` started from code. */
 export interface SandboxServer {

@@ -6,7 +6,7 @@
 import type { HttpHandler, HttpRequestParsedResult } from 'msw'
 import { HttpHandlerClass } from './library/msw-peer.js'
 import type { Sandbox } from './library/sandbox.js'
-import { ROUTE, type RoutedSandbox } from './library/route.js'
+import { readBaseUrl, ROUTE, type RoutedSandbox } from './library/route.js'
 import { unknownOption } from './contract/option-names.js'
 
 export interface SandboxHandlersOptions {
@@ -44,15 +44,9 @@ export function sandboxHandlers(sandbox: Sandbox, opts: SandboxHandlersOptions):
       throw new TypeError(`sandboxHandlers: session: ${(e as Error).message}`)
     }
   }
-  let base: URL
-  try {
-    base = new URL(opts.baseUrl)
-  } catch {
-    throw new TypeError(`sandboxHandlers: baseUrl "${opts.baseUrl}" is not an absolute URL`)
-  }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new TypeError(`sandboxHandlers: baseUrl "${opts.baseUrl}" must be http(s)`)
-  const prefix = base.pathname.replace(/\/+$/, '')
-  const publicBase = base.origin + prefix
+  const base = readBaseUrl(opts.baseUrl)
+  if (typeof base === 'string') throw new TypeError(`sandboxHandlers: ${base}`)
+  const { prefix, publicBase } = base
   // A RegExp is matched against the whole URL by every msw 2.x: the base, then the end or a separator.
   const under = new RegExp(`^${escapeRegExp(publicBase)}(?:[/?#]|$)`)
   const info = { prefix, publicBase, session: opts.session }

@@ -13,7 +13,7 @@
 import { readUserText } from '../user-text.js'
 import chalk from 'chalk'
 import type { DcbClient } from '../client/index.js'
-import type { RuleInput } from '../contract/operations.js'
+import type { Rule } from '../contract/operations.js'
 import { SandboxError } from '../core/errors.js'
 import { clientFrom, guard, out, printJson, sessionGiven, type ClientCliOptions } from './common.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
@@ -263,7 +263,7 @@ async function change(
 ): Promise<Answer> {
   try {
     if (cancel) await c.cancel(map(decodeURIComponent(cancel[1]!)) as string)
-    else if (e.method === 'POST') learn(e.response?.id, (await c.rules.add(e.request as RuleInput)).id)
+    else if (e.method === 'POST') learn(e.response?.id, (await c.rules.add(e.request as Rule)).id)
     else if (rule![1] === undefined) await c.rules.clear()
     else await c.rules.remove(map(decodeURIComponent(rule![1])) as string)
     return { http: 200, status: 'SUCCESS', message: '' }

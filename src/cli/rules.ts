@@ -8,7 +8,7 @@ import chalk from 'chalk'
 import { clientFrom, guard, out, printJson, sessionMissing, warnOfNewSession, type ClientCliOptions } from './common.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 import type { World } from '../core/world-schema.js'
-import type { RuleInput } from '../contract/operations.js'
+import type { Rule } from '../contract/operations.js'
 
 const VERBS = ['list', 'add', 'remove', 'clear']
 
@@ -127,7 +127,7 @@ export async function rules(verb: string | undefined, arg: string | undefined, o
     await checkAll(c, list)
     const added = []
     for (const rule of list) {
-      const rec = await guard(() => c.rules.add(rule as RuleInput))
+      const rec = await guard(() => c.rules.add(rule as Rule))
       added.push(rec)
       const description = (rec.rule as { description?: string }).description
       if (!o.json) out(`${chalk.green('✔')} added ${chalk.bold(rec.id)}${description ? chalk.dim(` ${description}`) : ''}`)

@@ -7,7 +7,7 @@ import chalk from 'chalk'
 import { z } from 'zod'
 import { headerValueProblem } from '../client/header-value.js'
 import type { InitBody, StatusBody, VerifyBody } from '../contract/index.js'
-import type { RuleInput } from '../contract/operations.js'
+import type { Rule } from '../contract/operations.js'
 import { clientFrom, guard, isHttpUrl, out, printJson } from './common.js'
 import { CliError, EXIT } from './errors.js'
 import type { RunTarget } from './run-local.js'
@@ -228,7 +228,7 @@ async function perform(c: RunTarget, action: Action, arg: unknown, where: string
     case 'rule':
       if (!arg || typeof arg !== 'object' || Array.isArray(arg))
         throw new CliError(`${where}: rule needs a rule object (the body of POST /_sandbox/rules)`, EXIT.USAGE)
-      return c.rules.add(a as RuleInput)
+      return c.rules.add(a as Rule)
     case 'expect':
       return undefined
   }

@@ -9,6 +9,7 @@ import { z } from 'zod'
 import { MAX_OTP_WAIT_S } from './defaults.js'
 import { StatusPayload } from './merchant.js'
 import { COVERAGE_OUTCOMES } from '../core/coverage.js'
+import { EVENT_TYPES } from '../core/events.js'
 
 /** The longest MO text: ten concatenated parts of 160 characters. */
 export const MAX_MO_TEXT = 1600
@@ -107,7 +108,7 @@ export const ClockView = z.object({
 export const SandboxEvent = z.object({
   at: timestamp,
   type: z
-    .string()
+    .enum(EVENT_TYPES)
     .describe(
       'renewed, renewal_failed, retry_succeeded, retry_failed, renewal_skipped and retry_skipped (an inactive merchant: nothing charged), carrier_canceled, otp_expired, consent_expired',
     ),

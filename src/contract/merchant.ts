@@ -5,7 +5,7 @@
  * Extra fields are ignored.
  */
 import { z } from 'zod'
-import type { CarrierCode } from '../core/outcomes.js'
+import type { ADDRESS_OUTCOMES, CarrierCode, OPERATION_OUTCOMES, OutcomeCode, OutcomeMessage, PROTOCOL_OUTCOMES, SANDBOX_OUTCOMES } from '../core/outcomes.js'
 
 /** ISO-639-1 code or BCP-47 tag (`en`, `ms-MY`, `zh-Hant-TW`); `null` counts as absent. */
 const language = z
@@ -62,18 +62,38 @@ export type VerifyBody = z.infer<typeof VerifyBody>
 export type StatusBody = z.infer<typeof StatusBody>
 export type InitPayload = z.infer<typeof InitPayload>
 export type VerifyPayload = z.infer<typeof VerifyPayload>
-export type StatusPayload = z.infer<typeof StatusPayload>
+/**
+ * A subscription's status as Status answers it. The spec lists ACTIVE, CANCELED and EXPIRED and says
+ * its list is not complete, so a merchant's code must expect another value (the sandbox answers the three).
+ */
+export type SubscriptionStatus = 'ACTIVE' | 'CANCELED' | 'EXPIRED' | (string & {})
+type StatusFields = z.infer<typeof StatusPayload>
+export type StatusPayload = { [K in keyof StatusFields]: K extends 'status' ? SubscriptionStatus : StatusFields[K] }
 
-/** Failures any merchant operation can answer (protocol and platform; `ERROR` is HTTP 500). */
-export type PlatformMessage = 'BAD_REQUEST' | 'UNAUTHORIZED' | 'MERCHANT_SERVICE_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'SESSION_LIMIT' | 'ERROR'
+/** The messages of a list of outcome codes, as the engine's outcome table answers them. */
+type MessageOf<Codes extends readonly OutcomeCode[]> = OutcomeMessage<Codes[number]>
+/** A call to a path the server does not have (a client's base URL with a wrong path): 404 NOT_FOUND. */
+type AddressMessage = MessageOf<typeof ADDRESS_OUTCOMES>
+
+/**
+ * The protocol and platform failures any merchant operation can answer: BAD_REQUEST (400; 413 past
+ * 64 KiB), UNAUTHORIZED (401 key; 403 source IP), MERCHANT_SERVICE_NOT_CONFIGURED (403), NOT_FOUND
+ * (404, a wrong base URL), METHOD_NOT_ALLOWED (405), ERROR (500).
+ */
+export type PlatformMessage = MessageOf<typeof PROTOCOL_OUTCOMES> | AddressMessage
+/**
+ * The sandbox's own messages, on any operation, apart from the merchant API's: SESSION_LIMIT (429, a
+ * new session past `maxSessions`). A merchant answer's type includes them; the `…Message` unions do not.
+ */
+export type SandboxMessage = MessageOf<typeof SANDBOX_OUTCOMES>
 /** The carrier catalog (HTTP 200, `status: FAIL`); carrier rules can make any of them at Init and at Verify's charge. */
 export type CarrierMessage = CarrierCode
-/** Every `message` Init can answer (`''` on success). */
-export type InitMessage = '' | PlatformMessage | CarrierMessage
-/** Every `message` Verify can answer (`''` on success). */
-export type VerifyMessage = '' | PlatformMessage | CarrierMessage
-/** Every `message` Status can answer (`''` on success). */
-export type StatusMessage = '' | PlatformMessage | 'SUBSCRIPTION_NOT_FOUND'
+/** Every `message` Init can answer (`''` on success): the platform's and every carrier code. */
+export type InitMessage = MessageOf<typeof OPERATION_OUTCOMES.init> | AddressMessage
+/** Every `message` Verify can answer (`''` on success): the platform's and every carrier code. */
+export type VerifyMessage = MessageOf<typeof OPERATION_OUTCOMES.verify> | AddressMessage
+/** Every `message` Status can answer (`''` on success): the platform's and SUBSCRIPTION_NOT_FOUND, no carrier code. */
+export type StatusMessage = MessageOf<typeof OPERATION_OUTCOMES.status> | AddressMessage
 
 /** The merchant API's envelope: the payload on success; on failure the message, and `payload` null or absent. */
 export type Envelope<P = Record<string, unknown>, M extends string = string> =
@@ -85,9 +105,12 @@ export interface MerchantAnswer<P, M extends string> {
   envelope: Envelope<P, M>
   reason?: string
 }
-export type InitAnswer = MerchantAnswer<InitPayload, InitMessage>
-export type VerifyAnswer = MerchantAnswer<VerifyPayload, VerifyMessage>
-export type StatusAnswer = MerchantAnswer<StatusPayload, StatusMessage>
+/** What `init()` answers: Init's messages, and the sandbox's own (a session past `maxSessions`). */
+export type InitAnswer = MerchantAnswer<InitPayload, InitMessage | SandboxMessage>
+/** What `verify()` answers: Verify's messages, and the sandbox's own. */
+export type VerifyAnswer = MerchantAnswer<VerifyPayload, VerifyMessage | SandboxMessage>
+/** What `status()` answers: Status's messages, and the sandbox's own. */
+export type StatusAnswer = MerchantAnswer<StatusPayload, StatusMessage | SandboxMessage>
 
 /** Where a consent decision sends the browser: the answer's status (303) and its `Location`. */
 export interface ConsentAnswer {

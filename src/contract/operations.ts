@@ -40,7 +40,7 @@ import type { RuleSchema } from '../core/world-schema.js'
  * may be left out), for `rules.add`: `id` made up when absent. Typed, so a misplaced field (an effect
  * beside `effect`, not in it) fails to compile for a sandbox's and a client's callers alike.
  */
-export type RuleInput = Omit<z.input<typeof RuleSchema>, 'id'> & { id?: string }
+export type Rule = Omit<z.input<typeof RuleSchema>, 'id'> & { id?: string }
 
 export interface OtpOptions {
   /** Wait up to this many seconds (0 to 120) for an OTP to arrive. */
@@ -52,7 +52,7 @@ export interface OtpOptions {
 /** The runtime carrier rules: `GET|POST|DELETE /_sandbox/rules`, `DELETE /_sandbox/rules/{id}`. */
 export interface RuleOperations {
   /** Adds a rule (a fixture file's rule; `id` made up when absent); answers it as stored. */
-  add(rule: RuleInput): Promise<RuntimeRule>
+  add(rule: Rule): Promise<RuntimeRule>
   /** Removes one runtime rule (RULE_NOT_FOUND when there is none). */
   remove(id: string): Promise<DeletedAnswer>
   /** Every rule in force in the order consulted (with `source` and `used`), and the runtime rules as added. */

@@ -7,10 +7,26 @@
 import { ENCODED_JSON, JOURNAL_VIEW, type EncodedJson, type JournalViewable } from './encoded.js'
 import { formatTimestamp, writeTimestamp } from './time.js'
 
+/** What a subscription's clock event says happened (`renewal_skipped`, `retry_skipped`: an inactive merchant, nothing charged). */
+export const SUBSCRIPTION_EVENT_TYPES = [
+  'renewed',
+  'renewal_failed',
+  'retry_succeeded',
+  'retry_failed',
+  'renewal_skipped',
+  'retry_skipped',
+  'carrier_canceled',
+] as const
+/** What a verification request's clock event says happened. */
+export const VERIFICATION_EVENT_TYPES = ['otp_expired', 'consent_expired'] as const
+/** Every type of clock event, listed so an answer's type is their union (and a new one is named here). */
+export const EVENT_TYPES = [...SUBSCRIPTION_EVENT_TYPES, ...VERIFICATION_EVENT_TYPES] as const
+export type EventType = (typeof EVENT_TYPES)[number]
+
 /** Something that happened on the sandbox clock (renewals, retries, cancellations, expiries). */
 export interface SandboxEvent {
   at: string
-  type: string
+  type: EventType
   subscription_id?: string
   verif_request_id?: string
   msisdn?: string
@@ -102,7 +118,14 @@ export class EventLog {
   constructor(private readonly limit = 64 * 2 ** 20) {}
 
   /** A subscription's event at `at`, showing the record as it is after the event. */
-  sub(at: number, type: string, s: { status: string; expiry_at: number }, subject: EventSubject, code?: string, reason?: string): void {
+  sub(
+    at: number,
+    type: (typeof SUBSCRIPTION_EVENT_TYPES)[number],
+    s: { status: string; expiry_at: number },
+    subject: EventSubject,
+    code?: string,
+    reason?: string,
+  ): void {
     const middle = subject.middle(type, s.status, code, reason)
     if (!this.begin(middle.length + 100)) return
     this.put(AT)
@@ -113,7 +136,7 @@ export class EventLog {
   }
 
   /** A verification request's event (an OTP or a consent page expired). */
-  verif(at: number, type: string, v: { id: string; msisdn: string; service: string }): void {
+  verif(at: number, type: (typeof VERIFICATION_EVENT_TYPES)[number], v: { id: string; msisdn: string; service: string }): void {
     const json = encoder.encode(
       `{"at":"${formatTimestamp(at)}","type":${q(type)},"verif_request_id":${q(v.id)},"msisdn":${q(v.msisdn)},"service_code":${q(v.service)}}`,
     )

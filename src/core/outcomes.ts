@@ -64,16 +64,17 @@ const CARRIER: Record<CarrierCode, OutcomeSpec> = {
   ERROR: carrier('the carrier answered a generic error'),
 }
 
-const platform = (http: number, message: string, describe: string): OutcomeSpec => ({
+/** Keeps `message` as its literal type, so the message unions of the merchant API derive from this table. */
+const platform = <M extends string>(http: number, message: M, describe: string) => ({
   http,
   message,
-  payload: 'null',
+  payload: 'null' as PayloadForm,
   describe,
 })
 
 /** Protocol and platform outcomes; `message` may differ from the key (403 UNAUTHORIZED, 413, 500). */
 const PLATFORM = {
-  SUCCESS: { http: 200, message: '', payload: 'null', describe: 'success' } as OutcomeSpec,
+  SUCCESS: platform(200, '', 'success'),
   BAD_REQUEST: platform(400, 'BAD_REQUEST', 'the body failed validation'),
   PAYLOAD_TOO_LARGE: platform(413, 'BAD_REQUEST', 'the body is larger than 64 KiB'),
   UNAUTHORIZED: platform(401, 'UNAUTHORIZED', 'API key missing or invalid, or merchant inactive'),
@@ -88,9 +89,39 @@ const PLATFORM = {
     'ERROR',
     'a server error: unexpected, or the one the X-DCB-Reason names (a store that cannot write, the session at --max-subscriptions)',
   ),
-}
+} satisfies Record<string, OutcomeSpec>
 export type PlatformCode = keyof typeof PLATFORM
 export type OutcomeCode = PlatformCode | CarrierCode
+
+/** The envelope `message` of an outcome code (`PAYLOAD_TOO_LARGE` is BAD_REQUEST, `SERVER_ERROR` ERROR; a carrier code is itself). */
+export type OutcomeMessage<C extends OutcomeCode> = C extends PlatformCode ? (typeof PLATFORM)[C]['message'] : C
+
+/** What every merchant operation can answer before its own work: the protocol and platform failures (spec section 7). */
+export const PROTOCOL_OUTCOMES = [
+  'BAD_REQUEST',
+  'UNAUTHORIZED',
+  'IP_NOT_ALLOWED',
+  'MERCHANT_SERVICE_NOT_CONFIGURED',
+  'PAYLOAD_TOO_LARGE',
+  'METHOD_NOT_ALLOWED',
+  'SERVER_ERROR',
+] as const
+
+/**
+ * Every outcome each merchant operation answers on its own path. Init and Verify answer any carrier
+ * code (carrier rules take `error` at `init` and `charge`); Status answers none (its steps take no `error`).
+ */
+export const OPERATION_OUTCOMES = {
+  init: ['SUCCESS', ...PROTOCOL_OUTCOMES, ...CARRIER_CODES],
+  verify: ['SUCCESS', ...PROTOCOL_OUTCOMES, ...CARRIER_CODES],
+  status: ['SUCCESS', ...PROTOCOL_OUTCOMES, 'SUBSCRIPTION_NOT_FOUND'],
+} as const satisfies Record<'init' | 'verify' | 'status', readonly OutcomeCode[]>
+
+/** A path the server does not have: what a merchant call addressed under a wrong base URL answers. */
+export const ADDRESS_OUTCOMES = ['NOT_FOUND'] as const satisfies readonly OutcomeCode[]
+
+/** Outcomes of the sandbox alone, on any merchant operation: the merchant API has no sessions (`X-DCB-Session`). */
+export const SANDBOX_OUTCOMES = ['SESSION_LIMIT'] as const satisfies readonly OutcomeCode[]
 
 export const OUTCOMES: Record<OutcomeCode, OutcomeSpec> = Object.fromEntries([
   ...Object.entries(PLATFORM),

@@ -5,24 +5,14 @@
 import { z } from 'zod'
 import { ControlErrorAnswer } from '../contract/control.js'
 import { CONTROL_ERRORS, type ControlErrorCode } from '../core/errors.js'
-import { OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
+import { isCarrierCode, OPERATION_OUTCOMES, OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
 import { InitBody, InitPayload, StatusBody, StatusPayload, VerifyBody, VerifyPayload } from '../contract/merchant.js'
 import { CONTROL_ROUTES, SESSION_ROUTES, type ControlRoute } from './control-routes.js'
 
-const ERRORS: Record<string, OutcomeCode[]> = {
-  init: ['BAD_REQUEST', 'UNAUTHORIZED', 'IP_NOT_ALLOWED', 'MERCHANT_SERVICE_NOT_CONFIGURED', 'PAYLOAD_TOO_LARGE', 'METHOD_NOT_ALLOWED', 'SERVER_ERROR'],
-  verify: ['BAD_REQUEST', 'UNAUTHORIZED', 'IP_NOT_ALLOWED', 'MERCHANT_SERVICE_NOT_CONFIGURED', 'PAYLOAD_TOO_LARGE', 'METHOD_NOT_ALLOWED', 'SERVER_ERROR'],
-  status: [
-    'BAD_REQUEST',
-    'UNAUTHORIZED',
-    'IP_NOT_ALLOWED',
-    'MERCHANT_SERVICE_NOT_CONFIGURED',
-    'SUBSCRIPTION_NOT_FOUND',
-    'PAYLOAD_TOO_LARGE',
-    'METHOD_NOT_ALLOWED',
-    'SERVER_ERROR',
-  ],
-}
+/** The failures of each operation on its path, from the outcome table; the carrier codes are HTTP 200's. */
+const ERRORS: Record<string, OutcomeCode[]> = Object.fromEntries(
+  Object.entries(OPERATION_OUTCOMES).map(([op, codes]) => [op, codes.filter((c) => c !== 'SUCCESS' && !isCarrierCode(c))]),
+)
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' })
 /** A schema inside the document (no `$schema` of its own). */

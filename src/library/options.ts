@@ -8,6 +8,7 @@ import { SandboxError } from '../core/errors.js'
 import { unknownOption } from '../contract/option-names.js'
 import { checkHeaderValues } from '../client/header-value.js'
 import type { SandboxOptions } from './sandbox.js'
+import { readBaseUrl } from './route.js'
 
 const FAILURE_FORMS = ['auto', 'null', 'absent']
 
@@ -49,6 +50,7 @@ const SANDBOX_OPTIONS: Record<keyof SandboxOptions, true> = {
   maxSessions: true,
   maxSubscriptions: true,
   apiKey: true,
+  baseUrl: true,
   onWarning: true,
 }
 
@@ -79,4 +81,8 @@ export function checkSandboxOptions(opts: Record<string, unknown>): void {
     throw new SandboxError('BAD_REQUEST', `clientIp must be an IPv4 or IPv6 address as text (got ${shown(opts.clientIp)})`)
   // As createClient refuses it: a test runs against either factory alike.
   checkHeaderValues([['apiKey', opts.apiKey]])
+  if (opts.baseUrl !== undefined) {
+    const base = readBaseUrl(opts.baseUrl)
+    if (typeof base === 'string') throw new SandboxError('BAD_REQUEST', `createSandbox: ${base}`)
+  }
 }

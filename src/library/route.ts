@@ -15,3 +15,39 @@ export interface Route {
 export interface RoutedSandbox {
   [ROUTE](request: Request, route: Route): Promise<Response>
 }
+
+/** A base URL read once: its origin, its path prefix (`/v1`, empty at the root) and both together. */
+export interface BaseUrl {
+  origin: string
+  prefix: string
+  publicBase: string
+}
+
+/**
+ * `baseUrl` of `createSandbox` and of `sandboxHandlers`, read by one rule: an absolute http(s) URL,
+ * an origin with an optional path (a trailing `/` dropped). A query, a fragment or credentials would
+ * never match a request's own, so they are refused rather than left out. Answers the problem in words.
+ */
+export function readBaseUrl(value: unknown): BaseUrl | string {
+  const example = "an http(s) URL such as 'https://api.carrier.test/v1'"
+  if (typeof value !== 'string') return `baseUrl must be ${example} (got ${value === null ? 'null' : typeof value})`
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return `baseUrl ${JSON.stringify(value)} is not an absolute URL: give ${example}`
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `baseUrl ${JSON.stringify(value)} must be http(s), e.g. 'https://api.carrier.test/v1'`
+  if (url.search || url.hash || value.includes('?') || value.includes('#'))
+    return `baseUrl ${JSON.stringify(value)} has a query or fragment: give the origin and path only, e.g. '${url.origin}${url.pathname}'`
+  if (url.username || url.password) return `baseUrl ${JSON.stringify(value)} has credentials: give the origin and path only`
+  const prefix = url.pathname.replace(/\/+$/, '')
+  return { origin: url.origin, prefix, publicBase: url.origin + prefix }
+}
+
+/** Whether `url` is under `base`: the same origin, then the prefix itself or a path below it. */
+export function isUnder(url: URL, base: BaseUrl): boolean {
+  if (url.origin !== base.origin) return false
+  const path = url.pathname
+  return !base.prefix || path === base.prefix || path.startsWith(`${base.prefix}/`)
+}

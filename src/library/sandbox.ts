@@ -8,7 +8,7 @@ import { parseTimestamp, timeProblem } from '../core/time.js'
 import type { LayerInput } from '../core/layering.js'
 import { loadWorld, type LoadedWorld } from '../world/load.js'
 import { layerChecked } from '../world/layer-checks.js'
-import type { WorldInput } from './world-input.js'
+import type { World } from './world-input.js'
 import type { WorldDocument } from '../contract/control.js'
 import { createSandboxApp } from '../http/app.js'
 import { rawRequest, runListener, toResponse, type RawRequest, type RawResponse } from '../http/inprocess.js'
@@ -24,16 +24,16 @@ import type { ControlOperations, MerchantOperations } from '../contract/operatio
 import { DEFAULT_WORLD_FILE, DEMO_API_KEY, dotNameRefusal, isDotName, SESSION_NAME_RULE } from '../contract/defaults.js'
 import { merchantOperations, type PageMount } from '../client/fetch.js'
 import { deriveOperations, type ControlRequest } from '../contract/calls.js'
-import { ROUTE, type Route, type RoutedSandbox } from './route.js'
+import { isUnder, readBaseUrl, ROUTE, type BaseUrl, type Route, type RoutedSandbox } from './route.js'
 
-export type { RuleInput, WorldInput } from './world-input.js'
+export type { Rule, World } from './world-input.js'
 
 export interface SandboxOptions {
   /**
    * A world object (validated like a fixture file) instead of the default world; with `extends: 'default'`,
    * layered on it. `world()` of a sandbox or a client answers one (the same world again).
    */
-  world?: WorldInput | WorldDocument
+  world?: World | WorldDocument
   /** Fixture files (or folders) layered on the default world, as `dcb serve --fixtures`. */
   fixtures?: string | string[]
   /** Freeze the sandbox clock at this time (ISO-8601), as `dcb serve --clock`; without it the clock runs from real time. */
@@ -51,17 +51,17 @@ export interface SandboxOptions {
   /** The merchant API key of `init`, `verify` and `status` (default: the demo key). */
   apiKey?: string
   /**
+   * Where `fetch` is addressed, as `sandboxHandlers` takes it (`https://api.carrier.test/v1`): a request
+   * under it is answered with the path prefix removed, one outside it rejects with `BAD_REQUEST`; links
+   * the sandbox makes and `init`, `verify`, `status` go under it. Without it `fetch` answers any origin at its root.
+   */
+  baseUrl?: string
+  /**
    * Where the world's warnings go (loads, but likely a mistake: a service left with no integration, or
    * one a layer took countries from), one call each per sandbox. Default: `console.warn`, each text
    * once per process (a fresh sandbox per test would say it again and again).
    */
   onWarning?: (text: string) => void
-}
-
-/** How `fetch` reaches the sandbox: a path prefix to strip and where the sandbox is reached from. */
-export interface RouteOptions {
-  /** The base URL the requests are addressed to (origin and optional path prefix). */
-  baseUrl?: string
 }
 
 /** The control operations (the control API's calls, typed), the merchant calls and `fetch`, bound to one session (or the default one). */
@@ -87,7 +87,7 @@ let defaultWorld: LoadedWorld | undefined
  * with `"extends": "default"`, on the default world (its records merged by key, its rules consulted
  * first). Throws FixtureError naming every problem; its warnings are a file's.
  */
-function layerWorldObject(world: WorldInput | WorldDocument): LoadedWorld {
+function layerWorldObject(world: World | WorldDocument): LoadedWorld {
   const layers: LayerInput[] = [{ source: 'world', data: world }]
   if (world.extends === 'default') layers.unshift({ source: DEFAULT_WORLD_FILE, data: (defaultWorld ??= loadWorld([])).world })
   return { ...layerChecked(layers), files: [] }
@@ -131,6 +131,8 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   }
   const clientIp = normalizeIp(opts.clientIp ?? '127.0.0.1')
   if (!clientIp) throw new SandboxError('BAD_REQUEST', `clientIp "${opts.clientIp}" is not an IPv4 or IPv6 address`)
+  // Checked by checkSandboxOptions: a string here is never reached.
+  const base = opts.baseUrl === undefined ? undefined : (readBaseUrl(opts.baseUrl) as BaseUrl)
   const { world, sources, warnings } = worldOf(opts)
   for (const text of warnings) (opts.onWarning ?? warnOnce)(text)
   const host = new Host({
@@ -171,11 +173,18 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   }
 
   const bind = (session: string | undefined): SandboxSession => {
-    /** A fetch of the sandbox mounted at `mount` (an msw base URL, read once), or at the root of whatever origin a request names. */
+    /**
+     * A fetch of the sandbox mounted at `mounted` (a base URL, read once), or at the root of whatever
+     * origin a request names. With `only`, a request outside the mount is refused: the sandbox's own
+     * `baseUrl`, where a request elsewhere is the caller's mistake (msw would leave it to other handlers).
+     */
     const fetchUnder =
-      (mounted?: PageMount) =>
+      (mounted?: PageMount, only?: BaseUrl) =>
       async (input: Request | string | URL, init?: RequestInit): Promise<Response> => {
-        const mount = (url: URL): Route => (mounted === undefined ? { prefix: '', publicBase: url.origin, session } : { ...mounted, session })
+        const mount = (url: URL): Route => {
+          if (only && !isUnder(url, only)) throw outside(url, only)
+          return mounted === undefined ? { prefix: '', publicBase: url.origin, session } : { ...mounted, session }
+        }
         // The common call, fetch(url, { method, headers, body: string }), skips building a Request.
         const body = init?.body
         if (!(input instanceof Request) && (body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array)) {
@@ -187,10 +196,14 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
         const request = input instanceof Request && init === undefined ? input : new Request(input, init)
         return route(request, mount(new URL(request.url)))
       }
-    const fetchIn = fetchUnder()
+    const fetchIn = base ? fetchUnder(base, base) : fetchUnder()
     // A redirect_url names the base URL its Init was addressed to (an msw base URL with a path such as
     // https://gw.test/dcb/v1): decided there, the 303 points under that base, as the browser would see it.
-    const merchant = merchantOperations(fetchIn, 'http://localhost', { apiKey: opts.apiKey ?? DEMO_API_KEY, headers: {}, underPage: fetchUnder })
+    const merchant = merchantOperations(fetchIn, base?.publicBase ?? 'http://localhost', {
+      apiKey: opts.apiKey ?? DEMO_API_KEY,
+      headers: {},
+      underPage: (page) => fetchUnder(page),
+    })
     /** One control call through the same pipeline as `fetch`; a refusal throws the control API's error as a SandboxError. */
     const call = async (r: ControlRequest): Promise<unknown> => {
       const headers: Record<string, string> = {}
@@ -240,6 +253,14 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
     [ROUTE]: route,
   }
   return sandbox
+}
+
+/** A request `fetch` was given outside the sandbox's `baseUrl`: said by both URLs, before anything is sent. */
+function outside(url: URL, base: BaseUrl): SandboxError {
+  return new SandboxError(
+    'BAD_REQUEST',
+    `sandbox.fetch: ${url.origin}${url.pathname} is not under the sandbox's baseUrl ${base.publicBase} (createSandbox({ baseUrl })): address it as ${base.publicBase}/…`,
+  )
 }
 
 /**

@@ -19,7 +19,7 @@ type Partial_<C extends RecordCollection, Nested extends string = never> = Pick<
  * `extends: 'default'`, a layer on the default world whose records may be partial (the key and the
  * fields to change, e.g. `{ code: 'STREAMPLUS', return_url: '…' }`), as in a fixture file.
  */
-export type WorldInput =
+export type World =
   | (WorldFile & { extends?: 'none' })
   | (Omit<WorldFile, 'extends' | RecordCollection> & {
       extends: 'default'
@@ -30,4 +30,4 @@ export type WorldInput =
     })
 
 /** A carrier rule as a fixture file's `rules` hold it, for `rules.add`: the control operations' own type. */
-export type { RuleInput } from '../contract/operations.js'
+export type { Rule } from '../contract/operations.js'

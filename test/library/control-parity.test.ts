@@ -8,7 +8,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { DcbClient } from '../../src/client/index.js'
 import { OPERATION_NAMES, type OperationName } from '../../src/contract/calls.js'
-import type { ControlOperations, RuleInput } from '../../src/contract/operations.js'
+import type { ControlOperations, Rule } from '../../src/contract/operations.js'
 import { createSandbox, SandboxError } from '../../src/index.js'
 import { startSandbox, type RunningSandbox } from '../../src/server.js'
 
@@ -37,7 +37,7 @@ const get = (path: string) => ({ method: 'GET' as const, path })
 const post = (path: string, body: unknown = {}) => ({ method: 'POST' as const, path, body })
 const del = (path: string) => ({ method: 'DELETE' as const, path })
 
-const RULE: RuleInput = { id: 'r1', match: { msisdn: '60123456011' }, step: 'charge', effect: { error: 'BARRED' } }
+const RULE: Rule = { id: 'r1', match: { msisdn: '60123456011' }, step: 'charge', effect: { error: 'BARRED' } }
 
 const SCRIPT: Step[] = [
   step(

@@ -164,13 +164,13 @@ console.log(JSON.stringify([
   }
   // Every public name used with its type: the factories, the error, the merchant API's types and unions.
   const USES = `
-    import { createClient, createSandbox, SandboxError, type Envelope, type InitAnswer, type InitMessage, type VerifyMessage, type StatusMessage, type InitBody, type StatusPayload, type Sandbox, type SandboxClient, type RequestsAnswer } from 'dcb-sandbox'
+    import { createClient, createSandbox, SandboxError, type Envelope, type InitAnswer, type InitMessage, type SandboxMessage, type VerifyMessage, type StatusMessage, type InitBody, type StatusPayload, type Sandbox, type SandboxClient, type RequestsAnswer } from 'dcb-sandbox'
     const body: InitBody = { msisdn: '60123456011', service_code: 'STREAMPLUS', country_code: 'my' }
     export async function both(): Promise<void> {
       const targets: (Sandbox | SandboxClient)[] = [await createSandbox(), createClient({ baseUrl: 'http://127.0.0.1:7700' })]
       for (const t of targets) {
         const r: InitAnswer = await t.init(body)
-        const m: InitMessage = r.envelope.message
+        const m: InitMessage | SandboxMessage = r.envelope.message
         if (r.envelope.status === 'SUCCESS') console.log(r.envelope.payload.verif_request_id, m)
         const journal: RequestsAnswer = await t.requests({ msisdn: '60123456011' })
         console.log(journal.requests.length)
