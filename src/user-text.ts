@@ -29,7 +29,8 @@ export class UserFileError extends Error {
 }
 
 const MIB = 2 ** 20
-const size = (bytes: number) => (bytes >= MIB ? `${Math.floor((bytes / MIB) * 10) / 10} MiB` : `${bytes} bytes`)
+/** A size in MiB, rounded up to a tenth: a file one byte over 16 MiB reads 16.1 MiB, not 16. */
+const size = (bytes: number) => (bytes >= MIB ? `${Math.ceil((bytes / MIB) * 10) / 10} MiB` : `${bytes} bytes`)
 
 /** What a path that is not a regular file is, in words. */
 function notRegular(st: Stats): string | undefined {
@@ -60,7 +61,7 @@ function readBounded(file: string, kind: UserFileKind): Buffer {
     const code = (e as NodeJS.ErrnoException).code
     throw new UserFileError(code === 'ENOENT' ? 'no such file' : `cannot read (${code ?? (e as Error).message})`, code)
   }
-  const tooBig = (bytes: string) => new UserFileError(`is ${bytes}, over the ${size(maxBytes)} ${what} may be`)
+  const tooBig = (bytes?: number) => new UserFileError(`is ${bytes === undefined ? '' : `${size(bytes)}, `}over the ${size(maxBytes)} ${what} may be`)
   let st: Stats
   try {
     st = statSync(file)
@@ -69,7 +70,7 @@ function readBounded(file: string, kind: UserFileKind): Buffer {
   }
   const odd = notRegular(st)
   if (odd) throw new UserFileError(odd)
-  if (st.size > maxBytes) throw tooBig(size(st.size))
+  if (st.size > maxBytes) throw tooBig(st.size)
   let fd: number
   try {
     fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0))
@@ -88,7 +89,7 @@ function readBounded(file: string, kind: UserFileKind): Buffer {
       if (got === 0) break
       chunks.push(chunk.subarray(0, got))
       total += got
-      if (total > maxBytes) throw tooBig(`over ${size(maxBytes)}`)
+      if (total > maxBytes) throw tooBig()
     }
     return Buffer.concat(chunks, total)
   } catch (e) {
