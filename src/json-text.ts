@@ -17,7 +17,13 @@ export interface JsonProblem {
 /** The text's value, or why it is not JSON (or is nested deeper than `maxDepth` arrays and objects). */
 export function parseJsonText(text: string, maxDepth: number): { value: unknown } | { problem: JsonProblem } {
   const problem = jsonProblem(text, maxDepth)
-  return problem ? { problem } : { value: JSON.parse(text) }
+  if (problem) return { problem }
+  try {
+    return { value: JSON.parse(text) }
+  } catch {
+    // Not met in testing (the scanner follows RFC 8259 as JSON.parse does); its message would quote the text.
+    return { problem: { line: 1, column: 1, why: 'JSON.parse refuses the text' } }
+  }
 }
 
 /** The problem as an error says it after the file's name: `invalid JSON: line L, column C: WHY`, or the depth and where. */
