@@ -10,7 +10,8 @@
  * handset got this time, one answered INVALID_PIN a wrong one. Each answer is printed beside the
  * recorded one; any difference in status, message or HTTP status exits 1.
  */
-import { readUserText } from '../user-text.js'
+import { readUserText, UserFileError } from '../user-text.js'
+import { describeJsonProblem, parseJsonText } from '../json-text.js'
 import chalk from 'chalk'
 import type { DcbClient } from '../client/index.js'
 import type { Rule } from '../contract/operations.js'
@@ -46,6 +47,12 @@ interface Answer {
 const subscriptionStatus = (path: string, envelope: any): { subscription?: string } =>
   path === '/subscriptions/status' && typeof envelope?.payload?.status === 'string' ? { subscription: envelope.payload.status } : {}
 
+/**
+ * How deep a recording may nest arrays and objects: the request log keeps bodies nested at most 64
+ * deep as JSON (deeper ones as their text), inside an entry inside a `GET /_sandbox/requests` answer.
+ */
+export const RECORDING_MAX_DEPTH = 128
+
 const MERCHANT_PATHS = new Set(['/subscriptions/init', '/subscriptions/verify', '/subscriptions/status'])
 /** A runtime rule added (POST), removed (DELETE with its id) or cleared (DELETE). */
 const RULES = /^\/_sandbox\/rules(?:\/([^/]+))?$/
@@ -65,27 +72,33 @@ const CANCEL = /^\/_sandbox\/subscriptions\/([^/]+)\/cancel$/
 export function readRecording(file: string): Entry[] {
   let text: string
   try {
-    text = readUserText(file)
+    text = readUserText(file, 'recording')
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code
-    throw new CliError(`${file}: ${code === 'ENOENT' ? 'no such file' : `cannot read (${code})`}`, EXIT.USAGE)
+    if (e instanceof UserFileError) throw new CliError(`${file}: ${e.message}`, EXIT.USAGE)
+    throw e
+  }
+  // Whatever the file holds, its text stays out of the error: it says where, not what.
+  const notRecording = (why: string) => new CliError(`${file}: not a recording (${invokedAs()} logs --json --all): ${why}`, EXIT.USAGE)
+  const json = (t: string, line?: number): unknown => {
+    const parsed = parseJsonText(t, RECORDING_MAX_DEPTH)
+    if (!('problem' in parsed)) return parsed.value
+    if (line === undefined) throw notRecording(describeJsonProblem(parsed.problem))
+    throw new CliError(`${file}: line ${line} is not JSON (column ${parsed.problem.column}: ${parsed.problem.why})`, EXIT.USAGE)
   }
   let entries: unknown[]
-  try {
-    const t = text.trim()
-    if (t.startsWith('[')) entries = JSON.parse(t)
-    else if (t.startsWith('{') && !t.includes('\n')) {
-      const one = JSON.parse(t)
-      entries = Array.isArray(one.requests) ? one.requests : [one]
-    } else
-      entries = t
-        .split('\n')
-        .filter((l) => l.trim())
-        .map((l, i) => parseLine(l, i + 1))
-  } catch (e) {
-    if (e instanceof CliError) throw new CliError(`${file}: ${e.message}`, EXIT.USAGE)
-    throw new CliError(`${file}: not a recording (${invokedAs()} logs --json --all): ${(e as Error).message}`, EXIT.USAGE)
-  }
+  const t = text.trim()
+  if (t.startsWith('[')) {
+    const all = json(t)
+    entries = Array.isArray(all) ? all : []
+  } else if (t.startsWith('{') && !t.includes('\n')) {
+    const one = json(t) as { requests?: unknown }
+    entries = Array.isArray(one.requests) ? one.requests : [one]
+  } else
+    entries = text
+      .split('\n')
+      .map((l, i) => ({ l, line: i + 1 }))
+      .filter(({ l }) => l.trim())
+      .map(({ l, line }) => json(l, line))
   const bad = entries.findIndex((e) => !e || typeof e !== 'object' || typeof (e as Entry).path !== 'string' || typeof (e as Entry).sandbox_time !== 'string')
   if (bad >= 0) throw new CliError(`${file}: entry ${bad + 1} is not a journal entry (path and sandbox_time needed)`, EXIT.USAGE)
   const untimed = (entries as Entry[]).findIndex((e) => !/^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(e.sandbox_time))
@@ -102,14 +115,6 @@ export function readRecording(file: string): Entry[] {
     .map((e, i) => ({ e, at: answered[i]! }))
     .sort((x, y) => x.at - y.at || byId(x.e, y.e))
     .map((x) => x.e)
-}
-
-function parseLine(line: string, n: number): unknown {
-  try {
-    return JSON.parse(line)
-  } catch {
-    throw new CliError(`line ${n} is not JSON`)
-  }
 }
 
 /** The same number of digits, every one different (a wrong OTP whatever the right one). */

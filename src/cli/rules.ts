@@ -3,7 +3,8 @@
  * sandbox (`/_sandbox/rules`). `add` takes one rule, an array of rules, or a scenario file's
  * `{"rules": [...]}`, as JSON text or a file.
  */
-import { readUserText, withoutBom } from '../user-text.js'
+import { readUserText, UserFileError, withoutBom } from '../user-text.js'
+import { describeJsonProblem, parseJsonText } from '../json-text.js'
 import chalk from 'chalk'
 import { clientFrom, guard, out, printJson, sessionMissing, warnOfNewSession, type ClientCliOptions } from './common.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
@@ -11,17 +12,17 @@ import type { World } from '../core/world-schema.js'
 import type { Rule } from '../contract/operations.js'
 
 const VERBS = ['list', 'add', 'remove', 'clear']
+/** How deep a rule (as text or in a file) may nest arrays and objects. */
+const RULES_MAX_DEPTH = 64
 
 /** The rules in a JSON text or file: a rule, an array of rules, or an object with `rules`. */
 export function rulesFrom(arg: string): unknown[] {
   const isText = /^\s*[[{]/.test(arg)
   const text = isText ? withoutBom(arg) : readRuleFile(arg)
-  let data: unknown
-  try {
-    data = JSON.parse(text)
-  } catch (e) {
-    throw new CliError(`${isText ? 'the rule' : arg} is not valid JSON: ${(e as Error).message}`, EXIT.USAGE)
-  }
+  // A file's text stays out of the error (the path may name any file); it says where the JSON breaks.
+  const parsed = parseJsonText(text, RULES_MAX_DEPTH)
+  if ('problem' in parsed) throw new CliError(`${isText ? 'the rule' : arg}: ${describeJsonProblem(parsed.problem)}`, EXIT.USAGE)
+  const data = parsed.value
   refuseRecords(data, isText ? 'the JSON' : arg)
   const list = Array.isArray(data)
     ? data
@@ -51,10 +52,10 @@ function refuseRecords(data: unknown, name: string): void {
 
 function readRuleFile(path: string): string {
   try {
-    return readUserText(path)
+    return readUserText(path, 'rules')
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code
-    throw new CliError(`${path}: ${code === 'ENOENT' ? 'no such file (give a rule as JSON text or a file)' : `cannot read (${code})`}`, EXIT.USAGE)
+    if (!(e instanceof UserFileError)) throw e
+    throw new CliError(`${path}: ${e.code === 'ENOENT' ? 'no such file (give a rule as JSON text or a file)' : e.message}`, EXIT.USAGE)
   }
 }
 

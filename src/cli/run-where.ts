@@ -3,8 +3,9 @@
  * `fixtures`/`clock` keys ask for one, or else a running server. A flag comes before the file's key
  * (as `--base-url` before `base_url`), and a line on stderr says which key was not used.
  */
-import { existsSync } from 'node:fs'
-import { dirname, relative, resolve } from 'node:path'
+import { existsSync, realpathSync } from 'node:fs'
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path'
+import { expandFixturePaths } from '../world/fixture-paths.js'
 import { timeProblem } from '../core/time.js'
 import type { ClientCliOptions } from './common.js'
 import { CliError, EXIT } from './errors.js'
@@ -89,13 +90,53 @@ export function runWhere(file: string, doc: { fixtures?: unknown; clock?: unknow
   const fromFile = o.fixtures === undefined && fileFixtures !== undefined
   const fixtures = o.fixtures ?? (fileFixtures ?? []).map((p) => resolve(folder, p))
   if (fromFile)
-    fixtures.forEach((p, i) => {
-      if (!existsSync(p)) throw at(typeof doc.fixtures === 'string' ? 'fixtures' : `fixtures[${i}]`, `no such file or folder: ${p}`)
-    })
+    fixtures.forEach((p, i) =>
+      checkFileFixture(folder, fileFixtures![i]!, p, (problem) => at(typeof doc.fixtures === 'string' ? 'fixtures' : `fixtures[${i}]`, problem)),
+    )
   return {
     fixtures,
     clock: o.clock ?? (doc.clock as string | undefined),
     shown: fromFile ? fixtures.map((p) => relative(process.cwd(), p) || '.') : fixtures,
     by: o.fixtures !== undefined ? '--fixtures' : o.clock !== undefined ? '--clock' : `${file} (with ${keys})`,
+  }
+}
+
+/** `path` is not `folder` or below it. */
+const outside = (folder: string, path: string): boolean => {
+  const rel = relative(folder, path)
+  return rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)
+}
+
+/** The real path, links followed, or undefined when there is none (a dangling link: the loader names it). */
+const real = (path: string): string | undefined => {
+  try {
+    return realpathSync(path)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A fixture path of the run file (`given`, resolved to `path`) stays in the run file's folder, links
+ * followed, and so do the files of a folder it names: a run file handed over cannot make dcb read
+ * (and quote in its errors) a file elsewhere. Fixtures elsewhere are given with --fixtures.
+ */
+function checkFileFixture(folder: string, given: string, path: string, refuse: (problem: string) => CliError): void {
+  const elsewhere = `a run file's fixtures are in its folder (${folder}) or below it; give others with --fixtures`
+  if (outside(folder, path)) throw refuse(`${JSON.stringify(given)} is outside the run file's folder: ${elsewhere}`)
+  if (!existsSync(path)) throw refuse(`no such file or folder: ${path}`)
+  const realFolder = real(folder) ?? folder
+  let files: string[]
+  try {
+    files = [path, ...expandFixturePaths([path]).filter((f) => f !== path)]
+  } catch {
+    files = [path] // a folder with no fixture file: the loader says so
+  }
+  for (const f of files) {
+    const to = real(f)
+    if (to !== undefined && outside(realFolder, to))
+      throw refuse(
+        `${JSON.stringify(given)} leads outside the run file's folder${f === path ? '' : ` (its file ${relative(path, f)})`}, to ${to}: ${elsewhere}`,
+      )
   }
 }

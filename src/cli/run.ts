@@ -12,7 +12,8 @@ import { clientFrom, guard, isHttpUrl, out, printJson } from './common.js'
 import { CliError, EXIT } from './errors.js'
 import type { RunTarget } from './run-local.js'
 import { checkRunFlags, runWhere, type RunWhereOptions } from './run-where.js'
-import { readUserText } from '../user-text.js'
+import { readRunDocument } from './run-file.js'
+import { parseDuration, ambiguousDuration, timeProblem } from '../core/time.js'
 import { HINT_KEYS } from '../core/nearest.js'
 
 const ACTIONS = ['init', 'verify', 'status', 'otp', 'sms', 'mo', 'consent', 'cancel', 'clock', 'reset', 'rule', 'subscription', 'expect'] as const
@@ -43,6 +44,7 @@ function argumentProblem(action: Action, arg: unknown): string | undefined {
   if (action === 'expect' && !isObject && !later) return `expect takes an object of path: value, not ${JSON.stringify(arg)}`
   if (action === 'rule' && !isObject && !later) return `rule takes a rule object (the body of POST /_sandbox/rules), not ${JSON.stringify(arg)}`
   const spec = ACTION_FIELDS[action]
+  if (spec?.text && arg === '') return `${action} takes a non-empty string, not ""`
   if (!spec || (spec.text && typeof arg === 'string')) return undefined
   const shape = `{${spec.fields.map((f) => `"${f}"`).join(', ')}}${spec.text ? ' or a string' : ''}`
   if (!isObject) return `${action} takes ${shape}, not ${JSON.stringify(arg)}`
@@ -63,7 +65,29 @@ function argumentProblem(action: Action, arg: unknown): string | undefined {
     return `reset "clock" must be a time such as "2026-01-31T00:00:00", not ${JSON.stringify(a.clock)}`
   if (action === 'reset' && given('frozen') !== undefined && typeof a.frozen !== 'boolean')
     return `reset "frozen" must be true or false, not ${JSON.stringify(a.frozen)}`
+  const empty = (STRING_FIELDS[action] ?? []).find((k) => given(k) !== undefined && (typeof a[k] !== 'string' || !a[k]))
+  if (empty !== undefined) return `${action} "${empty}" must be a non-empty string, not ${JSON.stringify(a[empty])}`
+  // A time or duration written out is judged now, as the server would judge it after the reset.
+  const literal = (k: string) => (typeof a[k] === 'string' && !a[k].includes('${') ? a[k] : undefined)
+  const advance = action === 'clock' ? literal('advance') : undefined
+  if (advance !== undefined && !parseDuration(advance))
+    return `clock "advance": ${ambiguousDuration(advance) ?? `${JSON.stringify(advance)} is not a duration such as P1M, PT6M or 36h`}`
+  for (const k of action === 'clock' ? ['set'] : action === 'reset' ? ['clock'] : []) {
+    const problem = literal(k) === undefined ? undefined : timeProblem(literal(k)!)
+    if (problem) return `${action} "${k}": ${problem}`
+  }
   return undefined
+}
+
+/** The fields a step sends as they are, which must be non-empty strings (a string form is judged as its one field). */
+const STRING_FIELDS: Partial<Record<Action, string[]>> = {
+  otp: ['msisdn'],
+  sms: ['msisdn'],
+  mo: ['msisdn', 'short_code', 'text'],
+  consent: ['url'],
+  cancel: ['subscription_id'],
+  subscription: ['subscription_id'],
+  clock: ['advance', 'set'],
 }
 
 const isWholeReference = (v: unknown): boolean => typeof v === 'string' && /^\$\{[^}]+\}$/.test(v)
@@ -252,13 +276,7 @@ interface StepReport {
 
 export async function runFile(file: string, o: RunCliOptions): Promise<void> {
   checkRunFlags(o)
-  let data: unknown
-  try {
-    data = JSON.parse(readUserText(file))
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code
-    throw new CliError(`${file}: ${code === 'ENOENT' ? 'no such file' : code ? `cannot read (${code})` : `invalid JSON: ${(e as Error).message}`}`, EXIT.USAGE)
-  }
+  const data = readRunDocument(file)
   const parsed = RunFile.safeParse(data, HINT_KEYS)
   if (!parsed.success) {
     const i = parsed.error.issues[0]!
