@@ -10,7 +10,7 @@
  * damage (a complete line that does not parse, an unknown record, a bad snapshot field) refuses the
  * start naming file and line, and nothing on disk changes.
  */
-import { lstatSync, readFileSync, readdirSync, readlinkSync, realpathSync, unlinkSync, statSync } from 'node:fs'
+import { lstatSync, readFileSync, readdirSync, readlinkSync, realpathSync, unlinkSync, statSync, type Stats } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { Low } from 'lowdb'
 import { COLLECTIONS, type Change, type CollectionName, type State } from '../core/state.js'
@@ -104,8 +104,9 @@ export class FileStore implements Store {
   async load(state: State): Promise<void> {
     this.state = state
     // A folder given for the file (`--data adir`): said before anything is made or locked beside it.
-    if (statSync(this.path, { throwIfNoEntry: false })?.isDirectory())
-      throw new StoreError(`the data file ${this.path} is a folder: give a file path, e.g. --data ${join(this.path, 'sandbox.json')}`)
+    const found = statSync(this.path, { throwIfNoEntry: false })
+    if (found?.isDirectory()) throw new StoreError(`the data file ${this.path} is a folder: give a file path, e.g. --data ${join(this.path, 'sandbox.json')}`)
+    if (found && !found.isFile()) throw new StoreError(`the data file ${this.path} is ${fileKind(found)}, not a regular file: give a file path`)
     try {
       this.madeDirs = makeDirs(this.dir)
     } catch (e) {
@@ -382,11 +383,23 @@ function throughLink(path: string): string {
 
 /** A file read whole at start-up; one that cannot be read (a folder, EIO) refuses the start by name. */
 export function readOrRefuse(file: string, what: string): Buffer {
+  // A FIFO would hang the start and a device (a link to /dev/zero) would never end: refused unread.
+  const found = statSync(file, { throwIfNoEntry: false })
+  if (found && !found.isFile() && !found.isDirectory())
+    throw new StoreError(`cannot read ${what} ${file} (it is ${fileKind(found)}, not a regular file); nothing was changed: move it away`)
   try {
     return readFileSync(file)
   } catch (e) {
     throw new StoreError(`cannot read ${what} ${file} (${describeError(e)}); nothing was changed: move it away or repair it`)
   }
+}
+
+/** What a path that is not a regular file is, in words. */
+export function fileKind(st: Stats): string {
+  if (st.isFIFO()) return 'a FIFO'
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device'
+  if (st.isSocket()) return 'a socket'
+  return st.isDirectory() ? 'a folder' : 'not a file'
 }
 
 /** The names in a store's folder at start-up; a folder that cannot be read (a file in its place) refuses the start by name. */

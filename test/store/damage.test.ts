@@ -2,7 +2,8 @@
  * Issue 14: damaged data files refuse the start naming file and line and change nothing on disk; a
  * start that fails for any reason leaves the data files byte-identical and no lock behind.
  */
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -20,6 +21,11 @@ afterEach(() => tmp.cleanup())
 function snapshotDir(dir: string): Record<string, string> {
   const out: Record<string, string> = {}
   for (const n of readdirSync(dir, { recursive: true }) as string[]) {
+    // A FIFO or a link to a device is kept as what it is: reading it would hang or never end.
+    if (!lstatSync(join(dir, n)).isFile() && !lstatSync(join(dir, n)).isDirectory()) {
+      out[n] = '<special>'
+      continue
+    }
     try {
       out[n] = readFileSync(join(dir, n), 'base64')
     } catch {
@@ -125,6 +131,23 @@ describe('damaged data files', () => {
     mkdirSync(data)
     const line = await refuses(data, /^dcb: the data file .*adir is a folder: give a file path, e\.g\. --data .*adir\/sandbox\.json$/)
     expect(line).not.toContain('EISDIR')
+  })
+
+  it('a FIFO or a link to a device given as the data file is refused unread, before a lock is made', async () => {
+    const fifo = join(tmp.dir, 'pipe.json')
+    execFileSync('mkfifo', [fifo])
+    await refuses(fifo, /^dcb: the data file .*pipe\.json is a FIFO, not a regular file: give a file path$/)
+    const zero = join(tmp.dir, 'zero.json')
+    symlinkSync('/dev/zero', zero)
+    await refuses(zero, /^dcb: the data file \/dev\/zero is a device, not a regular file: give a file path$/)
+  })
+
+  it('a FIFO in place of the journal is refused by name, unread', async () => {
+    const data = await makeData()
+    const journal = journalOf(data)
+    rmSync(journal)
+    execFileSync('mkfifo', [journal])
+    await refuses(data, /^dcb: cannot read the journal .* \(it is a FIFO, not a regular file\); nothing was changed: move it away$/)
   })
 
   it('a torn final line (no newline) is dropped and said so; the server starts', async () => {
