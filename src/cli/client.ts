@@ -157,6 +157,8 @@ const EDGE_EVENTS = 5
 /** A move's progress line on a terminal: first after this long without an answer, then this often. */
 const PROGRESS_AFTER_MS = 1000
 const PROGRESS_EVERY_MS = 500
+/** Off a terminal the clock is read this often only to know the server still answers. */
+const ALIVE_EVERY_MS = 2000
 
 type ClockView = Awaited<ReturnType<DcbClient['now']>>
 type MoveAnswer = Awaited<ReturnType<DcbClient['advance']>>
@@ -189,35 +191,44 @@ export async function clock(args: string[], o: Opts): Promise<void> {
 
 /**
  * Runs a clock move, which takes as long as its events do (no time-out unless --timeout gives one).
- * On a terminal a line on stderr says where it is (the clock's `move`, read meanwhile: reads answer
- * during a move), rewritten in place and wiped when the answer comes.
+ * Meanwhile the clock is read (reads answer during a move, between its batches): on a terminal a
+ * line on stderr says where the move is, rewritten in place and wiped when the answer comes; a read
+ * that gets no answer ends the wait (exit 3), so a server that is gone or hung is not waited on forever.
  */
 async function withProgress(c: DcbClient, move: () => Promise<MoveAnswer>): Promise<MoveAnswer> {
   const started = Date.now()
+  const tty = !!process.stderr.isTTY
   let timer: NodeJS.Timeout | undefined
   let done = false
   let shown = false
-  const show = async () => {
-    const view = await c.now().catch(() => undefined)
+  let lost!: (e: Error) => void
+  const gone = new Promise<never>((_, reject) => (lost = reject))
+  const look = async () => {
+    let view: ClockView | undefined
+    try {
+      view = await c.now()
+    } catch (e) {
+      if (done) return
+      if (e instanceof TransportError) return lost(new TransportError(`${e.message} (asked where the clock move is, while waiting for its answer)`))
+    }
     if (done) return
-    const s = Math.round((Date.now() - started) / 1000)
-    const where = view?.move ? `reached ${view.now} of ${view.move.to}, ${view.move.events_run} events run` : 'under way'
-    process.stderr.write(`\r\x1b[Kdcb: moving the clock: ${where} (${s} s)`)
-    shown = true
-    timer = setTimeout(show, PROGRESS_EVERY_MS)
+    if (tty) {
+      const s = Math.round((Date.now() - started) / 1000)
+      const where = view?.move ? `reached ${view.now} of ${view.move.to}, ${view.move.events_run} events run` : 'under way'
+      process.stderr.write(`\r\x1b[Kdcb: moving the clock: ${where} (${s} s)`)
+      shown = true
+    }
+    timer = setTimeout(look, tty ? PROGRESS_EVERY_MS : ALIVE_EVERY_MS)
   }
-  if (process.stderr.isTTY) timer = setTimeout(show, PROGRESS_AFTER_MS)
+  timer = setTimeout(look, tty ? PROGRESS_AFTER_MS : ALIVE_EVERY_MS)
+  const answer = move().catch((e: unknown) => {
+    // Given up on (--timeout): the server goes on with the move all the same.
+    if (e instanceof TransportError && e.timedOut)
+      throw new TransportError(`${e.message}; the clock move goes on in the server (${invokedAs()} clock shows where it is)`)
+    throw e
+  })
   try {
-    return await guard(
-      () =>
-        move().catch((e: unknown) => {
-          // Given up on (--timeout): the server goes on with the move all the same.
-          if (e instanceof TransportError && e.timedOut)
-            throw new TransportError(`${e.message}; the clock move goes on in the server (${invokedAs()} clock shows where it is)`)
-          throw e
-        }),
-      true,
-    )
+    return await guard(() => Promise.race([answer, gone]), true)
   } finally {
     done = true
     clearTimeout(timer)

@@ -5,6 +5,8 @@
  * works); and `dcb clock` during the move shows the time reached, with the next event after it.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { tempDir } from '../helpers.js'
@@ -62,6 +64,9 @@ function until(r: Running, seen: (out: string) => boolean): Promise<void> {
     check()
   })
 }
+
+/** The time-outs of one path a thousand times shorter (see trace-timeouts.mjs). */
+const HOOK = { NODE_OPTIONS: `--import=${join(import.meta.dirname, 'trace-timeouts.mjs')}`, DCB_TEST_TIMEOUT_SCALE: '0.001' }
 
 const PROGRESS = /dcb: moving the clock: reached (\S+) of (\S+), (\d+) events run \(\d+ s\)/g
 const progressLines = (out: string) => [...out.matchAll(PROGRESS)]
@@ -122,7 +127,7 @@ describe('a long clock move through dcb', () => {
     const s = await serve(['--data', data])
     const env = { DCB_BASE_URL: s.url }
     // Scaled a thousandfold: the old default (30 s) would give up after 30 ms, --timeout 1 after 1 ms.
-    const scaled = { ...env, NODE_OPTIONS: `--import=${join(import.meta.dirname, 'trace-timeouts.mjs')}`, DCB_TEST_TIMEOUT_SCALE: '0.001' }
+    const scaled = { ...env, ...HOOK, DCB_TEST_TIMEOUT_PATH: '/_sandbox/clock/advance' }
     const onTty = start('python3', [join(import.meta.dirname, 'pty_stream.py'), '--', process.execPath, BIN, 'clock', 'advance', 'P100Y'], env)
     let queued: Running | undefined
     try {
@@ -171,4 +176,22 @@ describe('a long clock move through dcb', () => {
       await s.stop('SIGKILL')
     }
   }, 120_000)
+
+  it('does not wait forever on a server that answers nothing: the clock it reads meanwhile gets no answer either (exit 3)', async () => {
+    // Takes every request and answers none.
+    const held: ServerResponse[] = []
+    const server = createServer((_req, res) => void held.push(res))
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    try {
+      // The read's 30 s time-out shortened a thousandfold; the move's call has none.
+      const r = await dcb(['clock', 'advance', 'P1D'], { env: { DCB_BASE_URL: url, ...HOOK, DCB_TEST_TIMEOUT_PATH: '/_sandbox/clock' } })
+      expect(r.code).toBe(3)
+      expect(r.stderr).toMatch(/dcb: cannot reach .*: no answer within 30 s \(asked where the clock move is, while waiting for its answer\)\n$/)
+      expect(r.stderr).toContain('trace: sent POST /_sandbox/clock/advance')
+    } finally {
+      for (const res of held) res.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
 })
