@@ -137,8 +137,12 @@ export class EventLog {
   /** A subscription's event at `at`, showing the record as it is after the event. */
   sub(at: number, type: string, s: { status: string; expiry_at: number }, subject: EventSubject, code?: string, reason?: string): void {
     this.countKind(type, code)
-    const middle = subject.middle(type, s.status, code, reason)
-    if (!this.begin(middle.length + 100)) return this.keep(at, type, s.status, s.expiry_at, subject, code, reason, null)
+    // Past the limit nothing more is listed: no bytes are made.
+    const middle = this.omitted ? null : subject.middle(type, s.status, code, reason)
+    if (!middle || !this.begin(middle.length + 100)) {
+      if (!middle) this.omitted++
+      return this.keep(at, type, s.status, s.expiry_at, subject, code, reason, null)
+    }
     this.put(AT)
     this.time(at)
     this.put(middle)
@@ -149,6 +153,10 @@ export class EventLog {
   /** A verification request's event (an OTP or a consent page expired). */
   verif(at: number, type: string, v: { id: string; msisdn: string; service: string }): void {
     this.countKind(type, undefined)
+    if (this.omitted) {
+      this.omitted++
+      return this.keep(at, type, '', 0, null, undefined, undefined, v)
+    }
     const json = encoder.encode(
       `{"at":"${formatTimestamp(at)}","type":${q(type)},"verif_request_id":${q(v.id)},"msisdn":${q(v.msisdn)},"service_code":${q(v.service)}}`,
     )
@@ -212,11 +220,12 @@ export class EventLog {
 
   /**
    * Starts an event of at most `max` bytes (room, and the comma before all but the first); false past
-   * the limit, and for every event after the first one past it: the listed ones are the first events.
+   * the limit. Not asked after the first event past it (a shorter one could still fit): the listed ones
+   * are the first events.
    */
   private begin(max: number): boolean {
     const need = this.len + max + 1
-    if (this.omitted || need > this.limit) {
+    if (need > this.limit) {
       this.omitted++
       return false
     }
