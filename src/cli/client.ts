@@ -1,6 +1,7 @@
 /** The client commands: the merchant API (init, verify, status) and the sandbox control API. */
 import chalk from 'chalk'
 import { ambiguousDuration } from '../core/time.js'
+import { TransportError, type DcbClient } from '../client/index.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 import {
   clientFrom,
@@ -153,6 +154,21 @@ export async function cancel(id: string, o: Opts): Promise<void> {
 /** How many events a clock move lists in full for a person (more are summarised; --all or --json lists all). */
 const LIST_EVENTS = 20
 const EDGE_EVENTS = 5
+/** A move's progress line on a terminal: first after this long without an answer, then this often. */
+const PROGRESS_AFTER_MS = 1000
+const PROGRESS_EVERY_MS = 500
+/** Off a terminal the clock is read this often only to know the server still answers. */
+const ALIVE_EVERY_MS = 2000
+
+type ClockView = Awaited<ReturnType<DcbClient['now']>>
+type MoveAnswer = Awaited<ReturnType<DcbClient['advance']>>
+type MoveEvent = MoveAnswer['events'][number]
+
+/** The clock in one line: the time, the move under way (if one is), the next event due. */
+function clockLine(r: ClockView): string {
+  const move = r.move ? chalk.yellow(`  moving to ${r.move.to}: reached ${r.now}, ${r.move.events_run} events run so far`) : ''
+  return `${r.now}${r.frozen ? ' (frozen)' : ''}${move}${chalk.dim(r.next_event_dt ? `  next event ${r.next_event_dt}` : '  no event due')}`
+}
 
 export async function clock(args: string[], o: Opts): Promise<void> {
   const c = clientFrom(o)
@@ -162,39 +178,108 @@ export async function clock(args: string[], o: Opts): Promise<void> {
     await warnOfNewSession(c, o)
     const r = await guard(() => c.now())
     if (o.json) return printJson(r)
-    return out(`${r.now}${r.frozen ? ' (frozen)' : ''}${r.next_event_dt ? chalk.dim(`  next event ${r.next_event_dt}`) : ''}`)
+    return out(clockLine(r))
   }
   if ((verb !== 'advance' && verb !== 'set') || !arg || args.length > 2)
     throw new CliError(`usage: ${invokedAs()} clock [advance DURATION | set TIME] (e.g. advance P1M, advance 36h, set 2026-01-31T00:00:00)`, EXIT.USAGE)
   const ambiguous = verb === 'advance' ? ambiguousDuration(arg) : undefined
   if (ambiguous) throw new CliError(ambiguous, EXIT.USAGE)
-  const r = await guard(() => (verb === 'advance' ? c.advance(arg) : c.setTime(arg)))
+  const r = await withProgress(c, () => (verb === 'advance' ? c.advance(arg) : c.setTime(arg)))
   if (o.json) return printJson(r)
-  const total = r.events.length + (r.events_omitted ?? 0)
+  printMove(r, !!o.all)
+}
+
+/**
+ * Runs a clock move, which takes as long as its events do (no time-out unless --timeout gives one).
+ * Meanwhile the clock is read (reads answer during a move, between its batches): on a terminal a
+ * line on stderr says where the move is, rewritten in place and wiped when the answer comes; a read
+ * that gets no answer ends the wait (exit 3), so a server that is gone or hung is not waited on forever.
+ */
+async function withProgress(c: DcbClient, move: () => Promise<MoveAnswer>): Promise<MoveAnswer> {
+  const started = Date.now()
+  const tty = !!process.stderr.isTTY
+  let timer: NodeJS.Timeout | undefined
+  let done = false
+  let shown = false
+  let lost!: (e: Error) => void
+  const gone = new Promise<never>((_, reject) => (lost = reject))
+  const look = async () => {
+    let view: ClockView | undefined
+    try {
+      view = await c.now()
+    } catch (e) {
+      if (done) return
+      if (e instanceof TransportError) return lost(new TransportError(`${e.message} (asked where the clock move is, while waiting for its answer)`))
+    }
+    if (done) return
+    if (tty) {
+      const s = Math.round((Date.now() - started) / 1000)
+      const where = view?.move ? `reached ${view.now} of ${view.move.to}, ${view.move.events_run} events run` : 'under way'
+      process.stderr.write(`\r\x1b[Kdcb: moving the clock: ${where} (${s} s)`)
+      shown = true
+    }
+    timer = setTimeout(look, tty ? PROGRESS_EVERY_MS : ALIVE_EVERY_MS)
+  }
+  timer = setTimeout(look, tty ? PROGRESS_AFTER_MS : ALIVE_EVERY_MS)
+  const answer = move().catch((e: unknown) => {
+    // Given up on (--timeout): the server goes on with the move all the same.
+    if (e instanceof TransportError && e.timedOut)
+      throw new TransportError(`${e.message}; the clock move goes on in the server (${invokedAs()} clock shows where it is)`)
+    throw e
+  })
+  try {
+    return await guard(() => Promise.race([answer, gone]), true)
+  } finally {
+    done = true
+    clearTimeout(timer)
+    if (shown) process.stderr.write('\r\x1b[K')
+  }
+}
+
+/** What a clock move ran: each event when few (or --all); else counts per kind, then the first and last few. */
+function printMove(r: MoveAnswer, all: boolean): void {
+  const listed = r.events.length
+  const omitted = r.events_omitted ?? 0
+  const total = listed + omitted
+  // The last events of the move (the answer lists its first ones; past its size bound, `events_last` has the end).
+  const last: MoveEvent[] = omitted ? (r.events_last ?? []) : r.events
   out(`${r.clock.now}  ${chalk.dim(`${total} event${total === 1 ? '' : 's'}`)}`)
-  const line = (e: Record<string, any>) =>
+  const line = (e: MoveEvent) =>
     out(
       `  ${chalk.dim(e.at)} ${String(e.type).padEnd(16)} ${e.subscription_id ?? e.verif_request_id ?? ''} ${e.code ? chalk.red(e.code) : ''}${e.status ? chalk.dim(` -> ${e.status}`) : ''}${e.reason ? `\n    ${chalk.dim('why:')} ${e.reason}` : ''}`,
     )
-  if (o.all || r.events.length <= LIST_EVENTS) {
+  const notListed = `not listed in the answer, which lists the first ${listed} (64 MiB)`
+  if (all || total <= LIST_EVENTS) {
     for (const e of r.events) line(e)
-    if (r.events_omitted) out(chalk.dim(`  … and ${r.events_omitted} more (not listed: the answer lists the first 64 MiB)`))
+    if (!omitted) return
+    // The end of the move, which the listing does not reach: the last ones it ran that are not listed.
+    const end = last.slice(-Math.min(omitted, last.length))
+    if (omitted > end.length) out(chalk.dim(`  … ${omitted - end.length} more, ${notListed} …`))
+    for (const e of end) line(e)
     return
   }
-  // Thousands of events help no one on a screen: counts per kind, then the first and last few.
-  const kinds = new Map<string, number>()
-  for (const e of r.events) {
-    const kind = e.code ? `${e.type} ${e.code}` : String(e.type)
-    kinds.set(kind, (kinds.get(kind) ?? 0) + 1)
+  // Thousands of events help no one on a screen: counts per kind (they add up to the total), then the first and last few.
+  const pad = String(total).length
+  const row = (n: number, what: string) => out(`  ${String(n).padStart(Math.max(8, pad))}  ${what}`)
+  if (r.event_counts) for (const k of r.event_counts) row(k.count, k.code ? `${k.type} ${k.code}` : k.type)
+  else {
+    // An older server counts nothing: the listed ones by kind, the rest as one line.
+    const kinds = new Map<string, number>()
+    for (const e of r.events) {
+      const kind = e.code ? `${e.type} ${e.code}` : String(e.type)
+      kinds.set(kind, (kinds.get(kind) ?? 0) + 1)
+    }
+    for (const [kind, n] of [...kinds].sort((a, b) => b[1] - a[1])) row(n, kind)
+    if (omitted) row(omitted, chalk.dim(`of kinds not known: ${notListed}`))
   }
-  for (const [kind, n] of [...kinds].sort((a, b) => b[1] - a[1])) out(`  ${String(n).padStart(8)}  ${kind}`)
-  if (r.events_omitted) out(`  ${String(r.events_omitted).padStart(8)}  ${chalk.dim('not listed in the answer (past 64 MiB), not counted by kind')}`)
+  row(total, `in all${omitted && r.event_counts ? chalk.dim(` (${omitted} of them ${notListed})`) : ''}`)
   out(chalk.dim(`  first ${EDGE_EVENTS}:`))
   for (const e of r.events.slice(0, EDGE_EVENTS)) line(e)
-  out(chalk.dim(`  … ${r.events.length - 2 * EDGE_EVENTS} more …`))
-  out(chalk.dim(`  last ${EDGE_EVENTS}:`))
-  for (const e of r.events.slice(-EDGE_EVENTS)) line(e)
-  out(chalk.dim(`  (every event: --all, or --json)`))
+  const end = last.length ? last.slice(-EDGE_EVENTS) : r.events.slice(-EDGE_EVENTS)
+  out(chalk.dim(`  … ${total - EDGE_EVENTS - end.length} more …`))
+  out(chalk.dim(last.length ? `  last ${end.length}:` : `  last ${end.length} listed (the answer does not say which came last):`))
+  for (const e of end) line(e)
+  out(chalk.dim(`  (every event: --all, or --json${omitted ? `; past the first ${listed}, the answer has only the last ${last.length}` : ''})`))
 }
 
 const STATUSES = ['ACTIVE', 'CANCELED', 'EXPIRED']

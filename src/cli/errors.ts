@@ -7,6 +7,8 @@ export const EXIT = {
   USAGE: 2,
   /** The server is unreachable or does not speak the API. */
   UNREACHABLE: 3,
+  /** A question canceled with Ctrl-C (128 + SIGINT, as a shell reports an interrupted command). */
+  CANCELED: 130,
 } as const
 
 /** An error that ends the command with one line on stderr and an exit code. */

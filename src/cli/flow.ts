@@ -9,6 +9,7 @@ import type { DcbClient } from '../client/index.js'
 import type { WorldSummary } from '../contract/index.js'
 import { canPrompt, clientFrom, guard, out, printFields, printJson, type ClientCliOptions } from './common.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
+import { askFlow, numberFor, usableCarriers } from './flow-ask.js'
 
 interface FlowOptions extends ClientCliOptions {
   msisdn?: string
@@ -22,25 +23,6 @@ interface FlowOptions extends ClientCliOptions {
 
 type Carrier = WorldSummary['carriers'][number]
 const FLOW_NAME: Record<string, string> = { otp: 'OTP', psms: 'PSMS', redirect: 'redirect' }
-const FLOW_ORDER = ['otp', 'psms', 'redirect']
-
-/**
- * A valid MSISDN of a carrier: its prefix, filler digits, and the ending (the magic three digits)
- * at the carrier's shortest valid length (6012 + 3456 + 001 = 60123456001).
- */
-export function numberFor(carrier: Carrier, ending: string): string {
-  const length = Math.min(...carrier.lengths)
-  const prefix = carrier.prefixes[0]!
-  const fill = Math.max(0, length - prefix.length - ending.length)
-  return prefix + '3456789012345'.repeat(2).slice(0, fill) + ending
-}
-
-/** The carriers a flow can use in a country: provisioned, OTP first, then PSMS, then redirect. */
-function usableCarriers(world: WorldSummary, country?: string): Carrier[] {
-  return world.carriers
-    .filter((c) => c.provisioned && (!country || c.country === country))
-    .sort((a, b) => FLOW_ORDER.indexOf(a.flow) - FLOW_ORDER.indexOf(b.flow))
-}
 
 /** The carrier whose prefix the MSISDN starts with (the longest that matches). */
 function carrierOf(world: WorldSummary, msisdn: string): Carrier | undefined {
@@ -69,41 +51,7 @@ export async function flow(o: FlowOptions): Promise<void> {
     throw new CliError(`--country "${o.country}" is not in the sandbox world; valid: ${world.countries.map((k) => k.code).join(', ')}`, EXIT.USAGE)
 
   let { msisdn, service, country } = o
-  if ((!msisdn || !service) && canPrompt() && !o.json) {
-    const { input, select } = await import('@inquirer/prompts')
-    try {
-      service ??= await select({
-        message: 'service',
-        choices: world.services
-          .filter((s) => !country || s.countries.includes(country))
-          .map((s) => ({ value: s.code, name: `${s.code}  ${chalk.dim(s.name)}` })),
-      })
-      if (!msisdn) {
-        const offered = world.services.find((s) => s.code === service)?.countries
-        const kind = await select({
-          message: 'which flow',
-          choices: [
-            ...usableCarriers(world, country)
-              .filter((k) => !offered || offered.includes(k.country))
-              .map((k) => ({ value: numberFor(k, o.scenario ?? '001'), name: `${FLOW_NAME[k.flow]} (${k.country}, ${k.code})` })),
-            ...(o.scenario ? [] : [{ value: 'scenario', name: 'a magic scenario (choose the ending)' }]),
-          ],
-        })
-        if (kind === 'scenario') {
-          const ending = await select({
-            message: 'scenario',
-            choices: described.scenarios
-              .filter((s) => /^ending \d{3}$/.test(s.match))
-              .map((s) => ({ value: s.match.slice(7), name: `${s.match.slice(7)}  ${s.outcome}  ${s.description}` })),
-          })
-          msisdn = numberFor(usableCarriers(world, country)[0]!, ending)
-        } else msisdn = kind
-      }
-      msisdn = (await input({ message: 'MSISDN', default: msisdn })).trim()
-    } catch {
-      throw new CliError('canceled', EXIT.USAGE)
-    }
-  }
+  if ((!msisdn || !service) && canPrompt() && !o.json) ({ msisdn, service, country } = await askFlow(c, described, o))
   if (!msisdn) {
     const wanted = country ?? (world.countries.some((k) => k.code === 'my') ? 'my' : world.countries[0]?.code)
     const carrier = usableCarriers(world, wanted)[0]

@@ -30,7 +30,11 @@ export interface ApiResult<P> {
 
 /** The server could not be reached, or what answered does not speak the API. */
 export class TransportError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** No answer came within the time-out (the server may still be working on the call). */
+    readonly timedOut = false,
+  ) {
     super(message)
     this.name = 'TransportError'
   }
@@ -43,6 +47,7 @@ export interface ClientOptions {
   baseUrl: string
   apiKey: string
   adminToken?: string
+  /** How long a call may go without an answer (default 30 s; a clock move: none, unless this is given). */
   timeoutMs?: number
   /** The sandbox session every call works in (header X-DCB-Session). */
   session?: string
@@ -60,6 +65,7 @@ export interface RawResponse {
 
 export async function httpRequest(
   url: string,
+  /** `timeoutMs`: default 30 s; 0: none. */
   opts: { method: string; headers?: Record<string, string>; body?: string; timeoutMs?: number; command?: string },
 ): Promise<RawResponse> {
   let u: URL
@@ -81,9 +87,15 @@ export async function httpRequest(
         res.on('error', (e) => reject(new TransportError(`the answer from ${u.origin} broke off: ${e.message}`)))
       },
     )
-    req.setTimeout(opts.timeoutMs ?? 30_000, () => req.destroy(new Error(`no answer within ${Math.round((opts.timeoutMs ?? 30_000) / 1000)} s`)))
+    const limit = opts.timeoutMs ?? 30_000
+    let timedOut = false
+    if (limit > 0)
+      req.setTimeout(limit, () => {
+        timedOut = true
+        req.destroy(new Error(`no answer within ${Math.round(limit / 1000)} s`))
+      })
     req.on('error', (e: NodeJS.ErrnoException) => {
-      reject(new TransportError(`cannot reach ${u.origin}: ${unreachable(e, opts.command)}`))
+      reject(new TransportError(`cannot reach ${u.origin}: ${unreachable(e, opts.command)}`, timedOut))
     })
     if (opts.body !== undefined) req.write(opts.body)
     req.end()
@@ -116,10 +128,12 @@ export class DcbClient {
     ])
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '')
     this.sessionHeader = opts.session ? { 'x-dcb-session': opts.session } : {}
-    // A call that waits (an OTP with `wait`) may take that long beyond the usual answer time.
+    // A call that waits (an OTP with `wait`) may take that long beyond the usual answer time; a clock move has no default limit.
     Object.assign(
       this,
-      deriveOperations((r) => this.control(r.method, r.path, r.body, r.waitSeconds ? (r.waitSeconds + 30) * 1000 : undefined)),
+      deriveOperations((r) =>
+        this.control(r.method, r.path, r.body, r.waitSeconds ? (r.waitSeconds + 30) * 1000 : r.untimed ? (this.opts.timeoutMs ?? 0) : undefined),
+      ),
     )
   }
 

@@ -26,6 +26,8 @@ export interface CallParts {
   body?: unknown
   /** How long the call may take beyond a normal one (seconds): an OTP wait. */
   waitSeconds?: number
+  /** A clock move: it takes as long as its events take to run (a year over 100,000 subscriptions, a minute), so no default time-out applies. */
+  untimed?: boolean
   /** The caller's signal: the call is abandoned (rejecting with its reason) when it aborts. */
   signal?: AbortSignal
 }
@@ -78,8 +80,8 @@ export const CONTROL_CALLS: Calls = {
   subscription: { method: 'GET', path: '/subscriptions/:id', request: (id) => ({ params: { id } }), args: ({ params }) => [params.id!] },
   cancel: { method: 'POST', path: '/subscriptions/:id/cancel', request: (id) => ({ params: { id } }), args: ({ params }) => [params.id!] },
   now: { method: 'GET', path: '/clock', request: () => ({}), args: () => [] },
-  advance: { method: 'POST', path: '/clock/advance', request: (by) => ({ body: { by } }), args: ({ body }) => [body.by] },
-  setTime: { method: 'POST', path: '/clock/set', request: (to) => ({ body: { to } }), args: ({ body }) => [body.to] },
+  advance: { method: 'POST', path: '/clock/advance', request: (by) => ({ body: { by }, untimed: true }), args: ({ body }) => [body.by] },
+  setTime: { method: 'POST', path: '/clock/set', request: (to) => ({ body: { to }, untimed: true }), args: ({ body }) => [body.to] },
   requests: { method: 'GET', path: '/requests', request: (query = {}) => ({ query }), args: ({ query }) => [query] },
   coverage: { method: 'GET', path: '/coverage', request: (query = {}) => ({ query }), args: ({ query }) => [query] },
   reset: { method: 'POST', path: '/reset', request: (body = {}) => ({ body }), args: ({ body }) => [body] },
@@ -101,6 +103,8 @@ export interface ControlRequest {
   /** The body of a POST (`{}` when the call takes none); undefined otherwise. */
   body?: unknown
   waitSeconds?: number
+  /** A clock move (see `CallParts`). */
+  untimed?: boolean
   /** Abandons the call when it aborts (an OTP wait the caller gave up). */
   signal?: AbortSignal
 }
@@ -123,6 +127,7 @@ export function controlRequest<N extends OperationName>(name: N, args: Parameter
     path,
     ...(call.method === 'POST' ? { body: parts.body ?? {} } : {}),
     waitSeconds: parts.waitSeconds,
+    ...(parts.untimed ? { untimed: true } : {}),
     ...(parts.signal ? { signal: parts.signal } : {}),
   }
 }

@@ -104,6 +104,10 @@ export const ClockView = z.object({
   frozen: z.boolean(),
   offset_ms: z.number(),
   next_event_dt: timestamp.nullable().describe('when the next renewal, retry or expiry falls due'),
+  move: z
+    .object({ to: timestamp.describe('where the move goes'), events_run: z.number().int().describe('events it ran so far') })
+    .optional()
+    .describe('while a clock move runs: now is the time it reached (every event up to it ran), next_event_dt the next one after it'),
 })
 export const SandboxEvent = z.object({
   at: timestamp,
@@ -125,6 +129,11 @@ export const ClockMoveAnswer = z.object({
   clock: ClockView,
   events: z.array(SandboxEvent).describe('what happened, in time order'),
   events_omitted: z.number().int().optional().describe('events that ran but are not listed (the answer lists the first 64 MiB)'),
+  event_counts: z
+    .array(z.object({ type: z.string(), code: z.string().optional().describe('a failure: its code'), count: z.number().int() }))
+    .optional()
+    .describe('with events_omitted: every event the move ran (listed or not), by type and code, most first; they add up to the whole'),
+  events_last: z.array(SandboxEvent).optional().describe('with events_omitted: the last 20 events the move ran, in time order'),
 })
 export const SmsMessage = z.object({
   id: z.string(),

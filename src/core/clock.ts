@@ -26,6 +26,16 @@ export interface ClockView {
   frozen: boolean
   offset_ms: number
   next_event_dt: string | null
+  /** While a clock move runs: where it goes, and how many events it ran so far. */
+  move?: { to: string; events_run: number }
+}
+
+/** A clock move under way, as its last batch left it. */
+interface MoveProgress {
+  to: number
+  /** Where the last batch ended: every event up to it ran, none after. */
+  reached: number
+  log: EventLog
 }
 
 /** Where the clock starts (when the state has none yet, and on reset). */
@@ -35,6 +45,9 @@ export interface ClockStart {
 }
 
 export class Clock {
+  /** The move under way (set as each batch ends), or null. Mid-move the view reads the time it reached. */
+  moving: MoveProgress | null = null
+
   constructor(
     private readonly state: State,
     private readonly realNow: () => number,
@@ -51,14 +64,22 @@ export class Clock {
     return c.frozen_at ?? Math.min(this.realNow() + c.offset_ms, LAST_TIME)
   }
 
+  /**
+   * The clock as the control API shows it. During a move, `now` is the time the move reached (a
+   * running clock reads later, by the real time since its last batch, but the events due meanwhile
+   * have not run yet), so the next event is never before it.
+   */
   view(nextEventAt: number | null): ClockView {
     const c = this.record()
-    return {
-      now: formatTimestamp(this.now()),
+    const m = this.moving
+    const view: ClockView = {
+      now: formatTimestamp(m ? m.reached : this.now()),
       frozen: c.frozen_at !== null,
       offset_ms: c.offset_ms,
       next_event_dt: nextEventAt === null ? null : formatTimestamp(nextEventAt),
     }
+    if (m) view.move = { to: formatTimestamp(m.to), events_run: m.log.count + m.log.omitted }
+    return view
   }
 
   start(tx: Tx, start: ClockStart): void {
@@ -117,16 +138,21 @@ export function moveClock(ctx: EngineContext, target: (now: number) => number): 
   return ctx.exclusive(async () => {
     const log = new EventLog()
     let to = NaN
-    await inBatches(ctx, (tx, now) => {
-      if (Number.isNaN(to)) {
-        to = target(now)
-        Clock.checkLimit(to)
-      }
-      // The batch ends no earlier than the clock reads now: the clock never moves back.
-      const end = ctx.runDue(tx, to, log, ctx.batch(now))
-      ctx.clock.set(tx, now, end ?? to)
-      return end === null
-    })
+    try {
+      await inBatches(ctx, (tx, now) => {
+        if (Number.isNaN(to)) {
+          to = target(now)
+          Clock.checkLimit(to)
+        }
+        // The batch ends no earlier than the clock reads now: the clock never moves back.
+        const end = ctx.runDue(tx, to, log, ctx.batch(now))
+        ctx.clock.set(tx, now, end ?? to)
+        if (end !== null) ctx.clock.moving = { to, reached: end, log }
+        return end === null
+      })
+    } finally {
+      ctx.clock.moving = null
+    }
     return new ClockMove(ctx.clock.view(ctx.queue.nextAt()), log)
   })
 }
@@ -176,7 +202,7 @@ export async function catchUp(ctx: EngineContext): Promise<number> {
   const next = ctx.queue.nextAt()
   if (next === null || next > ctx.clock.now()) return 0
   return ctx.exclusive(async () => {
-    const log = new EventLog(0)
+    const log = new EventLog(0, 0)
     await inBatches(ctx, (tx, now) => ctx.runDue(tx, now, log, ctx.batch()) === null)
     return log.omitted
   })

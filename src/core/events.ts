@@ -33,6 +33,7 @@ export interface SandboxEvent {
   service_code?: string
   status?: string
   code?: string
+  reason?: string
   expiry_dt?: string | null
 }
 
@@ -97,9 +98,32 @@ export class EventSubject {
   }
 }
 
+/** How many of a move's last events its answer lists apart, when some are not listed (the end of the move). */
+export const LAST_EVENTS = 20
+
+/** How many events of one type (and code, for a failure) a move ran. */
+export interface EventCount {
+  type: string
+  code?: string
+  count: number
+}
+
+/** An event past the size limit, kept as its values (reused slots: no allocation per event). */
+interface Kept {
+  at: number
+  type: EventType
+  status: string
+  expiry_at: number
+  subject: EventSubject | null
+  code: string | undefined
+  reason: string | undefined
+  verif: { id: string; msisdn: string; service: string } | null
+}
+
 /**
  * The events of one clock move as UTF-8 JSON, written byte by byte as they happen (no string per
- * event: a year over thousands of subscriptions makes tens of thousands of them).
+ * event: a year over thousands of subscriptions makes tens of thousands of them). Every event is
+ * counted by type; past the size limit the last few are kept, so a summary can say how the move ended.
  */
 export class EventLog {
   /** Grown on the first event (a catch-up that only counts never allocates one). */
@@ -110,12 +134,21 @@ export class EventLog {
   count = 0
   /** Events past the size limit: counted, not listed. */
   omitted = 0
+  /** The commonest event (renewed, no code) counted apart: the others by `type code`. */
+  private renewedCount = 0
+  private readonly kinds = new Map<string, EventCount>()
+  /** The last `tail` events past the limit, a ring (`omitted` tells where it ends). */
+  private readonly ring: Kept[] = []
 
   /**
    * `limit`: the most bytes of events listed (64 MiB, some 300,000 events). A move over decades of
    * thousands of subscriptions would make an answer no client could read; past it events are counted.
+   * `tail`: how many of the last events past it are kept (a catch-up, which nobody reads, keeps none).
    */
-  constructor(private readonly limit = 64 * 2 ** 20) {}
+  constructor(
+    private readonly limit = 64 * 2 ** 20,
+    private readonly tail = LAST_EVENTS,
+  ) {}
 
   /** A subscription's event at `at`, showing the record as it is after the event. */
   sub(
@@ -126,8 +159,13 @@ export class EventLog {
     code?: string,
     reason?: string,
   ): void {
-    const middle = subject.middle(type, s.status, code, reason)
-    if (!this.begin(middle.length + 100)) return
+    this.countKind(type, code)
+    // Past the limit nothing more is listed: no bytes are made.
+    const middle = this.omitted ? null : subject.middle(type, s.status, code, reason)
+    if (!middle || !this.begin(middle.length + 100)) {
+      if (!middle) this.omitted++
+      return this.keep(at, type, s.status, s.expiry_at, subject, code, reason, null)
+    }
     this.put(AT)
     this.time(at)
     this.put(middle)
@@ -137,13 +175,78 @@ export class EventLog {
 
   /** A verification request's event (an OTP or a consent page expired). */
   verif(at: number, type: (typeof VERIFICATION_EVENT_TYPES)[number], v: { id: string; msisdn: string; service: string }): void {
+    this.countKind(type, undefined)
+    if (this.omitted) {
+      this.omitted++
+      return this.keep(at, type, '', 0, null, undefined, undefined, v)
+    }
     const json = encoder.encode(
       `{"at":"${formatTimestamp(at)}","type":${q(type)},"verif_request_id":${q(v.id)},"msisdn":${q(v.msisdn)},"service_code":${q(v.service)}}`,
     )
     if (this.begin(json.length)) this.put(json)
+    else this.keep(at, type, '', 0, null, undefined, undefined, v)
   }
 
-  /** Starts an event of at most `max` bytes (room, and the comma before all but the first); false past the limit. */
+  private countKind(type: string, code: string | undefined): void {
+    if (type === 'renewed' && !code) {
+      this.renewedCount++
+      return
+    }
+    const key = code ? `${type} ${code}` : type
+    const k = this.kinds.get(key)
+    if (k) k.count++
+    else this.kinds.set(key, code ? { type, code, count: 1 } : { type, count: 1 })
+  }
+
+  private keep(
+    at: number,
+    type: EventType,
+    status: string,
+    expiry_at: number,
+    subject: EventSubject | null,
+    code: string | undefined,
+    reason: string | undefined,
+    verif: Kept['verif'],
+  ): void {
+    if (!this.tail) return
+    const i = (this.omitted - 1) % this.tail
+    const slot = (this.ring[i] ??= {} as Kept)
+    slot.at = at
+    slot.type = type
+    slot.status = status
+    slot.expiry_at = expiry_at
+    slot.subject = subject
+    slot.code = code
+    slot.reason = reason
+    slot.verif = verif
+  }
+
+  /** Every event run, by type (and code): most first. */
+  counts(): EventCount[] {
+    const all = [...this.kinds.values()]
+    if (this.renewedCount) all.push({ type: 'renewed', count: this.renewedCount })
+    return all.sort((a, b) => b.count - a.count || (a.type + (a.code ?? '')).localeCompare(b.type + (b.code ?? '')))
+  }
+
+  /** The last `tail` events run (listed or not), in time order. */
+  last(): SandboxEvent[] {
+    const kept = Math.min(this.omitted, this.tail)
+    const listed = this.lastListed(this.tail - kept)
+    const again = new EventLog(Infinity, 0)
+    for (let n = this.omitted - kept; n < this.omitted; n++) {
+      const k = this.ring[n % this.tail]!
+      // A kept verification event has `verif`, a subscription's has a subject: the type is of that kind.
+      if (k.verif) again.verif(k.at, k.type as (typeof VERIFICATION_EVENT_TYPES)[number], k.verif)
+      else again.sub(k.at, k.type as (typeof SUBSCRIPTION_EVENT_TYPES)[number], k, k.subject!, k.code, k.reason)
+    }
+    return [...listed, ...again.list()]
+  }
+
+  /**
+   * Starts an event of at most `max` bytes (room, and the comma before all but the first); false past
+   * the limit. Not asked after the first event past it (a shorter one could still fit): the listed ones
+   * are the first events.
+   */
   private begin(max: number): boolean {
     const need = this.len + max + 1
     if (need > this.limit) {
@@ -170,6 +273,25 @@ export class EventLog {
     const end = writeTimestamp(ms, this.buf, this.len)
     if (end >= 0) this.len = end
     else this.put(encoder.encode(formatTimestamp(ms)))
+  }
+
+  /** The last `n` events listed, parsed from the end of the bytes (not the whole list: 64 MiB of it). */
+  private lastListed(n: number): SandboxEvent[] {
+    if (n <= 0 || !this.count) return []
+    // Each event starts `{"at":"`, after a comma but the first; inside a string a quote is escaped.
+    let from = this.len
+    for (let found = 0; found < n && from > 0;) {
+      from--
+      if (
+        this.buf[from] === 123 &&
+        (from === 0 || this.buf[from - 1] === 44) &&
+        this.buf[from + 1] === 34 &&
+        this.buf[from + 2] === 97 &&
+        this.buf[from + 3] === 116
+      )
+        found++
+    }
+    return JSON.parse(`[${new TextDecoder().decode(this.buf.subarray(from, this.len))}]`) as SandboxEvent[]
   }
 
   /** The events as JSON, comma-separated (without the brackets), UTF-8. */
@@ -211,7 +333,8 @@ export class ClockMove<C> implements EncodedJson, JournalViewable {
 
   /** The whole answer as JSON, UTF-8, in parts (without building the event objects). */
   jsonParts(): Uint8Array[] {
-    const tail = this.log.omitted ? `],"events_omitted":${this.log.omitted}}` : ']}'
+    const o = this.log.omitted
+    const tail = o ? `],"events_omitted":${o},"event_counts":${JSON.stringify(this.log.counts())},"events_last":${JSON.stringify(this.log.last())}}` : ']}'
     return [encoder.encode(`{"clock":${JSON.stringify(this.clock)},"events":[`), this.log.bytes(), encoder.encode(tail)]
   }
 
@@ -232,7 +355,19 @@ export class ClockMove<C> implements EncodedJson, JournalViewable {
     return this.summary()
   }
 
-  toJSON(): { clock: C; events: SandboxEvent[]; events_omitted?: number } {
-    return this.log.omitted ? { clock: this.clock, events: this.events, events_omitted: this.log.omitted } : { clock: this.clock, events: this.events }
+  /** Past the size limit: every event by type and the last ones, which the listed `events` cannot say. */
+  get event_counts(): EventCount[] | undefined {
+    return this.log.omitted ? this.log.counts() : undefined
+  }
+
+  get events_last(): SandboxEvent[] | undefined {
+    return this.log.omitted ? this.log.last() : undefined
+  }
+
+  toJSON(): { clock: C; events: SandboxEvent[]; events_omitted?: number; event_counts?: EventCount[]; events_last?: SandboxEvent[] } {
+    const { clock, events } = this
+    return this.log.omitted
+      ? { clock, events, events_omitted: this.log.omitted, event_counts: this.log.counts(), events_last: this.log.last() }
+      : { clock, events }
   }
 }

@@ -214,4 +214,33 @@ describe('a running clock', () => {
     real += 365 * 86_400_000
     expect(h.engine.clockView().now).toBe('9999-12-31T23:59:59.999000')
   })
+
+  it('mid-move, the clock reads the time the move reached, with the next event after it, on a running clock too (issue 41)', async () => {
+    // Real time runs on while the move works: a running clock read meanwhile was ahead of the events run.
+    let real = Date.parse('2026-03-01T00:00:00Z')
+    const host = gatedHost()
+    const h = build({ clockStart: { at: real, frozen: false }, realNow: () => real, moveBatchEvents: 5, yieldToHost: host.yieldToHost })
+    // Quarter-hourly renewals, four subscriptions a minute apart: events close together.
+    for (let i = 0; i < 4; i++) {
+      await h.subscribe(`6012345600${i + 1}`, 'QUICKTEST')
+      real += 60_000
+    }
+    const move = track(h.engine.advance('P1D'))
+    let seen = 0
+    while (!move.done) {
+      await settle()
+      if (!host.waiting) continue
+      real += 30 * 60_000
+      const view = h.engine.clockView()
+      expect(view.move).toEqual({ to: expect.any(String), events_run: expect.any(Number) })
+      expect(view.move!.events_run).toBeGreaterThan(0)
+      expect(at(view.next_event_dt!)).toBeGreaterThanOrEqual(at(view.now))
+      seen++
+      host.release()
+    }
+    expect(seen).toBeGreaterThan(3)
+    const done = move.value!
+    expect(done.clock.move).toBeUndefined()
+    expect(h.engine.clockView().move).toBeUndefined()
+  })
 })

@@ -77,7 +77,15 @@ describe('clock events as JSON', () => {
     expect(move.eventCount).toBe(20)
     expect(log.bytes().length).toBeLessThanOrEqual(1000)
     const answer = JSON.parse(text(move.jsonParts()))
-    expect(answer).toEqual({ clock: {}, events: move.events, events_omitted: 20 - move.events.length })
+    // Past the bound the answer also counts every event by kind and lists the last ones (issue 41: a summary could not say either).
+    expect(answer).toEqual({
+      clock: {},
+      events: move.events,
+      events_omitted: 20 - move.events.length,
+      event_counts: [{ type: 'renewed', count: 20 }],
+      events_last: answer.events_last,
+    })
+    expect(answer.events_last.map((e: any) => e.at)).toEqual([...Array(20).keys()].map((i) => formatTimestamp(i)))
     expect(answer.events.map((e: any) => e.at)).toEqual(move.events.map((_, i) => formatTimestamp(i)))
     expect(JSON.parse(JSON.stringify(move))).toEqual(answer)
   })
@@ -90,5 +98,39 @@ describe('clock events as JSON', () => {
     expect(new ClockMove({}, log).events).toEqual([
       { at: '1970-01-01T00:00:00.000000', type: 'otp_expired', verif_request_id: 'v"1', msisdn: '601', service_code: 'S' },
     ])
+  })
+
+  it('counts every event by type and code, listed or not, and keeps the last ones past the bound (reasons and verifications too)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('renewed', 'renewal_failed', 'retry_failed', 'otp_expired', 'carrier_canceled'), { maxLength: 80 }),
+        fc.integer({ min: 0, max: 3000 }),
+        fc.integer({ min: 0, max: 25 }),
+        (types, limit, tail) => {
+          const log = new EventLog(limit, tail)
+          const everything = new EventLog()
+          const subject = new EventSubject({ id: 'S', msisdn: '601', service: 'X' })
+          types.forEach((type, at) => {
+            for (const l of [log, everything]) {
+              if (type === 'otp_expired') l.verif(at, type, { id: `v${at}`, msisdn: '601', service: 'X' })
+              else if (type === 'renewed' || type === 'carrier_canceled') l.sub(at, type, { status: 'ACTIVE', expiry_at: at + 1 }, subject)
+              else l.sub(at, type, { status: 'EXPIRED', expiry_at: at }, subject, at % 2 ? 'BARRED' : 'INSUFFICIENT_FUNDS', `rule r${at}`)
+            }
+          })
+          const all = everything.list()
+          const byKind = new Map<string, number>()
+          for (const e of all) byKind.set(`${e.type}${e.code ? ` ${e.code}` : ''}`, (byKind.get(`${e.type}${e.code ? ` ${e.code}` : ''}`) ?? 0) + 1)
+          const counts = log.counts()
+          expect(new Map(counts.map((k) => [`${k.type}${k.code ? ` ${k.code}` : ''}`, k.count]))).toEqual(byKind)
+          expect(counts.reduce((n, k) => n + k.count, 0)).toBe(types.length)
+          expect(log.count + log.omitted).toBe(types.length)
+          // The listed ones are the first events, none after one that did not fit.
+          expect(log.list()).toEqual(all.slice(0, log.count))
+          // The last `tail` events of the move, as they would have been listed, whatever the bound left out.
+          expect(log.last()).toEqual(tail ? all.slice(-tail) : [])
+        },
+      ),
+      { numRuns: 300 },
+    )
   })
 })
