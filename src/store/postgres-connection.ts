@@ -69,12 +69,14 @@ export function literal(text: string): string {
   return `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`
 }
 
-/** Why the server ended a statement or a connection, for a reason that names the bound (undefined: its message says it). */
+/**
+ * Why the server ended a statement or a connection, naming the bound (undefined: its message says
+ * it). Short: a reason goes in a header of bounded length.
+ */
 export function boundReason(code: string | undefined, message: string): string | undefined {
-  if (code === '55P03')
-    return `the lock was held longer than lock_timeout (${SERVER_SETTINGS.lock_timeout / 1000} s): another replica's transaction holds the session`
+  if (code === '55P03') return `another transaction held the lock longer than lock_timeout (${SERVER_SETTINGS.lock_timeout / 1000} s)`
   if (code === '57014' && message.includes('statement timeout'))
-    return `the statement ran longer than statement_timeout (${SERVER_SETTINGS.statement_timeout / 1000} s)`
+    return `a statement ran longer than statement_timeout (${SERVER_SETTINGS.statement_timeout / 1000} s)`
   if (code === '25P03')
     return `the transaction stayed idle longer than idle_in_transaction_session_timeout (${SERVER_SETTINGS.idle_in_transaction_session_timeout / 1000} s)`
 }

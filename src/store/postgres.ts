@@ -88,9 +88,9 @@ export function worldDigest(world: unknown): string {
 function reasonOf(e: unknown): string {
   const err = e as NodeJS.ErrnoException & { errors?: Error[] }
   if (err?.errors?.length) return reasonOf(err.errors[0])
-  const said = err?.code && !String(err.message).includes(err.code) ? `${err.message} (${err.code})` : String(err?.message ?? e)
   const bound = boundReason(err?.code, String(err?.message))
-  return bound ? `${said}: ${bound}` : said
+  if (bound) return `${bound} (${err.code})`
+  return err?.code && !String(err.message).includes(err.code) ? `${err.message} (${err.code})` : String(err?.message ?? e)
 }
 
 /**
