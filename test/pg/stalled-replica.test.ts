@@ -49,18 +49,19 @@ describe('a replica that stops answering mid-transaction', () => {
   }
 
   /** Inits through `targets`, `clients` at a time, each answer kept with its time; the server processes sampled meanwhile. */
-  function load(name: string, targets: Served[], clients = 6) {
+  function load(name: string, targets: Served[], clients = 6, sessionOf?: (client: number) => string) {
     const answers: Answer[] = []
     let most = 0
     let running = true
     let n = 0
-    const client = async () => {
+    const client = async (i: number) => {
+      const headers: Record<string, string> = sessionOf ? { 'x-dcb-session': sessionOf(i) } : {}
       while (running) {
         const k = n++
         const msisdn = `6012${String(k).padStart(4, '0')}001`
         const start = Date.now()
         const via = targets[k % targets.length]!.url
-        const r = await merchant(via, 'init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' }).catch((e: Error) => ({
+        const r = await merchant(via, 'init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' }, headers).catch((e: Error) => ({
           http: 0,
           body: { status: e.message },
           reason: null,
@@ -74,7 +75,7 @@ describe('a replica that stops answering mid-transaction', () => {
         await new Promise((r) => setTimeout(r, 100)) // wall-clock: the pace of sampling another process, not a wait before an assertion
       }
     }
-    const all = Promise.all([...Array.from({ length: clients }, client), sample()])
+    const all = Promise.all([...Array.from({ length: clients }, (_, i) => client(i)), sample()])
     return {
       answers,
       most: () => most,
@@ -199,5 +200,36 @@ describe('a replica that stops answering mid-transaction', () => {
     // The lock gone, the same calls work.
     expect((await merchant(b.url, 'init', { msisdn: '60129990003', service_code: 'STREAMPLUS', country_code: 'my' })).body.status).toBe('SUCCESS')
     expect((await control(b.url, '/clock/advance', { by: 'P1D' })).http).toBe(200)
+  }, 60_000)
+
+  it('many sessions locked at once: the replica stays within its connections, every call answers within seconds', async () => {
+    const url = await db.createDatabase('many')
+    const [b] = (started = await replicas(url, 1, CLOCK)) as [Served]
+    const sessions = Array.from({ length: 24 }, (_, i) => `s${i}`)
+    // Every session in use once, so that the load below only waits for their locks.
+    for (const s of sessions) expect((await control(b.url, '/clock', undefined, { 'x-dcb-session': s })).http).toBe(200)
+    const holder = new pg.Client({ connectionString: url })
+    await holder.connect()
+    let traffic: ReturnType<typeof load> | undefined
+    try {
+      await holder.query(`BEGIN; ${sessions.map((s) => `SELECT pg_advisory_xact_lock(4242, hashtext('${s}'));`).join(' ')}`)
+      traffic = load('many', [b], sessions.length, (i) => sessions[i]!)
+      // Three rounds of lock_timeout or more: a server process left waiting by each would add up.
+      await until('three answers per session', async () => traffic!.answers.length >= 3 * sessions.length, 30_000)
+    } finally {
+      await traffic?.stop()
+      await holder.end()
+    }
+    for (const w of traffic!.answers) {
+      // A call waits for a connection of the pool (3 s at most), then for the lock (2 s at most).
+      expect(w.ms, `an Init answered ${w.http} after ${w.ms} ms`).toBeLessThan(6000)
+      expect(w.http).toBe(500)
+      expect(w.reason).toMatch(/^the change could not be stored \(the database at 127\.0\.0\.1:\d+\/many cannot be used: /)
+    }
+    expect(traffic!.most(), 'server processes of the database (with the holder)').toBeLessThanOrEqual(POOL_MAX + 2 + 1)
+    expect((await backends('many')).waiting).toBe(0)
+    expect(
+      (await merchant(b.url, 'init', { msisdn: '60129990004', service_code: 'STREAMPLUS', country_code: 'my' }, { 'x-dcb-session': 's3' })).body.status,
+    ).toBe('SUCCESS')
   }, 60_000)
 })
