@@ -220,13 +220,13 @@ describe('a replica that stops answering mid-transaction', () => {
       await traffic?.stop()
       await holder.end()
     }
+    expect(traffic!.most(), 'server processes of the database (with the holder)').toBeLessThanOrEqual(POOL_MAX + 2 + 1)
     for (const w of traffic!.answers) {
       // A call waits for a connection of the pool (3 s at most), then for the lock (2 s at most).
       expect(w.ms, `an Init answered ${w.http} after ${w.ms} ms`).toBeLessThan(6000)
       expect(w.http).toBe(500)
       expect(w.reason).toMatch(/^the change could not be stored \(the database at 127\.0\.0\.1:\d+\/many cannot be used: /)
     }
-    expect(traffic!.most(), 'server processes of the database (with the holder)').toBeLessThanOrEqual(POOL_MAX + 2 + 1)
     expect((await backends('many')).waiting).toBe(0)
     expect(
       (await merchant(b.url, 'init', { msisdn: '60129990004', service_code: 'STREAMPLUS', country_code: 'my' }, { 'x-dcb-session': 's3' })).body.status,
