@@ -158,7 +158,9 @@ describe('a replica that stops answering mid-transaction', () => {
       replica.child.kill('SIGSTOP')
       hold.release()
       await until('the stopped replica holding the lock', async () => {
-        const { rows } = await db.query(`SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted`)
+        const { rows } = await db.query(
+          `SELECT count(*) AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = 'advisory' AND l.granted AND d.datname = 'stopped'`,
+        )
         return Number(rows[0].n) > 0
       })
     })
