@@ -17,6 +17,7 @@ import { SandboxError } from '../core/errors.js'
 import type { Change, State, SubscriptionRecord } from '../core/state.js'
 import type { RequestJournal } from '../runtime/request-log.js'
 import { PostgresJournalFeed } from './postgres-journal.js'
+import { literal } from './postgres-connection.js'
 import { remakeSession } from './postgres-making.js'
 import { StoreError, type Store } from './types.js'
 
@@ -46,10 +47,11 @@ const SNAPSHOT_EVERY = 2000
 /** How long the database is given to end a turn's process whose call failed (within the call timeout). */
 const TERMINATE_WAIT_MS = 1500
 
-/** An SQL string literal (names are checked session names, values our own JSON). */
-export function literal(text: string): string {
-  return `'${text.replace(/'/g, "''")}'`
-}
+/**
+ * How long asking whether a failed turn committed may take in all: the call has waited its call
+ * timeout already, and a replica cut off from the database must still answer within seconds.
+ */
+const ASK_COMMITTED_MS = 2500
 
 interface Waiter {
   /** A write ('soft': soft changes alone, a read's counts, which make no session anew), or a read. */
@@ -265,7 +267,7 @@ export class PostgresSessionStore implements Store, Gate {
       client.release(true)
       // A failed call is not a change not made: the reply of a COMMIT the database made may be what was lost,
       // or the database may still be doing it (slow past the call timeout).
-      const committed = turn.changes.length ? await this.committed(seq, entry, backend) : false
+      const committed = turn.changes.length ? await this.committedWithin(seq, entry, backend) : false
       if (committed) {
         this.seq = seq
         this.db.worked()
@@ -285,6 +287,13 @@ export class PostgresSessionStore implements Store, Gate {
       }
     }
     if (this.seq - this.snapshotSeq >= SNAPSHOT_EVERY) await this.snapshot().catch(() => {})
+  }
+
+  /** `committed`, or undefined (not known) once ASK_COMMITTED_MS pass first. */
+  private committedWithin(seq: number, changes: string, backend: number | null): Promise<boolean | undefined> {
+    let timer!: ReturnType<typeof setTimeout>
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ASK_COMMITTED_MS)))
+    return Promise.race([this.committed(seq, changes, backend), late]).finally(() => clearTimeout(timer))
   }
 
   /**

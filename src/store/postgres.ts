@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto'
 import pg from 'pg'
 import { State } from '../core/state.js'
+import { boundReason, connectionConfig } from './postgres-connection.js'
 import { PostgresSessionStore, type SessionDatabase } from './postgres-session.js'
 import { StoreError, type Store } from './types.js'
 
@@ -87,11 +88,21 @@ export function worldDigest(world: unknown): string {
 function reasonOf(e: unknown): string {
   const err = e as NodeJS.ErrnoException & { errors?: Error[] }
   if (err?.errors?.length) return reasonOf(err.errors[0])
+  const bound = boundReason(err?.code, String(err?.message))
+  if (bound) return `${bound} (${err.code})`
   return err?.code && !String(err.message).includes(err.code) ? `${err.message} (${err.code})` : String(err?.message ?? e)
 }
 
+/**
+ * The most connections of a replica's pool (turns, reads, health). With the listener's and the request
+ * log's, a replica opens at most POOL_MAX + 2 connections to the database.
+ */
+export const POOL_MAX = 10
+
 export class SharedDatabase implements SessionDatabase {
   readonly pool: pg.Pool
+  /** How long a call waits for the database (to connect, then per query) before it answers that it is away. */
+  readonly callTimeoutMs: number
   readonly where: string
   schemaVersion = SCHEMA_VERSION
   private away: StoreError | null = null
@@ -108,11 +119,10 @@ export class SharedDatabase implements SessionDatabase {
     where: string,
   ) {
     this.where = where
+    this.callTimeoutMs = opts.callTimeoutMs ?? 3000
     this.pool = new pg.Pool({
-      connectionString: opts.url,
-      max: 10,
-      connectionTimeoutMillis: opts.callTimeoutMs ?? 3000,
-      query_timeout: opts.callTimeoutMs ?? 3000,
+      ...connectionConfig(opts.url, this.callTimeoutMs, this.callTimeoutMs),
+      max: POOL_MAX,
       idleTimeoutMillis: 30_000,
     })
     // A connection that breaks while idle is dropped by the pool; the error must not end the process.
@@ -129,7 +139,7 @@ export class SharedDatabase implements SessionDatabase {
   static async open(opts: SharedStoreOptions): Promise<SharedDatabase> {
     const where = describeUrl(opts.url)
     const db = new SharedDatabase(opts, where)
-    const client = new pg.Client({ connectionString: opts.url, connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000 })
+    const client = new pg.Client(connectionConfig(opts.url, opts.connectTimeoutMs ?? 10_000, undefined))
     client.on('error', () => {})
     try {
       await client.connect()
@@ -187,7 +197,7 @@ export class SharedDatabase implements SessionDatabase {
   /** Starts hearing the other replicas (once the server is up). */
   async listen(): Promise<void> {
     if (this.closed || this.listener) return
-    const client = new pg.Client({ connectionString: this.opts.url, connectionTimeoutMillis: this.opts.callTimeoutMs ?? 3000 })
+    const client = new pg.Client(connectionConfig(this.opts.url, this.callTimeoutMs, undefined))
     const lost = (e?: unknown) => {
       if (this.listener !== client) return
       this.listener = null
@@ -249,10 +259,14 @@ export class SharedDatabase implements SessionDatabase {
     return this.away ?? (this.listener ? null : new StoreError(`the database at ${this.where} cannot be reached`))
   }
 
-  /** Asks the database (health): a quiet partition with no reset is seen too, within the call timeout. */
+  /**
+   * Asks the database (health) whether this replica can write: a transaction that writes a row and
+   * commits, on a connection of the pool (a quiet partition, a pool that cannot get a connection, a
+   * read-only or full database are seen too, within the call timeout). The row is written as it was.
+   */
   async probe(): Promise<Error | null> {
     try {
-      await this.pool.query('SELECT 1')
+      await this.pool.query(`BEGIN; UPDATE dcb_meta SET value = value WHERE key = 'schema_version'; COMMIT`)
       this.worked()
     } catch (e) {
       this.failed(e)
@@ -350,12 +364,7 @@ export class SharedDatabase implements SessionDatabase {
    */
   private journalClient(): Promise<pg.Client> {
     if (this.journalConn) return this.journalConn
-    const client = new pg.Client({
-      connectionString: this.opts.url,
-      connectionTimeoutMillis: this.opts.callTimeoutMs ?? 3000,
-      query_timeout: this.opts.callTimeoutMs ?? 3000,
-      options: '-c synchronous_commit=off',
-    })
+    const client = new pg.Client(connectionConfig(this.opts.url, this.callTimeoutMs, this.callTimeoutMs, { synchronous_commit: 'off' }))
     const drop = () => {
       if (this.journalConn === made) this.journalConn = null
       client.end().catch(() => {})

@@ -15,6 +15,13 @@
  *   const hold = proxy.holdAt((query) => query.includes('INSERT INTO dcb_requests'))
  *   await hold.held   // that query reached the proxy and waits there
  *   hold.release()    // it goes on to the server, with what the connection sent after it
+ *
+ * Or go silent, as a network cut does (no reset, no close: what is sent is lost): one way
+ * (`to-server`: what dcb sends is lost; `to-client`: the server's replies are) or `both`, from now or
+ * from a query on. New connections then get nowhere (accepted, never passed on). `heal()` ends the
+ * cut: the connections it cut are closed (as TCP gives up on them), new ones work.
+ *
+ *   proxy.silenceAt((query) => query.includes('INSERT INTO dcb_changes'), 'both')
  */
 import { createServer, connect, type Socket } from 'node:net'
 
@@ -36,16 +43,47 @@ export interface CutProxy {
   holdAt(match: (chunk: string) => boolean): { held: Promise<void>; release(): void }
   /** Whether new connections are refused (the ones open stay). */
   refuseNew: boolean
+  /** Goes silent `way` now (every connection, and new ones get nowhere). */
+  silence(way: Way): void
+  /**
+   * Goes silent `way` once a connection sends a query matching `match` (the chunk that holds its
+   * start: lost with `to-server` or `both`; with `to-client` the server gets it, its reply is lost).
+   * Resolves once silent.
+   */
+  silenceAt(match: (chunk: string) => boolean, way: Way): Promise<void>
+  /** Ends the cut: the connections it cut are closed, new ones pass again. */
+  heal(): void
   close(): Promise<void>
 }
+
+export type Way = 'to-server' | 'to-client' | 'both'
 
 export async function cutProxy(pgPort: number, user = 'postgres', password = 'password'): Promise<CutProxy> {
   let armed: { match: (chunk: string) => boolean; when: 'before' | 'after-reply'; everything: boolean; done: () => void } | null = null
   let holding: { match: (chunk: string) => boolean; held: () => void; released: Promise<void> } | null = null
+  let silentAt: { match: (chunk: string) => boolean; way: Way; done: () => void } | null = null
+  /** The cut now: which ways are silent (null: none). */
+  let silent: { toServer: boolean; toClient: boolean } | null = null
+  /** The connections the cut caught, closed at `heal()`. */
+  const cutOff = new Set<Socket>()
+  const goSilent = (way: Way) => {
+    silent = { toServer: way !== 'to-client', toClient: way !== 'to-server' }
+    for (const s of sockets) cutOff.add(s)
+  }
   const sockets = new Set<Socket>()
   const server = createServer((client) => {
     if (proxy.refuseNew) return void client.destroy()
+    if (silent) {
+      // A cut network: the connection never reaches the server, nothing comes back.
+      sockets.add(client)
+      cutOff.add(client)
+      client.on('close', () => sockets.delete(client))
+      client.on('error', () => {})
+      return
+    }
     const upstream = connect(pgPort, '127.0.0.1')
+    /** The cut of this connection (it stays cut after a heal, until closed). */
+    const way = () => (cutOff.has(client) ? silent : null)
     for (const s of [client, upstream]) {
       sockets.add(s)
       s.on('close', () => sockets.delete(s))
@@ -64,7 +102,15 @@ export async function cutProxy(pgPort: number, user = 'postgres', password = 'pa
     /** What this connection sent since a held query, sent on at its release. */
     let held: Buffer[] | null = null
     client.on('data', (chunk) => {
+      if (way()?.toServer) return
       if (held) return void held.push(chunk)
+      if (silentAt && silentAt.match(chunk.toString('latin1'))) {
+        const hit = silentAt
+        silentAt = null
+        goSilent(hit.way)
+        hit.done()
+        if (silent!.toServer) return
+      }
       if (holding && holding.match(chunk.toString('latin1'))) {
         const hold = holding
         holding = null
@@ -85,12 +131,14 @@ export async function cutProxy(pgPort: number, user = 'postgres', password = 'pa
       upstream.write(chunk)
     })
     upstream.on('data', (chunk) => {
+      if (way()?.toClient) return
       if (!dropReplies) return void client.write(chunk)
       // The server answered the query to its end: the reply is lost with the connection.
       if (chunk.includes(READY_FOR_QUERY)) cut(dropReplies)
     })
-    client.on('close', () => upstream.destroy())
-    upstream.on('close', () => client.destroy())
+    // A close is lost across a cut too: the other end never hears of it.
+    client.on('close', () => way()?.toServer || upstream.destroy())
+    upstream.on('close', () => way()?.toClient || client.destroy())
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as { port: number }).port
@@ -105,6 +153,13 @@ export async function cutProxy(pgPort: number, user = 'postgres', password = 'pa
       return { held, release }
     },
     refuseNew: false,
+    silence: goSilent,
+    silenceAt: (match, way) => new Promise<void>((resolve) => (silentAt = { match, way, done: resolve })),
+    heal: () => {
+      silent = null
+      for (const s of cutOff) s.destroy()
+      cutOff.clear()
+    },
     close: async () => {
       for (const s of sockets) s.destroy()
       await new Promise<void>((resolve) => server.close(() => resolve()))

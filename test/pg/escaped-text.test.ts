@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Served } from '../cli/run.js'
+import { control, merchant, replicas, stopAll } from './replicas.js'
+import { usePostgres } from './use-postgres.js'
+
+// Texts go to PostgreSQL as bind parameters or as escape strings (E'…'), so what they say does not
+// depend on standard_conforming_strings: on a database that sets it off, every replica reads back
+// what was written, and a replica restarted on it starts.
+const TRICKY = `back\\slash \\n \\' 'quote' ''two'' "dq" new\nline\ttab \\\\ 😀 𝄞 é`
+const CLOCK = ['--clock', '2026-01-31T00:00:00']
+const MSISDN = '60123456001'
+
+describe('a database with standard_conforming_strings = off', () => {
+  const pg = usePostgres()
+  let started: Served[] = []
+  let dir: string | undefined
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === 'fail') for (const x of started) console.error(`replica ${x.url} (exit ${x.child.exitCode}):\n${x.output()}`)
+    await stopAll(started)
+    started = []
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('round-trips backslashes, quotes, newlines and non-BMP text through MO texts, rules, sessions and fixtures; a restarted replica starts', async () => {
+    const url = await pg.createDatabase('escapes')
+    await pg.query(`ALTER DATABASE escapes SET standard_conforming_strings = off`)
+    expect((await pg.query(`SELECT current_setting('standard_conforming_strings') AS s`, [], 'escapes')).rows[0].s).toBe('off')
+    dir = mkdtempSync(join(os.tmpdir(), 'dcb-escapes-'))
+    const fixtures = join(dir, 'texts.json')
+    writeFileSync(fixtures, JSON.stringify({ messages: { otp: { en: `Code {otp} ${TRICKY}` } } }))
+    const args = [...CLOCK, '--fixtures', fixtures]
+    const [a, b] = (started = await replicas(url, 2, args)) as [Served, Served]
+    // The most unusual session name there is room for: every character a name may hold.
+    const session = { 'x-dcb-session': 'A.b_c-9' }
+
+    const init = await merchant(a.url, 'init', { msisdn: MSISDN, service_code: 'STREAMPLUS', country_code: 'my' }, session)
+    expect(init.body, JSON.stringify(init)).toMatchObject({ status: 'SUCCESS' })
+    const mo = await control(a.url, '/mo', { msisdn: MSISDN, short_code: '32123', text: TRICKY }, session)
+    expect(mo.http).toBe(200)
+    const rule = { id: `r ${TRICKY}`, description: TRICKY, match: { regex: '^6012\\d{3}9\\d+$' }, step: 'init', effect: { error: 'NOT_ELIGIBLE' } }
+    expect((await control(a.url, '/rules', rule, session)).http).toBe(200)
+
+    /** What a replica reads back: the OTP's text (a fixture's), the MO's, the rule. */
+    const readBack = async (base: string) => {
+      const listed = await control(base, `/messages?msisdn=${MSISDN}`, undefined, session)
+      expect(listed.http, JSON.stringify(listed.body)).toBe(200)
+      const messages = listed.body.messages as { kind: string; text: string }[]
+      expect(messages.find((m) => m.kind === 'otp')?.text, `the OTP's text through ${base}`).toMatch(new RegExp(`^Code \\d+ ${escapeRegExp(TRICKY)}$`))
+      expect(JSON.stringify(messages), `the MO through ${base}`).toContain(JSON.stringify(TRICKY).slice(1, -1))
+      const rules = (await control(base, '/rules', undefined, session)).body.rules as { id: string; description?: string; match: unknown }[]
+      expect(
+        rules.find((r) => r.id === rule.id),
+        `the rule through ${base}`,
+      ).toMatchObject({ description: TRICKY, match: rule.match })
+      const sessions = (await control(base, '/sessions')).body.sessions as { name: string }[]
+      expect(sessions.map((s) => s.name)).toContain('A.b_c-9')
+    }
+    await readBack(b.url)
+    await readBack(a.url)
+    // The rule took effect as written: its regex (a backslash in it) matches this MSISDN.
+    const refused = await merchant(b.url, 'init', { msisdn: '60123459001', service_code: 'STREAMPLUS', country_code: 'my' }, session)
+    expect(refused.body).toMatchObject({ status: 'FAIL', message: 'NOT_ELIGIBLE' })
+    const requests = (await control(b.url, '/requests?limit=50', undefined, session)).body
+    expect(JSON.stringify(requests)).toContain(JSON.stringify(TRICKY).slice(1, -1))
+
+    await stopAll(started)
+    started = []
+    // A replica started again reads the whole state from the database.
+    const [again] = (started = await replicas(url, 1, args)) as [Served]
+    await readBack(again.url)
+  }, 90_000)
+})
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
