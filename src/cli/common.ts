@@ -224,7 +224,9 @@ export async function requireValues<T extends Record<string, string | undefined>
     const q = questions[k]!
     try {
       outv[k as string] = (await input({ message: q.message, default: q.default, required: true })).trim()
-    } catch {
+    } catch (e) {
+      // Ctrl-C at the question: exit 130, as a shell does for an interrupted command (not a usage error).
+      if (e instanceof Error && e.name === 'ExitPromptError') throw new CliError('canceled', EXIT.CANCELED)
       throw new CliError('canceled', EXIT.USAGE)
     }
   }

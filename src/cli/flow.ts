@@ -9,6 +9,7 @@ import type { DcbClient } from '../client/index.js'
 import type { WorldSummary } from '../contract/index.js'
 import { canPrompt, clientFrom, guard, out, printFields, printJson, type ClientCliOptions } from './common.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
+import { didYouMean } from '../core/nearest.js'
 import { askFlow, numberFor, usableCarriers } from './flow-ask.js'
 
 interface FlowOptions extends ClientCliOptions {
@@ -48,7 +49,14 @@ export async function flow(o: FlowOptions): Promise<void> {
   const world = described.world
   if (!world) throw new CliError(`${c.baseUrl} does not describe its world (GET /_sandbox/scenarios has no "world"): is it an older dcb?`, EXIT.UNREACHABLE)
   if (o.country !== undefined && !world.countries.some((k) => k.code === o.country))
-    throw new CliError(`--country "${o.country}" is not in the sandbox world; valid: ${world.countries.map((k) => k.code).join(', ')}`, EXIT.USAGE)
+    throw new CliError(
+      `--country "${o.country}" is not in the sandbox world; valid: ${world.countries.map((k) => k.code).join(', ')}${didYouMean(
+        o.country,
+        world.countries.map((k) => k.code),
+        true,
+      )}`,
+      EXIT.USAGE,
+    )
 
   let { msisdn, service, country } = o
   if ((!msisdn || !service) && canPrompt() && !o.json) ({ msisdn, service, country } = await askFlow(c, described, o))

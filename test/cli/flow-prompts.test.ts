@@ -75,6 +75,13 @@ describe('dcb flow on a terminal', () => {
     expect((await c.control('/requests')).body.requests).toEqual([])
   })
 
+  it('dcb init: Ctrl-C at its question ends it with exit 130, nothing sent', async () => {
+    const r = await onTerminal(['init', '--service', 'STREAMPLUS', '--country', 'my'], [['MSISDN', CTRL_C]])
+    expect(r.code).toBe(130)
+    expect(r.out).toMatch(/dcb: canceled\s*$/)
+    expect((await c.control('/requests')).body.requests).toEqual([])
+  })
+
   it('checks a typed MSISDN as it is typed, saying why it is not one of the country, and runs with a valid one', async () => {
     const r = await onTerminal(
       ['flow'],

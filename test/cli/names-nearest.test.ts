@@ -23,6 +23,13 @@ const oneLine = (r: { code: number | null; stdout: string; stderr: string }) => 
   return text.trim()
 }
 
+describe('dcb flow: a mistyped --country', () => {
+  it('is refused in one line naming the nearest country', async () => {
+    const line = oneLine(await run(['flow', '--country', 'mx']))
+    expect(line).toMatch(/^dcb: --country "mx" is not in the sandbox world; valid: .*; did you mean my\?$/)
+  })
+})
+
 describe('dcb init: the server says the nearest name', () => {
   it('a mistyped service names the nearest of the merchant’s services', async () => {
     const r = await init('STREAMPLU', 'my')
