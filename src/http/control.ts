@@ -18,6 +18,7 @@ import type { AdminAttempts } from './admin-attempts.js'
 import { hasConsoleCookie } from './console-cookie.js'
 import { accessRefusal, bearerAdmin, CONTROL_API_WORDS, type AccessWords } from './guard.js'
 import { clientIp, peerIp, type ProxyTrust } from './ip.js'
+import { whenSocketCloses } from './connections.js'
 import type { RequestJournal } from '../runtime/request-log.js'
 import { sendJson, sendControlError } from './respond.js'
 import { nearestName } from '../core/nearest.js'
@@ -171,7 +172,7 @@ export function createControlHandler(ctx: ControlContext) {
       gone = true
       aborted?.abort()
     }
-    req.socket.once('close', onClose)
+    const stopWaiting = whenSocketCloses(req.socket, onClose)
     let result: unknown
     let body: unknown = null
     let target: ControlTarget
@@ -219,7 +220,7 @@ export function createControlHandler(ctx: ControlContext) {
         },
       })
     } finally {
-      req.socket.off('close', onClose)
+      stopWaiting()
     }
     if (!res.destroyed) sendJson(res, 200, result)
     // Changes made through the control API (MO, rules, clock, cancel) are journaled too; reset empties the journal.

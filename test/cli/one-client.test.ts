@@ -1,0 +1,66 @@
+/**
+ * Issue 43 through the real binary: nothing one client does stalls or crashes the server, or leaves
+ * a trace it was refused. Pipelined requests on one socket, a refused control write naming a session.
+ */
+import { connect } from 'node:net'
+import { describe, expect, it } from 'vitest'
+import { serve, type Served } from './run.js'
+
+/** The statuses of the answers in what a socket read (a body does not end in a newline: no `^`). */
+const statuses = (got: string) => [...got.matchAll(/HTTP\/1\.1 (\d{3}) [A-Z]/g)].map((m) => m[1])
+
+/** Sends `raw` on one socket and answers what came back once `count` answers did. */
+function pipeline(url: string, raw: string, count: number): Promise<string> {
+  const u = new URL(url)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(u.port), u.hostname)
+    let got = ''
+    socket.on('data', (d) => {
+      got += d
+      if (statuses(got).length >= count) {
+        socket.destroy()
+        resolve(got)
+      }
+    })
+    socket.on('error', reject)
+    socket.write(raw)
+  })
+}
+
+/** Stops the server and answers all it wrote (stdio closed: nothing more can come). */
+const stopped = (s: Served) =>
+  new Promise<string>((resolve) => {
+    s.child.once('close', () => resolve(s.output()))
+    s.child.kill('SIGTERM')
+  })
+
+const request = (method: string, path: string, body = '', headers: Record<string, string> = {}) =>
+  `${method} ${path} HTTP/1.1\r\nHost: localhost\r\n${Object.entries({ 'content-type': 'application/json', ...headers })
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('')}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+
+describe('pipelined requests on one connection', () => {
+  it('25 of each kind are all answered, in order, and the server warns of nothing (no MaxListenersExceededWarning)', async () => {
+    const s = await serve(['--in-memory'])
+    const kinds = [
+      request('GET', '/_sandbox/health'),
+      request('GET', '/_sandbox/clock'),
+      request('POST', '/_sandbox/clock/advance', '{"by":"1s"}'),
+      request('GET', '/_sandbox/requests?limit=5'),
+      request('POST', '/subscriptions/init', '{"msisdn":"60123456001","service_code":"STREAMPLUS","country_code":"my"}', { 'api-key': 'sandbox-demo-key' }),
+      request('GET', '/'),
+    ]
+    try {
+      for (const kind of kinds) {
+        const got = await pipeline(s.url, kind.repeat(25), 25)
+        expect(statuses(got), kind.split('\r\n')[0]).toEqual(Array(25).fill('200'))
+      }
+      // All kinds mixed on one connection too.
+      const mixed = await pipeline(s.url, kinds.join('').repeat(4), kinds.length * 4)
+      expect(statuses(mixed)).toEqual(Array(kinds.length * 4).fill('200'))
+    } finally {
+      const out = await stopped(s)
+      expect(out).not.toMatch(/Warning|listeners added/)
+    }
+  }, 60_000)
+})
