@@ -58,7 +58,13 @@ export interface ControlContext {
    * The sessions: the one open now, if any, and how one is made: only once its call passed access,
    * route, method, query and body checks (a refused one creates nothing).
    */
-  sessions: { peek(name: string): ControlTarget | undefined; open(name: string): Promise<ControlTarget> }
+  sessions: {
+    peek(name: string): ControlTarget | undefined
+    open(name: string): Promise<ControlTarget>
+    /** Whether the session is there already (a call refused on one it made drops it again: `discardUnused`). */
+    has?(name: string): boolean
+    discardUnused?(name: string): Promise<void>
+  }
   trustProxy: ProxyTrust | undefined
   adminToken?: string
   /** Whether the loaded world has a merchant of this id (every session shares the world). */
@@ -206,19 +212,26 @@ export function createControlHandler(ctx: ControlContext) {
         sendJson(res, 503, { ok: false, store: failure.message })
         return true
       }
+      const made = ctx.sessions.has?.(session) === false
       target = ctx.sessions.peek(session) ?? (await ctx.sessions.open(session))
-      result = await r.call(target.operations, {
-        query: values,
-        body: body ?? {},
-        params,
-        get signal() {
-          if (!aborted) {
-            aborted = new AbortController()
-            if (gone) aborted.abort()
-          }
-          return aborted.signal
-        },
-      })
+      result = await r
+        .call(target.operations, {
+          query: values,
+          body: body ?? {},
+          params,
+          get signal() {
+            if (!aborted) {
+              aborted = new AbortController()
+              if (gone) aborted.abort()
+            }
+            return aborted.signal
+          },
+        })
+        .catch(async (e: unknown) => {
+          // A refused call creates no session: one it made holds nothing, and goes again.
+          if (made && e instanceof SandboxError && e.status < 500) await ctx.sessions.discardUnused?.(session)
+          throw e
+        })
     } finally {
       stopWaiting()
     }

@@ -3,8 +3,16 @@
  * a trace it was refused. Pipelined requests on one socket, a refused control write naming a session.
  */
 import { connect } from 'node:net'
-import { describe, expect, it } from 'vitest'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { tempDir } from '../helpers.js'
 import { serve, type Served } from './run.js'
+
+let tmp: ReturnType<typeof tempDir>
+beforeEach(() => {
+  tmp = tempDir()
+})
+afterEach(() => tmp.cleanup())
 
 /** The statuses of the answers in what a socket read (a body does not end in a newline: no `^`). */
 const statuses = (got: string) => [...got.matchAll(/HTTP\/1\.1 (\d{3}) [A-Z]/g)].map((m) => m[1])
@@ -61,6 +69,40 @@ describe('pipelined requests on one connection', () => {
     } finally {
       const out = await stopped(s)
       expect(out).not.toMatch(/Warning|listeners added/)
+    }
+  }, 60_000)
+})
+
+describe('a refused control call', () => {
+  it('creates no session, before and after a restart; the same call allowed makes it', async () => {
+    const data = join(tmp.dir, 'sandbox.json')
+    let s = await serve(['--data', data])
+    const call = (method: string, path: string, session: string, body?: unknown) =>
+      fetch(`${s.url}/_sandbox${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', 'x-dcb-session': session },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+    const names = async () => ((await (await fetch(`${s.url}/_sandbox/sessions`)).json()) as { sessions: { name: string }[] }).sessions.map((x) => x.name)
+    try {
+      const refused: [string, Promise<Response>, number][] = [
+        ['a rule refused', call('POST', '/rules', 'bad-rule', { match: { regex: '[0-9]{1,999}'.repeat(30) }, step: 'init', effect: { error: 'BARRED' } }), 400],
+        ['a rule naming no carrier', call('POST', '/rules', 'bad-carrier', { match: { carrier: 'nope' }, step: 'init', effect: { error: 'BARRED' } }), 400],
+        ['a clock set backwards', call('POST', '/clock/set', 'backwards', { to: '2000-01-01T00:00:00Z' }), 409],
+        ['a cancel of no subscription', call('POST', '/subscriptions/sub-nope/cancel', 'cancel', {}), 404],
+        ['a rule removed that is not there', call('DELETE', '/rules/nope', 'remove'), 404],
+        ['a subscription read that is not there', call('GET', '/subscriptions/sub-nope', 'read'), 404],
+      ]
+      for (const [what, answer, status] of refused) expect((await answer).status, what).toBe(status)
+      expect(await names()).toEqual(['default'])
+      expect(await s.stop()).toBe(0)
+      s = await serve(['--data', data])
+      expect(await names()).toEqual(['default'])
+      // Allowed, the same kind of call makes its session (the refusals are what kept them out).
+      expect((await call('POST', '/rules', 'bad-rule', { match: { ending: '777' }, step: 'init', effect: { error: 'BARRED' } })).status).toBe(200)
+      expect(await names()).toEqual(['default', 'bad-rule'])
+    } finally {
+      await s.stop()
     }
   }, 60_000)
 })
