@@ -19,6 +19,7 @@ import { hasConsoleCookie } from './console-cookie.js'
 import { accessRefusal, bearerAdmin, CONTROL_API_WORDS, type AccessWords } from './guard.js'
 import { clientIp, peerIp, type ProxyTrust } from './ip.js'
 import { whenSocketCloses } from './connections.js'
+import { refuseReadIfFull, sendBounded } from './control-answers.js'
 import type { RequestJournal } from '../runtime/request-log.js'
 import { sendJson, sendControlError } from './respond.js'
 import { nearestName } from '../core/nearest.js'
@@ -182,6 +183,8 @@ export function createControlHandler(ctx: ControlContext) {
     let result: unknown
     let body: unknown = null
     let target: ControlTarget
+    /** A read's key for the bound on answers in flight (its session, path and query); none for a change or health. */
+    const readKey = r.method === 'GET' && r.path !== '/health' ? `${session}\n${path}?${query}` : undefined
     try {
       const read = query ? queryObject(query, takes(r.query) ?? [], r.method, path) : {}
       // A number written otherwise is refused by its schema in its own words, as a word would be.
@@ -212,6 +215,8 @@ export function createControlHandler(ctx: ControlContext) {
         sendJson(res, 503, { ok: false, store: failure.message })
         return true
       }
+      // A read past the bound on answers in flight is refused before it is built (health always answers).
+      if (readKey !== undefined) refuseReadIfFull(readKey)
       const made = ctx.sessions.has?.(session) === false
       target = ctx.sessions.peek(session) ?? (await ctx.sessions.open(session))
       result = await r
@@ -235,7 +240,7 @@ export function createControlHandler(ctx: ControlContext) {
     } finally {
       stopWaiting()
     }
-    if (!res.destroyed) sendJson(res, 200, result)
+    if (!res.destroyed) sendBounded(res, result, readKey)
     // Changes made through the control API (MO, rules, clock, cancel) are journaled too; reset empties the journal.
     if (r.method !== 'GET' && r.path !== '/reset') {
       const id = target.journal.add({
