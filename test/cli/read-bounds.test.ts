@@ -15,9 +15,9 @@ const memory = (s: Served) => {
   return { peak: kib('VmHWM') / 1024, now: kib('VmRSS') / 1024 }
 }
 
-/** Fills the request log: `n` merchant calls of about 30 KiB each (refused by the schema, journaled with their bodies). */
-async function fill(url: string, n: number): Promise<void> {
-  const body = JSON.stringify({ msisdn: '6'.repeat(30_000), service_code: 'STREAMPLUS', country_code: 'my' })
+/** Fills the request log: `n` merchant calls of about `kib` KiB each (refused by the schema, journaled with their bodies). */
+async function fill(url: string, n: number, kib = 30): Promise<void> {
+  const body = JSON.stringify({ msisdn: '6'.repeat(kib * 1000), service_code: 'STREAMPLUS', country_code: 'my' })
   const one = () =>
     fetch(`${url}/subscriptions/init`, { method: 'POST', headers: { 'content-type': 'application/json', 'api-key': 'sandbox-demo-key' }, body }).then((r) =>
       r.arrayBuffer(),
@@ -105,6 +105,51 @@ describe('reads of the request log', () => {
       expect(during.peak - before.peak).toBeLessThan(500)
       // Once read, a read is answered again.
       expect((await fetch(`${s.url}/_sandbox/requests?limit=500`)).status).toBe(200)
+    } finally {
+      await s.stop('SIGKILL')
+    }
+  }, 120_000)
+})
+
+/** A live stream on a raw socket that reads its first frame (`hello`), then nothing. */
+function stream(url: string): Promise<{ ended: Promise<void>; resume: () => void }> {
+  const u = new URL(url)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(u.port), u.hostname)
+    const ended = new Promise<void>((done) => socket.once('close', () => done()))
+    let got = ''
+    const onData = (d: Buffer) => {
+      got += d
+      if (!got.includes('event: hello')) return
+      socket.off('data', onData)
+      socket.pause()
+      resolve({ ended, resume: () => void socket.on('data', () => {}).resume() })
+    }
+    socket.on('data', onData)
+    socket.on('error', reject)
+    socket.write(`GET /_sandbox/events HTTP/1.1\r\nHost: localhost\r\n\r\n`)
+  })
+}
+
+describe('the live stream', () => {
+  it('cuts clients that never read once they hold 1 MiB unread, and memory comes back within 64 MiB once they are gone', async () => {
+    const s = await serve(['--in-memory'])
+    try {
+      // The request log full first (its 32 MiB of bodies): what grows after is the streams'.
+      await fill(s.url, 700, 60)
+      const before = memory(s)
+      const clients = await Promise.all(Array.from({ length: 300 }, () => stream(s.url)))
+      // 700 calls of 60 KiB: over 20 MiB of request frames to each stream, far past the bound and what the sockets buffer.
+      await fill(s.url, 700, 60)
+      const during = memory(s)
+      // Each stream the server cut ends once what it was sent is read; one it kept would stay open.
+      for (const c of clients) c.resume()
+      await Promise.all(clients.map((c) => c.ended))
+      expect((await fetch(`${s.url}/_sandbox/health`)).status).toBe(200)
+      const after = memory(s)
+      // 300 streams of 1 MiB unread each, were they copies; one copy of the frames, shared.
+      expect(during.peak - before.peak).toBeLessThan(256)
+      expect(after.now - before.now).toBeLessThan(64)
     } finally {
       await s.stop('SIGKILL')
     }
