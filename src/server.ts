@@ -285,6 +285,12 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     // Only once the port is ours (a start that fails before changes no data file): the stores made
     // ready for writes, then events that fell due while the server was down run, in order, once, in every session.
     await sessions.activate()
+    // A rule stored before its regex was bounded would stall or exhaust the server: it is left out, and said.
+    for (const s of sessions.all())
+      for (const d of s.engine.disabledRules())
+        recoveryNotes.push(
+          `session "${s.name}": runtime rule ${d.id} is left out (${d.problem}); remove it with dcb rules remove ${d.id}${s.name === DEFAULT_SESSION ? '' : ` --session ${s.name}`}`,
+        )
   } catch (e) {
     server.close()
     server.closeAllConnections()

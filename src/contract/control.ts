@@ -32,6 +32,11 @@ const wholeNumber = (what: string, min: number) =>
 
 // ---------------------------------------------------------------- requests
 
+/** The most entries one read of the request log answers: the most `--journal-size` keeps. */
+export const MAX_REQUESTS_LIMIT = 1_000_000
+/** The most subscriptions one read of the list answers (a session may hold more: filter them). */
+export const MAX_SUBSCRIPTIONS_LIMIT = 100_000
+
 export const MsisdnQuery = z.object({ msisdn: handset })
 export const MessagesQuery = z.object({
   msisdn: msisdnFilter.optional().describe('only this handset'),
@@ -68,14 +73,20 @@ export const SubscriptionFilter = z.object({
     .refine((s) => ['ACTIVE', 'CANCELED', 'EXPIRED'].includes(s.toUpperCase()), { error: 'expected ACTIVE, CANCELED or EXPIRED (any case)' })
     .optional()
     .describe('ACTIVE, CANCELED or EXPIRED (any case)'),
-  limit: wholeNumber('a positive whole number', 1).optional().describe('at most this many (default 1000), newest first'),
+  limit: wholeNumber('a positive whole number', 1)
+    .max(MAX_SUBSCRIPTIONS_LIMIT, { error: `expected a whole number from 1 to ${MAX_SUBSCRIPTIONS_LIMIT}` })
+    .optional()
+    .describe(`at most this many (default 1000, at most ${MAX_SUBSCRIPTIONS_LIMIT}), newest first`),
 })
 export const AdvanceBody = z.object({
   by: text('a duration such as P1M or 36h').describe('ISO-8601 duration (P1M, PT6M) or short form (36h, 90m, 2d, 1w, 1mo)'),
 })
 export const SetTimeBody = z.object({ to: text('a time such as 2026-01-31T00:00:00').describe('ISO-8601 time, later than now') })
 export const RequestsQuery = z.object({
-  limit: wholeNumber('a positive whole number', 1).optional().describe('at most this many (default 100), newest first'),
+  limit: wholeNumber('a positive whole number', 1)
+    .max(MAX_REQUESTS_LIMIT, { error: `expected a whole number from 1 to ${MAX_REQUESTS_LIMIT} (the most --journal-size keeps)` })
+    .optional()
+    .describe(`at most this many (default 100, at most ${MAX_REQUESTS_LIMIT}), newest first`),
   since: wholeNumber('a whole number from 0', 0).optional().describe('only entries with an id above this one (default 0)'),
   msisdn: msisdnFilter.optional().describe('only entries about this MSISDN'),
   subscription: text('a subscription_id')

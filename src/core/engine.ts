@@ -351,6 +351,11 @@ export class Engine {
     return { rules: this.ctx.ruleset.list(), runtime: this.ctx.ruleset.runtimeRecords() }
   }
 
+  /** Stored runtime rules left out of force, each with why (a regex costlier than a rule may be: stored by an older version). */
+  disabledRules(): readonly { id: string; problem: string }[] {
+    return this.ctx.ruleset.disabled
+  }
+
   /**
    * Adds a runtime rule, checked by the one rule validation (schema, step/effect table, names in
    * `match`): a SandboxError 400 BAD_RULE names the field. It is consulted before every other rule; one

@@ -44,6 +44,10 @@ export const CONTROL_ERRORS = {
     status: 503,
     describe: 'the change could not be made durable (disk full, a write or fsync failed): nothing was changed; writing resumes by itself',
   },
+  ANSWERS_BUSY: {
+    status: 503,
+    describe: 'answers not yet read by their clients hold the bound of 64 MiB of control answers in flight: a read is refused until they are read; retry',
+  },
   SHUTTING_DOWN: {
     status: 503,
     describe:

@@ -7,6 +7,7 @@ import type { CarrierCode, OutcomeCode } from './outcomes.js'
 import type { RuleDecision } from './ruleset.js'
 import { ruleReason } from './why.js'
 import { MAX_DELAY_MS } from './limits.js'
+import { MAX_REGEX_INPUT, takeCompiled } from './regex-cost.js'
 import type { Rule, RuleEffect, Step } from './world-schema.js'
 
 export interface RuleContext {
@@ -24,7 +25,8 @@ export interface CompiledRule {
   steps: Set<Step>
   /**
    * RE2 semantics: matching takes time linear in the MSISDN whatever the pattern (no catastrophic
-   * backtracking). Compiled when the rule is first matched against an MSISDN, not at start.
+   * backtracking). The one the schema compiled as the rule came in, else compiled when the rule is
+   * first matched against an MSISDN (not at start).
    */
   readonly regex: RE2JS | undefined
   /** `runtime` (a runtime rule: its record in the state counts `times`) or the file it came from. */
@@ -32,12 +34,13 @@ export interface CompiledRule {
 }
 
 export function compileRule(rule: Rule, source: string): CompiledRule {
-  let regex: RE2JS | undefined
+  let regex = rule.match.regex !== undefined ? takeCompiled(rule.match.regex) : undefined
   return {
     rule,
     steps: new Set(Array.isArray(rule.step) ? rule.step : [rule.step]),
     get regex() {
-      // The schema compiled it once already when the rule came in, so this cannot throw.
+      // The schema compiled it once already when the rule came in, so this cannot throw. A rule whose
+      // regex costs too much never gets here (the schema refuses it, `RuleSet` leaves a stored one out).
       return rule.match.regex ? (regex ??= RE2JS.compile(rule.match.regex)) : undefined
     },
     source,
@@ -69,7 +72,9 @@ export function ruleMatches(c: CompiledRule, ctx: RuleContext, ignoreNth = false
   if (m.carrier !== undefined && m.carrier !== ctx.carrier) return null
   if (m.service !== undefined && m.service !== ctx.service) return null
   if (!ignoreNth && c.rule.nth !== undefined && c.rule.nth !== ctx.nth) return null
-  if (c.regex) {
+  if (c.rule.match.regex !== undefined) {
+    // Matching is linear in the text: a regex runs on MSISDN-sized text only, so no call costs more than a short one.
+    if (msisdn.length > MAX_REGEX_INPUT || !c.regex) return null
     const m = c.regex.matcher(msisdn)
     if (!m.find()) return null
     const groups: Record<string, string | undefined> = {}

@@ -14,6 +14,7 @@ import type { Rule, RuleEffect, Step } from './world-schema.js'
 import { StepRules } from './rule-index.js'
 import { compileRule, type CompiledRule, type RegexMatch, type RuleContext } from './rules.js'
 import type { RuntimeRuleRecord, State } from './state.js'
+import { regexCostProblem } from './regex-cost.js'
 import type { Tx } from './tx.js'
 
 /** The most runtime rules a session holds (`POST /_sandbox/rules`): each is stored and consulted by every call. */
@@ -56,6 +57,8 @@ export class RuleSet {
   private cache = new Map<string, Candidates>()
   /** Candidates per step of a record that stays (a subscription, a verification request): no key to build. */
   private byRecord = new WeakMap<object, { version: number; steps: Map<Step, Candidates> }>()
+  /** Stored runtime rules left out, each with why: their regex costs more than a rule may (`regexCostProblem`). */
+  disabled: readonly { id: string; problem: string }[] = []
   /** Counts changes of the rules: what was found under an older version is to be found anew. */
   version = 0
 
@@ -73,10 +76,21 @@ export class RuleSet {
   /** Reads the runtime rules from the state again (after they changed, or a reset). */
   reload(): void {
     const records = [...this.state.rules.values()].sort(newestFirst)
-    // A runtime rule keeps its decision count across reloads (its compiled form is made anew).
+    // A runtime rule keeps its decision count across reloads (and its compiled form).
     const before = new Map(this.runtime.map((c) => [c.rule.id, this.decisions.get(c) ?? 0]))
-    // A record holds the rule as the rule schema made it when it came in (`Engine.addRule`): not parsed again.
-    this.runtime = records.map((r) => compileRule(r.rule as Rule, 'runtime'))
+    // A record holds the rule as the rule schema made it when it came in (`Engine.addRule`): not parsed
+    // again. A rule kept compiled is not compiled anew (adding the 1,000th rule recompiles nothing).
+    // One whose regex costs more than a rule may (stored by an older version) is left out, and said.
+    const kept = new Map(this.runtime.map((c) => [c.rule.id, c]))
+    const disabled: { id: string; problem: string }[] = []
+    this.runtime = []
+    for (const r of records) {
+      const rule = r.rule as Rule
+      const costly = rule.match.regex !== undefined ? regexCostProblem(rule.match.regex) : undefined
+      if (costly) disabled.push({ id: r.id, problem: `match.regex: ${costly}` })
+      else this.runtime.push(kept.get(r.id)?.rule === rule ? kept.get(r.id)! : compileRule(rule, 'runtime'))
+    }
+    this.disabled = disabled
     this.decisions = new Map([...this.world, ...this.runtime].map((c) => [c, (c.source === 'runtime' ? before.get(c.rule.id) : this.decisions.get(c)) ?? 0]))
     const shadowed = new Set(this.runtime.map((c) => c.rule.id))
     this.ordered = [...this.runtime, ...this.world.filter((c) => !shadowed.has(c.rule.id))]

@@ -5,6 +5,7 @@
  */
 import { didYouMean } from './nearest.js'
 import { regexCanMatchDigits } from './rules.js'
+import { regexCostProblem } from './regex-cost.js'
 import type { Rule, Step, World } from './world-schema.js'
 
 /** The carrier, service and country names of a world. */
@@ -62,7 +63,8 @@ export function checkRuleNames(rule: Rule, names: WorldNames): RuleProblem[] {
 /** A regex no string of digits has a match of: MSISDNs are digits only (`^\+60` is a usual slip). */
 function checkRuleRegex(rule: Rule): RuleProblem[] {
   const regex = rule.match.regex
-  if (regex === undefined || regexCanMatchDigits(regex)) return []
+  // A regex too costly to compile is refused by the schema, by name: not compiled here either.
+  if (regex === undefined || regexCostProblem(regex) || regexCanMatchDigits(regex)) return []
   return [
     {
       path: ['match', 'regex'],

@@ -93,7 +93,12 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   const sessions = { peek: (name: string) => host.peek(name), open: async (name: string) => host.get(name) }
   const merchant = createMerchantHandler({ world: host.default.engine.world, sessions, trustProxy, failurePayload, reasons, baseUrl, onError })
   // A control call reads: the host answers a session up to date (with a shared store, after taking in what the others wrote).
-  const controlSessions = { peek: () => undefined, open: async (name: string) => host.get(name) }
+  const controlSessions = {
+    peek: () => undefined,
+    open: async (name: string) => host.get(name),
+    has: (name: string) => host.has(name),
+    discardUnused: (name: string) => host.discardUnused(name),
+  }
   const control = createControlHandler({
     sessions: controlSessions,
     trustProxy,

@@ -42,3 +42,25 @@ export function capRemoteConnections(server: Server, opts: RemoteCapOptions): vo
     endAndLinger(socket, rawAnswer(503, 'Service Unavailable', 'SERVER_ERROR', opts.reasons ? reason : undefined, opts.failurePayload))
   })
 }
+
+/** The calls waiting for each socket to close: one listener a socket, however many requests are pipelined on it. */
+const closeWaiters = new WeakMap<Socket, Set<() => void>>()
+
+/**
+ * Runs `fn` when the socket closes; answers how to stop waiting. Each request that waits adds to one
+ * listener of its socket: a listener each would pass Node's ten with eleven requests pipelined on one
+ * connection (a MaxListenersExceededWarning, and as many listeners as requests queued).
+ */
+export function whenSocketCloses(socket: Socket, fn: () => void): () => void {
+  let waiters = closeWaiters.get(socket)
+  if (!waiters) {
+    const all = new Set<() => void>()
+    closeWaiters.set(socket, (waiters = all))
+    socket.once('close', () => {
+      closeWaiters.delete(socket)
+      for (const f of all) f()
+    })
+  }
+  waiters.add(fn)
+  return () => void waiters.delete(fn)
+}

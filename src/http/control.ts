@@ -18,6 +18,8 @@ import type { AdminAttempts } from './admin-attempts.js'
 import { hasConsoleCookie } from './console-cookie.js'
 import { accessRefusal, bearerAdmin, CONTROL_API_WORDS, type AccessWords } from './guard.js'
 import { clientIp, peerIp, type ProxyTrust } from './ip.js'
+import { whenSocketCloses } from './connections.js'
+import { refuseReadIfFull, sendBounded } from './control-answers.js'
 import type { RequestJournal } from '../runtime/request-log.js'
 import { sendJson, sendControlError } from './respond.js'
 import { nearestName } from '../core/nearest.js'
@@ -57,7 +59,13 @@ export interface ControlContext {
    * The sessions: the one open now, if any, and how one is made: only once its call passed access,
    * route, method, query and body checks (a refused one creates nothing).
    */
-  sessions: { peek(name: string): ControlTarget | undefined; open(name: string): Promise<ControlTarget> }
+  sessions: {
+    peek(name: string): ControlTarget | undefined
+    open(name: string): Promise<ControlTarget>
+    /** Whether the session is there already (a call refused on one it made drops it again: `discardUnused`). */
+    has?(name: string): boolean
+    discardUnused?(name: string): Promise<void>
+  }
   trustProxy: ProxyTrust | undefined
   adminToken?: string
   /** Whether the loaded world has a merchant of this id (every session shares the world). */
@@ -171,10 +179,12 @@ export function createControlHandler(ctx: ControlContext) {
       gone = true
       aborted?.abort()
     }
-    req.socket.once('close', onClose)
+    const stopWaiting = whenSocketCloses(req.socket, onClose)
     let result: unknown
     let body: unknown = null
     let target: ControlTarget
+    /** A read's key for the bound on answers in flight (its session, path and query); none for a change or health. */
+    const readKey = r.method === 'GET' && r.path !== '/health' ? `${session}\n${path}?${query}` : undefined
     try {
       const read = query ? queryObject(query, takes(r.query) ?? [], r.method, path) : {}
       // A number written otherwise is refused by its schema in its own words, as a word would be.
@@ -205,23 +215,32 @@ export function createControlHandler(ctx: ControlContext) {
         sendJson(res, 503, { ok: false, store: failure.message })
         return true
       }
+      // A read past the bound on answers in flight is refused before it is built (health always answers).
+      if (readKey !== undefined) refuseReadIfFull(readKey)
+      const made = ctx.sessions.has?.(session) === false
       target = ctx.sessions.peek(session) ?? (await ctx.sessions.open(session))
-      result = await r.call(target.operations, {
-        query: values,
-        body: body ?? {},
-        params,
-        get signal() {
-          if (!aborted) {
-            aborted = new AbortController()
-            if (gone) aborted.abort()
-          }
-          return aborted.signal
-        },
-      })
+      result = await r
+        .call(target.operations, {
+          query: values,
+          body: body ?? {},
+          params,
+          get signal() {
+            if (!aborted) {
+              aborted = new AbortController()
+              if (gone) aborted.abort()
+            }
+            return aborted.signal
+          },
+        })
+        .catch(async (e: unknown) => {
+          // A refused call creates no session: one it made holds nothing, and goes again.
+          if (made && e instanceof SandboxError && e.status < 500) await ctx.sessions.discardUnused?.(session)
+          throw e
+        })
     } finally {
-      req.socket.off('close', onClose)
+      stopWaiting()
     }
-    if (!res.destroyed) sendJson(res, 200, result)
+    if (!res.destroyed) sendBounded(res, result, readKey)
     // Changes made through the control API (MO, rules, clock, cancel) are journaled too; reset empties the journal.
     if (r.method !== 'GET' && r.path !== '/reset') {
       const id = target.journal.add({

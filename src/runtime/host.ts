@@ -300,6 +300,22 @@ export class Host {
     await Promise.allSettled([...named.map((s) => s.store.abandon()), this.stores?.abandon?.(), this.default.store.abandon()])
   }
 
+  /** Whether a session of this name is open or being opened here. */
+  has(name: string): boolean {
+    return this.peek(name) !== undefined || this.opening.has(name)
+  }
+
+  /**
+   * Drops a named session a refused call made (it was not there before it): a refusal stores nothing,
+   * so the session is dropped while it holds nothing (no record, no request log entry), as if never
+   * made. Not on a shared store, where another process may have made it meanwhile.
+   */
+  async discardUnused(name: string): Promise<void> {
+    const s = this.sessions.get(name)
+    if (!s || this.sharedStore || s.journal.size > 0 || Object.values(s.engine.sizes()).some((n) => n > 0)) return
+    await this.drop(name).catch(() => {})
+  }
+
   /** Drops a named session: its streams, its state and its data files. Answers whether it existed (of two drops at once, one finds it). */
   async drop(name: string): Promise<boolean> {
     if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `"${name}" is not a session name: ${SESSION_NAME_RULE}`)

@@ -26,7 +26,12 @@ import type { RequestJournal } from './request-log.js'
 const BATCH_SMS = 50
 const BATCH_SUBSCRIPTIONS = 100
 const BATCH_REQUESTS = 20
-const MAX_BUFFERED = 4 * 2 ** 20
+/**
+ * The most a client's stream holds unread (written, not taken by the client) before the next batch:
+ * past it the client is cut (it reconnects and reloads). Every client holds the same frames, written
+ * as one buffer (not a copy each), so a thousand clients that never read hold one copy of these bytes.
+ */
+export const MAX_UNREAD_BYTES = 2 ** 20
 
 export interface LiveHubOptions {
   /** How long events gather before a batch goes out (ms). */
@@ -187,11 +192,16 @@ export class LiveHub {
   }
 
   private broadcast(text: string): void {
+    // One buffer for every client: a string written would be copied for each socket that cannot take it at once.
+    const frames = Buffer.from(text)
     for (const res of this.clients) {
       // A client that stopped reading is cut (it reconnects and reloads) rather than buffered for.
-      if (res.writableLength > MAX_BUFFERED) res.destroy()
-      else if (!res.destroyed) res.write(text)
+      if (res.writableLength > MAX_UNREAD_BYTES) {
+        this.clients.delete(res)
+        res.destroy()
+      } else if (!res.destroyed) res.write(frames)
     }
+    if (!this.clients.size) this.stop()
   }
 }
 

@@ -1,0 +1,157 @@
+/**
+ * Issue 43 through the real binary: reads of the control API are bounded, so that many clients
+ * reading a full request log at once cannot take the server out of memory. Memory is the server
+ * process's own, read from /proc (its peak resident size, VmHWM).
+ */
+import { readFileSync } from 'node:fs'
+import { connect } from 'node:net'
+import { describe, expect, it } from 'vitest'
+import { serve, type Served } from './run.js'
+
+/** The server's peak and current resident size, MiB (Linux /proc). */
+const memory = (s: Served) => {
+  const status = readFileSync(`/proc/${s.child.pid}/status`, 'utf8')
+  const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)![1])
+  return { peak: kib('VmHWM') / 1024, now: kib('VmRSS') / 1024 }
+}
+
+/** Fills the request log: `n` merchant calls of about `kib` KiB each (refused by the schema, journaled with their bodies). */
+async function fill(url: string, n: number, kib = 30): Promise<void> {
+  const body = JSON.stringify({ msisdn: '6'.repeat(kib * 1000), service_code: 'STREAMPLUS', country_code: 'my' })
+  const one = () =>
+    fetch(`${url}/subscriptions/init`, { method: 'POST', headers: { 'content-type': 'application/json', 'api-key': 'sandbox-demo-key' }, body }).then((r) =>
+      r.arrayBuffer(),
+    )
+  for (let i = 0; i < n; i += 25) await Promise.all(Array.from({ length: Math.min(25, n - i) }, one))
+}
+
+/**
+ * A GET on a raw socket: answers the status once the headers are in, and stops reading there
+ * (the answer stays in the server's hands); `rest` reads the body to its end.
+ */
+function get(url: string, path: string): Promise<{ status: number; rest: () => Promise<string> }> {
+  const u = new URL(url)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(u.port), u.hostname)
+    let got: Buffer = Buffer.alloc(0)
+    const onData = (d: Buffer) => {
+      got = Buffer.concat([got, d])
+      const end = got.indexOf('\r\n\r\n')
+      if (end < 0) return
+      socket.off('data', onData)
+      socket.pause()
+      const head = got.subarray(0, end).toString()
+      const length = Number(/content-length: (\d+)/i.exec(head)![1])
+      const chunks: Buffer[] = [got.subarray(end + 4)]
+      let have = chunks[0]!.length
+      resolve({
+        status: Number(head.split(' ')[1]),
+        rest: () =>
+          new Promise((done) => {
+            const finish = () => (socket.destroy(), done(Buffer.concat(chunks).toString()))
+            if (have >= length) return finish()
+            socket.on('data', (c: Buffer) => {
+              chunks.push(c)
+              have += c.length
+              if (have >= length) finish()
+            })
+            socket.resume()
+          }),
+      })
+    }
+    socket.on('data', onData)
+    socket.on('error', reject)
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`)
+  })
+}
+
+describe('reads of the request log', () => {
+  it('a limit above the cap is refused by name', async () => {
+    const s = await serve(['--in-memory'])
+    try {
+      const r = await fetch(`${s.url}/_sandbox/requests?limit=1000001`)
+      expect(r.status).toBe(400)
+      expect((await r.json()).message).toBe('limit: expected a whole number from 1 to 1000000 (the most --journal-size keeps)')
+      const subs = await fetch(`${s.url}/_sandbox/subscriptions?limit=100001`)
+      expect(subs.status).toBe(400)
+      expect((await subs.json()).message).toBe('limit: expected a whole number from 1 to 100000')
+      expect((await fetch(`${s.url}/_sandbox/requests?limit=1000000`)).status).toBe(200)
+    } finally {
+      await s.stop()
+    }
+  })
+
+  it('60 clients reading a full log at once and not reading the answers keep memory bounded: each is answered, or refused 503 naming the bound', async () => {
+    const s = await serve(['--in-memory'])
+    try {
+      await fill(s.url, 500)
+      const size = (await (await fetch(`${s.url}/_sandbox/requests?limit=500`)).arrayBuffer()).byteLength
+      expect(size).toBeGreaterThan(25 * 2 ** 20)
+      const before = memory(s)
+      const held = await Promise.all(Array.from({ length: 60 }, () => get(s.url, '/_sandbox/requests?limit=500')))
+      // Every client has its status, the 200s holding their answers unread.
+      const during = memory(s)
+      const refused = held.filter((h) => h.status === 503)
+      for (const h of refused) {
+        const body = JSON.parse(await h.rest())
+        expect(body.error).toBe('ANSWERS_BUSY')
+        expect(body.message).toMatch(/past the server's bound of 64 MiB of answers in flight; retry once they are read/)
+      }
+      const answered = held.filter((h) => h.status === 200)
+      expect(answered.length).toBeGreaterThan(0)
+      expect(answered.length + refused.length).toBe(60)
+      for (const h of answered) expect(Buffer.byteLength(await h.rest())).toBe(size)
+      // Unbounded, 60 answers of 25 MiB were held at once (1.5 GiB and more); the bound keeps two or three.
+      expect(during.peak - before.peak).toBeLessThan(500)
+      // Once read, a read is answered again.
+      expect((await fetch(`${s.url}/_sandbox/requests?limit=500`)).status).toBe(200)
+    } finally {
+      await s.stop('SIGKILL')
+    }
+  }, 120_000)
+})
+
+/** A live stream on a raw socket that reads its first frame (`hello`), then nothing. */
+function stream(url: string): Promise<{ ended: Promise<void>; resume: () => void }> {
+  const u = new URL(url)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(u.port), u.hostname)
+    const ended = new Promise<void>((done) => socket.once('close', () => done()))
+    let got = ''
+    const onData = (d: Buffer) => {
+      got += d
+      if (!got.includes('event: hello')) return
+      socket.off('data', onData)
+      socket.pause()
+      resolve({ ended, resume: () => void socket.on('data', () => {}).resume() })
+    }
+    socket.on('data', onData)
+    socket.on('error', reject)
+    socket.write(`GET /_sandbox/events HTTP/1.1\r\nHost: localhost\r\n\r\n`)
+  })
+}
+
+describe('the live stream', () => {
+  it('cuts clients that never read once they hold 1 MiB unread, and memory comes back within 64 MiB once they are gone', async () => {
+    const s = await serve(['--in-memory'])
+    try {
+      // The request log full first (its 32 MiB of bodies): what grows after is the streams'.
+      await fill(s.url, 700, 60)
+      const before = memory(s)
+      const clients = await Promise.all(Array.from({ length: 300 }, () => stream(s.url)))
+      // 700 calls of 60 KiB: over 20 MiB of request frames to each stream, far past the bound and what the sockets buffer.
+      await fill(s.url, 700, 60)
+      const during = memory(s)
+      // Each stream the server cut ends once what it was sent is read; one it kept would stay open.
+      for (const c of clients) c.resume()
+      await Promise.all(clients.map((c) => c.ended))
+      expect((await fetch(`${s.url}/_sandbox/health`)).status).toBe(200)
+      const after = memory(s)
+      // 300 streams of 1 MiB unread each, were they copies; one copy of the frames, shared.
+      expect(during.peak - before.peak).toBeLessThan(256)
+      expect(after.now - before.now).toBeLessThan(64)
+    } finally {
+      await s.stop('SIGKILL')
+    }
+  }, 120_000)
+})
