@@ -278,7 +278,7 @@ export class Engine {
   /** Carrier-side cancellation. */
   cancel(id: string): Promise<SubscriptionView> {
     return this.ctx.write((tx, now) => {
-      const done = this.subscriptions.cancelByCarrier(tx, now, this.subscriptions.cancelable(id))
+      const done = this.subscriptions.cancelByCarrier(tx, now, this.subscriptions.cancelable(id), 'cancel')
       this.coverage.count(tx, done.merchant, 'carrier.canceled', now)
       this.coverage.changed(tx, done, now)
       return this.views.view(done)
