@@ -26,7 +26,8 @@ import { seed, type SeedOptions, type SeedPlan } from './seeding.js'
 import type { Change, RuntimeRuleRecord, SmsRecord, State, SubscriptionRecord } from './state.js'
 import type { Tx } from './tx.js'
 import { Subscriptions } from './subscriptions.js'
-import { SubscriptionViews, type SubscriptionFilter, type SubscriptionView } from './views.js'
+import { SubscriptionViews, type SubscriptionDetail, type SubscriptionFilter, type SubscriptionView } from './views.js'
+import type { RequestMention } from './timeline.js'
 import type { WorldSources } from './layering.js'
 import { worldNames, type WorldNames } from './world-names.js'
 import { worldDocument, type WorldDocument } from './world-doc.js'
@@ -295,8 +296,9 @@ export class Engine {
     return this.views.list(filter)
   }
 
-  subscription(id: string): SubscriptionView {
-    return this.views.get(id)
+  /** One subscription with its timeline (`requests`: the request log's entries about it, which the engine does not keep). */
+  subscription(id: string, requests: readonly RequestMention[] = []): SubscriptionDetail {
+    return this.views.detail(id, (msisdn) => this.smsFor(msisdn), requests)
   }
 
   /** The handset's messages, newest first (with the carrier's charge notices). */

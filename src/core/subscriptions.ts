@@ -11,6 +11,7 @@ import type { CarrierCode } from './outcomes.js'
 import { chargeDecision } from './rules.js'
 import type { SubscriptionRecord, Transition, TransitionCause, VerificationRecord } from './state.js'
 import type { Tx } from './tx.js'
+import { derivedHistory } from './timeline.js'
 import { addDuration, describePeriod, formatTimestamp, type Duration } from './time.js'
 import type { Carrier, Integration, Service } from './world.js'
 
@@ -211,9 +212,13 @@ export class Subscriptions {
   }
 }
 
-/** A subscription's history with one more state change, cut to its latest `keep` (a new list: the record's may have been seen). */
+/**
+ * A subscription's history with one more state change, cut to its latest `keep` (a new list: the
+ * record's may have been seen). A record written before the history was kept starts with what its
+ * charges tell.
+ */
 export function withTransition(sub: SubscriptionRecord, t: Transition, keep: number): Transition[] {
-  const history = sub.history ?? []
+  const history = sub.history ?? derivedHistory(sub)
   return [...history.slice(Math.max(0, history.length - keep + 1)), t]
 }
 
