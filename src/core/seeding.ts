@@ -4,7 +4,7 @@
  */
 import { SandboxError } from './errors.js'
 import type { EngineContext } from './context.js'
-import { newSubscription } from './subscriptions.js'
+import { newSubscription, supersede } from './subscriptions.js'
 import { addDuration, type Duration } from './time.js'
 import type { State } from './state.js'
 import type { Carrier, Integration, Service, WorldIndex } from './world.js'
@@ -133,6 +133,7 @@ export function seed(ctx: EngineContext, count: number, o: SeedOptions, checked?
       })
       tx.put('subs', sub.id, sub)
       ctx.queue.scheduleSub(sub)
+      supersede(ctx, tx, now, sub)
       ids.push(sub.id)
     }
     return ids

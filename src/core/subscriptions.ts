@@ -129,7 +129,7 @@ export class Subscriptions {
     if (activation?.cancel_after) sub.carrier_cancel_at = addDuration(now, world.period(activation.cancel_after))
     tx.put('subs', sub.id, sub)
     this.ctx.queue.scheduleSub(sub)
-    this.supersede(tx, now, sub)
+    supersede(this.ctx, tx, now, sub)
     settle('SUCCESS', sub.id)
     const carrier = world.carriers.get(carrierCode)
     this.inbox.send(tx, now, {
@@ -145,21 +145,6 @@ export class Subscriptions {
       }),
     })
     return sub
-  }
-
-  /**
-   * Drops the carrier retries of the EXPIRED subscriptions of the new one's MSISDN and service: a
-   * retry that succeeded would make a second ACTIVE one, charged for the same time. Their history
-   * names the new subscription. (Their queue entries go stale: nothing is due for them any more.)
-   */
-  private supersede(tx: Tx, now: number, sub: SubscriptionRecord): void {
-    const { state, limits } = this.ctx
-    for (const id of state.subsByMsisdn.get(sub.msisdn) ?? []) {
-      const s = state.subs.get(id)
-      if (!s || s.id === sub.id || s.status !== 'EXPIRED' || s.next_retry_at === null || s.merchant !== sub.merchant || s.service !== sub.service) continue
-      const t: Transition = { at: now, from: 'EXPIRED', to: 'EXPIRED', cause: 'superseded', superseded_by: sub.id }
-      tx.put('subs', s.id, { ...s, next_retry_at: null, history: withTransition(s, t, limits.chargesPerSubscription) })
-    }
   }
 
   /** Ends a subscription (no message: see `notifyCanceled`); answers the record after. `cause`: what ended it, for its history. */
@@ -209,6 +194,23 @@ export class Subscriptions {
       throw new SandboxError('ALREADY_EXPIRED', `subscription ${id} expired at ${formatTimestamp(sub.expiry_at)} and ${left}: there is nothing to cancel`)
     }
     return sub
+  }
+}
+
+/**
+ * Drops the carrier retries of the EXPIRED subscriptions of a new one's MSISDN and service (any
+ * flow, or a seed): a retry that succeeded would make a second ACTIVE one, charged for the same
+ * time. Their history names the new subscription. (Their queue entries go stale: nothing is due.)
+ */
+export function supersede(ctx: EngineContext, tx: Tx, now: number, sub: SubscriptionRecord): void {
+  const { state, limits } = ctx
+  const ids = state.subsByMsisdn.get(sub.msisdn)
+  if (!ids || ids.size < 2) return
+  for (const id of ids) {
+    const s = state.subs.get(id)
+    if (!s || s.id === sub.id || s.status !== 'EXPIRED' || s.next_retry_at === null || s.merchant !== sub.merchant || s.service !== sub.service) continue
+    const t: Transition = { at: now, from: 'EXPIRED', to: 'EXPIRED', cause: 'superseded', superseded_by: sub.id }
+    tx.put('subs', s.id, { ...s, next_retry_at: null, history: withTransition(s, t, limits.chargesPerSubscription) })
   }
 }
 

@@ -50,10 +50,12 @@ export function timeline(sub: SubscriptionRecord, messages: readonly SmsRecord[]
   const ids = new Map<number, number[]>()
   for (const r of requests) ids.get(r.at)?.push(r.request_id) ?? ids.set(r.at, [r.request_id])
   const rows: { at: number; key: number; n: number; entry: TimelineEntry }[] = []
+  // Keys within a millisecond: the clock's entries 1-3; a request (id + 1) x 100, what it made
+  // after it, then what it did after that (+ 50); with no request, made 10+, the rest 50+.
   const add = (at: number, part: Part, rank: number, entry: TimelineEntry, n = 0) => {
     const list = ids.get(at)
-    const request = part === 'clock' || !list ? -1 : part === 'made' ? Math.min(...list) : Math.max(...list)
-    rows.push({ at, key: (request + 1) * 10 + rank, n, entry })
+    const request = part === 'clock' ? -1 : !list ? 0 : part === 'made' ? Math.min(...list) + 1 : Math.max(...list) + 1
+    rows.push({ at, key: part === 'clock' ? rank : request * 100 + (part === 'made' ? 10 : 50) + rank, n, entry })
   }
   add(sub.subscribed_at, 'made', RANK.state, { at: formatTimestamp(sub.subscribed_at), type: 'state', from: null, to: 'ACTIVE', cause: FIRST_CAUSE[sub.flow] })
   const history = sub.history ?? derivedHistory(sub)
@@ -70,7 +72,7 @@ export function timeline(sub: SubscriptionRecord, messages: readonly SmsRecord[]
   }
   for (const r of requests) {
     const { at, ...rest } = r
-    rows.push({ at, key: (r.request_id + 1) * 10, n: 0, entry: { at: formatTimestamp(at), type: 'request', ...rest } })
+    rows.push({ at, key: (r.request_id + 1) * 100, n: 0, entry: { at: formatTimestamp(at), type: 'request', ...rest } })
   }
   // A stable sort: entries of one kind at one time keep their order (state changes, charges).
   rows.sort((a, b) => a.at - b.at || a.key - b.key || a.n - b.n)

@@ -50,4 +50,16 @@ describe('a new subscription supersedes an EXPIRED one the carrier still retries
     await engine.advance('P1D')
     expect(engine.subscription(stream).status).toBe('ACTIVE')
   })
+
+  it('a seeded subscription supersedes too (a runtime rule failed the renewal of a seeded number)', async () => {
+    const { engine } = engineAt('2026-01-28T09:00:00')
+    const [old] = await engine.seed(1, { firstMsisdn: '60123456001' })
+    await engine.addRule({ match: { msisdn: '60123456001' }, step: 'renewal', effect: { error: 'INSUFFICIENT_FUNDS' } })
+    await engine.advance('P1M')
+    expect(engine.subscription(old!).next_retry_dt).not.toBeNull()
+    const [seeded] = await engine.seed(1, { firstMsisdn: '60123456001' })
+    await engine.advance('P1D')
+    expect(engine.listSubscriptions({ msisdn: '60123456001', status: 'active' }).map((s) => s.subscription_id)).toEqual([seeded])
+    expect(engine.subscription(old!).timeline.at(-1)).toMatchObject({ type: 'state', cause: 'superseded', superseded_by: seeded })
+  })
 })
