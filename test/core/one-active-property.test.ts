@@ -1,7 +1,7 @@
 /**
  * A property test of the one-subscription rule, through the engine on a frozen (injected) clock:
  * random sequences of OTP, consent and PSMS flows, STOPs, clock moves (carrier renewals, retries and
- * rule cancels), control API cancels and runtime rules, each checked after every step:
+ * rule cancels), control API cancels, runtime rules and seeds, each checked after every step:
  *   - at most one subscription of an MSISDN to a service is ACTIVE;
  *   - no two successful charges of an MSISDN and service pay for overlapping time (a charge pays
  *     from when it is made to the next charge of its subscription, or its expiry, cut at its cancel).
@@ -52,6 +52,7 @@ type Step =
   | { op: 'cancel'; pick: number }
   | { op: 'rule'; msisdn: string; rule: number }
   | { op: 'unrule'; pick: number }
+  | { op: 'seed'; msisdn: string; service: string }
 
 function randomSteps(rand: () => number): Step[] {
   const one = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)]!
@@ -70,8 +71,10 @@ function randomSteps(rand: () => number): Step[] {
     else if (r < 0.55) steps.push({ op: 'stop', msisdn: one(PSMS), keyword: rand() < 0.5 ? one(KEYWORDS) : null })
     else if (r < 0.8) steps.push({ op: 'advance', by: one(MOVES) })
     else if (r < 0.87) steps.push({ op: 'cancel', pick: pick() })
-    else if (r < 0.95) steps.push({ op: 'rule', msisdn: one([...OTP, ...PSMS, ...REDIRECT]), rule: Math.floor(rand() * RULES.length) })
-    else steps.push({ op: 'unrule', pick: pick() })
+    else if (r < 0.93) steps.push({ op: 'rule', msisdn: one([...OTP, ...PSMS, ...REDIRECT]), rule: Math.floor(rand() * RULES.length) })
+    else if (r < 0.97) steps.push({ op: 'unrule', pick: pick() })
+    // `dcb seed` of one of the always-succeeds numbers (a runtime rule may fail its renewals).
+    else steps.push({ op: 'seed', msisdn: one(['60123456001', '60133456001']), service: one(MY_SERVICES) })
   }
   return steps
 }
@@ -139,6 +142,14 @@ async function run(engine: Engine, pending: string[], s: Step): Promise<string> 
     case 'rule': {
       const r = await engine.addRule({ match: { msisdn: s.msisdn }, ...RULES[s.rule] })
       return `rule ${r.id}`
+    }
+    case 'seed': {
+      try {
+        return `seeded ${(await engine.seed(1, { firstMsisdn: s.msisdn, service: s.service })).join()}`
+      } catch (e) {
+        if (!(e instanceof SandboxError)) throw e
+        return e.code
+      }
     }
     case 'unrule': {
       const id = of([...engine.state.rules.keys()], s.pick)
