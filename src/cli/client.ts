@@ -353,6 +353,7 @@ function answeredState(e: Record<string, any>): string | undefined {
   return typeof state === 'string' ? state : undefined
 }
 
+/** A subscription status in its color (ACTIVE green, CANCELED yellow, EXPIRED red). */
 const stateColor = (state: string) => (state === 'ACTIVE' ? chalk.green : state === 'CANCELED' ? chalk.yellow : chalk.red)
 
 const LOGGED_EVENTS = 5
@@ -403,25 +404,30 @@ export async function scenarios(o: Opts): Promise<void> {
     )
 }
 
-/** One subscription: its fields, its charge history, and the handset messages about it. */
+/**
+ * One subscription: its fields, then its timeline as the control API gives it, oldest first (state
+ * changes, charges, the messages sent about it, the requests about it in the request log).
+ */
 export async function subscription(id: string, o: Opts): Promise<void> {
   const c = clientFrom(o)
   await warnOfNewSession(c, o)
   const sub = await guard(() => c.subscription(id))
   // --json: the control API's answer as it is (GET /_sandbox/subscriptions/ID), for scripts that know it.
   if (o.json) return printJson(sub)
-  const inbox = await guard(() => c.sms(String(sub.msisdn)))
-  const messages = inbox.messages.filter((m) => m.subscription_id === id || String(m.id).startsWith(`${id}.`))
-  const { charges, ...fields } = sub as Record<string, any> & { charges: Record<string, any>[] }
-  const color = fields.status === 'ACTIVE' ? chalk.green : fields.status === 'CANCELED' ? chalk.yellow : chalk.red
-  out(`${chalk.bold(id)}  ${color(fields.status)}`)
+  const { charges: _charges, timeline, ...fields } = sub as Record<string, any> & { timeline: Record<string, any>[] }
+  out(`${chalk.bold(id)}  ${stateColor(fields.status)(fields.status)}`)
   printFields(fields)
-  out(`\n${chalk.bold('charges')} ${chalk.dim(`(${charges.length} kept of ${fields.charge_count}, oldest first)`)}`)
-  for (const ch of charges)
-    out(
-      `  ${chalk.dim(ch.at)} ${String(ch.kind).padEnd(8)} ${(ch.outcome === 'SUCCESS' ? chalk.green : chalk.red)(String(ch.outcome).padEnd(22))} ${ch.amount ?? ''} ${ch.currency ?? ''}${ch.reason ? `\n    ${chalk.dim('why:')} ${ch.reason}` : ''}`,
-    )
-  out(`\n${chalk.bold('events')} ${chalk.dim('(the messages the handset received about it, newest first)')}`)
-  if (!messages.length) out(chalk.dim('  none'))
-  for (const m of messages) out(`  ${chalk.dim(m.at)} ${String(m.kind ?? '').padEnd(14)} ${m.text}`)
+  out(`\n${chalk.bold('timeline')} ${chalk.dim('(oldest first: state changes, charges, messages sent about it, requests about it)')}`)
+  for (const e of timeline) {
+    const why = (text: unknown) => (text ? `\n    ${chalk.dim('why:')} ${text}` : '')
+    const head = `  ${chalk.dim(e.at)} ${String(e.type).padEnd(8)}`
+    if (e.type === 'state') {
+      const by = e.superseded_by ? ` by ${e.superseded_by}` : ''
+      out(`${head} ${e.from ?? 'new'} -> ${stateColor(e.to)(e.to)} ${chalk.dim(`(${e.cause}${by})`)}`)
+    } else if (e.type === 'charge') {
+      const outcome = (e.outcome === 'SUCCESS' ? chalk.green : chalk.red)(String(e.outcome).padEnd(22))
+      out(`${head} ${String(e.kind).padEnd(8)} ${outcome} ${e.amount ?? ''} ${e.currency ?? ''}${why(e.reason)}`)
+    } else if (e.type === 'message') out(`${head} ${String(e.kind).padEnd(14)} ${e.text}`)
+    else out(`${head} #${e.request_id} ${e.method} ${e.path} ${chalk.dim(`${e.http_status}${e.message ? ` ${e.message}` : ''}`)}${why(e.reason)}`)
+  }
 }

@@ -129,18 +129,40 @@ export async function subscriptionsView() {
   }
 }
 
-/** A subscription's life in time order: what the record and its messages say happened, and what is due. */
-function lifecycle(s, messages) {
-  const rows = [{ at: s.subscribed_dt, what: `subscribed (${s.flow})` }]
-  for (const m of messages)
-    if (m.subscription_id === s.subscription_id && m.kind !== 'renewal' && m.kind !== 'renewal_failed')
-      rows.push({ at: m.at, what: `SMS ${m.kind}: ${m.text}` })
-  for (const c of s.charges) rows.push({ at: c.at, what: `${c.kind} charge: ${c.outcome}${c.amount ? ` (${c.amount} ${c.currency || ''})` : ''}` })
-  if (s.canceled_dt) rows.push({ at: s.canceled_dt, what: `canceled${s.cancel_reason ? ` by ${s.cancel_reason}` : ''}` })
-  if (s.status === 'EXPIRED') rows.push({ at: s.expiry_dt, what: 'expired' })
-  if (s.status === 'ACTIVE') rows.push({ at: s.expiry_dt, what: 'renewal due (scheduled)' })
-  if (s.next_retry_dt) rows.push({ at: s.next_retry_dt, what: 'charge retry (scheduled)' })
-  if (s.carrier_cancel_dt) rows.push({ at: s.carrier_cancel_dt, what: 'carrier cancels (scheduled)' })
+/** What changed a subscription's state, in words (the timeline's `cause`). */
+const CAUSES = {
+  verify: 'Verify',
+  consent: 'consent approved',
+  mo: 'MO',
+  renewal: 'renewal failed',
+  retry: 'carrier retry succeeded',
+  lapsed: 'not billed: merchant inactive',
+  cancel: 'canceled through the control API',
+  carrier_cancel: 'canceled by a carrier rule',
+  stop: 'STOP',
+  superseded: 'superseded, carrier retries dropped',
+}
+
+/** One timeline entry (the server's, oldest first): its time, its kind, what happened. */
+function timelineItem(e) {
+  let what
+  if (e.type === 'state') {
+    const change = e.from ? `${e.from} → ${e.to}` : `subscribed: ${e.to}`
+    const by = e.superseded_by ? [' by ', h('a', { href: `#/subscriptions/${encodeURIComponent(e.superseded_by)}` }, e.superseded_by)] : []
+    what = [`${change} (${CAUSES[e.cause] || e.cause}`, ...by, ')']
+  } else if (e.type === 'charge')
+    what = [`${e.kind} charge: ${e.outcome}${e.amount ? ` (${e.amount} ${e.currency || ''})` : ''}`, e.reason ? h('span', { class: 'why' }, e.reason) : null]
+  else if (e.type === 'message') what = [`SMS ${e.kind}: ${e.text}`]
+  else what = [`request #${e.request_id}: ${e.http_status} ${e.method} ${e.path}`, e.reason ? h('span', { class: 'why' }, e.reason) : null]
+  return h('li', {}, h('div', { class: 'line' }, h('time', {}, shortTime(e.at)), h('span', { class: 'tag' }, e.type)), h('p', { class: 'text' }, what))
+}
+
+/** What the clock has due for a subscription (not in its timeline: it has not happened). */
+function scheduled(s) {
+  const rows = []
+  if (s.status === 'ACTIVE') rows.push({ at: s.expiry_dt, what: 'renewal due' })
+  if (s.next_retry_dt) rows.push({ at: s.next_retry_dt, what: 'carrier retry of the failed renewal' })
+  if (s.carrier_cancel_dt) rows.push({ at: s.carrier_cancel_dt, what: 'the carrier cancels' })
   return rows.sort((a, b) => String(a.at).localeCompare(String(b.at)))
 }
 
@@ -148,10 +170,16 @@ export async function subscriptionView(id) {
   const body = h('div')
   const load = async () => {
     const s = await api(`/_sandbox/subscriptions/${encodeURIComponent(id)}`)
-    const messages = (await api(`/_sandbox/messages?msisdn=${encodeURIComponent(s.msisdn)}`)).messages
     const field = (k, v) => [h('dt', {}, k), h('dd', {}, v === null || v === undefined || v === '' ? '—' : String(v))]
     // The server says whether it would take a cancel (`cancelable`): an ended subscription's is refused 409.
-    const ended = s.status === 'CANCELED' ? 'was canceled already' : 'expired and the carrier has no retry left'
+    const by = s.timeline.filter((e) => e.cause === 'superseded').pop()?.superseded_by
+    const ended =
+      s.status === 'CANCELED'
+        ? 'was canceled already'
+        : by
+          ? `expired and its carrier retries were dropped when subscription ${by} superseded it`
+          : 'expired and the carrier has no retry left'
+    const due = scheduled(s)
     const note = s.cancelable ? 'Cancel acts as the carrier: the subscriber gets the cancellation SMS.' : `Nothing to cancel: this subscription ${ended}.`
     const cancel = h(
       'button',
@@ -187,52 +215,17 @@ export async function subscriptionView(id) {
       ),
       h('p', { id: 'cancel-note', class: 'empty' }, note),
       cancel,
-      h('h2', {}, 'Charge history'),
-      s.charges.length
+      h('h2', {}, 'Timeline'),
+      h('p', { class: 'empty' }, 'Oldest first: its state changes, charges, the messages sent about it and the requests about it.'),
+      h('ol', { class: 'items', 'aria-label': 'Timeline, oldest first' }, s.timeline.map(timelineItem)),
+      h('h2', {}, 'Scheduled'),
+      due.length
         ? h(
-            'div',
-            { class: 'table' },
-            h(
-              'table',
-              {},
-              h('caption', { class: 'empty' }, `The latest ${s.charges.length} of ${s.charge_count}`),
-              h(
-                'thead',
-                {},
-                h(
-                  'tr',
-                  {},
-                  h('th', { scope: 'col' }, 'Time'),
-                  h('th', { scope: 'col' }, 'Kind'),
-                  h('th', { scope: 'col' }, 'Outcome'),
-                  h('th', { scope: 'col' }, 'Amount'),
-                ),
-              ),
-              h(
-                'tbody',
-                {},
-                [...s.charges]
-                  .reverse()
-                  .map((c) =>
-                    h(
-                      'tr',
-                      {},
-                      h('td', {}, shortTime(c.at)),
-                      h('td', {}, c.kind),
-                      h('td', {}, c.outcome, c.reason ? h('span', { class: 'why' }, c.reason) : null),
-                      h('td', {}, c.amount ? `${c.amount} ${c.currency || ''}` : '—'),
-                    ),
-                  ),
-              ),
-            ),
+            'ol',
+            { class: 'items', 'aria-label': 'Scheduled events' },
+            due.map((r) => h('li', {}, h('div', { class: 'line' }, h('time', {}, shortTime(r.at))), h('p', { class: 'text' }, r.what))),
           )
-        : h('p', { class: 'empty' }, 'No charges.'),
-      h('h2', {}, 'Lifecycle'),
-      h(
-        'ol',
-        { class: 'items', 'aria-label': 'Lifecycle events' },
-        lifecycle(s, messages).map((r) => h('li', {}, h('div', { class: 'line' }, h('time', {}, shortTime(r.at))), h('p', { class: 'text' }, r.what))),
-      ),
+        : h('p', { class: 'empty' }, 'Nothing is due.'),
     )
   }
   page(

@@ -200,6 +200,46 @@ export const SubscriptionView = StatusPayload.extend({
   charges: z.array(ChargeView).describe('the latest charges, oldest first'),
 })
 export const SubscriptionsAnswer = z.object({ subscriptions: z.array(SubscriptionView) })
+const status = z.enum(['ACTIVE', 'CANCELED', 'EXPIRED'])
+export const TimelineEntry = z.discriminatedUnion('type', [
+  z
+    .object({
+      at: timestamp,
+      type: z.literal('state'),
+      from: status.nullable().describe('null: the activation'),
+      to: status,
+      cause: z
+        .enum(['verify', 'consent', 'mo', 'renewal', 'retry', 'lapsed', 'cancel', 'carrier_cancel', 'stop', 'superseded'])
+        .describe(
+          'verify, consent, mo: the flow that activated it; renewal: a failed renewal; retry: a carrier retry that succeeded; lapsed: an inactive merchant, not billed; cancel: the control API; carrier_cancel: a carrier rule (cancel_after); stop: a STOP message; superseded: a newer subscription of the MSISDN to the service activated, and the carrier retries were dropped',
+        ),
+      superseded_by: z.string().optional().describe('superseded: the subscription that superseded it'),
+    })
+    .describe('a state change'),
+  ChargeView.extend({ type: z.literal('charge') }).describe('a charge'),
+  z
+    .object({ at: timestamp, type: z.literal('message'), message_id: z.string(), kind: z.string(), from: z.string(), text: z.string() })
+    .describe('a message sent to the handset about it'),
+  z
+    .object({
+      at: timestamp.describe('its sandbox time (a clock move: where it ended)'),
+      type: z.literal('request'),
+      request_id: z.number().int().describe('its id in the request log (GET /_sandbox/requests)'),
+      method: z.string(),
+      path: z.string(),
+      http_status: z.number().int(),
+      message: z.string(),
+      reason: z.string().nullable(),
+    })
+    .describe('a request about it in the request log'),
+])
+export const SubscriptionDetail = SubscriptionView.extend({
+  timeline: z
+    .array(TimelineEntry)
+    .describe(
+      "everything about it, oldest first: state changes, charges, messages and requests; as bounded as what it is read from (the latest 100 state changes and charges of the subscription, its handset's messages, the request log)",
+    ),
+})
 export const RuntimeRule = z.object({
   id: z.string(),
   created_at: z.number().describe('epoch ms'),
@@ -361,6 +401,8 @@ export type OtpAnswer = z.infer<typeof OtpAnswer>
 export type MoAnswer = z.infer<typeof MoAnswer>
 export type SubscriptionView = z.infer<typeof SubscriptionView>
 export type SubscriptionsAnswer = z.infer<typeof SubscriptionsAnswer>
+export type TimelineEntry = z.infer<typeof TimelineEntry>
+export type SubscriptionDetail = z.infer<typeof SubscriptionDetail>
 export type RuntimeRule = z.infer<typeof RuntimeRule>
 export type RuleInForce = z.infer<typeof RuleInForce>
 export type WorldDocument = z.infer<typeof WorldDocument>

@@ -29,6 +29,7 @@ import type {
   SmsAnswer,
   SubscriptionFilter,
   SubscriptionsAnswer,
+  SubscriptionDetail,
   SubscriptionView,
 } from './control.js'
 import type { ConsentAnswer, InitAnswer, InitBody, StatusAnswer, StatusBody, VerifyAnswer, VerifyBody } from './merchant.js'
@@ -77,7 +78,7 @@ export interface ControlOperations {
   /** `GET /_sandbox/subscriptions?msisdn=&merchant=&service=&status=&limit=`: any merchant's, newest first. */
   subscriptions(filter?: SubscriptionFilter): Promise<SubscriptionsAnswer>
   /** `GET /_sandbox/subscriptions/{id}`: one subscription with its charges. */
-  subscription(id: string): Promise<SubscriptionView>
+  subscription(id: string): Promise<SubscriptionDetail>
   /** `POST /_sandbox/subscriptions/{id}/cancel`: carrier-side cancellation. */
   cancel(id: string): Promise<SubscriptionView>
   /** `GET /_sandbox/clock` */

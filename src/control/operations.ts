@@ -11,7 +11,7 @@ import { SandboxError } from '../core/errors.js'
 import { scenarioList } from '../core/scenarios.js'
 import type { SmsRecord } from '../core/state.js'
 import { formatTimestamp, parseTimestamp, timeProblem } from '../core/time.js'
-import type { MoAnswer, OtpAnswer, SmsMessage, SubscriptionView, WorldDocument } from '../contract/control.js'
+import type { MoAnswer, OtpAnswer, SmsMessage, SubscriptionDetail, SubscriptionView, WorldDocument } from '../contract/control.js'
 import type { ControlOperations } from '../contract/operations.js'
 import { aboutSubscription } from '../runtime/journal-about.js'
 import type { RequestJournal } from '../runtime/request-log.js'
@@ -132,7 +132,18 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
       return { subscriptions: engine.listSubscriptions(f) as SubscriptionView[] }
     },
     async subscription(id) {
-      return engine.subscription(id) as SubscriptionView
+      await journal.sync?.()
+      // The request log's entries about it (bounded: the whole log is read), oldest first in its timeline.
+      const requests = aboutSubscription(journal.list(journal.capacity, 0), id).map((e) => ({
+        at: parseTimestamp(e.sandbox_time),
+        request_id: e.id,
+        method: e.method,
+        path: e.path,
+        http_status: e.http_status,
+        message: e.message,
+        reason: e.reason,
+      }))
+      return engine.subscription(id, requests) as SubscriptionDetail
     },
     async cancel(id) {
       return (await engine.cancel(id)) as SubscriptionView

@@ -26,7 +26,8 @@ import { seed, type SeedOptions, type SeedPlan } from './seeding.js'
 import type { Change, RuntimeRuleRecord, SmsRecord, State, SubscriptionRecord } from './state.js'
 import type { Tx } from './tx.js'
 import { Subscriptions } from './subscriptions.js'
-import { SubscriptionViews, type SubscriptionFilter, type SubscriptionView } from './views.js'
+import { SubscriptionViews, type SubscriptionDetail, type SubscriptionFilter, type SubscriptionView } from './views.js'
+import type { RequestMention } from './timeline.js'
 import type { WorldSources } from './layering.js'
 import { worldNames, type WorldNames } from './world-names.js'
 import { worldDocument, type WorldDocument } from './world-doc.js'
@@ -278,7 +279,7 @@ export class Engine {
   /** Carrier-side cancellation. */
   cancel(id: string): Promise<SubscriptionView> {
     return this.ctx.write((tx, now) => {
-      const done = this.subscriptions.cancelByCarrier(tx, now, this.subscriptions.cancelable(id))
+      const done = this.subscriptions.cancelByCarrier(tx, now, this.subscriptions.cancelable(id), 'cancel')
       this.coverage.count(tx, done.merchant, 'carrier.canceled', now)
       this.coverage.changed(tx, done, now)
       return this.views.view(done)
@@ -295,8 +296,9 @@ export class Engine {
     return this.views.list(filter)
   }
 
-  subscription(id: string): SubscriptionView {
-    return this.views.get(id)
+  /** One subscription with its timeline (`requests`: the request log's entries about it, which the engine does not keep). */
+  subscription(id: string, requests: readonly RequestMention[] = []): SubscriptionDetail {
+    return this.views.detail(id, (msisdn) => this.smsFor(msisdn), requests)
   }
 
   /** The handset's messages, newest first (with the carrier's charge notices). */

@@ -34,7 +34,11 @@ export const CONTROL_ERRORS = {
   CLOCK_BACKWARDS: { status: 409, describe: 'the sandbox clock cannot move backwards (reset starts over)' },
   RULE_EXISTS: { status: 409, describe: 'a runtime rule with this id exists already' },
   ALREADY_CANCELED: { status: 409, describe: 'the subscription is canceled already' },
-  ALREADY_EXPIRED: { status: 409, describe: 'the subscription expired and the carrier has no retry left: there is nothing to cancel' },
+  ALREADY_EXPIRED: {
+    status: 409,
+    describe:
+      'the subscription expired and the carrier has no retry left (or a newer subscription superseded it, dropping its retries): there is nothing to cancel',
+  },
   SANDBOX_CLOSED: { status: 410, describe: 'the library: the sandbox was closed (close())' },
   PAYLOAD_TOO_LARGE: { status: 413, describe: 'the body is larger than 64 KiB' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, describe: 'a POST needs Content-Type: application/json, an empty body too' },

@@ -14,7 +14,7 @@ import type { Subscriptions } from './subscriptions.js'
 import { addDuration, formatTimestamp } from './time.js'
 import { MAX_DELAY_MS } from './limits.js'
 import type { SubscriptionViews } from './views.js'
-import { count, integrationReason, quote } from './why.js'
+import { count, integrationReason, notSubscriptionReason, quote } from './why.js'
 import { didYouMean } from './nearest.js'
 import type { Merchant, WorldIndex } from './world.js'
 
@@ -183,11 +183,18 @@ export class MerchantFlow {
     return withMsisdn(out, msisdn)
   }
 
+  /** SUBSCRIPTION_NOT_FOUND; the reason says when the id is one of the merchant's verification or consent requests (another's reads as unknown). */
+  private notFound(merchant: Merchant, id: string): Outcome {
+    const verif = this.ctx.state.verifs.get(id)
+    if (!verif || verif.merchant !== merchant.id) return fail('SUBSCRIPTION_NOT_FOUND', undefined, `subscription_id ${quote(id)} is unknown`)
+    return withMsisdn(fail('SUBSCRIPTION_NOT_FOUND', undefined, notSubscriptionReason(id, verif)), verif.msisdn)
+  }
+
   status(tx: Tx, merchant: Merchant, input: StatusInput): Outcome {
     const { world, ruleset } = this.ctx
     const sub = this.ctx.state.subs.get(input.subscription_id)
     // Another merchant's subscription reads as an unknown one.
-    if (!sub || sub.merchant !== merchant.id) return fail('SUBSCRIPTION_NOT_FOUND', undefined, `subscription_id ${quote(input.subscription_id)} is unknown`)
+    if (!sub || sub.merchant !== merchant.id) return this.notFound(merchant, input.subscription_id)
     const found = world.integration(merchant.id, sub.service, sub.country)
     if (!found) return withMsisdn(notConfigured(world, merchant, sub.service, sub.country), sub.msisdn)
     // The `api` step, then the call's own (the candidates ride beside the subscription: no key to build).

@@ -126,7 +126,7 @@ export class MoFlow {
       const s = state.subs.get(id)!
       if (s.carrier !== carrier.code || hasEnded(s) || s.flow !== 'psms') continue
       if (only && s.service !== only.service.code) continue
-      const ended = this.subscriptions.end(tx, now, s, 'mo_stop')
+      const ended = this.subscriptions.end(tx, now, s, 'mo_stop', 'stop')
       this.ctx.coverage.count(tx, s.merchant, 'mo.stop', now)
       this.ctx.coverage.changed(tx, ended, now)
       const service = world.service(s.merchant, s.service)

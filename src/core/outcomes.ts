@@ -81,7 +81,11 @@ const PLATFORM = {
   IP_NOT_ALLOWED: platform(403, 'UNAUTHORIZED', 'the source IP is not on the merchant allowlist'),
   MERCHANT_SERVICE_NOT_CONFIGURED: platform(403, 'MERCHANT_SERVICE_NOT_CONFIGURED', 'no integration for the service and country'),
   NOT_FOUND: platform(404, 'NOT_FOUND', 'no such path'),
-  SUBSCRIPTION_NOT_FOUND: platform(404, 'SUBSCRIPTION_NOT_FOUND', 'no subscription of this merchant has that ID'),
+  SUBSCRIPTION_NOT_FOUND: platform(
+    404,
+    'SUBSCRIPTION_NOT_FOUND',
+    "no subscription of this merchant has that ID (the reason says when it is one of its verification or consent requests' ids)",
+  ),
   METHOD_NOT_ALLOWED: platform(405, 'METHOD_NOT_ALLOWED', 'only POST is allowed'),
   SESSION_LIMIT: platform(429, 'SESSION_LIMIT', 'the sandbox holds --max-sessions sessions (of a shared store: the database): a new one is refused'),
   SERVER_ERROR: platform(

@@ -10,7 +10,7 @@ import { subEventAt } from './queue.js'
 import { renewalPlan, type RenewalPlan } from './renewal-plan.js'
 import type { Charge, SubscriptionRecord } from './state.js'
 import type { Tx } from './tx.js'
-import type { Subscriptions } from './subscriptions.js'
+import { withTransition, type Subscriptions } from './subscriptions.js'
 import { addDuration } from './time.js'
 import { ruleReason } from './why.js'
 import type { Rule } from './world-schema.js'
@@ -74,7 +74,7 @@ export class Renewals {
   /** Runs a subscription's due event (carrier cancellation, renewal or retry); answers the record after it. */
   private subEvent(tx: Tx, sub: SubscriptionRecord, at: number, log: EventLog | null, plan: RenewalPlan): SubscriptionRecord {
     if (sub.status === 'ACTIVE' && sub.carrier_cancel_at !== null && sub.carrier_cancel_at <= sub.expiry_at && at === sub.carrier_cancel_at) {
-      const done = this.subscriptions.cancelByCarrier(tx, at, sub)
+      const done = this.subscriptions.cancelByCarrier(tx, at, sub, 'carrier_cancel')
       this.ctx.coverage.count(tx, sub.merchant, 'carrier.canceled', at)
       this.ctx.coverage.changed(tx, done, at)
       log?.sub(at, 'carrier_canceled', done, plan.subject)
@@ -84,6 +84,7 @@ export class Renewals {
     if (!plan.billed) {
       // An inactive merchant's subscription: nothing is charged, so it lapses at its expiry (a pending retry is dropped).
       const lapsed: SubscriptionRecord = { ...sub, status: 'EXPIRED', next_retry_at: null }
+      if (!isRetry) lapsed.history = withTransition(sub, { at, from: 'ACTIVE', to: 'EXPIRED', cause: 'lapsed' }, this.ctx.limits.chargesPerSubscription)
       tx.put('subs', sub.id, lapsed)
       log?.sub(at, isRetry ? 'retry_skipped' : 'renewal_skipped', lapsed, plan.subject, 'UNAUTHORIZED')
       return lapsed
@@ -117,6 +118,7 @@ export class Renewals {
         next_retry_at: null,
         charges,
         charge_count: sub.charge_count + 1,
+        history: withTransition(sub, { at, from: 'EXPIRED', to: 'ACTIVE', cause: 'retry' }, keep),
       }
       tx.put('subs', sub.id, renewed)
       this.inbox.chargeMade(renewed, plan)
@@ -128,6 +130,7 @@ export class Renewals {
     const retries = isRetry ? sub.retries + 1 : 0
     const nextRetry = retries < retry.max ? addDuration(at, this.ctx.world.period(retry.every)) : null
     const failed: SubscriptionRecord = { ...sub, status: 'EXPIRED', retries, next_retry_at: nextRetry, charges, charge_count: sub.charge_count + 1 }
+    if (!isRetry) failed.history = withTransition(sub, { at, from: 'ACTIVE', to: 'EXPIRED', cause: 'renewal' }, keep)
     tx.put('subs', sub.id, failed)
     this.inbox.chargeMade(failed, plan)
     // A failed retry counts nowhere: the subscription was EXPIRED already.

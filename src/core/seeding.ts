@@ -5,7 +5,7 @@
 import { SandboxError } from './errors.js'
 import { didYouMean } from './nearest.js'
 import type { EngineContext } from './context.js'
-import { newSubscription } from './subscriptions.js'
+import { newSubscription, supersede } from './subscriptions.js'
 import { addDuration, type Duration } from './time.js'
 import type { State } from './state.js'
 import type { Carrier, Integration, Service, WorldIndex } from './world.js'
@@ -143,6 +143,7 @@ export function seed(ctx: EngineContext, count: number, o: SeedOptions, checked?
       })
       tx.put('subs', sub.id, sub)
       ctx.queue.scheduleSub(sub)
+      supersede(ctx, tx, now, sub)
       ids.push(sub.id)
     }
     return ids

@@ -17,6 +17,23 @@ export interface Charge {
 
 export type SubscriptionStatus = 'ACTIVE' | 'CANCELED' | 'EXPIRED'
 
+/**
+ * What changed a subscription's state: a renewal or retry charge, a cancel by the control API
+ * (`cancel`) or by a carrier rule (`carrier_cancel`), a STOP, an inactive merchant's lapse, or a
+ * newer subscription of the same MSISDN and service (`superseded`: its carrier retries dropped).
+ */
+export type TransitionCause = 'renewal' | 'retry' | 'lapsed' | 'cancel' | 'carrier_cancel' | 'stop' | 'superseded'
+
+/** One state change of a subscription after its activation (the activation is its `subscribed_at`). */
+export interface Transition {
+  at: number
+  from: SubscriptionStatus
+  to: SubscriptionStatus
+  cause: TransitionCause
+  /** `superseded`: the subscription whose activation dropped this one's retries. */
+  superseded_by?: string
+}
+
 export interface SubscriptionRecord {
   id: string
   merchant: string
@@ -44,6 +61,11 @@ export interface SubscriptionRecord {
   /** The latest charges (bounded); `charge_count` counts every charge ever made. */
   charges: Charge[]
   charge_count: number
+  /**
+   * Its state changes after the activation, oldest first, the latest kept (bounded as `charges`).
+   * Absent until the first (and in records written before it was kept: the timeline reads the rest).
+   */
+  history?: Transition[]
 }
 
 export interface VerificationRecord {

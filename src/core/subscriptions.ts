@@ -9,8 +9,9 @@ import type { Inbox } from './inbox.js'
 import { subscriptionCapReason } from './limits.js'
 import type { CarrierCode } from './outcomes.js'
 import { chargeDecision } from './rules.js'
-import type { SubscriptionRecord, VerificationRecord } from './state.js'
+import type { SubscriptionRecord, Transition, TransitionCause, VerificationRecord } from './state.js'
 import type { Tx } from './tx.js'
+import { derivedHistory } from './timeline.js'
 import { addDuration, describePeriod, formatTimestamp, type Duration } from './time.js'
 import type { Carrier, Integration, Service } from './world.js'
 
@@ -128,6 +129,7 @@ export class Subscriptions {
     if (activation?.cancel_after) sub.carrier_cancel_at = addDuration(now, world.period(activation.cancel_after))
     tx.put('subs', sub.id, sub)
     this.ctx.queue.scheduleSub(sub)
+    supersede(this.ctx, tx, now, sub)
     settle('SUCCESS', sub.id)
     const carrier = world.carriers.get(carrierCode)
     this.inbox.send(tx, now, {
@@ -145,14 +147,26 @@ export class Subscriptions {
     return sub
   }
 
-  /** Ends a subscription (no message: see `notifyCanceled`); answers the record after. */
-  end(tx: Tx, now: number, sub: SubscriptionRecord, reason: string): SubscriptionRecord {
-    return tx.put('subs', sub.id, { ...sub, status: 'CANCELED', canceled_at: now, cancel_reason: reason, next_retry_at: null, carrier_cancel_at: null })
+  /** Ends a subscription (no message: see `notifyCanceled`); answers the record after. `cause`: what ended it, for its history. */
+  end(tx: Tx, now: number, sub: SubscriptionRecord, reason: string, cause: TransitionCause): SubscriptionRecord {
+    const history = withTransition(sub, { at: now, from: sub.status, to: 'CANCELED', cause }, this.ctx.limits.chargesPerSubscription)
+    return tx.put('subs', sub.id, {
+      ...sub,
+      status: 'CANCELED',
+      canceled_at: now,
+      cancel_reason: reason,
+      next_retry_at: null,
+      carrier_cancel_at: null,
+      history,
+    })
   }
 
-  /** The carrier cancels a subscription (the control API, or a rule's `cancel_after` falling due) and tells the handset. */
-  cancelByCarrier(tx: Tx, now: number, sub: SubscriptionRecord): SubscriptionRecord {
-    const done = this.end(tx, now, sub, 'carrier')
+  /**
+   * The carrier cancels a subscription and tells the handset: asked through the control API
+   * (`cancel`), or a rule's `cancel_after` falling due (`carrier_cancel`).
+   */
+  cancelByCarrier(tx: Tx, now: number, sub: SubscriptionRecord, cause: 'cancel' | 'carrier_cancel'): SubscriptionRecord {
+    const done = this.end(tx, now, sub, 'carrier', cause)
     const service = this.ctx.world.service(done.merchant, done.service)
     const carrier = this.ctx.world.carriers.get(done.carrier)
     this.inbox.send(tx, now, {
@@ -174,13 +188,40 @@ export class Subscriptions {
     const sub = this.ctx.state.subs.get(id)
     if (!sub) throw new SandboxError('SUBSCRIPTION_NOT_FOUND', `no subscription ${id}`)
     if (sub.status === 'CANCELED') throw new SandboxError('ALREADY_CANCELED', `subscription ${id} was canceled at ${formatTimestamp(sub.canceled_at!)}`)
-    if (hasEnded(sub))
-      throw new SandboxError(
-        'ALREADY_EXPIRED',
-        `subscription ${id} expired at ${formatTimestamp(sub.expiry_at)} and the carrier has no retry left: there is nothing to cancel`,
-      )
+    if (hasEnded(sub)) {
+      const by = sub.history?.filter((t) => t.cause === 'superseded').pop()?.superseded_by
+      const left = by ? `its carrier retries were dropped when subscription ${by} superseded it` : 'the carrier has no retry left'
+      throw new SandboxError('ALREADY_EXPIRED', `subscription ${id} expired at ${formatTimestamp(sub.expiry_at)} and ${left}: there is nothing to cancel`)
+    }
     return sub
   }
+}
+
+/**
+ * Drops the carrier retries of the EXPIRED subscriptions of a new one's MSISDN and service (any
+ * flow, or a seed): a retry that succeeded would make a second ACTIVE one, charged for the same
+ * time. Their history names the new subscription. (Their queue entries go stale: nothing is due.)
+ */
+export function supersede(ctx: EngineContext, tx: Tx, now: number, sub: SubscriptionRecord): void {
+  const { state, limits } = ctx
+  const ids = state.subsByMsisdn.get(sub.msisdn)
+  if (!ids || ids.size < 2) return
+  for (const id of ids) {
+    const s = state.subs.get(id)
+    if (!s || s.id === sub.id || s.status !== 'EXPIRED' || s.next_retry_at === null || s.merchant !== sub.merchant || s.service !== sub.service) continue
+    const t: Transition = { at: now, from: 'EXPIRED', to: 'EXPIRED', cause: 'superseded', superseded_by: sub.id }
+    tx.put('subs', s.id, { ...s, next_retry_at: null, history: withTransition(s, t, limits.chargesPerSubscription) })
+  }
+}
+
+/**
+ * A subscription's history with one more state change, cut to its latest `keep` (a new list: the
+ * record's may have been seen). A record written before the history was kept starts with what its
+ * charges tell.
+ */
+export function withTransition(sub: SubscriptionRecord, t: Transition, keep: number): Transition[] {
+  const history = sub.history ?? derivedHistory(sub)
+  return [...history.slice(Math.max(0, history.length - keep + 1)), t]
 }
 
 /**

@@ -4,9 +4,10 @@
  */
 import { SandboxError } from './errors.js'
 import type { EngineContext } from './context.js'
-import type { Charge, SubscriptionRecord, SubscriptionStatus } from './state.js'
+import type { Charge, SmsRecord, SubscriptionRecord, SubscriptionStatus } from './state.js'
 import { hasEnded } from './subscriptions.js'
 import { formatTimestamp } from './time.js'
+import { timeline, type RequestMention, type TimelineEntry } from './timeline.js'
 import type { Service } from './world.js'
 
 /** The nine fields of the Status payload, in the spec's order. */
@@ -40,6 +41,11 @@ export interface SubscriptionView extends StatusPayload {
   cancelable: boolean
   charge_count: number
   charges: ChargeView[]
+}
+
+/** One subscription as `GET /_sandbox/subscriptions/ID` shows it: the view and its timeline. */
+export interface SubscriptionDetail extends SubscriptionView {
+  timeline: TimelineEntry[]
 }
 
 export interface SubscriptionFilter {
@@ -88,6 +94,12 @@ export class SubscriptionViews {
   /** The subscription with this id; a SandboxError when there is none. */
   get(id: string): SubscriptionView {
     return this.view(this.record(id))
+  }
+
+  /** The subscription with its timeline: `messagesOf` a handset's messages, `requests` the request log's entries about it. */
+  detail(id: string, messagesOf: (msisdn: string) => SmsRecord[], requests: readonly RequestMention[]): SubscriptionDetail {
+    const sub = this.record(id)
+    return { ...this.view(sub), timeline: timeline(sub, messagesOf(sub.msisdn), requests) }
   }
 
   record(id: string): SubscriptionRecord {

@@ -4,6 +4,7 @@
  * Input it echoes is JSON-escaped and ASCII-only, so a reason is always one printable line.
  */
 import { describeMatch } from './scenarios.js'
+import type { VerificationRecord } from './state.js'
 import type { Rule } from './world-schema.js'
 
 /** A value as JSON, every character outside printable ASCII escaped, cut to `max` characters. */
@@ -35,4 +36,15 @@ export function ruleReason(rule: Rule, what: string): string {
  */
 export function integrationReason(hasService: boolean, merchant: string, service: string, country: string, meant = ''): string {
   return `${hasService ? `service ${service} has no integration in ${country}` : `merchant ${merchant} has no service ${quote(service)}`}${meant}`
+}
+
+/**
+ * Why Status found no subscription for an id that is the merchant's verification or consent
+ * request: what the id is, and where its subscription_id comes from (or which one it gave).
+ */
+export function notSubscriptionReason(id: string, verif: VerificationRecord): string {
+  const made = verif.subscription_id
+  if (verif.flow === 'otp')
+    return `subscription_id ${quote(id)} is a verification's id (verif_request_id of an Init for ${verif.msisdn}), not a subscription's: ${made ? `its Verify gave ${made}` : 'Verify it to get a subscription_id'}`
+  return `subscription_id ${quote(id)} is a consent request's id (of an Init for ${verif.msisdn}), not a subscription's: ${made ? `its approval gave ${made}` : 'the return URL brings the subscription_id once approved'}`
 }

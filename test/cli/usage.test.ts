@@ -348,14 +348,16 @@ describe('dcb rules', () => {
 })
 
 describe('dcb subscription', () => {
-  it('shows one subscription with its charge history and the messages about it; --json too', async () => {
+  it('shows one subscription with its timeline (charges, messages about it, ...); --json too', async () => {
     const id = await c.subscribe('60123456001')
     await c.control('/clock/advance', { by: 'P1M' })
     const r = await run(['subscription', id])
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(new RegExp(`^${id} {2}ACTIVE`, 'm'))
-    expect(r.stdout).toMatch(/charges \(2 kept of 2, oldest first\)\n.*first +SUCCESS.*9\.90 MYR\n.*renewal +SUCCESS/)
-    expect(r.stdout).toMatch(/events[\s\S]*Welcome to Stream Plus/)
+    // One timeline, oldest first: the first charge, the welcome, then the renewal.
+    expect(r.stdout).toMatch(
+      /timeline \(oldest first[^\n]*\n(.*\n)*.*charge +first +SUCCESS.*9\.90 MYR\n(.*\n)*.*message +welcome +Welcome to Stream Plus(.*\n)*.*charge +renewal +SUCCESS/,
+    )
     // --json prints the control API's answer as it is.
     const json = JSON.parse((await run(['subscription', id, '--json'])).stdout)
     expect(json).toEqual((await c.control(`/subscriptions/${id}`)).body)

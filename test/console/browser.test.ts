@@ -103,7 +103,10 @@ describe('the console in chromium', () => {
     await page.getByRole('button', { name: 'Cancel', exact: true }).click()
     await page.getByText(/canceled by the carrier/).waitFor({ timeout: 5000 })
     await expect.poll(async () => (await c.control('/subscriptions?msisdn=601300001042')).body.subscriptions[0].status).toBe('CANCELED')
-    await page.getByRole('list', { name: 'Lifecycle events' }).getByText('canceled by carrier').waitFor({ timeout: 2000 })
+    await page
+      .getByRole('list', { name: 'Timeline, oldest first' })
+      .getByText('ACTIVE → CANCELED (canceled through the control API)')
+      .waitFor({ timeout: 2000 })
     expect(await page.getByRole('button', { name: 'Cancel', exact: true }).isDisabled()).toBe(true)
   })
 
@@ -286,9 +289,53 @@ describe('the console in chromium', () => {
     await expect
       .poll(() => list.locator('summary').first().textContent())
       .toMatch(/^200 POST \/_sandbox\/clock\/advance .*Ran: .*renewal_failed( 60123456301)? INSUFFICIENT_FUNDS/)
-    // The subscription's charge history says which rule failed the renewal.
+    // The subscription's timeline says which rule failed the renewal.
     await fresh.goto(`${c.url}/#/subscriptions/${id}`)
-    await fresh.getByRole('cell', { name: 'INSUFFICIENT_FUNDS rule renewal-301 (ending 301): renewal INSUFFICIENT_FUNDS' }).waitFor()
+    await fresh
+      .getByRole('list', { name: 'Timeline, oldest first' })
+      .getByRole('listitem')
+      .filter({ hasText: 'renewal charge: INSUFFICIENT_FUNDS' })
+      .getByText('rule renewal-301 (ending 301): renewal INSUFFICIENT_FUNDS', { exact: true })
+      .waitFor()
+    await fresh.close()
+  })
+
+  it("shows a subscription's timeline as one list, oldest first: a retry that succeeded (EXPIRED → ACTIVE), a superseded one", async () => {
+    const retried = await c.subscribe('60123459302')
+    const mo = () => c.control('/mo', { msisdn: '60133459302', short_code: '32123', text: 'STREAM' })
+    const old = (await mo()).body.subscription_id
+    await c.control('/clock/advance', { by: 'P1M' })
+    const again = (await mo()).body.subscription_id
+    await c.control('/clock/advance', { by: 'P1D' })
+    const api = (await c.control(`/subscriptions/${retried}`)).body
+    const fresh = await openPage()
+    const items = async (id: string) => {
+      await fresh.goto(`${c.url}/#/subscriptions/${id}`)
+      const list = fresh.getByRole('list', { name: 'Timeline, oldest first' })
+      await list.waitFor()
+      return list.getByRole('listitem').allTextContents()
+    }
+    const shown = await items(retried)
+    // The server's timeline, in its order, one item each.
+    expect(shown).toHaveLength(api.timeline.length)
+    const times = shown.map((t) => t.slice(0, 19))
+    expect(times).toEqual(api.timeline.map((e: any) => e.at.slice(0, 19).replace('T', ' ')))
+    expect(times).toEqual([...times].sort())
+    const states = shown.filter((t) => t.includes(' → ') || t.includes('subscribed: '))
+    expect(states.map((t) => t.slice(19).replace(/^state/, ''))).toEqual([
+      'subscribed: ACTIVE (Verify)',
+      'ACTIVE → EXPIRED (renewal failed)',
+      'EXPIRED → ACTIVE (carrier retry succeeded)',
+    ])
+    const superseded = await items(old)
+    expect(superseded[superseded.length - 1]).toContain(`EXPIRED → EXPIRED (superseded, carrier retries dropped by ${again})`)
+    await fresh.getByRole('link', { name: again }).click()
+    await fresh.getByRole('heading', { level: 1, name: `Subscription ${again}` }).waitFor()
+    expect(await fresh.locator('#cancel-note').textContent()).toBe('Cancel acts as the carrier: the subscriber gets the cancellation SMS.')
+    await fresh.goto(`${c.url}/#/subscriptions/${old}`)
+    await expect
+      .poll(() => fresh.locator('#cancel-note').textContent())
+      .toBe(`Nothing to cancel: this subscription expired and its carrier retries were dropped when subscription ${again} superseded it.`)
     await fresh.close()
   })
 

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CONTROL_ROUTES, SESSION_ROUTES } from '../../src/http/control-routes.js'
-import { SessionsAnswer, SubscriptionView } from '../../src/contract/control.js'
+import { SessionsAnswer, SubscriptionDetail } from '../../src/contract/control.js'
 import { CONTROL_CALLS } from '../../src/contract/calls.js'
 import { tempDir, useSandbox } from '../helpers.js'
 
@@ -46,7 +46,10 @@ describe('/openapi.json', () => {
     expect(subscription.required).toContain('cancelable')
     expect(subscription.properties.cancelable.type).toBe('boolean')
     const id = await c.subscribe('60123456001')
-    expect(SubscriptionView.strict().parse(await (await fetch(`${c.url}/_sandbox/subscriptions/${id}`)).json())).toMatchObject({ cancelable: true })
+    expect(SubscriptionDetail.strict().parse(await (await fetch(`${c.url}/_sandbox/subscriptions/${id}`)).json())).toMatchObject({
+      cancelable: true,
+      timeline: expect.any(Array),
+    })
     expect(doc.paths['/_sandbox/otp'].get.parameters.map((p: any) => [p.name, p.required])).toEqual([
       ['msisdn', true],
       ['wait', false],

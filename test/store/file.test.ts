@@ -399,7 +399,9 @@ describe('charge history in the journal', () => {
     try {
       const v = verification as { id: string }
       expect(b.sandbox.engine.state.verifs.get(v.id)).toEqual(verification)
-      expect((await b.control(`/subscriptions/${subscriptionId}`)).body).toEqual(subscription)
+      // The record whole again; the request log is not kept across a restart, so its entries leave the timeline.
+      const withoutRequests = (sub: any) => ({ ...sub, timeline: sub.timeline.filter((e: any) => e.type !== 'request') })
+      expect(withoutRequests((await b.control(`/subscriptions/${subscriptionId}`)).body)).toEqual(withoutRequests(subscription))
     } finally {
       await b.close()
     }
