@@ -354,9 +354,7 @@ export class Engine {
   }
 
   /** Stored runtime rules left out of force, each with why (a regex costlier than a rule may be: stored by an older version). */
-  disabledRules(): readonly { id: string; problem: string }[] {
-    return this.ctx.ruleset.disabled
-  }
+  readonly disabledRules = (): readonly { id: string; problem: string }[] => this.ctx.ruleset.disabled
 
   /**
    * Adds a runtime rule, checked by the one rule validation (schema, step/effect table, names in
