@@ -20,6 +20,7 @@ import { Inbox } from './inbox.js'
 import { MerchantFlow, type InitInput, type StatusInput, type VerifyInput } from './merchant-flow.js'
 import { MoFlow, type MoInput, type MoResult } from './mo-flow.js'
 import type { Outcome } from './outcomes.js'
+import type { OtpLookup } from './otp-sms.js'
 import { Renewals } from './renewals.js'
 import { MAX_RUNTIME_RULES, type RuleInForce } from './ruleset.js'
 import { seed, type SeedOptions, type SeedPlan } from './seeding.js'
@@ -84,7 +85,7 @@ export class Engine {
     this.merchantFlow = new MerchantFlow(ctx, this.inbox, this.subscriptions, this.views)
     this.moFlow = new MoFlow(ctx, this.inbox, this.subscriptions)
     this.consentFlow = new ConsentFlow(ctx, this.subscriptions)
-    const renewals = new Renewals(ctx, this.subscriptions, this.inbox)
+    const renewals = new Renewals(ctx, this.subscriptions, this.inbox, this.merchantFlow.otpSms)
     ctx.runDueWith((tx, to, log, budget) => renewals.runDue(tx, to, log, budget))
     // A shared store: the messages other processes sent reach this one's listeners (an OTP long poll).
     if (opts.gate)
@@ -312,6 +313,11 @@ export class Engine {
   /** The latest OTP SMS of an MSISDN, or undefined. */
   latestOtp(msisdn: string): SmsRecord | undefined {
     return this.inbox.latestOtp(msisdn)
+  }
+
+  /** An OTP SMS (an MSISDN's latest Init's, or a verification request's), or why there is none: `OtpSms.lookup`. */
+  otpLookup(q: { msisdn?: string; verif_request_id?: string }): OtpLookup {
+    return this.merchantFlow.otpSms.lookup(q)
   }
 
   /** Calls `listener` for every SMS sent from now on; returns the unsubscribe function. */
