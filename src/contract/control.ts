@@ -378,7 +378,7 @@ export type CoverageQuery = z.infer<typeof CoverageQuery>
 export type CoverageAnswer = z.infer<typeof CoverageAnswer>
 export type MerchantCoverage = z.infer<typeof MerchantCoverage>
 export type CoverageFinding = z.infer<typeof CoverageFinding>
-/** An outcome's id in a coverage answer (`init.otp`, `verify.INSUFFICIENT_FUNDS`, …: 45 of them). */
+/** An outcome's id in a coverage answer (`init.otp`, `verify.INSUFFICIENT_FUNDS`, …: 47 of them). */
 export type CoverageOutcomeId = z.infer<typeof CoverageOutcomeCount>['id']
 export type Scenario = z.infer<typeof Scenario>
 export type ScenariosAnswer = z.infer<typeof ScenariosAnswer>

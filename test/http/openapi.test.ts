@@ -48,7 +48,8 @@ describe('/openapi.json', () => {
     const id = await c.subscribe('60123456001')
     expect(SubscriptionView.strict().parse(await (await fetch(`${c.url}/_sandbox/subscriptions/${id}`)).json())).toMatchObject({ cancelable: true })
     expect(doc.paths['/_sandbox/otp'].get.parameters.map((p: any) => [p.name, p.required])).toEqual([
-      ['msisdn', true],
+      ['msisdn', false],
+      ['verif_request_id', false],
       ['wait', false],
     ])
   })
