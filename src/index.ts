@@ -18,7 +18,7 @@ export type { SandboxClient, ClientOptions } from './client/create.js'
 export { SandboxError, CONTROL_ERRORS, type ControlErrorCode } from './core/errors.js'
 export { FixtureError } from './world/load.js'
 export { DEMO_API_KEY, DEFAULT_BASE_URL, DEFAULT_HOST, DEFAULT_PORT } from './contract/defaults.js'
-export type { ControlOperations, RuleOperations, OtpOptions, MerchantOperations } from './contract/operations.js'
+export type { ControlOperations, RuleOperations, OtpOptions, OtpTarget, MerchantOperations } from './contract/operations.js'
 export type * from './contract/control.js'
 export type {
   InitBody,

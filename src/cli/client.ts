@@ -79,12 +79,14 @@ export async function status(id: string | undefined, o: Opts): Promise<void> {
   reportEnvelope('status', r, o.json)
 }
 
-export async function otp(msisdn: string, o: Opts): Promise<void> {
+export async function otp(msisdn: string | undefined, o: Opts): Promise<void> {
+  if ((msisdn === undefined) === (o.id === undefined))
+    throw new CliError(`usage: ${invokedAs()} otp MSISDN, or ${invokedAs()} otp --id VERIF_REQUEST_ID (one of them)`, EXIT.USAGE)
   const wait = o.wait === undefined ? 0 : decimal(String(o.wait), true)
   if (!Number.isFinite(wait) || wait < 0 || wait > 120) throw new CliError('--wait must be a number of seconds from 0 to 120', EXIT.USAGE)
   const c = clientFrom(o)
   await warnOfNewSession(c, o)
-  const r = await guard(() => c.otp(msisdn, { wait }), wait > 0)
+  const r = await guard(() => c.otp(o.id !== undefined ? { verif_request_id: String(o.id) } : msisdn!, { wait }), wait > 0)
   if (o.json) printJson(r)
   else out(r.otp)
 }

@@ -50,6 +50,7 @@ export interface ControlCall<A extends unknown[] = unknown[]> {
 }
 
 const OTP_OPTIONS: Record<keyof OtpOptions, true> = { wait: true, signal: true }
+const OTP_TARGET: Record<'verif_request_id', true> = { verif_request_id: true }
 
 type Calls = { [N in OperationName]: ControlCall<Parameters<OperationFn<N>>> }
 
@@ -61,13 +62,17 @@ export const CONTROL_CALLS: Calls = {
   otp: {
     method: 'GET',
     path: '/otp',
-    request: (msisdn, opts = {}) => {
-      const problem = unknownOption(opts, OTP_OPTIONS)
+    request: (which, opts = {}) => {
+      const problem = unknownOption(opts, OTP_OPTIONS) ?? (which && typeof which === 'object' ? unknownOption(which, OTP_TARGET) : undefined)
       if (problem) throw new SandboxError('BAD_REQUEST', `otp: ${problem}`)
-      return { query: { msisdn, wait: opts.wait || undefined }, waitSeconds: opts.wait, signal: opts.signal }
+      const target = which && typeof which === 'object' ? { verif_request_id: which.verif_request_id } : { msisdn: which }
+      return { query: { ...target, wait: opts.wait || undefined }, waitSeconds: opts.wait, signal: opts.signal }
     },
     // The signal is asked for only when the call may wait (making one costs more than the lookup).
-    args: (input) => [input.query.msisdn, input.query.wait ? { wait: input.query.wait, signal: input.signal } : {}],
+    args: ({ query: q, signal }) => [
+      q.verif_request_id !== undefined ? { verif_request_id: q.verif_request_id } : q.msisdn,
+      q.wait ? { wait: q.wait, signal } : {},
+    ],
   },
   mo: { method: 'POST', path: '/mo', request: (message) => ({ body: message }), args: ({ body }) => [body] },
   subscriptions: {

@@ -45,15 +45,27 @@ export const MessagesQuery = z.object({
     .optional()
     .describe('at most this many (default 200)'),
 })
-export const OtpQuery = z.object({
-  msisdn: handset,
-  wait: z.coerce
-    .number({ error: `expected a number of seconds from 0 to ${MAX_OTP_WAIT_S}` })
-    .min(0, { error: `expected a number of seconds from 0 to ${MAX_OTP_WAIT_S}` })
-    .max(MAX_OTP_WAIT_S, { error: `expected a number of seconds from 0 to ${MAX_OTP_WAIT_S}` })
-    .optional()
-    .describe('wait up to this many seconds for an OTP to arrive'),
-})
+export const OtpQuery = z
+  .object({
+    msisdn: handset.optional().describe('the latest OTP sent to this MSISDN (MSISDN digits, calling code first)'),
+    verif_request_id: text('a verif_request_id').optional().describe("that verification request's OTP, whatever later Inits sent"),
+    wait: z.coerce
+      .number({ error: `expected a number of seconds from 0 to ${MAX_OTP_WAIT_S}` })
+      .min(0, { error: `expected a number of seconds from 0 to ${MAX_OTP_WAIT_S}` })
+      .max(MAX_OTP_WAIT_S, { error: `expected a number of seconds from 0 to ${MAX_OTP_WAIT_S}` })
+      .optional()
+      .describe('wait up to this many seconds for an OTP to arrive'),
+  })
+  .superRefine((q, ctx) => {
+    const given = (q.msisdn !== undefined ? 1 : 0) + (q.verif_request_id !== undefined ? 1 : 0)
+    if (given !== 1)
+      ctx.addIssue({
+        code: 'custom',
+        message: given
+          ? 'give msisdn or verif_request_id, not both'
+          : "give msisdn (the latest OTP sent to it) or verif_request_id (that verification request's OTP)",
+      })
+  })
 export const MoBody = z.object({
   msisdn,
   short_code: text('a short code, e.g. 32123').describe('the short code the handset texts'),
@@ -158,10 +170,19 @@ export const SmsMessage = z.object({
   verif_request_id: z.string().optional(),
   otp: z.string().optional(),
   subscription_id: z.string().optional(),
+  sent_dt: timestamp.optional().describe('a late SMS (a rule of the otp step, deliver_after): when it was sent'),
+  delivered_dt: timestamp.optional().describe('a late SMS: when it reached the inbox (as at)'),
 })
 export const SmsAnswer = z.object({ msisdn: z.string(), messages: z.array(SmsMessage).describe('newest first') })
 export const MessagesAnswer = z.object({ messages: z.array(SmsMessage).describe('every handset, newest first') })
-export const OtpAnswer = z.object({ otp: z.string(), verif_request_id: z.string(), msisdn: z.string(), sent_dt: timestamp, text: z.string() })
+export const OtpAnswer = z.object({
+  otp: z.string(),
+  verif_request_id: z.string(),
+  msisdn: z.string(),
+  sent_dt: timestamp,
+  delivered_dt: timestamp.optional().describe('a late SMS (deliver_after): when it reached the inbox'),
+  text: z.string(),
+})
 export const MoAnswer = z.object({
   action: z.enum(['subscribed', 'stop', 'ignored', 'unknown_keyword', 'rejected', 'charge_failed']),
   subscription_id: z.string().optional(),
@@ -420,7 +441,7 @@ export type CoverageQuery = z.infer<typeof CoverageQuery>
 export type CoverageAnswer = z.infer<typeof CoverageAnswer>
 export type MerchantCoverage = z.infer<typeof MerchantCoverage>
 export type CoverageFinding = z.infer<typeof CoverageFinding>
-/** An outcome's id in a coverage answer (`init.otp`, `verify.INSUFFICIENT_FUNDS`, …: 45 of them). */
+/** An outcome's id in a coverage answer (`init.otp`, `verify.INSUFFICIENT_FUNDS`, …: 47 of them). */
 export type CoverageOutcomeId = z.infer<typeof CoverageOutcomeCount>['id']
 export type Scenario = z.infer<typeof Scenario>
 export type ScenariosAnswer = z.infer<typeof ScenariosAnswer>

@@ -43,6 +43,9 @@ import type { RuleSchema } from '../core/world-schema.js'
  */
 export type Rule = Omit<z.input<typeof RuleSchema>, 'id'> & { id?: string }
 
+/** Which OTP `otp` reads: the latest sent to an MSISDN, or one verification request's (whatever later Inits sent). */
+export type OtpTarget = string | { verif_request_id: string }
+
 export interface OtpOptions {
   /** Wait up to this many seconds (0 to 120) for an OTP to arrive. */
   wait?: number
@@ -67,8 +70,11 @@ export interface ControlOperations {
   health(): Promise<HealthAnswer>
   /** `GET /_sandbox/scenarios`: the magic numbers and rules of the loaded world and the runtime rules. */
   scenarios(): Promise<ScenariosAnswer>
-  /** `GET /_sandbox/otp?msisdn=&wait=`: the latest OTP sent to the MSISDN (NO_OTP when none). */
-  otp(msisdn: string, opts?: OtpOptions): Promise<OtpAnswer>
+  /**
+   * `GET /_sandbox/otp?msisdn=&wait=` (or `?verif_request_id=`): the latest OTP sent to the MSISDN, or that
+   * verification request's (NO_OTP when none was delivered; VERIFICATION_NOT_FOUND for an unknown id).
+   */
+  otp(which: OtpTarget, opts?: OtpOptions): Promise<OtpAnswer>
   /** `GET /_sandbox/sms?msisdn=`: the handset's inbox and outbox, newest first. */
   sms(msisdn: string): Promise<SmsAnswer>
   /** `GET /_sandbox/messages?msisdn=&limit=`: every handset's messages (renewal notices included), newest first (the console's Messages page). */

@@ -46,38 +46,48 @@ export function check<S extends z.ZodType>(schema: S, value: unknown): z.output<
 }
 
 export function smsView(m: SmsRecord): SmsMessage {
-  const { n: _n, at, ...rest } = m
+  const { n: _n, at, sent_at, ...rest } = m
+  // A late SMS (deliver_after) says when it was sent and when it reached the inbox (`at`).
+  if (sent_at !== undefined) return { ...rest, at: formatTimestamp(at), sent_dt: formatTimestamp(sent_at), delivered_dt: formatTimestamp(at) }
   return { ...rest, at: formatTimestamp(at) }
 }
 
 export function createControlOperations(ctx: OperationsContext): ControlOperations {
   const { engine, journal } = ctx
-  const otpView = (m: SmsRecord, msisdn: string): OtpAnswer => ({
+  const otpView = (m: SmsRecord): OtpAnswer => ({
     otp: m.otp!,
     verif_request_id: m.verif_request_id!,
-    msisdn,
-    sent_dt: formatTimestamp(m.at),
+    msisdn: m.msisdn,
+    sent_dt: formatTimestamp(m.sent_at ?? m.at),
+    ...(m.sent_at !== undefined ? { delivered_dt: formatTimestamp(m.at) } : {}),
     text: m.text,
   })
 
   /**
-   * The next OTP sent to `msisdn` within `waitS` seconds, or undefined (also when `signal` aborts);
-   * SHUTTING_DOWN when the host shuts down meanwhile (the wait would hold the close up).
+   * The next OTP SMS sent to `q.msisdn` (or of verification request `q.verif_request_id`) within
+   * `waitS` seconds, or undefined (also when `signal` aborts); SHUTTING_DOWN when the host shuts down
+   * meanwhile (the wait would hold the close up). `due`: a late SMS is due then; on a running clock
+   * its time comes without a move, so the events due run then (not at the server's next tick, and in
+   * the library, which has none).
    */
-  const nextOtp = (msisdn: string, waitS: number, signal?: AbortSignal) =>
+  const nextOtp = (q: { msisdn?: string; verif_request_id?: string }, waitS: number, signal?: AbortSignal, due?: number) =>
     new Promise<SmsRecord | undefined>((resolve, reject) => {
-      const shuttingDown = () => new SandboxError('SHUTTING_DOWN', `the server is shutting down: no OTP came for ${msisdn} before it stopped waiting`)
+      const what = q.msisdn ?? `verification request ${q.verif_request_id}`
+      const shuttingDown = () => new SandboxError('SHUTTING_DOWN', `the server is shutting down: no OTP came for ${what} before it stopped waiting`)
       if (engine.interrupted) return reject(shuttingDown())
       if (signal?.aborted) return resolve(undefined)
       const timer = setTimeout(() => finish(undefined), waitS * 1000)
+      const running = due !== undefined && !engine.clockView().frozen
+      const delivery = running ? setTimeout(() => void engine.catchUp().catch(() => {}), Math.max(0, due - engine.now()) + 1) : undefined
       const off = engine.onSms((m) => {
-        if (m.msisdn === msisdn && m.kind === 'otp') finish(m)
+        if (m.kind === 'otp' && (q.verif_request_id !== undefined ? m.verif_request_id === q.verif_request_id : m.msisdn === q.msisdn)) finish(m)
       })
       const onAbort = () => finish(undefined)
       signal?.addEventListener('abort', onAbort, { once: true })
       const offInterrupt = engine.onInterrupt(() => finish(undefined, shuttingDown()))
       function finish(m: SmsRecord | undefined, stopped?: SandboxError) {
         clearTimeout(timer)
+        clearTimeout(delivery)
         off()
         offInterrupt()
         signal?.removeEventListener('abort', onAbort)
@@ -101,15 +111,22 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
     async scenarios() {
       return scenarioList(engine)
     },
-    async otp(msisdn, opts = {}) {
+    async otp(which, opts = {}) {
       const S = schemas ?? (await loadSchemas())
-      const { wait = 0 } = check(S.OtpQuery, { msisdn, wait: opts.wait })
-      const have = engine.latestOtp(msisdn)
-      if (have) return otpView(have, msisdn)
-      if (wait === 0) throw new SandboxError('NO_OTP', `no OTP has been sent to ${msisdn}`)
-      const got = await nextOtp(msisdn, wait, opts.signal)
-      if (!got) throw new SandboxError('NO_OTP', `no OTP was sent to ${msisdn} within ${wait} s`)
-      return otpView(got, msisdn)
+      const target = which && typeof which === 'object' ? which : { msisdn: which }
+      const { wait = 0, ...q } = check(S.OtpQuery, { ...target, wait: opts.wait })
+      let found = engine.otpLookup(q)
+      // A late SMS whose time came on a running clock before the events due ran: delivered now.
+      if ('due' in found && found.due !== undefined && found.due <= engine.now()) {
+        await engine.catchUp()
+        found = engine.otpLookup(q)
+      }
+      if ('sms' in found) return otpView(found.sms)
+      if ('unknown' in found) throw new SandboxError('VERIFICATION_NOT_FOUND', found.unknown)
+      if (wait === 0 || !found.wait) throw new SandboxError('NO_OTP', found.missing)
+      const got = await nextOtp(q, wait, opts.signal, found.due)
+      if (got) return otpView(got)
+      throw new SandboxError('NO_OTP', found.due === undefined ? `no OTP was sent to ${q.msisdn} within ${wait} s` : `${found.missing} (waited ${wait} s)`)
     },
     async sms(msisdn) {
       const S = schemas ?? (await loadSchemas())

@@ -391,7 +391,7 @@ export class EngineContext {
           if (sub) queue.scheduleSub(sub)
         } else if (c.c === 'verifs') {
           const v = state.verifs.get(c.id)
-          if (v?.state === 'pending') queue.schedule('verif', v.id, v.expires_at)
+          if (v) queue.scheduleVerif(v)
         } else if (c.c === 'rules') rules = true
       }
       if (rules) ruleset.reload()

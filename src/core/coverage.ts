@@ -59,6 +59,8 @@ export const COVERAGE_OUTCOMES = [
   'retry.succeeded',
   'carrier.canceled',
   'client.gone',
+  'otp.undelivered',
+  'otp.late',
 ] as const
 export type CoverageOutcome = (typeof COVERAGE_OUTCOMES)[number]
 

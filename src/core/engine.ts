@@ -20,10 +20,11 @@ import { Inbox } from './inbox.js'
 import { MerchantFlow, type InitInput, type StatusInput, type VerifyInput } from './merchant-flow.js'
 import { MoFlow, type MoInput, type MoResult } from './mo-flow.js'
 import type { Outcome } from './outcomes.js'
+import type { OtpLookup } from './otp-sms.js'
 import { Renewals } from './renewals.js'
 import { MAX_RUNTIME_RULES, type RuleInForce } from './ruleset.js'
 import { seed, type SeedOptions, type SeedPlan } from './seeding.js'
-import type { Change, RuntimeRuleRecord, SmsRecord, State, SubscriptionRecord } from './state.js'
+import type { Change, RuntimeRuleRecord, SmsRecord, State } from './state.js'
 import type { Tx } from './tx.js'
 import { Subscriptions } from './subscriptions.js'
 import { SubscriptionViews, type SubscriptionDetail, type SubscriptionFilter, type SubscriptionView } from './views.js'
@@ -85,7 +86,7 @@ export class Engine {
     this.merchantFlow = new MerchantFlow(ctx, this.inbox, this.subscriptions, this.views)
     this.moFlow = new MoFlow(ctx, this.inbox, this.subscriptions)
     this.consentFlow = new ConsentFlow(ctx, this.subscriptions)
-    const renewals = new Renewals(ctx, this.subscriptions, this.inbox)
+    const renewals = new Renewals(ctx, this.subscriptions, this.inbox, this.merchantFlow.otpSms)
     ctx.runDueWith((tx, to, log, budget) => renewals.runDue(tx, to, log, budget))
     // A shared store: the messages other processes sent reach this one's listeners (an OTP long poll).
     if (opts.gate)
@@ -288,10 +289,6 @@ export class Engine {
 
   // ---------------------------------------------------------------- subscriptions and inboxes (read)
 
-  subscriptionView(sub: SubscriptionRecord): SubscriptionView {
-    return this.views.view(sub)
-  }
-
   listSubscriptions(filter: SubscriptionFilter): SubscriptionView[] {
     return this.views.list(filter)
   }
@@ -312,8 +309,11 @@ export class Engine {
   }
 
   /** The latest OTP SMS of an MSISDN, or undefined. */
-  latestOtp(msisdn: string): SmsRecord | undefined {
-    return this.inbox.latestOtp(msisdn)
+  readonly latestOtp = (msisdn: string): SmsRecord | undefined => this.inbox.latestOtp(msisdn)
+
+  /** An OTP SMS (an MSISDN's latest Init's, or a verification request's), or why there is none: `OtpSms.lookup`. */
+  otpLookup(q: { msisdn?: string; verif_request_id?: string }): OtpLookup {
+    return this.merchantFlow.otpSms.lookup(q)
   }
 
   /** Calls `listener` for every SMS sent from now on; returns the unsubscribe function. */

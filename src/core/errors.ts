@@ -24,7 +24,11 @@ export const CONTROL_ERRORS = {
   FORBIDDEN_HOST: { status: 403, describe: 'a server on loopback answers only loopback host names and --allow-host names (DNS rebinding)' },
   FORBIDDEN_ORIGIN: { status: 403, describe: "a request from another site's page (Origin, Sec-Fetch-Site) is refused" },
   NOT_FOUND: { status: 404, describe: 'no such control call' },
-  NO_OTP: { status: 404, describe: 'no OTP was sent to the MSISDN (within the wait)' },
+  NO_OTP: {
+    status: 404,
+    describe: 'no OTP was delivered to the MSISDN or for the verification request (within the wait); a rule that withholds it is named',
+  },
+  VERIFICATION_NOT_FOUND: { status: 404, describe: 'no verification request with this id (GET /_sandbox/otp?verif_request_id=)' },
   SUBSCRIPTION_NOT_FOUND: { status: 404, describe: 'no subscription with this id' },
   RULE_NOT_FOUND: { status: 404, describe: 'no runtime rule with this id' },
   CONSENT_NOT_FOUND: { status: 404, describe: 'no consent request with this id' },

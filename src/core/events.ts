@@ -18,7 +18,7 @@ export const SUBSCRIPTION_EVENT_TYPES = [
   'carrier_canceled',
 ] as const
 /** What a verification request's clock event says happened. */
-export const VERIFICATION_EVENT_TYPES = ['otp_expired', 'consent_expired'] as const
+export const VERIFICATION_EVENT_TYPES = ['otp_expired', 'consent_expired', 'otp_delivered'] as const
 /** Every type of clock event, listed so an answer's type is their union (and a new one is named here). */
 export const EVENT_TYPES = [...SUBSCRIPTION_EVENT_TYPES, ...VERIFICATION_EVENT_TYPES] as const
 export type EventType = (typeof EVENT_TYPES)[number]

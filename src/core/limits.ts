@@ -3,6 +3,9 @@
 /** The longest any rule may hold one answer (delay_ms, delay_per_unit and both steps' delays together). */
 export const MAX_DELAY_MS = 60_000
 
+/** The longest a rule's `deliver_after` holds an SMS back (one day): later than any OTP is still of use. */
+export const MAX_SMS_DELAY_MS = 86_400_000
+
 /**
  * Subscriptions each session keeps unless told otherwise (`--max-subscriptions`, `maxSubscriptions`).
  * Every other record is bounded by dropping the oldest; a subscription was acknowledged to a merchant,

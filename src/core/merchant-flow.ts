@@ -6,7 +6,7 @@ import type { EngineContext } from './context.js'
 import type { Inbox } from './inbox.js'
 import { psmsLanguageKey } from './mo-flow.js'
 import { fail, ok, type Outcome } from './outcomes.js'
-import { OtpTexts } from './sms-text.js'
+import { OtpSms } from './otp-sms.js'
 import { decisionDelay, decisionFailure, type RuleContext } from './rules.js'
 import type { VerificationRecord } from './state.js'
 import type { Tx } from './tx.js'
@@ -34,16 +34,16 @@ export interface StatusInput {
 }
 
 export class MerchantFlow {
-  /** The OTP messages' templates (their texts are rendered when read). */
-  private readonly otpTexts: OtpTexts
+  /** The OTP SMS: sent, withheld or late as the `otp` step's rule says. */
+  readonly otpSms: OtpSms
 
   constructor(
     private readonly ctx: EngineContext,
-    private readonly inbox: Inbox,
+    inbox: Inbox,
     private readonly subscriptions: Subscriptions,
     private readonly views: SubscriptionViews,
   ) {
-    this.otpTexts = new OtpTexts(ctx.world)
+    this.otpSms = new OtpSms(ctx, inbox)
   }
 
   init(tx: Tx, now: number, merchant: Merchant, input: InitInput, baseUrl: string): Outcome {
@@ -91,7 +91,7 @@ export class MerchantFlow {
       payload.keyword = service.keyword ?? null
       return ok(payload, delayMs)
     }
-    const otpEffect = carrier.flow === 'otp' ? ruleset.effect(tx, { ...base, step: 'otp' }) : undefined
+    const otpRule = carrier.flow === 'otp' ? ruleset.decide(tx, { ...base, step: 'otp' }) : undefined
     const ttl = world.period(carrier.flow === 'otp' ? carrier.otp.ttl : carrier.consent_ttl)
     const verif: VerificationRecord = {
       id: this.ctx.newId(),
@@ -102,7 +102,7 @@ export class MerchantFlow {
       msisdn: input.msisdn,
       language,
       flow: carrier.flow,
-      otp: carrier.flow === 'otp' ? (otpEffect?.otp ?? this.ctx.randomDigits(carrier.otp.length)) : null,
+      otp: carrier.flow === 'otp' ? (otpRule?.effect.otp ?? this.ctx.randomDigits(carrier.otp.length)) : null,
       created_at: now,
       expires_at: addDuration(now, ttl),
       attempts: 0,
@@ -116,15 +116,7 @@ export class MerchantFlow {
     while (state.verifs.size > this.ctx.limits.maxVerifications) tx.del('verifs', state.oldest('verifs')!)
     if (carrier.flow === 'otp') {
       payload.verif_request_id = verif.id
-      const minutes = Math.round(ttl.ms / 60_000) + ttl.months * 43_200
-      this.inbox.send(tx, now, {
-        msisdn: input.msisdn,
-        from: service.name,
-        kind: 'otp',
-        text: this.otpTexts.of(language, service.name, minutes),
-        verif_request_id: verif.id,
-        otp: verif.otp!,
-      })
+      this.otpSms.send(tx, now, verif, otpRule)
     } else {
       payload.redirect_url = `${baseUrl}/consent/${verif.id}`
     }

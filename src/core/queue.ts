@@ -1,15 +1,16 @@
 /**
  * The sandbox's event queue: when each subscription and verification request next needs the clock
- * (a renewal, a carrier retry or cancellation, an OTP or consent expiry). Entries are not removed
+ * (a renewal, a carrier retry or cancellation, an OTP or consent expiry, a late OTP SMS delivered). Entries are not removed
  * when their record changes: an entry whose time no longer matches its record is stale and skipped.
  */
 import { MinHeap } from './heap.js'
-import type { State, SubscriptionRecord } from './state.js'
+import type { State, SubscriptionRecord, VerificationRecord } from './state.js'
 
 export interface QueueEntry<P> {
   at: number
   seq: number
-  kind: 'sub' | 'verif'
+  /** `sms`: a verification request's late OTP SMS reaches the inbox. */
+  kind: 'sub' | 'verif' | 'sms'
   id: string
   /** What the engine found for this record once (a subscription's renewal plan). */
   plan?: P
@@ -47,6 +48,12 @@ export class EventQueue<P> {
     this.schedule('sub', sub.id, subEventAt(sub))
   }
 
+  /** A verification request's events: its expiry while pending, its late SMS until delivered. */
+  scheduleVerif(v: VerificationRecord): void {
+    if (v.state === 'pending') this.schedule('verif', v.id, v.expires_at)
+    if (v.deliver_at !== undefined) this.schedule('sms', v.id, v.deliver_at)
+  }
+
   /** The earliest entry, live or stale. */
   peek(): QueueEntry<P> | undefined {
     return this.heap.peek()
@@ -70,6 +77,7 @@ export class EventQueue<P> {
       return s !== undefined && subEventAt(s) === e.at
     }
     const v = this.state.verifs.get(e.id)
+    if (e.kind === 'sms') return v !== undefined && v.deliver_at === e.at
     return v !== undefined && v.state === 'pending' && v.expires_at === e.at
   }
 
@@ -90,6 +98,9 @@ export class EventQueue<P> {
       const at = subEventAt(s)
       if (at !== null) this.heap.push({ at, seq: ++this.seq, kind: 'sub', id: s.id })
     }
-    for (const v of this.state.verifs.values()) if (v.state === 'pending') this.heap.push({ at: v.expires_at, seq: ++this.seq, kind: 'verif', id: v.id })
+    for (const v of this.state.verifs.values()) {
+      if (v.state === 'pending') this.heap.push({ at: v.expires_at, seq: ++this.seq, kind: 'verif', id: v.id })
+      if (v.deliver_at !== undefined) this.heap.push({ at: v.deliver_at, seq: ++this.seq, kind: 'sms', id: v.id })
+    }
   }
 }

@@ -6,6 +6,7 @@
 import type { Budget, EngineContext } from './context.js'
 import type { EventLog } from './events.js'
 import type { Inbox } from './inbox.js'
+import type { OtpSms } from './otp-sms.js'
 import { subEventAt } from './queue.js'
 import { renewalPlan, type RenewalPlan } from './renewal-plan.js'
 import type { Charge, SubscriptionRecord } from './state.js'
@@ -20,6 +21,8 @@ export class Renewals {
     private readonly ctx: EngineContext,
     private readonly subscriptions: Subscriptions,
     private readonly inbox: Inbox,
+    /** Delivers the late OTP SMS that fall due. */
+    private readonly otpSms?: OtpSms,
   ) {}
 
   /**
@@ -48,6 +51,11 @@ export class Renewals {
         if (overTime!()) limit = ran
       }
       if (top.at > last) last = top.at
+      if (top.kind === 'sms') {
+        queue.pop()
+        this.otpSms?.deliver(tx, top.at, top.id, log)
+        continue
+      }
       if (top.kind === 'verif') {
         queue.pop()
         const v = state.verifs.get(top.id)!

@@ -39,6 +39,8 @@ export function describeEffect(rule: Rule): string {
   if (e.delay_ms) parts.push(`delay ${e.delay_ms} ms`)
   if (e.delay_per_unit) parts.push(`delay ${e.delay_per_unit.group.toUpperCase()} x ${e.delay_per_unit.ms} ms`)
   if (e.otp) parts.push(`OTP ${e.otp}`)
+  if (e.deliver === false) parts.push('OTP SMS never delivered')
+  if (e.deliver_after) parts.push(`OTP SMS delivered ${e.deliver_after} late`)
   if (e.cancel_after) parts.push(`carrier cancels after ${e.cancel_after}`)
   let out = parts.join(', ') || 'success'
   if (rule.nth !== undefined) out += ` (occurrence ${rule.nth} only)`

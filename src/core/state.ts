@@ -87,6 +87,10 @@ export interface VerificationRecord {
   result: string | null
   /** It answered MAX_PIN_RETRIES or PIN_EXPIRED: a later Verify for it is a coverage finding. */
   locked_out?: true
+  /** Its OTP SMS was not delivered (a rule's `deliver: false`, or late): the rule that said so, in words. */
+  withheld?: string
+  /** Its OTP SMS is late (`deliver_after`) and reaches the inbox at this sandbox time; gone once delivered. */
+  deliver_at?: number
 }
 
 export interface SmsRecord {
@@ -104,6 +108,8 @@ export interface SmsRecord {
   verif_request_id?: string
   otp?: string
   subscription_id?: string
+  /** A late SMS (a rule's `deliver_after`): when it was sent; `at` is when it was delivered. */
+  sent_at?: number
 }
 
 export interface RuntimeRuleRecord {

@@ -123,10 +123,10 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     method: 'GET',
     path: '/otp',
     operationId: 'otp',
-    summary: 'The latest OTP sent to an MSISDN, waiting up to `wait` seconds for one',
+    summary: "The latest OTP sent to an MSISDN, or a verification request's OTP, waiting up to `wait` seconds for one",
     query: OtpQuery,
     answer: OtpAnswer,
-    errors: ['BAD_REQUEST', 'NO_OTP', 'SHUTTING_DOWN'],
+    errors: ['BAD_REQUEST', 'NO_OTP', 'VERIFICATION_NOT_FOUND', 'SHUTTING_DOWN'],
     operation: 'otp',
   }),
   route({

@@ -81,7 +81,7 @@ describe('dcb coverage', () => {
     await traffic()
     const r = await run([])
     expect(r.code).toBe(0)
-    expect(r.stdout).toMatch(/^demo {2}8% of outcomes seen \(4 of 45\) since \d{4}-\d\d-\d\dT/)
+    expect(r.stdout).toMatch(/^demo {2}8% of outcomes seen \(4 of 47\) since \d{4}-\d\d-\d\dT/)
     expect(r.stdout).toContain('never seen: init.psms, init.redirect, init.INVALID_MSISDN,')
     expect(r.stdout).not.toMatch(/never seen:.*init\.otp/)
     expect(r.stdout).toContain('! INIT_WHILE_ACTIVE x1 (latest: journal entry ')
@@ -99,19 +99,19 @@ describe('dcb coverage', () => {
     expect(root.name).toBe('testsuites')
     expect(root.children).toHaveLength(1)
     const suite = root.children[0]!
-    expect(suite.attrs).toMatchObject({ name: 'dcb.coverage.demo', tests: '46', failures: String(41 + 1) })
-    expect(root.attrs).toMatchObject({ tests: '46', failures: '42' })
+    expect(suite.attrs).toMatchObject({ name: 'dcb.coverage.demo', tests: '48', failures: String(43 + 1) })
+    expect(root.attrs).toMatchObject({ tests: '48', failures: '44' })
     const cases = suite.children
     expect(cases.every((t) => t.name === 'testcase' && t.attrs.classname === 'dcb.coverage.demo')).toBe(true)
-    expect(cases.slice(0, 45).map((t) => t.attrs.name)).toEqual([...COVERAGE_OUTCOMES])
+    expect(cases.slice(0, 47).map((t) => t.attrs.name)).toEqual([...COVERAGE_OUTCOMES])
     const seen = new Set(['init.otp', 'init.ALREADY_SUBSCRIBED', 'verify.SUCCESS', 'status.ACTIVE'])
-    for (const t of cases.slice(0, 45)) {
+    for (const t of cases.slice(0, 47)) {
       const failure = t.children.find((x) => x.name === 'failure')
       if (seen.has(t.attrs.name!)) expect(failure).toBeUndefined()
       else expect(failure?.attrs.message).toBe('never seen')
     }
-    expect(cases[45]!.attrs.name).toBe('finding INIT_WHILE_ACTIVE')
-    expect(cases[45]!.children[0]).toMatchObject({ name: 'failure', attrs: { message: FINDING_ADVICE.INIT_WHILE_ACTIVE, type: 'INIT_WHILE_ACTIVE' } })
+    expect(cases[47]!.attrs.name).toBe('finding INIT_WHILE_ACTIVE')
+    expect(cases[47]!.children[0]).toMatchObject({ name: 'failure', attrs: { message: FINDING_ADVICE.INIT_WHILE_ACTIVE, type: 'INIT_WHILE_ACTIVE' } })
     expect(readFileSync(file, 'utf8')).toContain('type="INIT_WHILE_ACTIVE">1 time; latest: journal entry ')
     // A report that cannot be written: one line, exit 1.
     const bad = await run(['--junit', join(tmp.dir, 'no-such-dir', 'r.xml')])

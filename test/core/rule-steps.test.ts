@@ -188,6 +188,8 @@ const VALUES: Record<EffectName, unknown> = {
   delay_ms: 700,
   delay_per_unit: { group: 'nn', ms: 100 },
   otp: '9999',
+  deliver: false,
+  deliver_after: 'PT2M',
   cancel_after: 'P1D',
 }
 
@@ -206,6 +208,28 @@ describe('every pair of the step/effect table takes effect', () => {
     ['status', 'delay_ms', async (h) => expect((await d(h).status(demo(d(h)), { subscription_id: await h.subscribe(M) })).delayMs).toBe(700)],
     ['status', 'http', async (h) => expect((await d(h).status(demo(d(h)), { subscription_id: await h.subscribe(M) })).code).toBe('SERVER_ERROR')],
     ['otp', 'otp', async (h) => expect((await initOtp(d(h)), d(h).latestOtp(M)!.otp)).toBe('9999')],
+    [
+      'otp',
+      'deliver',
+      async (h) => {
+        expect((await initOtp(d(h))).code).toBe('SUCCESS')
+        expect(
+          d(h)
+            .smsFor(M)
+            .filter((m) => m.kind === 'otp'),
+        ).toEqual([])
+      },
+    ],
+    [
+      'otp',
+      'deliver_after',
+      async (h) => {
+        await initOtp(d(h))
+        expect(d(h).latestOtp(M)).toBeUndefined()
+        await d(h).advance('PT2M')
+        expect(d(h).latestOtp(M)).toBeDefined()
+      },
+    ],
     ['charge', 'error', async (h) => expect((await verifyLatest(d(h), await initOtp(d(h)))).code).toBe('BARRED')],
     [
       'charge',

@@ -61,7 +61,7 @@ describe('GET /_sandbox/coverage', () => {
   it('starts empty: no merchant has traffic; a merchant asked for has every outcome at zero, no findings', async () => {
     expect(await coverage()).toEqual([])
     const m = await of('demo')
-    expect(m).toMatchObject({ merchant: 'demo', since: '2026-01-31T09:00:00.000000', covered: 0, total: 45, percent: 0, findings: [] })
+    expect(m).toMatchObject({ merchant: 'demo', since: '2026-01-31T09:00:00.000000', covered: 0, total: 47, percent: 0, findings: [] })
     expect(m.outcomes.map((o: any) => o.id)).toEqual([...COVERAGE_OUTCOMES])
     expect(m.outcomes.every((o: any) => o.count === 0)).toBe(true)
     const bad = await c.control('/coverage?merchant=nobody')
@@ -78,6 +78,9 @@ describe('GET /_sandbox/coverage', () => {
     initCodes.push('NOT_ELIGIBLE', 'INVALID_USER', 'ERROR')
     for (const [i, code] of initCodes.entries()) expect((await init(`6012345${6101 + i}`)).body.message).toBe(code)
     expect((await init('60123456150')).status).toBe(500)
+    // The SMS channel: an OTP never delivered (631), one delivered late (632).
+    expect((await init('60123456631')).body.status).toBe('SUCCESS')
+    expect((await init('60123456632')).body.status).toBe('SUCCESS')
     // Verify: success, a wrong OTP, an expired one, the lock-out, every charge failure, HTTP 500.
     const sub = (await verify((await init('60123456002')).body.payload.verif_request_id, await otpOf('60123456002'))).body.payload.subscription_id
     expect((await init('60123456002')).body.message).toBe('ALREADY_SUBSCRIBED')
@@ -140,9 +143,11 @@ describe('GET /_sandbox/coverage', () => {
       'consent.denied': 1,
       'consent.charge_failed': 1,
       'client.gone': 1,
+      'otp.undelivered': 1,
+      'otp.late': 1,
     }
-    // 001-004, the ten charge endings, 250, the rule's 077, the three QUICKTEST, 510
-    expected['init.otp'] = 4 + 10 + 1 + 1 + 3 + 1
+    // 001-004, 631, 632, the ten charge endings, 250, the rule's 077, the three QUICKTEST, 510
+    expected['init.otp'] = 4 + 2 + 10 + 1 + 1 + 3 + 1
     for (const code of initCodes) expected[`init.${code}`] = 1
     for (const code of chargeCodes) expected[`verify.${code}`] = 1
     expected['verify.NOT_ELIGIBLE'] = 2
@@ -157,7 +162,7 @@ describe('GET /_sandbox/coverage', () => {
     expect(got).toEqual(expected)
     // The Init for an active subscription, and two subscriptions changed with no Status since (the consent, the cancellation).
     expect(findings(m)).toEqual({ INIT_WHILE_ACTIVE: 1, UNRECONCILED: 2 })
-    expect(m.covered).toBe(45)
+    expect(m.covered).toBe(47)
     expect(m.percent).toBe(100)
     expect(m.since).toBe('2026-01-31T09:00:00.000000')
   })

@@ -51,7 +51,8 @@ describe('/openapi.json', () => {
       timeline: expect.any(Array),
     })
     expect(doc.paths['/_sandbox/otp'].get.parameters.map((p: any) => [p.name, p.required])).toEqual([
-      ['msisdn', true],
+      ['msisdn', false],
+      ['verif_request_id', false],
       ['wait', false],
     ])
   })

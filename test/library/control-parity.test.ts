@@ -76,6 +76,16 @@ const SCRIPT: Step[] = [
     () => get(`/otp?msisdn=${M}&wait=1`),
   ),
   step(
+    'otp',
+    (o, ctx) => o.otp({ verif_request_id: ctx.verif! }),
+    (ctx) => get(`/otp?verif_request_id=${ctx.verif}`),
+  ),
+  step(
+    'otp',
+    (o) => o.otp({ verif_request_id: 'nope' }),
+    () => get('/otp?verif_request_id=nope'),
+  ),
+  step(
     'sms',
     (o) => o.sms(M),
     () => get(`/sms?msisdn=${M}`),

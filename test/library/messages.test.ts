@@ -75,6 +75,7 @@ describe('the message unions (types)', () => {
       | 'carrier_canceled'
       | 'otp_expired'
       | 'consent_expired'
+      | 'otp_delivered'
     >()
     expectTypeOf<Parameters<Sandbox['rules']['add']>[0]>().toEqualTypeOf<Rule>()
   })
