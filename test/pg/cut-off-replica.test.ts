@@ -27,6 +27,7 @@ describe('a replica cut off from the database', () => {
   async function timed<T>(call: () => Promise<T>): Promise<T & { ms: number }> {
     const t = Date.now()
     const out = await call()
+    // wall-clock: how soon a call answers with a replica stopped is what this test bounds
     return { ...out, ms: Date.now() - t }
   }
 

@@ -66,6 +66,7 @@ describe('a replica that stops answering mid-transaction', () => {
           body: { status: e.message },
           reason: null,
         }))
+        // wall-clock: how soon a call answers with a replica stopped is what this test bounds
         answers.push({ ok: r.body.status === 'SUCCESS', http: r.http, reason: r.reason, ms: Date.now() - start, at: Date.now(), via })
       }
     }
@@ -110,6 +111,7 @@ describe('a replica that stops answering mid-transaction', () => {
     let back: number
     try {
       await until('B and C writing the session again', async () => served(b!) && served(c!), 15_000)
+      // wall-clock: how soon a call answers with a replica stopped is what this test bounds
       back = Date.now() - since
       const afterBack = traffic.answers.length
       await until('more writes through B and C', async () => traffic.answers.filter((w) => w.ok).length >= afterBack + 10, 15_000)
@@ -181,6 +183,7 @@ describe('a replica that stops answering mid-transaction', () => {
       await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(4242, hashtext('default'))`)
       let t = Date.now()
       const init = await merchant(b.url, 'init', { msisdn: '60129990003', service_code: 'STREAMPLUS', country_code: 'my' })
+      // wall-clock: how soon a call answers with a replica stopped is what this test bounds
       expect(Date.now() - t).toBeLessThan(CALL_BOUND_MS)
       expect(init.http).toBe(500)
       expect(init.body).toMatchObject({ message: 'ERROR', status_code: 500 })
@@ -190,6 +193,7 @@ describe('a replica that stops answering mid-transaction', () => {
       expect((await backends('held')).waiting).toBe(0)
       t = Date.now()
       const move = await control(b.url, '/clock/advance', { by: 'P1D' })
+      // wall-clock: how soon a call answers with a replica stopped is what this test bounds
       expect(Date.now() - t).toBeLessThan(CALL_BOUND_MS)
       expect(move.http).toBe(503)
       expect(move.body.error).toBe('STORE_UNAVAILABLE')
