@@ -24,10 +24,12 @@ export interface JournalEntry {
   duration_ms: number
   request: unknown
   response: unknown
+  /** A merchant call's request headers, the API key masked unless shipped (absent on other entries). */
+  headers?: Record<string, string>
 }
 
 /** As recorded on the hot path: times as numbers (formatted when read), the body as its text. */
-export interface JournalRecord extends Omit<JournalEntry, 'id' | 'time' | 'sandbox_time' | 'msisdn' | 'reason' | 'request'> {
+export interface JournalRecord extends Omit<JournalEntry, 'id' | 'time' | 'sandbox_time' | 'msisdn' | 'reason' | 'request' | 'headers'> {
   time: number
   sandbox_time: number
   /** The request body as received, or null. */
@@ -35,6 +37,8 @@ export interface JournalRecord extends Omit<JournalEntry, 'id' | 'time' | 'sandb
   /** Null when absent (every entry read has both). */
   msisdn?: string | null
   reason?: string | null
+  /** The request headers as JSON text (see `journalHeaders`), counted with the body's bytes. */
+  headers?: string
 }
 
 type Stored = JournalRecord & { id: number }
@@ -151,7 +155,7 @@ export class RequestJournal {
     const old = this.ring[slot]
     if (old) this.forget(old)
     this.ring[slot] = entry
-    const size = entry.request?.length ?? 0
+    const size = entryBytes(entry)
     this.bytes += size
     this.seqs[slot] = this.budget.added(size)
     if (this.first < entry.id - this.ring.length + 1) this.first = entry.id - this.ring.length + 1
@@ -167,7 +171,7 @@ export class RequestJournal {
   }
 
   private forget(e: Stored): void {
-    const size = e.request?.length ?? 0
+    const size = entryBytes(e)
     this.bytes -= size
     this.budget.bytes -= size
   }
@@ -210,6 +214,7 @@ export class RequestJournal {
         time: new Date(e.time).toISOString(),
         sandbox_time: formatTimestamp(e.sandbox_time),
         request: readBody(e.request),
+        headers: e.headers === undefined ? undefined : (JSON.parse(e.headers) as Record<string, string>),
       })
     }
     return out
@@ -246,6 +251,11 @@ export class RequestJournal {
   get bodyBytes(): number {
     return this.bytes
   }
+}
+
+/** The bytes an entry holds against the budget: its body's and its headers'. */
+function entryBytes(e: JournalRecord): number {
+  return (e.request?.length ?? 0) + (e.headers?.length ?? 0)
 }
 
 /** The body as JSON when it is JSON and shallow enough to list, else its text; null for none. */
