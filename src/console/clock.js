@@ -1,5 +1,5 @@
 // The Clock page (the time, advance, set, what a move ran).
-import { act, api, debounce, h, json, page, say, shortTime, ui } from './lib.js'
+import { api, h, page, say, shortTime, ui } from './lib.js'
 
 // ------------------------------------------------------------------ Clock
 
@@ -47,50 +47,81 @@ function moveSummary(r) {
   ]
 }
 
+/** A valid time one day after `now` (the Set to field's example). */
+function dayAfter(now) {
+  const t = Date.parse(`${String(now).slice(0, 19)}Z`)
+  return Number.isNaN(t) ? '2026-01-31T00:00:00' : new Date(t + 86_400_000).toISOString().slice(0, 19)
+}
+
+/** A field with its error beside it (described by it, so a screen reader reads both). */
+function field(label, input, id) {
+  const error = h('p', { class: 'field-error', id, role: 'status' })
+  input.setAttribute('aria-describedby', id)
+  return { error, label: h('label', {}, label, input) }
+}
+
 export async function clockView() {
   const now = h('p', { class: 'clock-now', 'aria-live': 'off' })
   const info = h('p', { class: 'empty' })
   const result = h('div', { role: 'region', 'aria-label': 'What the move ran' })
+  const by = h('input', { placeholder: 'P1M or 36h', autocomplete: 'off', required: true })
+  const to = h('input', { placeholder: '2026-01-31T00:00:00', autocomplete: 'off', required: true })
+  const byField = field('Advance by', by, 'advance-error')
+  const toField = field('Set to', to, 'set-error')
+  const quickError = h('p', { class: 'field-error', role: 'status' })
+  const nextButton = h('button', { type: 'button', class: 'quiet', onclick: () => toNext() }, 'To the next event')
   const show = () => {
     now.textContent = clockText()
-    info.textContent = ui.clockShown ? `${ui.clockShown.frozen ? 'Frozen' : 'Running'}; next event: ${shortTime(ui.clockShown.next_event_dt) || 'none'}` : ''
+    const next = ui.clockShown && ui.clockShown.next_event_dt
+    info.textContent = ui.clockShown ? `${ui.clockShown.frozen ? 'Frozen' : 'Running'}; next event: ${shortTime(next) || 'none'}` : ''
+    nextButton.disabled = !next
+    if (ui.clockShown) to.placeholder = dayAfter(ui.clockShown.now)
   }
-  const move = (path, body) =>
-    act(async () => {
+  /** A move; its error goes beside the field it came from (`error`), and a success clears them all. */
+  const move = async (path, body, error) => {
+    for (const e of [byField.error, toField.error, quickError]) e.textContent = ''
+    try {
       const r = await api(path, body)
       ui.clockShown = { ...r.clock, seen: Date.now() }
       show()
       result.replaceChildren(h('h2', {}, `Moved to ${shortTime(r.clock.now)}`), ...moveSummary(r).filter(Boolean))
       say(`Clock moved to ${shortTime(r.clock.now)}.`)
-    })
-  const by = h('input', { placeholder: 'P1M or 36h', autocomplete: 'off', required: true })
-  const to = h('input', { placeholder: '2026-01-31T00:00:00', autocomplete: 'off', required: true })
+    } catch (e) {
+      error.textContent = e.message
+    }
+  }
+  const toNext = () => ui.clockShown && ui.clockShown.next_event_dt && move('/_sandbox/clock/set', { to: ui.clockShown.next_event_dt }, quickError)
+  const quick = (label, by) => h('button', { type: 'button', class: 'quiet', onclick: () => move('/_sandbox/clock/advance', { by }, quickError) }, label)
   page(
     'Clock',
     h('p', {}, 'Sandbox time (UTC)'),
     now,
     info,
+    h('div', { class: 'quick', role: 'group', 'aria-label': 'Quick moves' }, quick('+1h', 'PT1H'), quick('+1d', 'P1D'), quick('+1M', 'P1M'), nextButton),
+    quickError,
     h(
       'form',
       {
         onsubmit: (e) => {
           e.preventDefault()
-          move('/_sandbox/clock/advance', { by: by.value.trim() })
+          move('/_sandbox/clock/advance', { by: by.value.trim() }, byField.error)
         },
       },
-      h('label', {}, 'Advance by', by),
+      byField.label,
       h('button', { type: 'submit' }, 'Advance'),
+      byField.error,
     ),
     h(
       'form',
       {
         onsubmit: (e) => {
           e.preventDefault()
-          move('/_sandbox/clock/set', { to: to.value.trim() })
+          move('/_sandbox/clock/set', { to: to.value.trim() }, toField.error)
         },
       },
-      h('label', {}, 'Set to', to),
+      toField.label,
       h('button', { type: 'submit' }, 'Set'),
+      toField.error,
     ),
     result,
   )

@@ -37,7 +37,7 @@ export interface JournalRecord extends Omit<JournalEntry, 'id' | 'time' | 'sandb
   /** Null when absent (every entry read has both). */
   msisdn?: string | null
   reason?: string | null
-  /** The request headers as JSON text (see `journalHeaders`), counted with the body's bytes. */
+  /** The request headers as JSON text (see `journalHeaders`; bounded per entry, outside the body budget). */
   headers?: string
 }
 
@@ -155,7 +155,7 @@ export class RequestJournal {
     const old = this.ring[slot]
     if (old) this.forget(old)
     this.ring[slot] = entry
-    const size = entryBytes(entry)
+    const size = entry.request?.length ?? 0
     this.bytes += size
     this.seqs[slot] = this.budget.added(size)
     if (this.first < entry.id - this.ring.length + 1) this.first = entry.id - this.ring.length + 1
@@ -171,7 +171,7 @@ export class RequestJournal {
   }
 
   private forget(e: Stored): void {
-    const size = entryBytes(e)
+    const size = e.request?.length ?? 0
     this.bytes -= size
     this.budget.bytes -= size
   }
@@ -251,11 +251,6 @@ export class RequestJournal {
   get bodyBytes(): number {
     return this.bytes
   }
-}
-
-/** The bytes an entry holds against the budget: its body's and its headers'. */
-function entryBytes(e: JournalRecord): number {
-  return (e.request?.length ?? 0) + (e.headers?.length ?? 0)
 }
 
 /** The body as JSON when it is JSON and shallow enough to list, else its text; null for none. */
