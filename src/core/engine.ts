@@ -309,6 +309,11 @@ export class Engine {
     return this.inbox.recent(limit)
   }
 
+  /** How many messages the console's Messages page lists (`recentSms` with no limit). */
+  smsCount(): number {
+    return this.inbox.count()
+  }
+
   /** The latest OTP SMS of an MSISDN, or undefined. */
   latestOtp(msisdn: string): SmsRecord | undefined {
     return this.inbox.latestOtp(msisdn)
