@@ -97,8 +97,6 @@ export async function clockView() {
     h('p', {}, 'Sandbox time (UTC)'),
     now,
     info,
-    h('div', { class: 'quick', role: 'group', 'aria-label': 'Quick moves' }, quick('+1h', 'PT1H'), quick('+1d', 'P1D'), quick('+1M', 'P1M'), nextButton),
-    quickError,
     h(
       'form',
       {
@@ -123,6 +121,8 @@ export async function clockView() {
       h('button', { type: 'submit' }, 'Set'),
       toField.error,
     ),
+    h('div', { class: 'quick', role: 'group', 'aria-label': 'Quick moves' }, quick('+1h', 'PT1H'), quick('+1d', 'P1D'), quick('+1M', 'P1M'), nextButton),
+    quickError,
     result,
   )
   ui.clockShown = { ...(await api('/_sandbox/clock')), seen: Date.now() }
