@@ -53,12 +53,20 @@ export async function api(path, body, method) {
   const headers = { accept: 'application/json' }
   if (body !== undefined || (method && method !== 'GET')) headers['content-type'] = 'application/json'
   if (ui.session) headers['x-dcb-session'] = ui.session
-  const res = await fetch(path, {
-    method: method || (body === undefined ? 'GET' : 'POST'),
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: 'same-origin',
-  })
+  let res
+  try {
+    res = await fetch(path, {
+      method: method || (body === undefined ? 'GET' : 'POST'),
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    })
+  } catch {
+    // No answer at all (not an HTTP error): the server is stopped, as the banner says.
+    downBanner.hidden = false
+    throw new Error('The server is not answering: start it with dcb serve.')
+  }
+  downBanner.hidden = true
   const text = await res.text()
   let data = null
   try {

@@ -120,6 +120,11 @@ describe('Requests in chromium', () => {
     expect(await banner.isVisible()).toBe(false)
     await con.c.close()
     await banner.getByText('The server is not answering: start it with dcb serve.').waitFor({ timeout: 15_000 })
+    // A control call then fails with the same plain words, not a browser's "Failed to fetch".
+    await page.getByRole('checkbox', { name: 'Failures only' }).waitFor()
+    await nav('Clock').click()
+    await page.locator('main[aria-busy="false"]').waitFor()
+    await page.getByRole('main').getByText('The server is not answering: start it with dcb serve.').waitFor()
   })
 
   it('made no request off the server and logged no error (the stopped server aside)', () => {
