@@ -1,5 +1,5 @@
-// The Clock page (the time, advance, set, what a move ran) and the Requests page (the journal, live).
-import { act, api, debounce, h, json, page, say, shortTime, ui } from './lib.js'
+// The Clock page (the time, advance, set, what a move ran).
+import { api, h, page, say, shortTime, ui } from './lib.js'
 
 // ------------------------------------------------------------------ Clock
 
@@ -47,24 +47,51 @@ function moveSummary(r) {
   ]
 }
 
+/** A valid time one day after `now` (the Set to field's example). */
+function dayAfter(now) {
+  const t = Date.parse(`${String(now).slice(0, 19)}Z`)
+  return Number.isNaN(t) ? '2026-01-31T00:00:00' : new Date(t + 86_400_000).toISOString().slice(0, 19)
+}
+
+/** A field with its error beside it (described by it, so a screen reader reads both). */
+function field(label, input, id) {
+  const error = h('p', { class: 'field-error', id, role: 'status' })
+  input.setAttribute('aria-describedby', id)
+  return { error, label: h('label', {}, label, input) }
+}
+
 export async function clockView() {
   const now = h('p', { class: 'clock-now', 'aria-live': 'off' })
   const info = h('p', { class: 'empty' })
   const result = h('div', { role: 'region', 'aria-label': 'What the move ran' })
+  const by = h('input', { placeholder: 'P1M or 36h', autocomplete: 'off', required: true })
+  const to = h('input', { placeholder: '2026-01-31T00:00:00', autocomplete: 'off', required: true })
+  const byField = field('Advance by', by, 'advance-error')
+  const toField = field('Set to', to, 'set-error')
+  const quickError = h('p', { class: 'field-error', role: 'status' })
+  const nextButton = h('button', { type: 'button', class: 'quiet', onclick: () => toNext() }, 'To the next event')
   const show = () => {
     now.textContent = clockText()
-    info.textContent = ui.clockShown ? `${ui.clockShown.frozen ? 'Frozen' : 'Running'}; next event: ${shortTime(ui.clockShown.next_event_dt) || 'none'}` : ''
+    const next = ui.clockShown && ui.clockShown.next_event_dt
+    info.textContent = ui.clockShown ? `${ui.clockShown.frozen ? 'Frozen' : 'Running'}; next event: ${shortTime(next) || 'none'}` : ''
+    nextButton.disabled = !next
+    if (ui.clockShown) to.placeholder = dayAfter(ui.clockShown.now)
   }
-  const move = (path, body) =>
-    act(async () => {
+  /** A move; its error goes beside the field it came from (`error`), and a success clears them all. */
+  const move = async (path, body, error) => {
+    for (const e of [byField.error, toField.error, quickError]) e.textContent = ''
+    try {
       const r = await api(path, body)
       ui.clockShown = { ...r.clock, seen: Date.now() }
       show()
       result.replaceChildren(h('h2', {}, `Moved to ${shortTime(r.clock.now)}`), ...moveSummary(r).filter(Boolean))
       say(`Clock moved to ${shortTime(r.clock.now)}.`)
-    })
-  const by = h('input', { placeholder: 'P1M or 36h', autocomplete: 'off', required: true })
-  const to = h('input', { placeholder: '2026-01-31T00:00:00', autocomplete: 'off', required: true })
+    } catch (e) {
+      error.textContent = e.message
+    }
+  }
+  const toNext = () => ui.clockShown && ui.clockShown.next_event_dt && move('/_sandbox/clock/set', { to: ui.clockShown.next_event_dt }, quickError)
+  const quick = (label, by) => h('button', { type: 'button', class: 'quiet', onclick: () => move('/_sandbox/clock/advance', { by }, quickError) }, label)
   page(
     'Clock',
     h('p', {}, 'Sandbox time (UTC)'),
@@ -75,23 +102,27 @@ export async function clockView() {
       {
         onsubmit: (e) => {
           e.preventDefault()
-          move('/_sandbox/clock/advance', { by: by.value.trim() })
+          move('/_sandbox/clock/advance', { by: by.value.trim() }, byField.error)
         },
       },
-      h('label', {}, 'Advance by', by),
+      byField.label,
       h('button', { type: 'submit' }, 'Advance'),
+      byField.error,
     ),
     h(
       'form',
       {
         onsubmit: (e) => {
           e.preventDefault()
-          move('/_sandbox/clock/set', { to: to.value.trim() })
+          move('/_sandbox/clock/set', { to: to.value.trim() }, toField.error)
         },
       },
-      h('label', {}, 'Set to', to),
+      toField.label,
       h('button', { type: 'submit' }, 'Set'),
+      toField.error,
     ),
+    h('div', { class: 'quick', role: 'group', 'aria-label': 'Quick moves' }, quick('+1h', 'PT1H'), quick('+1d', 'P1D'), quick('+1M', 'P1M'), nextButton),
+    quickError,
     result,
   )
   ui.clockShown = { ...(await api('/_sandbox/clock')), seen: Date.now() }
@@ -99,114 +130,5 @@ export async function clockView() {
   ui.clockTimer = setInterval(show, 1000)
   ui.onLive = (type) => {
     if (type === 'clock' || type === 'hello') show()
-  }
-}
-
-// ------------------------------------------------------------------ Requests
-
-/** What a clock move ran, as the journal kept it: a few events, or their count by type. */
-function ranLine(r) {
-  const events = /^\/_sandbox\/clock\/(advance|set)$/.test(r.path) && r.response && r.response.events
-  if (!events || !events.length) return null
-  const one = (e) => [e.type, e.msisdn, e.code, e.status && `→ ${e.status}`, e.reason && `(${e.reason})`].filter(Boolean).join(' ')
-  const counts = {}
-  for (const e of events) {
-    const kind = e.code ? `${e.type} ${e.code}` : e.type
-    counts[kind] = (counts[kind] || 0) + 1
-  }
-  const text =
-    events.length <= 3
-      ? events.map(one).join('; ')
-      : Object.entries(counts)
-          .map(([t, n]) => `${n} ${t}`)
-          .join(', ')
-  return h('span', { class: 'ran' }, `Ran: ${text}`)
-}
-
-function requestItem(r) {
-  const ok = r.http_status < 400
-  return h(
-    'li',
-    { 'data-id': r.id },
-    h(
-      'details',
-      {},
-      h(
-        'summary',
-        {},
-        h('span', { class: `tag ${ok ? 'ok' : 'bad'}` }, r.http_status),
-        ` ${r.method} ${r.path} `,
-        r.message ? h('strong', {}, r.message) : null,
-        r.client_closed ? h('span', { class: 'tag bad', title: 'the client went away before the answer' }, 'client gone') : null,
-        h(
-          'span',
-          { class: 'line' },
-          // Sandbox time, as on the other pages (the wall time is in the details).
-          h('time', {}, shortTime(r.sandbox_time)),
-          r.msisdn ? h('span', {}, r.msisdn) : null,
-          h('span', {}, `${r.duration_ms} ms`),
-          h('span', {}, `session ${ui.session || 'default'}`),
-          r.merchant ? h('span', {}, r.merchant) : null,
-        ),
-        r.reason ? h('span', { class: 'why' }, `Why: ${r.reason}`) : null,
-        ranLine(r),
-      ),
-      h(
-        'dl',
-        {},
-        h('dt', {}, 'Sandbox time'),
-        h('dd', {}, r.sandbox_time),
-        h('dt', {}, 'Wall time'),
-        h('dd', {}, r.time),
-        h('dt', {}, 'Client'),
-        h('dd', {}, r.ip || '—'),
-        r.msisdn !== undefined ? [h('dt', {}, 'MSISDN'), h('dd', {}, r.msisdn || '—')] : null,
-      ),
-      h('h3', {}, 'Request body'),
-      h('pre', {}, r.request === null || r.request === undefined ? '(none)' : json(r.request)),
-      h('h3', {}, 'Response body'),
-      h('pre', {}, json(r.response)),
-    ),
-  )
-}
-
-/** The Requests page; `params` (the hash's query) may name an `msisdn` or a `subscription` to show only its requests. */
-export async function requestsView(params = new URLSearchParams()) {
-  const subscription = params.get('subscription') || ''
-  let filter = params.get('msisdn') || ''
-  const list = h('ol', { class: 'items', 'aria-label': 'Requests, newest first' })
-  const filterInput = h('input', { type: 'search', inputmode: 'numeric', autocomplete: 'off', value: filter })
-  const load = async () => {
-    const q = new URLSearchParams({ limit: '200' })
-    if (filter) q.set('msisdn', filter)
-    if (subscription) q.set('subscription', subscription)
-    const r = await api(`/_sandbox/requests?${q}`)
-    list.replaceChildren(...r.requests.map(requestItem))
-    if (!r.requests.length) list.append(h('li', { class: 'empty' }, filter || subscription ? 'No requests match.' : 'No requests yet.'))
-  }
-  const reload = debounce(() => act(load), 250)
-  filterInput.addEventListener('input', () => {
-    filter = filterInput.value.trim()
-    reload()
-  })
-  page(
-    'Requests',
-    h('p', { class: 'empty' }, 'Merchant API calls and the control calls that change state, at sandbox time. Open one for its bodies.'),
-    subscription
-      ? h('p', {}, `About subscription ${subscription}, the requests that created it included. `, h('a', { href: '#/requests' }, 'All requests'))
-      : null,
-    h('form', { role: 'search', 'aria-label': 'Filter requests', onsubmit: (e) => e.preventDefault() }, h('label', {}, 'Filter by MSISDN', filterInput)),
-    list,
-  )
-  await load()
-  ui.onLive = (type, data) => {
-    if (type === 'reset' || (type === 'requests' && data.skipped)) return act(load)
-    if (type !== 'requests') return
-    // Which new entries are about a subscription only the server can tell (the ones that created it).
-    if (subscription) return reload()
-    list.querySelector('.empty')?.remove()
-    for (const r of [...data.requests].reverse())
-      if ((!filter || r.msisdn === filter) && !list.querySelector(`[data-id="${r.id}"]`)) list.prepend(requestItem(r))
-    while (list.children.length > 500) list.lastElementChild.remove()
   }
 }

@@ -4,6 +4,7 @@
 export const main = document.getElementById('main')
 const statusLine = document.getElementById('status')
 const liveLabel = document.getElementById('live')
+const downBanner = document.getElementById('down')
 
 /** What the pages share. */
 export const ui = {
@@ -15,6 +16,8 @@ export const ui = {
   /** The clock as last read, and when (the Clock page runs it on). */
   clockShown: null,
   clockTimer: 0,
+  /** The MSISDN searched for: kept in the URL (`?msisdn=`), so it stays set from page to page. */
+  msisdn: '',
 }
 
 // ------------------------------------------------------------------ helpers
@@ -50,12 +53,20 @@ export async function api(path, body, method) {
   const headers = { accept: 'application/json' }
   if (body !== undefined || (method && method !== 'GET')) headers['content-type'] = 'application/json'
   if (ui.session) headers['x-dcb-session'] = ui.session
-  const res = await fetch(path, {
-    method: method || (body === undefined ? 'GET' : 'POST'),
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: 'same-origin',
-  })
+  let res
+  try {
+    res = await fetch(path, {
+      method: method || (body === undefined ? 'GET' : 'POST'),
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    })
+  } catch {
+    // No answer at all (not an HTTP error): the server is stopped, as the banner says.
+    downBanner.hidden = false
+    throw new Error('The server is not answering: start it with dcb serve.')
+  }
+  downBanner.hidden = true
   const text = await res.text()
   let data = null
   try {
@@ -89,6 +100,54 @@ export async function act(fn) {
   }
 }
 
+/** A button that copies `text`; the status line says whether the browser let it. */
+export function copyButton(label, text, caption = 'Copy') {
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text)
+      say(`Copied: ${text.length > 60 ? `${text.slice(0, 60)}…` : text}`)
+    } catch {
+      say('The browser refused to copy: select the text and copy it.', true)
+    }
+  }
+  return h('button', { type: 'button', class: 'quiet copy', 'aria-label': label, onclick: copy }, caption)
+}
+
+/** What an empty page says: how to make its first entry, a command to copy. */
+export function emptyHint(text, command) {
+  return h('li', { class: 'empty' }, text, ' ', h('code', {}, command), ' ', copyButton(`Copy ${command}`, command))
+}
+
+/** The nav links carry the MSISDN searched for, so the next page filters by it too. */
+export function navLinks() {
+  for (const a of document.querySelectorAll('#nav a')) {
+    const base = a.getAttribute('href').split('?')[0]
+    a.setAttribute('href', ui.msisdn ? `${base}?msisdn=${encodeURIComponent(ui.msisdn)}` : base)
+  }
+}
+
+/** Keeps the MSISDN searched for in the URL (replaced, not a new history entry) and the nav links. */
+export function setMsisdn(value) {
+  ui.msisdn = value
+  const [path, query = ''] = location.hash.split('?')
+  const q = new URLSearchParams(query)
+  if (value) q.set('msisdn', value)
+  else q.delete('msisdn')
+  const rest = q.toString()
+  history.replaceState(null, '', `${path || '#/requests'}${rest ? `?${rest}` : ''}`)
+  navLinks()
+}
+
+/** The "Filter by MSISDN" field of a page, on the shared search; `changed` reloads the page's list. */
+export function msisdnSearch(changed) {
+  const input = h('input', { type: 'search', inputmode: 'numeric', autocomplete: 'off', value: ui.msisdn })
+  input.addEventListener('input', () => {
+    setMsisdn(input.value.trim())
+    changed()
+  })
+  return h('label', {}, 'Filter by MSISDN', input)
+}
+
 /** A page: its title and parts; an absent part (null) is left out, as `h` does. */
 export function page(title, ...children) {
   main.replaceChildren(h('h1', { tabindex: '-1' }, title), ...children.filter((c) => c != null))
@@ -101,9 +160,14 @@ export function connect() {
   if (stream || ui.signedOut) return
   // The stream of the session shown (EventSource sends no headers: the session goes in the query).
   stream = new EventSource(`/_sandbox/events${ui.session ? `?session=${encodeURIComponent(ui.session)}` : ''}`)
-  stream.onopen = () => (liveLabel.textContent = 'Live')
+  stream.onopen = () => {
+    liveLabel.textContent = 'Live'
+    downBanner.hidden = true
+  }
   stream.onerror = () => {
     liveLabel.textContent = 'Reconnecting'
+    // Said plainly at the top: a stopped server is the usual reason.
+    downBanner.hidden = false
     if (stream.readyState === EventSource.CLOSED) {
       stream = null
       setTimeout(connect, 2000)

@@ -1,7 +1,25 @@
 // The Scenarios page (rules, runtime rules added and removed) and the Sessions page.
-import { act, api, h, page, reconnect, say, shortTime, ui } from './lib.js'
+import { act, api, copyButton, h, page, reconnect, say, shortTime, ui } from './lib.js'
 
 // ------------------------------------------------------------------ Scenarios
+
+/** Marks each table wider than its box (`.scrolls`: the hint shows). */
+function markScrolling() {
+  for (const t of document.querySelectorAll('.table')) t.classList.toggle('scrolls', t.scrollWidth > t.clientWidth + 1)
+}
+window.addEventListener('resize', markScrolling)
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`
+
+/** An MSISDN the rule matches, for a try (Malaysian, as the shipped demo numbers); '' when the match says too little. */
+export function exampleMsisdn(match) {
+  const exact = /^MSISDN (\d+)$/.exec(match)
+  if (exact) return exact[1]
+  const m = /^ending (\d*)([A-Z]*)(?:-\d+)?(?:, country my)?$/.exec(match)
+  if (!m || m[1].length + m[2].length > 8) return ''
+  const ending = m[1] + '0'.repeat(m[2].length)
+  return '60123456000'.slice(0, 11 - ending.length) + ending
+}
 
 export async function scenariosView() {
   const body = h('div')
@@ -15,7 +33,12 @@ export async function scenariosView() {
       h(
         'tr',
         {},
-        h('td', {}, s.match),
+        h('td', { class: 'ending' }, s.match),
+        h(
+          'td',
+          { class: 'ending' },
+          exampleMsisdn(s.match) ? [exampleMsisdn(s.match), ' ', copyButton(`Copy ${exampleMsisdn(s.match)}`, exampleMsisdn(s.match))] : '—',
+        ),
         h('td', {}, s.step),
         h('td', {}, s.outcome),
         h('td', {}, s.description || s.id),
@@ -45,16 +68,18 @@ export async function scenariosView() {
     body.replaceChildren(
       h(
         'div',
-        { class: 'table' },
+        { class: 'table', tabindex: '0', role: 'region', 'aria-label': 'Scenarios table (scrolls sideways)' },
+        h('p', { class: 'scroll-hint' }, 'Scroll sideways for more →'),
         h(
           'table',
           {},
           h('caption', { class: 'empty' }, 'Magic endings and rules of the loaded world; runtime rules first'),
-          h('thead', {}, h('tr', {}, ...['Match', 'Step', 'Outcome', 'What it shows', 'Source'].map((t) => h('th', { scope: 'col' }, t)))),
+          h('thead', {}, h('tr', {}, ...['Match', 'Example MSISDN', 'Step', 'Outcome', 'What it shows', 'Source'].map((t) => h('th', { scope: 'col' }, t)))),
           h('tbody', {}, rows),
         ),
       ),
     )
+    markScrolling()
   }
   page(
     'Scenarios',
@@ -134,9 +159,9 @@ export async function sessionsView() {
             'div',
             { class: 'line' },
             h('strong', {}, s.name),
-            h('span', {}, `${s.subscriptions} subscriptions`),
-            h('span', {}, `${s.messages} messages`),
-            h('span', {}, `${s.requests} requests`),
+            h('span', {}, plural(s.subscriptions, 'subscription')),
+            h('span', {}, plural(s.messages, 'message')),
+            h('span', {}, plural(s.requests, 'request')),
             h('span', {}, shortTime(s.now)),
           ),
           (ui.session || 'default') === s.name

@@ -308,6 +308,11 @@ export class Engine {
     return this.inbox.recent(limit)
   }
 
+  /** How many messages the console's Messages page lists (`recentSms` with no limit). */
+  smsCount(): number {
+    return this.inbox.count()
+  }
+
   /** The latest OTP SMS of an MSISDN, or undefined. */
   readonly latestOtp = (msisdn: string): SmsRecord | undefined => this.inbox.latestOtp(msisdn)
 

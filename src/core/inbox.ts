@@ -97,6 +97,15 @@ export class Inbox {
       .slice(0, limit)
   }
 
+  /** How many messages `recent` lists with no limit: the stored ones and a notice per renewal or retry charge kept. */
+  count(): number {
+    const { state } = this.ctx
+    let n = 0
+    for (const m of state.sms.values()) if (m.kind !== 'renewal' && m.kind !== 'renewal_failed') n++
+    for (const sub of state.subs.values()) for (const c of sub.charges) if (c.kind !== 'first') n++
+    return n
+  }
+
   /** The latest OTP SMS of an MSISDN, or undefined. */
   latestOtp(msisdn: string): SmsRecord | undefined {
     const { state } = this.ctx

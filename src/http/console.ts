@@ -35,6 +35,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   '/_console/lib.js': { file: 'lib.js', type: 'text/javascript; charset=utf-8' },
   '/_console/messages.js': { file: 'messages.js', type: 'text/javascript; charset=utf-8' },
   '/_console/clock.js': { file: 'clock.js', type: 'text/javascript; charset=utf-8' },
+  '/_console/requests.js': { file: 'requests.js', type: 'text/javascript; charset=utf-8' },
   '/_console/scenarios.js': { file: 'scenarios.js', type: 'text/javascript; charset=utf-8' },
   '/_console/coverage.js': { file: 'coverage.js', type: 'text/javascript; charset=utf-8' },
   '/_console/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },

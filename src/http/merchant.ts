@@ -11,6 +11,7 @@ import { envelope, fail, type FailurePayloadMode, type Outcome } from '../core/o
 import type { Merchant, WorldIndex } from '../core/world.js'
 import { isJsonContentType, isPlainObject, parseJson, readBodyThen } from './body.js'
 import { inProcessCall } from './inprocess.js'
+import { journalHeaders } from './journal-headers.js'
 import { Allowlist, clientIp, clientUsedHttps, type ProxyTrust } from './ip.js'
 import type { JournalRecord, RequestJournal } from '../runtime/request-log.js'
 import {
@@ -116,6 +117,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
         request: requestText,
         response,
+        headers: journalHeaders(req.headers),
       }
       if (clientClosed) entry.client_closed = true
       const id = target.journal.add(entry)

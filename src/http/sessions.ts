@@ -30,7 +30,7 @@ export function sessionRoutes(sessions: Host, checkAccess: (req: IncomingMessage
           sessions: sessions.all().map((s) => ({
             name: s.name,
             subscriptions: s.engine.state.subs.size,
-            messages: s.engine.state.sms.size,
+            messages: s.engine.smsCount(),
             requests: requests.get(s.name) ?? 0,
             now: formatTimestamp(s.engine.now()),
           })),

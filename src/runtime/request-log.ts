@@ -24,10 +24,12 @@ export interface JournalEntry {
   duration_ms: number
   request: unknown
   response: unknown
+  /** A merchant call's request headers, the API key masked unless shipped (absent on other entries). */
+  headers?: Record<string, string>
 }
 
 /** As recorded on the hot path: times as numbers (formatted when read), the body as its text. */
-export interface JournalRecord extends Omit<JournalEntry, 'id' | 'time' | 'sandbox_time' | 'msisdn' | 'reason' | 'request'> {
+export interface JournalRecord extends Omit<JournalEntry, 'id' | 'time' | 'sandbox_time' | 'msisdn' | 'reason' | 'request' | 'headers'> {
   time: number
   sandbox_time: number
   /** The request body as received, or null. */
@@ -35,6 +37,8 @@ export interface JournalRecord extends Omit<JournalEntry, 'id' | 'time' | 'sandb
   /** Null when absent (every entry read has both). */
   msisdn?: string | null
   reason?: string | null
+  /** The request headers as JSON text (see `journalHeaders`; bounded per entry, outside the body budget). */
+  headers?: string
 }
 
 type Stored = JournalRecord & { id: number }
@@ -210,6 +214,7 @@ export class RequestJournal {
         time: new Date(e.time).toISOString(),
         sandbox_time: formatTimestamp(e.sandbox_time),
         request: readBody(e.request),
+        headers: e.headers === undefined ? undefined : (JSON.parse(e.headers) as Record<string, string>),
       })
     }
     return out

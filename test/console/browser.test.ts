@@ -81,6 +81,8 @@ describe('the console in chromium', () => {
     const init = await c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
     expect(init.body.payload.short_code).toBe('32123')
     const keyword = init.body.payload.keyword as string
+    // The form is folded away under the list (a <details>).
+    await page.getByText('Send an MO (as a handset)').click()
     const form = page.getByRole('form', { name: 'Send an MO' })
     await form.getByRole('textbox', { name: 'MSISDN' }).fill(msisdn)
     await form.getByRole('textbox', { name: 'Short code' }).fill('32123')
@@ -200,6 +202,7 @@ describe('the console in chromium', () => {
       expect(width, name).toBeLessThanOrEqual(390)
     }
     await narrow.goto(`${c.url}/#/messages`)
+    await narrow.getByText('Send an MO (as a handset)').click()
     await narrow.getByRole('button', { name: 'Send MO' }).waitFor()
     await narrow.screenshot({ path: join(tmpdir(), 'dcb-console-390.png'), fullPage: true })
     await narrow.close()

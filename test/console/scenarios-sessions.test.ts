@@ -1,0 +1,91 @@
+/** Scenarios (endings on one line, a sign that the table scrolls, an example MSISDN per row) and Sessions (plurals, counts that agree), in chromium. */
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openConsole, type Console } from './open-console.js'
+
+let con: Console
+let page: Page
+
+beforeAll(async () => {
+  con = await openConsole()
+  page = await con.open()
+}, 60_000)
+afterAll(async () => {
+  await con?.close()
+})
+
+/** How many lines each ending cell's text takes. */
+const endingLines = (p: Page) =>
+  p.locator('td.ending').evaluateAll((cells) =>
+    cells.map((td) => {
+      const range = document.createRange()
+      range.selectNodeContents(td.firstChild!)
+      return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size
+    }),
+  )
+
+describe('Scenarios in chromium', () => {
+  it('keeps every ending on one line at 1280 px; no sideways sign when the table fits', async () => {
+    await page.goto(`${con.c.url}/#/scenarios`)
+    await page.locator('main[aria-busy="false"]').waitFor()
+    const lines = await endingLines(page)
+    expect(lines.length).toBeGreaterThan(10)
+    expect(lines.every((n) => n === 1)).toBe(true)
+    expect(await page.getByText('Scroll sideways for more →').isVisible()).toBe(false)
+  })
+
+  it('gives each ending rule an example MSISDN to copy, which the rule matches', async () => {
+    const row = page.getByRole('row').filter({ hasText: 'Init fails: BARRED' })
+    await row.getByRole('cell', { name: /^60123456107/ }).waitFor()
+    await row.getByRole('button', { name: 'Copy 60123456107' }).click()
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('60123456107')
+    const init = await con.c.api('/subscriptions/init', { msisdn: '60123456107', service_code: 'STREAMPLUS', country_code: 'my' })
+    expect(init.body.message).toBe('BARRED')
+  })
+
+  it('at 390 px, the page does not scroll sideways and the table says it does', async () => {
+    const narrow = await con.open(390)
+    await narrow.goto(`${con.c.url}/#/scenarios`)
+    await narrow.locator('main[aria-busy="false"]').waitFor()
+    expect(await narrow.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    const table = narrow.getByRole('region', { name: 'Scenarios table (scrolls sideways)' })
+    expect(await table.evaluate((t) => t.scrollWidth > t.clientWidth)).toBe(true)
+    await table.getByText('Scroll sideways for more →').waitFor({ state: 'visible' })
+    // The keyboard scrolls it: the region takes the focus.
+    await table.focus()
+    await narrow.keyboard.press('ArrowRight')
+    await expect.poll(() => table.evaluate((t) => t.scrollLeft)).toBeGreaterThan(0)
+    await narrow.close()
+  })
+})
+
+describe('Sessions in chromium', () => {
+  it('says 1 subscription, 1 request in the singular, and counts the messages the Messages page lists', async () => {
+    const headers = { 'x-dcb-session': 'one' }
+    const init = await con.c.api('/subscriptions/init', { msisdn: '60123456051', service_code: 'STREAMPLUS', country_code: 'my' }, { headers })
+    expect(init.body.status).toBe('SUCCESS')
+    // A renewal adds a charge notice, which Messages lists: Sessions must count it too.
+    const two = { 'x-dcb-session': 'two' }
+    const otp = async (m: string) => (await con.c.control(`/otp?msisdn=${m}`, undefined, { headers: two })).body.otp
+    const i2 = await con.c.api('/subscriptions/init', { msisdn: '60123456052', service_code: 'STREAMPLUS', country_code: 'my' }, { headers: two })
+    await con.c.api('/subscriptions/verify', { verif_request_id: i2.body.payload.verif_request_id, otp: await otp('60123456052') }, { headers: two })
+    await con.c.control('/clock/advance', { by: 'P1M' }, { headers: two })
+    await page.goto(`${con.c.url}/#/sessions`)
+    const one = page.getByRole('list', { name: 'Sessions' }).getByRole('listitem').filter({ hasText: /^one/ })
+    await one.getByText('0 subscriptions').waitFor()
+    await one.getByText('1 message', { exact: true }).waitFor()
+    await one.getByText('1 request', { exact: true }).waitFor()
+    const twoItem = page.getByRole('list', { name: 'Sessions' }).getByRole('listitem').filter({ hasText: /^two/ })
+    await twoItem.getByText('1 subscription', { exact: true }).waitFor()
+    const counted = Number((await twoItem.getByText(/^\d+ messages?$/).textContent())!.split(' ')[0])
+    await page.getByRole('button', { name: 'Show session two' }).click()
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Messages', exact: true }).click()
+    const list = page.getByRole('list', { name: 'Messages, newest first' })
+    await list.locator('li[data-kind="renewal"]').first().waitFor()
+    expect(await list.locator('li[data-id]').count()).toBe(counted)
+  })
+
+  it('made no request off the server and logged no error', () => {
+    expect(con.problems).toEqual([])
+  })
+})
