@@ -130,9 +130,10 @@ export class Renewals {
     const failed: SubscriptionRecord = { ...sub, status: 'EXPIRED', retries, next_retry_at: nextRetry, charges, charge_count: sub.charge_count + 1 }
     tx.put('subs', sub.id, failed)
     this.inbox.chargeMade(failed, plan)
-    // A failed retry counts nowhere: the subscription was EXPIRED already.
-    if (!isRetry) {
-      this.ctx.coverage.count(tx, sub.merchant, 'renewal.failed', at)
+    // A failed retry counts as retry.failed; the subscription was EXPIRED already, so it is no change to reconcile.
+    if (isRetry) this.ctx.coverage.count(tx, sub.merchant, 'retry.failed', at, code)
+    else {
+      this.ctx.coverage.count(tx, sub.merchant, 'renewal.failed', at, code)
       this.ctx.coverage.changed(tx, failed, at)
     }
     log?.sub(at, isRetry ? 'retry_failed' : 'renewal_failed', failed, plan.subject, code, charge.reason)
