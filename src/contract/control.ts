@@ -88,6 +88,9 @@ export const ResetBody = z.object({
 })
 export const CoverageQuery = z.object({
   merchant: text('a merchant id').optional().describe('only this merchant (default: every merchant with traffic in the session)'),
+  sessions: text('session names separated by commas, or a glob')
+    .optional()
+    .describe('merge these sessions (A,B or a glob such as ci-*): counts and findings summed per merchant'),
 })
 export const WorldQuery = z.object({
   sources: z.string().optional().describe('present: answer { world, sources } with the file each record and rule came from'),

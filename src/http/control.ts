@@ -22,6 +22,7 @@ import type { RequestJournal } from '../runtime/request-log.js'
 import { sendJson, sendControlError } from './respond.js'
 import { nearestName } from '../core/nearest.js'
 import { DECIMAL } from '../contract/defaults.js'
+import { mergedCoverage, sessionsNamed } from './coverage-sessions.js'
 
 export { smsView } from '../control/operations.js'
 
@@ -58,6 +59,8 @@ export interface ControlContext {
    * route, method, query and body checks (a refused one creates nothing).
    */
   sessions: { peek(name: string): ControlTarget | undefined; open(name: string): Promise<ControlTarget> }
+  /** The names of the sessions there (for `coverage?sessions=`). */
+  sessionNames?: () => Promise<string[]>
   trustProxy: ProxyTrust | undefined
   adminToken?: string
   /** Whether the loaded world has a merchant of this id (every session shares the world). */
@@ -206,18 +209,24 @@ export function createControlHandler(ctx: ControlContext) {
         return true
       }
       target = ctx.sessions.peek(session) ?? (await ctx.sessions.open(session))
-      result = await r.call(target.operations, {
-        query: values,
-        body: body ?? {},
-        params,
-        get signal() {
-          if (!aborted) {
-            aborted = new AbortController()
-            if (gone) aborted.abort()
-          }
-          return aborted.signal
-        },
-      })
+      const merged = r.path === '/coverage' && typeof values.sessions === 'string' && ctx.sessionNames ? values.sessions : undefined
+      if (merged !== undefined) {
+        const { merchant } = values as { merchant?: string }
+        const names = sessionsNamed(merged, await ctx.sessionNames!())
+        result = await mergedCoverage(names, async (n) => (await ctx.sessions.open(n)).operations.coverage(merchant === undefined ? {} : { merchant }))
+      } else
+        result = await r.call(target.operations, {
+          query: values,
+          body: body ?? {},
+          params,
+          get signal() {
+            if (!aborted) {
+              aborted = new AbortController()
+              if (gone) aborted.abort()
+            }
+            return aborted.signal
+          },
+        })
     } finally {
       req.socket.off('close', onClose)
     }
