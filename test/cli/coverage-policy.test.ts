@@ -122,3 +122,32 @@ describe('merged sessions', () => {
     for (const s of ['ci-a', 'ci-b']) await c.control(`/sessions/${s}`, undefined, { method: 'DELETE' })
   })
 })
+
+describe("examples/merchant's policy against dcb serve, one session per test file", () => {
+  it('fails while a file of the suite has not run, and passes once both sessions are merged', async () => {
+    const policy = join(import.meta.dirname, '..', '..', 'examples', 'merchant', 'coverage-policy.json')
+    const headers = (s: string) => ({ 'x-dcb-session': s })
+    const flow = async (msisdn: string, s: string) => {
+      const i = await c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' }, { headers: headers(s) })
+      const otp = (await c.control(`/otp?msisdn=${msisdn}`, undefined, { headers: headers(s) })).body.otp
+      const v = await c.api('/subscriptions/verify', { verif_request_id: i.body.payload.verif_request_id, otp }, { headers: headers(s) })
+      return v.body.payload?.subscription_id as string | undefined
+    }
+    // File one: a subscription, its Status, a failed first charge.
+    const ok = await flow('60123456011', 'file-1')
+    await c.api('/subscriptions/status', { subscription_id: ok }, { headers: headers('file-1') })
+    expect(await flow('60123456201', 'file-1')).toBeUndefined()
+    const first = await run(['--sessions', 'file-*', '--policy', policy])
+    expect(first.code).toBe(1)
+    expect(first.stderr).toContain('demo: required outcome status.EXPIRED was never seen')
+    // File two: a renewal that succeeds and one that fails, each reconciled with Status.
+    const renewed = await flow('60123456012', 'file-2')
+    const lapsed = await flow('60123456301', 'file-2')
+    await c.control('/clock/advance', { by: 'P1M' }, { headers: headers('file-2') })
+    for (const id of [renewed, lapsed]) await c.api('/subscriptions/status', { subscription_id: id }, { headers: headers('file-2') })
+    const both = await run(['--sessions', 'file-*', '--policy', policy, '--junit', join(tmp.dir, 'merged.xml')])
+    expect(both).toMatchObject({ code: 0, stderr: '' })
+    expect(readFileSync(join(tmp.dir, 'merged.xml'), 'utf8')).toMatch(/<testsuites name="dcb coverage" tests="\d+" failures="0"/)
+    for (const s of ['file-1', 'file-2']) await c.control(`/sessions/${s}`, undefined, { method: 'DELETE' })
+  })
+})
