@@ -10,6 +10,9 @@ import { worldOf, type World } from './library/sandbox.js'
 import type { WorldDocument } from './contract/control.js'
 import { checkOptionNames, checkSharedOptions } from './library/options.js'
 import { SandboxError } from './core/errors.js'
+import { checkPolicy, coverageJUnit as junit, mergeCoverage as merge, parsePolicy } from './core/coverage-gate.js'
+import { countableIds } from './core/coverage-outcomes.js'
+import type { CoverageAnswer } from './contract/control.js'
 
 export { createSandbox } from './library/sandbox.js'
 export type { Sandbox, SandboxSession, SandboxOptions, World, Rule } from './library/sandbox.js'
@@ -41,6 +44,35 @@ export type {
   CarrierMessage,
   SandboxMessage,
 } from './contract/merchant.js'
+
+/** What a suite must show (a `dcb coverage --policy` file's content): outcome ids or globs, finding codes allowed, a minimum percentage. */
+export interface CoveragePolicy {
+  require?: string[]
+  allow?: string[]
+  min?: number
+}
+
+/** Coverage answers of several sessions (or sandboxes) as one: counts and findings summed per merchant, `since` the earliest. */
+export function mergeCoverage(...reports: CoverageAnswer[]): CoverageAnswer {
+  return merge(...reports) as CoverageAnswer
+}
+
+/**
+ * The JUnit XML `dcb coverage --junit` writes for this answer: without a policy, a failing case per
+ * outcome never seen and per finding; with one (as `--policy FILE`), failing only an outcome required
+ * and never seen and a finding not allowed. A policy naming an unknown outcome or finding throws.
+ */
+export function coverageJUnit(report: CoverageAnswer, policy?: CoveragePolicy): string {
+  if (policy === undefined) return junit(report)
+  let checked
+  try {
+    checked = parsePolicy(JSON.stringify(policy))
+    checkPolicy(checked, [...countableIds(), ...report.coverage.flatMap((m) => m.outcomes.map((o) => o.id))])
+  } catch (e) {
+    throw new SandboxError('BAD_REQUEST', (e as Error).message.replace(/^the policy/, 'policy'))
+  }
+  return junit(report, checked)
+}
 
 /** The options of `startSandbox`: those of `dcb serve`; `world` as `createSandbox` takes it (checked as a fixture file). */
 export type SandboxServerOptions = Omit<ServeOptions, 'realNow'> & { world?: World | WorldDocument }

@@ -1,39 +1,117 @@
 /** `dcb coverage`: what each merchant's traffic exercised and what it did wrong, for people, as JSON, or as a JUnit report for CI. */
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import chalk from 'chalk'
-import type { CoverageAnswer, MerchantCoverage } from '../contract/index.js'
+import type { CoverageAnswer, SessionsAnswer } from '../contract/index.js'
+import { countableIds } from '../core/coverage-outcomes.js'
+import { checkPolicy, coverageJUnit, coverageVerdict, authenticated, mergeCoverage, parsePolicy, type CoveragePolicy } from '../core/coverage-gate.js'
 import { CliError, EXIT } from './errors.js'
 import { clientFrom, guard, out, printJson, sessionGiven, warnOfNewSession, type ClientCliOptions } from './common.js'
 
-export interface CoverageCliOptions extends ClientCliOptions {
+export interface CoverageCliOptions extends Omit<ClientCliOptions, 'session'> {
+  /** Repeatable: the sessions merged (one: that session). */
+  session?: string[] | string
+  sessions?: string
   merchant?: string
   junit?: string
   /** With --junit: a session with no calls writes a report with no test case and passes. */
   allowEmpty?: boolean
   /** A whole percentage, 0 to 100 (checked by the command line). */
   min?: number
+  policy?: string
+  require?: string[]
+  allow?: string[]
+  failOnFindings?: boolean
 }
+
+/** The policy the flags and the file give; undefined: none (today's behaviour, `--min` alone). */
+function policyOf(o: CoverageCliOptions): CoveragePolicy | undefined {
+  let p: CoveragePolicy | undefined
+  if (o.policy !== undefined) {
+    let text: string
+    try {
+      text = readFileSync(o.policy, 'utf8')
+    } catch (e) {
+      throw new CliError(`cannot read the policy ${o.policy}: ${(e as Error).message}`, EXIT.USAGE)
+    }
+    try {
+      p = parsePolicy(text, `the policy ${o.policy}`)
+    } catch (e) {
+      throw new CliError((e as Error).message, EXIT.USAGE)
+    }
+  }
+  if (o.require || o.allow || o.failOnFindings) {
+    p ??= {}
+    p = {
+      ...p,
+      require: [...(p.require ?? []), ...(o.require ?? [])],
+      allow: o.allow || p.allow ? [...(p.allow ?? []), ...(o.allow ?? [])] : undefined,
+      failOnFindings: p.failOnFindings || !!o.failOnFindings || !!o.allow,
+    }
+  }
+  if (p && o.min !== undefined) p = { ...p, min: o.min }
+  return p
+}
+
+const globRe = (g: string) => new RegExp('^' + g.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*') + '$')
 
 export async function coverage(o: CoverageCliOptions): Promise<void> {
   if (o.allowEmpty && o.junit === undefined) throw new CliError('--allow-empty goes with --junit FILE (it lets an empty report pass)', EXIT.USAGE)
-  const c = clientFrom(o)
-  const session = sessionGiven(o)
-  await warnOfNewSession(c, o)
-  const answer = await guard(() => c.coverage(o.merchant === undefined ? {} : { merchant: o.merchant }))
+  const policy = policyOf(o)
+  const named = o.session === undefined ? [] : Array.isArray(o.session) ? o.session : [o.session]
+  if (o.sessions !== undefined && named.length) throw new CliError('give --session NAME (repeatable) or --sessions GLOB, not both', EXIT.USAGE)
+  const one: ClientCliOptions = { ...o, session: named.length === 1 ? named[0] : undefined }
+  const c = clientFrom(one)
+  let sessions: string[] | undefined
+  if (o.sessions !== undefined) {
+    const { sessions: all } = await guard(() => c.control<SessionsAnswer>('GET', '/sessions'))
+    const re = globRe(o.sessions)
+    sessions = all.map((s) => s.name).filter((n) => re.test(n))
+    if (!sessions.length) throw new CliError(`--sessions "${o.sessions}" matches no session (there are: ${all.map((s) => s.name).join(', ')})`, EXIT.FAIL)
+  } else if (named.length > 1) sessions = named
+  const query = o.merchant === undefined ? {} : { merchant: o.merchant }
+  let answer: CoverageAnswer
+  if (sessions) {
+    const answers: CoverageAnswer[] = []
+    for (const name of sessions) {
+      const s = clientFrom({ ...o, session: name })
+      if (o.sessions === undefined) await warnOfNewSession(s, { ...o, session: name })
+      answers.push(await guard(() => s.coverage(query)))
+    }
+    answer = mergeCoverage(...answers) as CoverageAnswer
+  } else {
+    await warnOfNewSession(c, one)
+    answer = await guard(() => c.coverage(query))
+  }
+  if (policy) {
+    try {
+      checkPolicy(policy, [...countableIds(), ...answer.coverage.flatMap((m) => m.outcomes.map((x) => x.id))])
+    } catch (e) {
+      throw new CliError((e as Error).message, EXIT.USAGE)
+    }
+  }
+  const sessionName = sessions ? sessions.join(', ') : (sessionGiven(one)?.name ?? 'default')
   // A gate that read nothing must not look green: no merchant had traffic and none was named (--merchant lists its outcomes, all unseen).
   const empty = o.junit !== undefined && !answer.coverage.length && !o.allowEmpty
-  if (o.junit !== undefined) writeJunit(o.junit, answer, empty ? (session?.name ?? 'default') : undefined)
+  if (o.junit !== undefined) writeJunit(o.junit, coverageJUnit(answer, policy, empty ? sessionName : undefined))
   if (o.json) printJson(answer)
   else print(answer, o.min)
   if (empty)
     throw new CliError(
-      `no calls were recorded in session ${session?.name ?? 'default'}: the JUnit report ${o.junit} has no outcome to show and fails; give --merchant ID to report each outcome of that merchant, or --allow-empty when no traffic is expected`,
+      `no calls were recorded in session ${sessionName}: the JUnit report ${o.junit} has no outcome to show and fails; give --merchant ID to report each outcome of that merchant, or --allow-empty when no traffic is expected`,
       EXIT.FAIL,
     )
-  if (o.min === undefined) return
-  const below = answer.coverage.filter((m) => m.percent < o.min!)
   // No traffic at all is below any minimum above zero: a CI run that sent nothing must not pass.
-  if (!answer.coverage.length && o.min > 0) throw new CliError(`no merchant has traffic in this session: coverage 0% is below --min ${o.min}%`, EXIT.FAIL)
+  const min = policy?.min ?? o.min
+  if (min !== undefined && min > 0 && !answer.coverage.length)
+    throw new CliError(`no merchant has traffic in this session: coverage 0% is below --min ${min}%`, EXIT.FAIL)
+  if (policy) {
+    const reasons = coverageVerdict(answer, policy)
+    if (reasons.length) throw new CliError(reasons.join('\n'), EXIT.FAIL)
+    return
+  }
+  if (o.min === undefined) return
+  // A merchant whose every call was refused 401 or 403 (a suite's negative tests) is listed but not held to --min.
+  const below = answer.coverage.filter((m) => authenticated(m) && m.percent < o.min!)
   if (below.length) throw new CliError(`coverage below --min ${o.min}%: ${below.map((m) => `${m.merchant} ${m.percent}%`).join(', ')}`, EXIT.FAIL)
 }
 
@@ -44,8 +122,9 @@ function print(answer: CoverageAnswer, min: number | undefined): void {
     const low = min !== undefined && m.percent < min
     const pct = `${m.percent}%`
     out(`${chalk.bold(m.merchant)}  ${low ? chalk.red(pct) : chalk.green(pct)} of outcomes seen (${m.covered} of ${m.total}) since ${m.since}`)
-    const never = m.outcomes.filter((x) => x.count === 0).map((x) => x.id)
-    if (never.length) out(`  never seen: ${never.join(', ')}`)
+    const never = m.outcomes.filter((x) => x.count === 0)
+    if (never.length) out(`  never seen (${never.length}):`)
+    for (const x of never) out(`    ${x.id}${x.how ? chalk.dim(`: ${x.how}`) : ''}`)
     if (!m.findings.length) out(chalk.green('  no findings'))
     for (const f of m.findings) {
       out(`  ${chalk.yellow('!')} ${chalk.bold(f.code)} x${f.count}${f.example === null ? '' : chalk.dim(` (latest: journal entry ${f.example})`)}`)
@@ -54,48 +133,9 @@ function print(answer: CoverageAnswer, min: number | undefined): void {
   }
 }
 
-/**
- * One test suite per merchant: a test case per outcome (failing when never seen), a failing one per
- * finding. `emptySession`: no merchant had traffic there, and the report says so in one failing case.
- */
-export function junitXml(answer: CoverageAnswer, emptySession?: string): string {
-  const suites = answer.coverage.map(suite)
-  if (emptySession !== undefined) suites.push(noCalls(emptySession))
-  const extra = emptySession === undefined ? 0 : 1
-  const tests = answer.coverage.reduce((n, m) => n + m.outcomes.length + m.findings.length, 0) + extra
-  const failures = answer.coverage.reduce((n, m) => n + m.outcomes.filter((x) => !x.count).length + m.findings.length, 0) + extra
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="dcb coverage" tests="${tests}" failures="${failures}">\n${suites.join('')}</testsuites>\n`
-}
-
-function noCalls(session: string): string {
-  const text = `no calls were recorded in session ${session}: no merchant has traffic to report (give --merchant ID to report its outcomes, --allow-empty when none is expected)`
-  return `  <testsuite name="dcb.coverage" tests="1" failures="1">\n    <testcase classname="dcb.coverage" name="calls recorded"><failure message="no calls were recorded" type="no_traffic">${xml(text)}</failure></testcase>\n  </testsuite>\n`
-}
-
-function suite(m: MerchantCoverage): string {
-  const cls = xml(`dcb.coverage.${m.merchant}`)
-  const cases = m.outcomes.map((x) =>
-    x.count
-      ? `    <testcase classname="${cls}" name="${xml(x.id)}"><system-out>${x.count} seen</system-out></testcase>\n`
-      : `    <testcase classname="${cls}" name="${xml(x.id)}"><failure message="never seen" type="uncovered">outcome ${xml(x.id)} was never seen since ${xml(m.since)}</failure></testcase>\n`,
-  )
-  for (const f of m.findings) {
-    const detail = `${f.count} time${f.count === 1 ? '' : 's'}${f.example === null ? '' : `; latest: journal entry ${f.example}`}. ${f.advice}`
-    cases.push(
-      `    <testcase classname="${cls}" name="finding ${xml(f.code)}"><failure message="${xml(f.advice)}" type="${xml(f.code)}">${xml(detail)}</failure></testcase>\n`,
-    )
-  }
-  const failures = m.outcomes.filter((x) => !x.count).length + m.findings.length
-  return `  <testsuite name="${cls}" tests="${cases.length}" failures="${failures}">\n${cases.join('')}  </testsuite>\n`
-}
-
-function xml(s: string): string {
-  return s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
-}
-
-function writeJunit(file: string, answer: CoverageAnswer, emptySession: string | undefined): void {
+function writeJunit(file: string, text: string): void {
   try {
-    writeFileSync(file, junitXml(answer, emptySession))
+    writeFileSync(file, text)
   } catch (e) {
     throw new CliError(`cannot write the JUnit report ${file}: ${(e as Error).message}`, EXIT.FAIL)
   }

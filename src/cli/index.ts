@@ -138,7 +138,7 @@ const CALLS_WORDS: Record<Calls, string> = {
 }
 
 /** The options every client command takes; a credential it cannot use is refused by name (hidden from its help). */
-function clientCommand(name: string, description: string, calls: Calls, hint?: string): Command {
+function clientCommand(name: string, description: string, calls: Calls, hint?: string, manySessions = false): Command {
   const apiKey = calls === 'merchant' || calls === 'both'
   const adminToken = calls === 'control' || calls === 'both'
   const cmd = program
@@ -148,7 +148,13 @@ function clientCommand(name: string, description: string, calls: Calls, hint?: s
     .addOption(hiddenUnless(apiKey, new Option('--api-key <key>', `merchant API key (env DCB_API_KEY, default ${DEMO_API_KEY})`)))
     .addOption(hiddenUnless(adminToken, new Option('--admin-token <token>', 'control API token for a non-loopback server (env DCB_ADMIN_TOKEN)')))
     .option('--timeout <seconds>', 'give up after this many seconds (default 30)', int('--timeout', 1, 3600))
-    .option('--session <name>', 'work in this sandbox session (header X-DCB-Session; env DCB_SESSION)')
+    .addOption(
+      manySessions
+        ? new Option('--session <name>', 'read this sandbox session (header X-DCB-Session; env DCB_SESSION); repeat it to merge sessions').argParser(
+            (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+          )
+        : new Option('--session <name>', 'work in this sandbox session (header X-DCB-Session; env DCB_SESSION)'),
+    )
     .option('--json', 'print the answer as JSON')
   // Accepted and then not sent, a key or token would look like it was used (dcb coverage --api-key K showed every merchant).
   cmd.hook('preAction', (_parent, action) => {
@@ -245,11 +251,17 @@ clientCommand(
   "what each merchant's traffic exercised (outcomes seen) and did wrong (findings), since the session's last reset",
   'control',
   "one merchant's: --merchant ID",
+  true,
 )
   .option('--merchant <id>', 'only this merchant (default: every merchant with traffic)')
-  .option('--junit <file>', 'also write a JUnit XML report: a test case per outcome (failing when never seen), a failing one per finding')
+  .option('--sessions <glob>', 'merge every session whose name matches (e.g. "ci-*")')
+  .option('--junit <file>', 'also write a JUnit XML report: a test case per outcome, one per finding (with a policy: failing only what the policy fails)')
   .option('--allow-empty', 'with --junit: a session with no calls writes a report with no test case and exits 0 (without it: one failing case, exit 1)')
-  .option('--min <percent>', 'exit 1 when a merchant shown is below this percentage of outcomes seen', int('--min', 0, 100))
+  .option('--min <percent>', 'exit 1 when a merchant with a call past authentication is below this percentage of outcomes seen', int('--min', 0, 100))
+  .option('--policy <file>', 'a JSON policy { "require": [ids or globs], "allow": [finding codes], "min": percent }: exit 1 on each reason it fails')
+  .option('--require <id>', 'exit 1 when this outcome (or every one a glob such as "verify.*" matches) was never seen; repeatable', collect)
+  .option('--allow <finding>', 'a finding code that does not fail (others do); repeatable', collect)
+  .option('--fail-on-findings', 'exit 1 when a finding not allowed was raised')
   .action(async (o) => (await import('./coverage.js')).coverage(o))
 clientCommand('scenarios', 'list the magic numbers and rules of the running sandbox', 'control')
   .option('--markdown', 'as a Markdown table')

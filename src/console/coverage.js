@@ -1,6 +1,7 @@
 // The Coverage page: per merchant, the share of outcomes its traffic exercised, the outcomes never
-// seen, and the findings (what the traffic did wrong) with their advice. Live: asked again on traffic.
-import { api, debounce, h, page, ui } from './lib.js'
+// seen (each with how to produce it), and the findings (what the traffic did wrong) with their advice
+// and a link to the request log entry of the latest. Live: asked again on traffic.
+import { api, debounce, h, page, shortTime, ui } from './lib.js'
 
 export async function coverageView() {
   const body = h('div')
@@ -33,7 +34,9 @@ function merchantSection(m) {
             {},
             h('strong', {}, f.code),
             ` ×${f.count}`,
-            f.example === null ? '' : h('span', { class: 'meta' }, ` (latest: journal entry ${f.example})`),
+            f.example === null
+              ? ''
+              : h('span', { class: 'meta' }, ' (latest: ', h('a', { href: `#/requests?entry=${f.example}` }, `request log entry ${f.example}`), ')'),
             h('br'),
             f.advice,
           ),
@@ -44,11 +47,17 @@ function merchantSection(m) {
     'section',
     { 'aria-labelledby': `coverage-${m.merchant}` },
     h('h2', { id: `coverage-${m.merchant}` }, `${m.merchant}: ${m.percent}% (${m.covered} of ${m.total} outcomes)`),
-    h('p', { class: 'meta' }, `Since ${m.since}`),
+    h('p', { class: 'meta' }, 'Since ', h('time', { datetime: m.since }, shortTime(m.since))),
     h('h3', {}, 'Findings'),
     findings,
     h('h3', {}, 'Never seen'),
-    never.length ? h('p', {}, never.map((o) => o.id).join(', ')) : h('p', {}, 'Every outcome was seen.'),
+    never.length
+      ? h(
+          'ul',
+          { class: 'never', 'aria-label': `Outcomes ${m.merchant} never saw, and how to produce each` },
+          never.map((o) => h('li', {}, h('code', {}, o.id), o.how ? `: ${o.how}` : '')),
+        )
+      : h('p', {}, 'Every outcome was seen.'),
     h(
       'div',
       { class: 'table' },

@@ -1,5 +1,5 @@
 // The Requests page (the request log, live): the console's landing page.
-import { act, api, copyButton, debounce, emptyHint, h, json, msisdnSearch, page, shortTime, ui } from './lib.js'
+import { act, api, copyButton, debounce, emptyHint, h, json, msisdnSearch, page, say, shortTime, ui } from './lib.js'
 
 /** A FAIL envelope is a failure whatever its HTTP status (BARRED answered 200 is not a success). */
 export function outcomeOf(r) {
@@ -139,6 +139,13 @@ export async function requestsView(params = new URLSearchParams()) {
     list,
   )
   await load()
+  // `#/requests?entry=ID` (a coverage finding's example): that entry, opened.
+  const entry = params.get('entry')
+  const opened = entry && list.querySelector(`[data-id="${CSS.escape(entry)}"] details`)
+  if (opened) {
+    opened.open = true
+    opened.scrollIntoView({ block: 'center' })
+  } else if (entry) say(`Request log entry ${entry} is not among the latest 200.`)
   ui.onLive = (type, data) => {
     if (type === 'reset' || (type === 'requests' && data.skipped)) return act(load)
     if (type !== 'requests') return

@@ -8,7 +8,7 @@
 import { z } from 'zod'
 import { MAX_OTP_WAIT_S } from './defaults.js'
 import { StatusPayload } from './merchant.js'
-import { COVERAGE_OUTCOMES } from '../core/coverage.js'
+import type { CoverageOutcome } from '../core/coverage.js'
 import { EVENT_TYPES } from '../core/events.js'
 
 /** The longest MO text: ten concatenated parts of 160 characters. */
@@ -111,6 +111,9 @@ export const ResetBody = z.object({
 })
 export const CoverageQuery = z.object({
   merchant: text('a merchant id').optional().describe('only this merchant (default: every merchant with traffic in the session)'),
+  sessions: text('session names separated by commas, or a glob')
+    .optional()
+    .describe('merge these sessions (A,B or a glob such as ci-*): counts and findings summed per merchant'),
 })
 export const WorldQuery = z.object({
   sources: z.string().optional().describe('present: answer { world, sources } with the file each record and rule came from'),
@@ -341,8 +344,14 @@ export const SessionsAnswer = z.object({ sessions: z.array(SessionView).describe
 export const SessionDeletedAnswer = z.object({ deleted: z.string().describe('the name of the session deleted') })
 // The ids as a union: a test comparing against a misspelt one ('verify.INSUFFICENT_FUNDS') fails to compile.
 export const CoverageOutcomeCount = z.object({
-  id: z.enum(COVERAGE_OUTCOMES).describe('e.g. init.otp, verify.INSUFFICIENT_FUNDS, renewal.failed'),
+  // Derived from the world in force, so checked as a string; typed as the union of every id the engine may count.
+  id: z.string().describe('e.g. init.otp, verify.INSUFFICIENT_FUNDS, renewal.failed') as unknown as z.ZodType<CoverageOutcome, string>,
   count: z.number().int(),
+  how: z.string().optional().describe('on an outcome never seen: how to produce it in the world in force'),
+  codes: z
+    .record(z.string(), z.number().int())
+    .optional()
+    .describe('counts per carrier code (renewal.failed, retry.failed, mo.charge_failed, consent.charge_failed)'),
 })
 export const CoverageFinding = z.object({
   code: z.enum(['LOST_ACTIVATION', 'VERIFY_AFTER_LOCKOUT', 'INVALID_REQUEST', 'AUTH_FAILURE', 'FAST_RETRY', 'INIT_WHILE_ACTIVE', 'UNRECONCILED']),
@@ -356,7 +365,7 @@ export const MerchantCoverage = z.object({
   covered: z.number().int().describe('outcomes with a count above zero'),
   total: z.number().int().describe('outcomes in all'),
   percent: z.number().int().describe('covered / total, rounded down'),
-  outcomes: z.array(CoverageOutcomeCount).describe('every outcome, in a fixed order'),
+  outcomes: z.array(CoverageOutcomeCount).describe('every outcome the world in force can produce (and any counted), in a fixed order'),
   findings: z.array(CoverageFinding).describe('what the traffic did wrong (only those seen), in a fixed order'),
 })
 export const CoverageAnswer = z.object({ coverage: z.array(MerchantCoverage).describe('per merchant, in the order of the world') })
@@ -441,7 +450,7 @@ export type CoverageQuery = z.infer<typeof CoverageQuery>
 export type CoverageAnswer = z.infer<typeof CoverageAnswer>
 export type MerchantCoverage = z.infer<typeof MerchantCoverage>
 export type CoverageFinding = z.infer<typeof CoverageFinding>
-/** An outcome's id in a coverage answer (`init.otp`, `verify.INSUFFICIENT_FUNDS`, …: 47 of them). */
+/** An outcome's id in a coverage answer (`init.otp`, `verify.INSUFFICIENT_FUNDS`, …, derived from the engine's tables). */
 export type CoverageOutcomeId = z.infer<typeof CoverageOutcomeCount>['id']
 export type Scenario = z.infer<typeof Scenario>
 export type ScenariosAnswer = z.infer<typeof ScenariosAnswer>

@@ -208,7 +208,10 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
     },
     async coverage(opts = {}) {
       const S = schemas ?? (await loadSchemas())
-      const { merchant } = check(S.CoverageQuery, opts)
+      const { merchant, sessions } = check(S.CoverageQuery, opts)
+      // Merging sessions is the server's (it holds them all); in process, merge with mergeCoverage.
+      if (sessions !== undefined)
+        throw new SandboxError('BAD_REQUEST', 'sessions: merged by GET /_sandbox/coverage?sessions=...; in process, merge the sessions with mergeCoverage(...)')
       return {
         coverage: engine.coverageReport(merchant).map((c) => ({
           ...c,

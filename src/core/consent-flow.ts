@@ -75,7 +75,7 @@ export class ConsentFlow {
     const refused = decisionFailure(this.ctx.ruleset.decide(tx, { step: 'consent', msisdn, country, carrier, service: service.code }), 'consent approval')
     if (refused) {
       tx.put('verifs', verif.id, { ...verif, state: 'used', result: refused.code })
-      coverage.count(tx, verif.merchant, 'consent.charge_failed', now)
+      coverage.count(tx, verif.merchant, 'consent.charge_failed', now, refused.code)
       return {
         location: back({ status: 'FAIL', message: refused.code }),
         result: refused.code as CarrierCode,
@@ -87,7 +87,7 @@ export class ConsentFlow {
     if ('refused' in result) {
       // At the session's limit of subscriptions no charge was tried (the page can be approved again once there is room);
       // the FAIL ERROR it goes back with counts as any other, as a Verify counts its 500, so the report shows the cap.
-      coverage.count(tx, verif.merchant, 'consent.charge_failed', now)
+      coverage.count(tx, verif.merchant, 'consent.charge_failed', now, result.refused)
       return {
         location: back({ status: 'FAIL', message: result.refused }),
         result: result.refused,

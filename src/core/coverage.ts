@@ -8,73 +8,25 @@
  * Examples (journal ids) live in memory: the request journal is not stored either.
  */
 import type { EngineContext } from './context.js'
-import type { Outcome } from './outcomes.js'
+import { CARRIER_CODES, type Outcome } from './outcomes.js'
+import { answerId, CODED_OUTCOMES, countableIds, outcomesFor, type CoverageOutcome, type OutcomeWorld } from './coverage-outcomes.js'
 import type { SubscriptionRecord, VerificationRecord } from './state.js'
 import type { Tx } from './tx.js'
 
-/** Every outcome, in the order answers list them. */
-export const COVERAGE_OUTCOMES = [
-  'init.otp',
-  'init.psms',
-  'init.redirect',
-  'init.INVALID_MSISDN',
-  'init.INVALID_MSISDN_LANDLINE',
-  'init.CARRIER_NOT_SUPPORTED',
-  'init.FAILED_INIT_SUB',
-  'init.NOT_ALLOWED_CHANNEL',
-  'init.BLACKLISTED',
-  'init.BARRED',
-  'init.NOT_ELIGIBLE',
-  'init.INVALID_USER',
-  'init.ALREADY_SUBSCRIBED',
-  'init.ERROR',
-  'init.ERROR_500',
-  'verify.SUCCESS',
-  'verify.INVALID_PIN',
-  'verify.PIN_EXPIRED',
-  'verify.MAX_PIN_RETRIES',
-  'verify.INSUFFICIENT_FUNDS',
-  'verify.BLACKLISTED',
-  'verify.BARRED',
-  'verify.NOT_ELIGIBLE',
-  'verify.INVALID_USER',
-  'verify.ALREADY_SUBSCRIBED',
-  'verify.SPENDING_LIMIT_REACHED',
-  'verify.TRX_COUNT_REACHED',
-  'verify.TRX_LIMIT_EXCEEDED',
-  'verify.ERROR',
-  'verify.ERROR_500',
-  'status.ACTIVE',
-  'status.CANCELED',
-  'status.EXPIRED',
-  'status.SUBSCRIPTION_NOT_FOUND',
-  'mo.subscribed',
-  'mo.charge_failed',
-  'mo.stop',
-  'consent.approved',
-  'consent.denied',
-  'consent.charge_failed',
-  'renewal.succeeded',
-  'renewal.failed',
-  'retry.succeeded',
-  'carrier.canceled',
-  'client.gone',
-  'otp.undelivered',
-  'otp.late',
-] as const
-export type CoverageOutcome = (typeof COVERAGE_OUTCOMES)[number]
+export type { CoverageOutcome } from './coverage-outcomes.js'
 
 /** Every finding with its advice (one sentence: what to do instead), in the order answers list them. */
 export const FINDING_ADVICE = {
   LOST_ACTIVATION:
-    'A subscription was activated while your client had gone: after a Verify that timed out, look the MSISDN up (Status of the subscriptions you know, or your own records) instead of assuming it failed.',
+    "The Verify (or consent) answer was lost after the carrier charged: the subscription is ACTIVE, and the merchant API cannot look a subscription up by MSISDN, so it gives no remedy. Keep your client's timeout above the carrier's slowest answer, and never retry an activation that timed out as if it failed.",
   VERIFY_AFTER_LOCKOUT: 'After MAX_PIN_RETRIES or PIN_EXPIRED, start over with a new Init instead of sending Verify again for the same verif_request_id.',
   INVALID_REQUEST: 'Validate the body before sending: JSON with Content-Type application/json and every field of the spec, as a string.',
   AUTH_FAILURE: "Call from an address on the merchant's allowlist with the key of an active merchant (check its status and your egress IP).",
   FAST_RETRY: 'Back off before retrying a call that answered HTTP 500 or above: wait at least a second, doubling the wait on each retry.',
-  INIT_WHILE_ACTIVE: 'Check with Status (or your records) whether the MSISDN holds an ACTIVE subscription before starting another Init.',
+  INIT_WHILE_ACTIVE:
+    'Keep the subscription_id each Verify answered per MSISDN and service, and call Status for it before another Init; the merchant API cannot look a subscription up by MSISDN.',
   UNRECONCILED:
-    'Call Status for a subscription after it changes outside your calls (PSMS MO, consent, STOP, renewal failure, carrier cancellation): there are no callbacks.',
+    'Call Status for a subscription you were given after it may change outside your calls (consent, STOP, renewal failure, carrier cancellation): there are no callbacks.',
 } as const
 export type FindingCode = keyof typeof FINDING_ADVICE
 export const FINDING_CODES = Object.keys(FINDING_ADVICE) as FindingCode[]
@@ -95,7 +47,8 @@ export interface CoverageReport {
   covered: number
   total: number
   percent: number
-  outcomes: { id: CoverageOutcome; count: number }[]
+  /** `how`: on an outcome never seen, how to produce it in the world in force; `codes`: counts per carrier code. */
+  outcomes: { id: CoverageOutcome; count: number; how?: string; codes?: Record<string, number> }[]
   /** Journal ids as examples; the caller says which the journal still holds. */
   findings: { code: FindingCode; count: number; example: number | null; advice: string }[]
 }
@@ -151,8 +104,16 @@ export class Coverage {
     }
   }
 
-  count(tx: Tx | null, merchant: string, id: CoverageOutcome, now: number): void {
+  /** One more of an outcome; `code`: the carrier code it failed with (counted in `codes` too). */
+  count(tx: Tx | null, merchant: string, id: CoverageOutcome, now: number, code?: string): void {
     this.add(tx, merchant, id, now)
+    if (code !== undefined && CODED_OUTCOMES.has(id)) this.add(tx, merchant, id + ':' + code, now)
+  }
+
+  /** Counts an operation's answer under the id the outcome tables give it (none: not counted). */
+  private answer(tx: Tx | null, merchant: string, op: 'init' | 'verify' | 'status', code: Outcome['code'], now: number, part?: string): void {
+    const id = answerId(op, code, part)
+    if (id !== undefined) this.add(tx, merchant, id, now)
   }
 
   raise(tx: Tx | null, merchant: string, code: FindingCode, now: number): void {
@@ -169,8 +130,7 @@ export class Coverage {
       this.count(tx, merchant, p.verif_request_id ? 'init.otp' : p.redirect_url ? 'init.redirect' : 'init.psms', now)
       return
     }
-    const id = out.code === 'SERVER_ERROR' ? 'init.ERROR_500' : `init.${out.code}`
-    if (isOutcome(id)) this.count(tx, merchant, id, now)
+    this.answer(tx, merchant, 'init', out.code, now)
     if (out.code === 'ALREADY_SUBSCRIBED') this.raise(tx, merchant, 'INIT_WHILE_ACTIVE', now)
   }
 
@@ -179,8 +139,7 @@ export class Coverage {
    * MAX_PIN_RETRIES or PIN_EXPIRED is a finding); one that answers either is marked so.
    */
   verify(tx: Tx, now: number, merchant: string, before: VerificationRecord | undefined, out: Outcome): void {
-    const id = out.code === 'SUCCESS' ? 'verify.SUCCESS' : out.code === 'SERVER_ERROR' ? 'verify.ERROR_500' : `verify.${out.code}`
-    if (isOutcome(id)) this.count(tx, merchant, id, now)
+    this.answer(tx, merchant, 'verify', out.code, now, 'SUCCESS')
     if (!before || before.merchant !== merchant) return
     if (before.locked_out) this.raise(tx, merchant, 'VERIFY_AFTER_LOCKOUT', now)
     else if (out.code === 'MAX_PIN_RETRIES' || out.code === 'PIN_EXPIRED') {
@@ -191,17 +150,18 @@ export class Coverage {
 
   /** A Status's answer (a read: soft); a subscription answered is reconciled. */
   status(now: number, merchant: string, subscriptionId: string, out: Outcome): void {
-    if (out.code === 'SUBSCRIPTION_NOT_FOUND') return this.count(null, merchant, 'status.SUBSCRIPTION_NOT_FOUND', now)
-    if (out.code !== 'SUCCESS') return
+    if (out.code !== 'SUCCESS') return this.answer(null, merchant, 'status', out.code, now)
     const sub = this.ctx.state.subs.get(subscriptionId)
     if (!sub) return
-    this.count(null, merchant, `status.${sub.status}`, now)
+    this.answer(null, merchant, 'status', 'SUCCESS', now, sub.status)
     const k = UNREC + sub.id
     if (this.ctx.state.counters.has(k)) this.ctx.soft('counters', k, toNull)
   }
 
   /** A subscription changed outside the merchant's calls (MO, consent, STOP, renewal failure, carrier): unreconciled until its next Status. */
   changed(tx: Tx, sub: SubscriptionRecord, now: number): void {
+    // A PSMS subscription was made by an MO: the merchant API never gave its id, so no Status can clear it.
+    if (sub.flow === 'psms') return
     const k = UNREC + sub.id
     if (!this.ctx.state.counters.has(k)) tx.put('counters', k, 1)
     this.raise(tx, sub.merchant, 'UNRECONCILED', now)
@@ -226,12 +186,18 @@ export class Coverage {
   answered(merchant: string, call: AnsweredCall, journalId: number | null, raised?: string[]): void {
     if (raised && journalId !== null) for (const k of raised) this.examples.set(k, journalId)
     // The usual answer (200, client there, no 5xx remembered) costs these few comparisons.
-    if (call.http === 400) this.raise(null, merchant, 'INVALID_REQUEST', this.ctx.clock.now())
-    else if (call.http === 401 || (call.http === 403 && call.code === 'UNAUTHORIZED')) this.raise(null, merchant, 'AUTH_FAILURE', this.ctx.clock.now())
-    if (call.crashed && call.op !== 'status') this.count(null, merchant, call.op === 'init' ? 'init.ERROR_500' : 'verify.ERROR_500', this.ctx.clock.now())
+    const refused = call.http === 401 || (call.http === 403 && call.code === 'UNAUTHORIZED')
+    if (call.http === 400 || call.http === 413) {
+      this.raise(null, merchant, 'INVALID_REQUEST', this.ctx.clock.now())
+      this.answer(null, merchant, call.op, 'BAD_REQUEST', this.ctx.clock.now())
+    } else if (refused) {
+      this.raise(null, merchant, 'AUTH_FAILURE', this.ctx.clock.now())
+      this.answer(null, merchant, call.op, call.http === 401 ? 'UNAUTHORIZED' : 'IP_NOT_ALLOWED', this.ctx.clock.now())
+    }
+    if (call.crashed) this.answer(null, merchant, call.op, 'SERVER_ERROR', this.ctx.clock.now())
     if (call.clientGone) {
       this.count(null, merchant, 'client.gone', this.ctx.clock.now())
-      if (call.activated) this.raise(null, merchant, 'LOST_ACTIVATION', this.ctx.clock.now())
+      if (call.activated) this.lost(merchant, call.answeredAt - call.sentAt)
     }
     if (call.body !== null && (this.failures.size || call.http >= 500)) {
       const k = merchant + '|' + call.op + '|' + call.body
@@ -249,9 +215,16 @@ export class Coverage {
   }
 
   /** A consent approval that activated a subscription whose browser had gone before the answer. */
-  consentLost(merchant: string, journalId: number | null): void {
-    this.raise(null, merchant, 'LOST_ACTIVATION', this.ctx.clock.now())
+  consentLost(merchant: string, journalId: number | null, tookMs = 0): void {
+    this.lost(merchant, tookMs)
     this.exampleOf(journalId)
+  }
+
+  /** A lost activation, and how long its answer took (the slowest is kept: the timeout the advice names). */
+  private lost(merchant: string, tookMs: number): void {
+    this.raise(null, merchant, 'LOST_ACTIVATION', this.ctx.clock.now())
+    const ms = Math.max(0, Math.round(tookMs))
+    this.ctx.soft('counters', this.key(merchant, SLOWEST), (n) => Math.max((n as number | undefined) ?? 0, ms))
   }
 
   /** The findings raised and not taken (by a control call, a consent) get this journal entry as their example (none: dropped). */
@@ -265,6 +238,7 @@ export class Coverage {
   clear(): void {
     this.examples.clear()
     this.failures.clear()
+
     this.raised = []
   }
 
@@ -285,27 +259,64 @@ export class Coverage {
     return [...this.ctx.world.merchants.keys()].filter((m) => seen.has(m))
   }
 
+  /** The flows a merchant's services reach: through the provisioned carriers of each integration's country. */
+  private flowsOf(merchant: string): OutcomeWorld['flows'] {
+    const flows = new Map<'otp' | 'psms' | 'redirect', { service: string; carrier: string; prefix: string }>()
+    const { world } = this.ctx.world
+    for (const s of world.services) {
+      if (s.merchant !== merchant) continue
+      for (const i of s.integrations)
+        for (const c of world.carriers) {
+          if (c.country !== i.country || !c.provisioned || (i.carriers && !i.carriers.includes(c.code)) || flows.has(c.flow)) continue
+          flows.set(c.flow, { service: s.code, carrier: c.code, prefix: c.prefixes[0]! })
+        }
+    }
+    return flows
+  }
+
   report(merchant: string): CoverageReport {
-    const { state } = this.ctx
-    const outcomes = COVERAGE_OUTCOMES.map((id) => ({ id, count: state.counters.get(this.key(merchant, id)) ?? 0 }))
+    const { state, world } = this.ctx
+    const m = world.merchants.get(merchant)!
+    const defs = outcomesFor({
+      merchant: m,
+      flows: this.flowsOf(merchant),
+      rules: this.ctx.ruleset.list(),
+      landlines: world.world.countries.some((c) => c.landlines.length > 0),
+    })
+    const counted = (id: string) => state.counters.get(this.key(merchant, id)) ?? 0
+    // An outcome counted but not listed (the world changed since) is shown too: no count is hidden.
+    const listed = new Set(defs.map((d) => d.id))
+    for (const id of countableIds()) if (!listed.has(id) && counted(id) > 0) defs.push({ id, how: '' })
+    const outcomes: CoverageReport['outcomes'] = defs.map(({ id, how }) => {
+      const count = counted(id)
+      const o: CoverageReport['outcomes'][number] = { id: id as CoverageOutcome, count }
+      if (!count) o.how = how
+      if (count && CODED_OUTCOMES.has(id)) {
+        const codes: Record<string, number> = {}
+        for (const c of CARRIER_CODES) if (counted(id + ':' + c)) codes[c] = counted(id + ':' + c)
+        o.codes = codes
+      }
+      return o
+    })
     const covered = outcomes.filter((o) => o.count > 0).length
     const total = outcomes.length
     let unreconciled = 0
     for (const k of state.counters.keys()) if (k.startsWith(UNREC) && state.subs.get(k.slice(UNREC.length))?.merchant === merchant) unreconciled++
     const findings: CoverageReport['findings'] = []
     for (const code of FINDING_CODES) {
-      const count = code === 'UNRECONCILED' ? unreconciled : (state.counters.get(this.key(merchant, code)) ?? 0)
-      if (count > 0) findings.push({ code, count, example: this.examples.get(merchant + '|' + code) ?? null, advice: FINDING_ADVICE[code] })
+      const count = code === 'UNRECONCILED' ? unreconciled : counted(code)
+      let advice: string = FINDING_ADVICE[code]
+      if (code === 'LOST_ACTIVATION' && counted(SLOWEST)) advice += ` The slowest lost answer here took ${counted(SLOWEST)} ms.`
+      if (count > 0) findings.push({ code, count, example: this.examples.get(merchant + '|' + code) ?? null, advice })
     }
     const since = (state.meta.get(COVERAGE_SINCE) as number | undefined) ?? this.ctx.clock.now()
-    return { merchant, since, covered, total, percent: Math.floor((covered * 100) / total), outcomes, findings }
+    const percent = total ? Math.floor((covered * 100) / total) : 100
+    return { merchant, since, covered, total, percent, outcomes, findings }
   }
 }
 
-const OUTCOME_SET = new Set<string>(COVERAGE_OUTCOMES)
-function isOutcome(id: string): id is CoverageOutcome {
-  return OUTCOME_SET.has(id)
-}
+/** Not an outcome: the slowest lost activation's answer (ms), named in the advice. */
+const SLOWEST = '+slowest_lost_ms'
 
 /** Soft updates (see `EngineContext.soft`): one more, and deleted. */
 const addOne = (n: unknown): number => ((n as number | undefined) ?? 0) + 1

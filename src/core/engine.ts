@@ -44,7 +44,7 @@ export type { ConsentAction, ConsentResult, ConsentView } from './consent-flow.j
 export type { InitInput, StatusInput, VerifyInput } from './merchant-flow.js'
 export type { MoInput, MoResult } from './mo-flow.js'
 export type { AnsweredCall, CoverageReport, CoverageOutcome, FindingCode } from './coverage.js'
-export { COVERAGE_OUTCOMES, FINDING_ADVICE, FINDING_CODES } from './coverage.js'
+export { FINDING_ADVICE, FINDING_CODES } from './coverage.js'
 export type { SeedOptions, SeedPlan } from './seeding.js'
 export type { ChargeView, StatusPayload, SubscriptionFilter, SubscriptionView } from './views.js'
 export { SandboxError } from './errors.js'

@@ -32,7 +32,7 @@ export const CONTROL_ERRORS = {
   SUBSCRIPTION_NOT_FOUND: { status: 404, describe: 'no subscription with this id' },
   RULE_NOT_FOUND: { status: 404, describe: 'no runtime rule with this id' },
   CONSENT_NOT_FOUND: { status: 404, describe: 'no consent request with this id' },
-  SESSION_NOT_FOUND: { status: 404, describe: 'no session with this name (DELETE /_sandbox/sessions/NAME)' },
+  SESSION_NOT_FOUND: { status: 404, describe: 'no session with this name (DELETE /_sandbox/sessions/NAME, coverage?sessions=)' },
   MERCHANT_NOT_FOUND: { status: 404, describe: 'no merchant with this id in the world (a ?merchant= filter: coverage, subscriptions)' },
   METHOD_NOT_ALLOWED: { status: 405, describe: 'the call exists with another method (the message names it)' },
   CLOCK_BACKWARDS: { status: 409, describe: 'the sandbox clock cannot move backwards (reset starts over)' },

@@ -103,13 +103,13 @@ export class MoFlow {
       // The session's subscriptions at their limit: the sandbox refused, not the carrier (no failure SMS). Coverage
       // counts the ERROR answered as an MO's ERROR counts (mo.charge_failed), as a Verify counts its 500, so the report shows the cap.
       if (result.atCap) {
-        coverage.count(tx, merchant, 'mo.charge_failed', now)
+        coverage.count(tx, merchant, 'mo.charge_failed', now, result.refused)
         return { action: 'rejected', code: result.refused, reason: result.reason }
       }
       this.failureSms(tx, now, msisdn, short_code, match.service, result.refused)
       const { refused: code, reason } = result
       if (code === 'ALREADY_SUBSCRIBED') return { action: 'rejected', code, reason }
-      coverage.count(tx, merchant, 'mo.charge_failed', now)
+      coverage.count(tx, merchant, 'mo.charge_failed', now, code)
       return { action: 'charge_failed', code, reason }
     }
     coverage.count(tx, merchant, 'mo.subscribed', now)

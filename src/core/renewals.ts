@@ -141,9 +141,10 @@ export class Renewals {
     if (!isRetry) failed.history = withTransition(sub, { at, from: 'ACTIVE', to: 'EXPIRED', cause: 'renewal' }, keep)
     tx.put('subs', sub.id, failed)
     this.inbox.chargeMade(failed, plan)
-    // A failed retry counts nowhere: the subscription was EXPIRED already.
-    if (!isRetry) {
-      this.ctx.coverage.count(tx, sub.merchant, 'renewal.failed', at)
+    // A failed retry counts as retry.failed; the subscription was EXPIRED already, so it is no change to reconcile.
+    if (isRetry) this.ctx.coverage.count(tx, sub.merchant, 'retry.failed', at, code)
+    else {
+      this.ctx.coverage.count(tx, sub.merchant, 'renewal.failed', at, code)
       this.ctx.coverage.changed(tx, failed, at)
     }
     log?.sub(at, isRetry ? 'retry_failed' : 'renewal_failed', failed, plan.subject, code, charge.reason)

@@ -101,6 +101,10 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   }
   const control = createControlHandler({
     sessions: controlSessions,
+    sessionNames: async () => {
+      await host.syncSessions()
+      return host.all().map((s) => s.name)
+    },
     trustProxy,
     hasMerchant: (id) => host.default.engine.world.merchants.has(id),
     serviceCodes: () => new Set(host.default.engine.world.world.services.map((s) => s.code)),

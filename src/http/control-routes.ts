@@ -205,7 +205,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     summary: "Per merchant: the outcomes its traffic exercised and what it did wrong (findings), since the session's last reset",
     query: CoverageQuery,
     answer: CoverageAnswer,
-    errors: ['BAD_REQUEST', 'MERCHANT_NOT_FOUND'],
+    errors: ['BAD_REQUEST', 'MERCHANT_NOT_FOUND', 'SESSION_NOT_FOUND'],
     operation: 'coverage',
   }),
   route({

@@ -24,6 +24,7 @@ import type { RequestJournal } from '../runtime/request-log.js'
 import { sendJson, sendControlError } from './respond.js'
 import { nearestName } from '../core/nearest.js'
 import { DECIMAL } from '../contract/defaults.js'
+import { mergedCoverage, sessionsNamed } from './coverage-sessions.js'
 
 export { smsView } from '../control/operations.js'
 
@@ -66,6 +67,8 @@ export interface ControlContext {
     has?(name: string): boolean
     discardUnused?(name: string): Promise<void>
   }
+  /** The names of the sessions there (for `coverage?sessions=`). */
+  sessionNames?: () => Promise<string[]>
   trustProxy: ProxyTrust | undefined
   adminToken?: string
   /** Whether the loaded world has a merchant of this id (every session shares the world). */
@@ -219,24 +222,30 @@ export function createControlHandler(ctx: ControlContext) {
       if (readKey !== undefined) refuseReadIfFull(readKey)
       const made = ctx.sessions.has?.(session) === false
       target = ctx.sessions.peek(session) ?? (await ctx.sessions.open(session))
-      result = await r
-        .call(target.operations, {
-          query: values,
-          body: body ?? {},
-          params,
-          get signal() {
-            if (!aborted) {
-              aborted = new AbortController()
-              if (gone) aborted.abort()
-            }
-            return aborted.signal
-          },
-        })
-        .catch(async (e: unknown) => {
-          // A refused call creates no session: one it made holds nothing, and goes again.
-          if (made && e instanceof SandboxError && e.status < 500) await ctx.sessions.discardUnused?.(session)
-          throw e
-        })
+      const merged = r.path === '/coverage' && typeof values.sessions === 'string' && ctx.sessionNames ? values.sessions : undefined
+      if (merged !== undefined) {
+        const { merchant } = values as { merchant?: string }
+        const names = sessionsNamed(merged, await ctx.sessionNames!())
+        result = await mergedCoverage(names, async (n) => (await ctx.sessions.open(n)).operations.coverage(merchant === undefined ? {} : { merchant }))
+      } else
+        result = await r
+          .call(target.operations, {
+            query: values,
+            body: body ?? {},
+            params,
+            get signal() {
+              if (!aborted) {
+                aborted = new AbortController()
+                if (gone) aborted.abort()
+              }
+              return aborted.signal
+            },
+          })
+          .catch(async (e: unknown) => {
+            // A refused call creates no session: one it made holds nothing, and goes again.
+            if (made && e instanceof SandboxError && e.status < 500) await ctx.sessions.discardUnused?.(session)
+            throw e
+          })
     } finally {
       stopWaiting()
     }

@@ -145,21 +145,32 @@ describe('the console in chromium', () => {
     await nav('Coverage').click()
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Coverage')
     const demo = (await c.control('/coverage?merchant=demo')).body.coverage[0]
-    await page.getByRole('heading', { level: 2, name: `demo: ${demo.percent}% (${demo.covered} of 47 outcomes)` }).waitFor({ timeout: 2000 })
+    await page.getByRole('heading', { level: 2, name: `demo: ${demo.percent}% (${demo.covered} of ${demo.total} outcomes)` }).waitFor({ timeout: 2000 })
     // The 400 of the Requests test is a finding, with its advice.
     expect(demo.findings.map((f: { code: string }) => f.code)).toContain('INVALID_REQUEST')
     const section = page.getByRole('region', { name: /^demo: / })
     await section.getByText(FINDING_ADVICE.INVALID_REQUEST).waitFor()
-    await section
-      .getByText(/init\.psms|init\.redirect/)
-      .first()
-      .waitFor()
+    // Each outcome never seen, with how to produce it; since in the format of the other pages.
+    const never = section.getByRole('list', { name: 'Outcomes demo never saw, and how to produce each' })
+    await never.getByText('verify.INSUFFICIENT_FUNDS').waitFor()
+    expect(await never.getByRole('listitem').filter({ hasText: 'verify.INSUFFICIENT_FUNDS' }).textContent()).toBe(
+      'verify.INSUFFICIENT_FUNDS: Verify (after Init) for a number ending 201 (rule charge-201)',
+    )
+    expect(await section.locator('time').first().textContent()).toBe(demo.since.slice(0, 19).replace('T', ' '))
+    // The finding links to its request log entry, which the Requests page opens.
+    const invalid = demo.findings.find((f: { code: string }) => f.code === 'INVALID_REQUEST')
+    await section.getByRole('link', { name: `request log entry ${invalid.example}` }).click()
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Requests')
+    await page.locator(`[data-id="${invalid.example}"] details[open]`).waitFor({ timeout: 2000 })
+    await nav('Coverage').click()
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Coverage')
     const seen = section.getByRole('table', { name: 'Outcomes seen by demo' })
     expect(await seen.getByRole('row', { name: /^init\.otp \d+$/ }).count()).toBe(1)
     // Another merchant's first call shows up live.
     const r = await c.api('/subscriptions/init', { msisdn: '60123456004', service_code: 'NEWSDAILY', country_code: 'my' }, { key: 'sandbox-other-key' })
     expect(r.body.status).toBe('SUCCESS')
-    await page.getByRole('heading', { level: 2, name: 'other: 2% (1 of 47 outcomes)' }).waitFor({ timeout: 2000 })
+    const other = (await c.control('/coverage?merchant=other')).body.coverage[0]
+    await page.getByRole('heading', { level: 2, name: `other: ${other.percent}% (1 of ${other.total} outcomes)` }).waitFor({ timeout: 2000 })
     await page
       .getByRole('region', { name: /^other: / })
       .getByText('No findings.')

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { COVERAGE_OUTCOMES, FINDING_ADVICE } from '../../src/core/coverage.js'
+import { FINDING_ADVICE } from '../../src/core/coverage.js'
 import { DEMO, TIMESTAMP, startClient, tempDir, useSandbox, type Client } from '../helpers.js'
 
 const c = useSandbox({ clock: '2026-01-31T09:00:00' })
@@ -61,9 +61,15 @@ describe('GET /_sandbox/coverage', () => {
   it('starts empty: no merchant has traffic; a merchant asked for has every outcome at zero, no findings', async () => {
     expect(await coverage()).toEqual([])
     const m = await of('demo')
-    expect(m).toMatchObject({ merchant: 'demo', since: '2026-01-31T09:00:00.000000', covered: 0, total: 47, percent: 0, findings: [] })
-    expect(m.outcomes.map((o: any) => o.id)).toEqual([...COVERAGE_OUTCOMES])
-    expect(m.outcomes.every((o: any) => o.count === 0)).toBe(true)
+    expect(m).toMatchObject({ merchant: 'demo', since: '2026-01-31T09:00:00.000000', covered: 0, total: m.outcomes.length, percent: 0, findings: [] })
+    // Derived from the engine's tables and the world: each once, each unseen one with how to produce it.
+    const ids = m.outcomes.map((o: any) => o.id)
+    expect(new Set(ids).size).toBe(ids.length)
+    expect(ids).toEqual(
+      expect.arrayContaining(['init.otp', 'init.BAD_REQUEST', 'init.MERCHANT_SERVICE_NOT_CONFIGURED', 'status.ERROR_500', 'retry.failed', 'client.gone']),
+    )
+    expect(m.outcomes.every((o: any) => o.count === 0 && typeof o.how === 'string' && o.how.length > 0)).toBe(true)
+    expect(m.outcomes.find((o: any) => o.id === 'verify.INSUFFICIENT_FUNDS').how).toBe('Verify (after Init) for a number ending 201 (rule charge-201)')
     const bad = await c.control('/coverage?merchant=nobody')
     expect(bad).toMatchObject({ status: 404, body: { error: 'MERCHANT_NOT_FOUND' } })
     expect((await c.control('/coverage?merchant=')).status).toBe(400)
@@ -100,6 +106,11 @@ describe('GET /_sandbox/coverage', () => {
     // Status: each state, and an unknown id.
     expect((await status(sub)).body.payload.status).toBe('ACTIVE')
     expect((await status('nope')).body.message).toBe('SUBSCRIPTION_NOT_FOUND')
+    // The protocol answers: a body failing the schema at each operation, a service not configured, a Status answering 500.
+    for (const op of ['init', 'verify', 'status']) expect((await c.api(`/subscriptions/${op}`, { msisdn: 1 })).status).toBe(400)
+    expect((await init('60123456001', 'my', 'NOPE')).body.message).toBe('MERCHANT_SERVICE_NOT_CONFIGURED')
+    expect((await c.control('/rules', { match: { msisdn: '60123456002' }, step: 'status', effect: { http: 500 } })).status).toBe(200)
+    expect((await status(sub)).status).toBe(500)
     // The subscriber's side: PSMS keyword, a failed charge at the MO, STOP; consent approved, denied, failed.
     const psms = (await mo('60133456001', '32123', 'STREAM')).body.subscription_id
     expect((await mo('60133456201', '32123', 'STREAM')).body.action).toBe('charge_failed')
@@ -112,6 +123,8 @@ describe('GET /_sandbox/coverage', () => {
     // Lifecycle: an hourly renewal that succeeds, one that fails (then its retry a day later succeeds), a carrier cancellation.
     expect((await otpFlow('60123456005', 'QUICKTEST')).body.status).toBe('SUCCESS')
     const failing = (await otpFlow('60123456302', 'QUICKTEST')).body.payload.subscription_id
+    // 301 fails its first renewal and its first retry.
+    expect((await otpFlow('60123456301', 'QUICKTEST')).body.status).toBe('SUCCESS')
     expect((await otpFlow('60123456401', 'QUICKTEST')).body.status).toBe('SUCCESS')
     await c.control('/clock/advance', { by: 'PT1H' })
     expect((await status(failing)).body.payload.status).toBe('EXPIRED')
@@ -127,7 +140,7 @@ describe('GET /_sandbox/coverage', () => {
       'init.redirect': 4,
       'init.ALREADY_SUBSCRIBED': 1,
       'init.ERROR_500': 1,
-      'verify.SUCCESS': 4, // 002, 005, 302, 401
+      'verify.SUCCESS': 5, // 002, 005, 302, 301, 401
       'verify.INVALID_PIN': 3,
       'verify.PIN_EXPIRED': 1,
       'verify.MAX_PIN_RETRIES': 1,
@@ -136,6 +149,11 @@ describe('GET /_sandbox/coverage', () => {
       'status.CANCELED': 1,
       'status.EXPIRED': 1,
       'status.SUBSCRIPTION_NOT_FOUND': 1,
+      'init.BAD_REQUEST': 1,
+      'verify.BAD_REQUEST': 1,
+      'status.BAD_REQUEST': 1,
+      'init.MERCHANT_SERVICE_NOT_CONFIGURED': 1,
+      'status.ERROR_500': 1,
       'mo.subscribed': 1,
       'mo.charge_failed': 1,
       'mo.stop': 1,
@@ -146,23 +164,28 @@ describe('GET /_sandbox/coverage', () => {
       'otp.undelivered': 1,
       'otp.late': 1,
     }
-    // 001-004, 631, 632, the ten charge endings, 250, the rule's 077, the three QUICKTEST, 510
-    expected['init.otp'] = 4 + 2 + 10 + 1 + 1 + 3 + 1
+    // 001-004, 631, 632, the ten charge endings, 250, the rule's 077, the four QUICKTEST, 510
+    expected['init.otp'] = 4 + 2 + 10 + 1 + 1 + 4 + 1
     for (const code of initCodes) expected[`init.${code}`] = 1
     for (const code of chargeCodes) expected[`verify.${code}`] = 1
     expected['verify.NOT_ELIGIBLE'] = 2
     // QUICKTEST renews hourly: 005 and 401 renew every hour for a day and an hour (401 until the carrier cancels it
     // a day after activation); 302 fails its first renewal, and its retry a day later succeeds.
     const got = counts(m)
-    expect(got['renewal.failed']).toBe(1)
+    expect(got['renewal.failed']).toBe(2)
+    expect(m.outcomes.find((o: any) => o.id === 'renewal.failed').codes).toEqual({ INSUFFICIENT_FUNDS: 2 })
     expect(got['retry.succeeded']).toBe(1)
+    expect(got['retry.failed']).toBeGreaterThanOrEqual(1)
+    expect(m.outcomes.find((o: any) => o.id === 'retry.failed').codes).toEqual({ INSUFFICIENT_FUNDS: got['retry.failed'] })
     expect(got['carrier.canceled']).toBe(1)
     expect(got['renewal.succeeded']).toBe(25 + 23)
-    ;(delete got['renewal.failed'], delete got['retry.succeeded'], delete got['carrier.canceled'], delete got['renewal.succeeded'])
+    ;(delete got['renewal.failed'], delete got['retry.succeeded'], delete got['carrier.canceled'], delete got['renewal.succeeded'], delete got['retry.failed'])
     expect(got).toEqual(expected)
-    // The Init for an active subscription, and two subscriptions changed with no Status since (the consent, the cancellation).
-    expect(findings(m)).toEqual({ INIT_WHILE_ACTIVE: 1, UNRECONCILED: 2 })
-    expect(m.covered).toBe(47)
+    // The three 400s, the Init for an active subscription, and three subscriptions changed with no Status since (the
+    // consent, the cancellation, 301's failed renewal).
+    expect(findings(m)).toEqual({ INVALID_REQUEST: 3, INIT_WHILE_ACTIVE: 1, UNRECONCILED: 3 })
+    expect(m.covered).toBe(m.total)
+    expect(m.outcomes.some((o: any) => 'how' in o)).toBe(false)
     expect(m.percent).toBe(100)
     expect(m.since).toBe('2026-01-31T09:00:00.000000')
   })
@@ -195,7 +218,10 @@ describe('findings: each provoked, and a traffic pattern that must not raise it'
       return (await c.control(`/subscriptions?msisdn=${msisdn}`)).body.subscriptions.length === 1
     })
     expect(entry).toMatchObject({ path: '/subscriptions/verify', client_closed: true })
-    expect(await finding('LOST_ACTIVATION')).toEqual({ code: 'LOST_ACTIVATION', count: 1, example: entry.id, advice: FINDING_ADVICE.LOST_ACTIVATION })
+    const lost = await finding('LOST_ACTIVATION')
+    expect(lost).toMatchObject({ code: 'LOST_ACTIVATION', count: 1, example: entry.id })
+    // The advice names how long the lost answer took: the timeout to keep above.
+    expect(lost.advice).toMatch(new RegExp(`^${FINDING_ADVICE.LOST_ACTIVATION.replace(/[.()]/g, '\\$&')} The slowest lost answer here took \\d+ ms\\.$`))
     expect(counts(await of('demo'))['client.gone']).toBe(1)
     // Waiting for the held-back answer is fine.
     await c.control('/reset', {})
@@ -233,7 +259,8 @@ describe('findings: each provoked, and a traffic pattern that must not raise it'
     const f = await finding('INVALID_REQUEST')
     expect(f.count).toBe(3)
     expect(await journalEntry(f.example)).toMatchObject({ http_status: 400, path: '/subscriptions/status' })
-    expect(counts(await of('demo'))).toEqual({ 'init.otp': 1 })
+    // Each 400 is also its operation's BAD_REQUEST outcome.
+    expect(counts(await of('demo'))).toEqual({ 'init.otp': 1, 'init.BAD_REQUEST': 1, 'status.BAD_REQUEST': 2 })
   })
 
   it('AUTH_FAILURE: 401 to an inactive merchant, 403 to an address off the allowlist; an unknown key counts nowhere', async () => {
@@ -244,7 +271,8 @@ describe('findings: each provoked, and a traffic pattern that must not raise it'
     const all = await coverage()
     expect(all.map((m) => m.merchant)).toEqual(['inactive', 'offsite'])
     for (const m of all) expect(m.findings).toMatchObject([{ code: 'AUTH_FAILURE', count: 1 }])
-    expect(all.every((m: any) => m.covered === 0)).toBe(true)
+    // A refused merchant's outcomes are its refusals: 401 for the inactive one, 403 for the one off its allowlist.
+    expect(all.map((m: any) => counts(m))).toEqual([{ 'init.UNAUTHORIZED_401': 1 }, { 'init.UNAUTHORIZED_403': 1 }])
     // The active merchant's calls from an allowed address raise nothing.
     await init('60123456001')
     expect(await finding('AUTH_FAILURE')).toBeUndefined()
@@ -287,27 +315,26 @@ describe('findings: each provoked, and a traffic pattern that must not raise it'
   })
 
   it('UNRECONCILED: subscriptions changed outside the merchant calls with no Status since; a Status clears each', async () => {
+    // An MO-made subscription: the merchant API never gave its id, so no Status could clear it and it is no finding.
     const psms = (await mo('60133456001', '32123', 'STREAM')).body.subscription_id
-    let f = await finding('UNRECONCILED')
-    expect(f).toMatchObject({ count: 1 })
-    expect(await journalEntry(f.example)).toMatchObject({ path: '/_sandbox/mo' })
+    expect(psms).toMatch(/\w/)
+    expect(await finding('UNRECONCILED')).toBeUndefined()
     const consent = await form((await init('359881234001', 'bg')).body.payload.redirect_url, 'approve')
     const approved = new URL(consent.headers.get('location')!, c.url).searchParams.get('subscription_id')!
+    let f = await finding('UNRECONCILED')
+    expect(f).toMatchObject({ count: 1 })
     const expiring = (await otpFlow('60123456301', 'QUICKTEST')).body.payload.subscription_id
-    expect((await finding('UNRECONCILED')).count).toBe(2)
+    expect((await finding('UNRECONCILED')).count).toBe(1)
     await c.control('/clock/advance', { by: 'PT1H' })
     f = await finding('UNRECONCILED')
-    expect(f.count).toBe(3)
+    expect(f.count).toBe(2)
     expect(await journalEntry(f.example)).toMatchObject({ path: '/_sandbox/clock/advance' })
-    await status(psms)
     await status(approved)
     expect((await finding('UNRECONCILED')).count).toBe(1)
     await status(expiring)
     expect(await finding('UNRECONCILED')).toBeUndefined()
-    // A STOP changes it again; reconciled again by Status.
+    // A STOP of the MO-made one is no finding either.
     await mo('60133456001', '32123', 'STOP')
-    expect((await finding('UNRECONCILED')).count).toBe(1)
-    await status(psms)
     expect(await finding('UNRECONCILED')).toBeUndefined()
   })
 
@@ -319,7 +346,7 @@ describe('findings: each provoked, and a traffic pattern that must not raise it'
       expect(await invalid()).toMatchObject({ code: 'INVALID_REQUEST', example: 1 })
       for (let i = 0; i < 25; i++) await small.api('/subscriptions/status', { subscription_id: 'nope' })
       expect(await invalid()).toMatchObject({ code: 'INVALID_REQUEST', count: 1, example: null })
-      expect(counts((await coverage('', small))[0])).toEqual({ 'status.SUBSCRIPTION_NOT_FOUND': 25 })
+      expect(counts((await coverage('', small))[0])).toEqual({ 'init.BAD_REQUEST': 1, 'status.SUBSCRIPTION_NOT_FOUND': 25 })
     } finally {
       await small.close()
     }
@@ -360,7 +387,7 @@ describe('isolation, reset and restart', () => {
       const sub = await s.subscribe('60123456001')
       await s.api('/subscriptions/status', { subscription_id: sub })
       await s.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }, { headers: session })
-      await s.control('/mo', { msisdn: '60133456001', short_code: '32123', text: 'STREAM' }, { headers: session })
+      await s.api('/subscriptions/init', {}, { raw: '{', headers: session })
       const before = [await coverage('', s), await coverage('', s, session)]
       await s.close()
       s = await startClient({ data })
@@ -369,8 +396,8 @@ describe('isolation, reset and restart', () => {
       const noExamples = (list: any[]) => list.map((m) => ({ ...m, findings: m.findings.map((f: any) => ({ ...f, example: null })) }))
       expect(after).toEqual(before.map(noExamples))
       expect(counts(after[0][0])).toEqual({ 'init.otp': 1, 'verify.SUCCESS': 1, 'status.ACTIVE': 1 })
-      expect(counts(after[1][0])).toEqual({ 'init.otp': 1, 'mo.subscribed': 1 })
-      expect(after[1][0].findings).toMatchObject([{ code: 'UNRECONCILED', count: 1, example: null }])
+      expect(counts(after[1][0])).toEqual({ 'init.otp': 1, 'init.BAD_REQUEST': 1 })
+      expect(after[1][0].findings).toMatchObject([{ code: 'INVALID_REQUEST', count: 1, example: null }])
       expect(after[0][0].since).toMatch(TIMESTAMP)
       await s.close()
     } finally {

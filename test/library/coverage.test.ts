@@ -1,6 +1,6 @@
 /** coverage() in the library (in-process, per session) and in the HTTP client: the control API's answer, the same either way. */
 import { describe, expect, it } from 'vitest'
-import { createSandbox } from '../../src/index.js'
+import { coverageJUnit, createSandbox, mergeCoverage } from '../../src/index.js'
 import { DcbClient } from '../../src/client/index.js'
 import { startSandbox } from '../../src/server.js'
 
@@ -35,11 +35,57 @@ describe('coverage()', () => {
       await client.init({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
       const got = await client.coverage()
       expect(got).toEqual(await (await fetch(`${server.url}/_sandbox/coverage`)).json())
-      expect(got.coverage[0]).toMatchObject({ merchant: 'demo', covered: 1, total: 47, percent: 2, since: '2026-01-31T00:00:00.000000', findings: [] })
+      const total = got.coverage[0]!.outcomes.length
+      expect(got.coverage[0]).toMatchObject({
+        merchant: 'demo',
+        covered: 1,
+        total,
+        percent: Math.floor(100 / total),
+        since: '2026-01-31T00:00:00.000000',
+        findings: [],
+      })
       expect((await client.coverage({ merchant: 'other' })).coverage[0]).toMatchObject({ merchant: 'other', covered: 0 })
       await expect(client.coverage({ merchant: 'nobody' })).rejects.toMatchObject({ code: 'MERCHANT_NOT_FOUND', status: 404 })
     } finally {
       await server.close()
     }
+  })
+
+  it('mergeCoverage sums sessions per merchant (since the earliest); coverageJUnit gates on a policy as --junit does', async () => {
+    const sandbox = await createSandbox({ clock: '2026-01-31T00:00:00' })
+    const init = (msisdn: string, session: string, key = 'sandbox-demo-key') =>
+      sandbox.fetch('http://localhost/subscriptions/init', {
+        method: 'POST',
+        headers: { ...H, 'api-key': key, 'x-dcb-session': session },
+        body: JSON.stringify({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' }),
+      })
+    await init('60123456001', 'a')
+    await init('60123456001', 'b')
+    await init('60123456104', 'b')
+    await sandbox.session('b').advance('P1D')
+    await init('60123456001', 'b', 'sandbox-inactive-key')
+    const a = await sandbox.session('a').coverage()
+    const b = await sandbox.session('b').coverage()
+    const merged = mergeCoverage(a, b)
+    expect(merged.coverage.map((m) => m.merchant)).toEqual(['demo', 'inactive'])
+    const demo = merged.coverage[0]!
+    expect(demo.outcomes.filter((o) => o.count)).toEqual([
+      { id: 'init.otp', count: 2 },
+      { id: 'init.FAILED_INIT_SUB', count: 1 },
+    ])
+    expect(demo).toMatchObject({ covered: 2, total: a.coverage[0]!.total, since: '2026-01-31T00:00:00.000000' })
+    expect(demo.outcomes.find((o) => o.id === 'verify.SUCCESS')!.how).toMatch(/^Verify/)
+    // A policy: the outcome required and seen passes, the other never seen is skipped, the refused merchant is not held.
+    const xml = coverageJUnit(merged, { require: ['init.otp', 'init.FAILED_INIT_SUB'], allow: ['AUTH_FAILURE'] })
+    expect(xml).toMatch(/<testsuites name="dcb coverage" tests="\d+" failures="0" skipped="\d+">/)
+    expect(xml).toContain('<testcase classname="dcb.coverage.demo" name="verify.SUCCESS"><skipped message="never seen, not required" /></testcase>')
+    expect(xml).toContain('name="finding AUTH_FAILURE"><system-out>')
+    const failing = coverageJUnit(merged, { require: ['verify.*'] })
+    expect(failing).toContain('name="verify.SUCCESS"><failure message="never seen" type="uncovered">')
+    // A policy file's own checks: an unknown finding, a glob matching nothing, an unknown key.
+    expect(() => coverageJUnit(merged, { allow: ['NOPE'] })).toThrow(/allow: "NOPE" is not a finding code/)
+    expect(() => coverageJUnit(merged, { require: ['nope.*'] })).toThrow(/the glob "nope\.\*" matches no outcome/)
+    expect(() => coverageJUnit(merged, { mni: 3 } as never)).toThrow(/unknown key "mni"/)
+    await sandbox.close()
   })
 })

@@ -22,9 +22,9 @@ describe('the packed package in a consumer project (examples/merchant)', () => {
     expect(pkg.peerDependenciesMeta).toEqual({ msw: { optional: true } })
   })
 
-  it("runs the example's vitest suite: OTP flow, a magic-ending failure, a renewal by advance('P1M'), sessions", async () => {
+  it("runs the example's vitest suite: OTP flow, a magic-ending failure, a renewal by advance('P1M'), sessions, its coverage policy", async () => {
     const r = await run(process.execPath, [join(MODULES, 'vitest', 'vitest.mjs'), 'run'], app)
-    expect(r.out).toMatch(/Tests\s+5 passed \(5\)/)
+    expect(r.out).toMatch(/Tests\s+6 passed \(6\)/)
     expect(r.code).toBe(0)
   }, 120_000)
 

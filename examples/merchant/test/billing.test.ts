@@ -1,7 +1,8 @@
-import { createSandbox, SandboxError, type Sandbox } from 'dcb-sandbox'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { coverageJUnit, createSandbox, mergeCoverage, SandboxError, type CoverageAnswer, type CoveragePolicy, type Sandbox } from 'dcb-sandbox'
 import { sandboxHandlers } from 'dcb-sandbox/msw'
 import { setupServer } from 'msw/node'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { BillingError, CarrierBilling } from '../src/billing.js'
 
 const BASE_URL = 'https://dcb.carrier.example/v1'
@@ -15,7 +16,12 @@ beforeAll(async () => {
   server.use(...sandboxHandlers(sandbox, { baseUrl: BASE_URL }))
   server.listen({ onUnhandledRequest: 'error' })
 })
-beforeEach(() => sandbox.reset())
+// Each test starts afresh; its coverage is kept first (a reset starts the counts over), to gate the suite as a whole.
+const reports: CoverageAnswer[] = []
+afterEach(async () => {
+  reports.push(await sandbox.coverage(), await sandbox.session('worker-2').coverage())
+  await sandbox.reset()
+})
 afterAll(async () => {
   server.close()
   await sandbox.close()
@@ -64,5 +70,15 @@ describe('carrier billing', () => {
     const err = await sandbox.otp('60123456011').catch((e: unknown) => e)
     expect(err).toBeInstanceOf(SandboxError)
     expect((err as SandboxError).code).toBe('NO_OTP')
+  })
+})
+
+// Last: the suite's coverage, merged over its tests, against the policy CI holds it to (coverage-policy.json).
+describe('coverage', () => {
+  it('meets coverage-policy.json: every outcome it requires seen, no finding', () => {
+    const policy = JSON.parse(readFileSync(new URL('../coverage-policy.json', import.meta.url), 'utf8')) as CoveragePolicy
+    const xml = coverageJUnit(mergeCoverage(...reports), policy)
+    writeFileSync(new URL('../coverage-report.xml', import.meta.url), xml)
+    expect(xml).toMatch(/<testsuites name="dcb coverage" tests="\d+" failures="0"/)
   })
 })

@@ -1,0 +1,153 @@
+/**
+ * `dcb coverage` gating CI through the binary: a policy (file or flags), merged sessions (--session
+ * repeated, --sessions GLOB, and the control API's ?sessions=), --min holding only merchants with a
+ * call past authentication, and bad policies refused by name.
+ */
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { tempDir, useSandbox } from '../helpers.js'
+import { dcb } from './run.js'
+
+const c = useSandbox()
+const tmp = tempDir()
+afterAll(() => tmp.cleanup())
+
+const run = (args: string[]) => dcb(['coverage', ...args], { env: { DCB_BASE_URL: c.url, DCB_API_KEY: undefined, DCB_SESSION: undefined } })
+const init = (msisdn: string, session?: string, key?: string) =>
+  c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' }, { key, headers: session ? { 'x-dcb-session': session } : {} })
+const policyFile = (name: string, text: string) => {
+  const f = join(tmp.dir, name)
+  writeFileSync(f, text)
+  return f
+}
+
+describe('dcb coverage: a policy', () => {
+  it('exits 1 with one line per reason: an outcome required and unseen (every one a glob matches), a finding not allowed', async () => {
+    await c.subscribe('60123456001')
+    await init('60123456001') // INIT_WHILE_ACTIVE
+    await c.api('/subscriptions/init', {}, { raw: '{' }) // INVALID_REQUEST
+    const pass = await run(['--require', 'init.otp', '--require', 'verify.SUCCESS'])
+    expect(pass.code).toBe(0)
+    const fail = await run(['--require', 'init.otp', '--require', 'status.*', '--allow', 'INVALID_REQUEST'])
+    expect(fail.code).toBe(1)
+    const lines = fail.stderr.trim().split('\n')
+    const ids: string[] = (await c.control('/coverage?merchant=demo')).body.coverage[0].outcomes
+      .map((o: any) => o.id)
+      .filter((id: string) => id.startsWith('status.'))
+    expect(lines).toEqual([
+      ...ids.map((id, i) => `${i ? '' : 'dcb: '}demo: required outcome ${id} was never seen`),
+      expect.stringMatching(/^demo: finding INIT_WHILE_ACTIVE x1 is not allowed: /),
+    ])
+    // The same from a policy file; min too.
+    const f = policyFile('p.json', JSON.stringify({ require: ['init.*'], allow: ['INVALID_REQUEST', 'INIT_WHILE_ACTIVE'], min: 99 }))
+    const r = await run(['--policy', f, '--junit', join(tmp.dir, 'p.xml')])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain('demo: required outcome init.psms was never seen')
+    expect(r.stderr).toMatch(/demo: coverage \d+% is below min 99%/)
+    expect(r.stderr).not.toContain('finding')
+    const xml = readFileSync(join(tmp.dir, 'p.xml'), 'utf8')
+    expect(xml).toContain('name="init.psms"><failure message="never seen"')
+    expect(xml).toContain('name="verify.INVALID_PIN"><skipped message="never seen, not required" />')
+    expect(xml).toContain('name="finding INIT_WHILE_ACTIVE"><system-out>')
+    expect(xml).toContain('name="init.otp"><system-out>')
+  })
+
+  it('--fail-on-findings fails on any finding; without a policy findings never change the exit code', async () => {
+    await c.api('/subscriptions/init', {}, { raw: '{' })
+    expect((await run([])).code).toBe(0)
+    const r = await run(['--fail-on-findings'])
+    expect(r).toMatchObject({ code: 1, stderr: expect.stringMatching(/^dcb: demo: finding INVALID_REQUEST x1 is not allowed: Validate the body/) })
+  })
+
+  it('--min holds only merchants with a call past authentication: a refused key is listed, not held', async () => {
+    await c.subscribe('60123456001')
+    await init('60123456001', undefined, 'sandbox-inactive-key')
+    await init('60123456001', undefined, 'sandbox-offsite-key')
+    const json = JSON.parse((await run(['--json'])).stdout)
+    expect(json.coverage.map((m: any) => m.merchant)).toEqual(['demo', 'inactive', 'offsite'])
+    const demo = json.coverage[0].percent
+    expect((await run(['--min', String(demo)])).code).toBe(0)
+    // The refused merchants (33%: one of their three outcomes) are below 50 too, and not named.
+    expect(json.coverage.slice(1).map((m: any) => m.percent)).toEqual([33, 33])
+    const below = await run(['--min', '50'])
+    expect(below.stderr).toBe(`dcb: coverage below --min 50%: demo ${demo}%\n`)
+    const policy = await run(['--min', '50', '--require', 'init.otp'])
+    expect(policy.stderr).toBe(`dcb: demo: coverage ${demo}% is below min 50%\n`)
+  })
+
+  it('refuses bad input by name (exit 2): an unknown outcome, a glob matching none, an unknown finding, a policy not JSON or with unknown keys', async () => {
+    await init('60123456001')
+    const cases: [string[], string][] = [
+      [['--require', 'verify.SUCESS'], 'require: "verify.SUCESS" is not an outcome id'],
+      [['--require', 'nope.*'], 'require: the glob "nope.*" matches no outcome'],
+      [['--allow', 'FAST'], 'allow: "FAST" is not a finding code'],
+      [['--policy', policyFile('bad.json', '{ require: [] }')], 'is not JSON'],
+      [['--policy', policyFile('keys.json', '{ "requires": [] }')], 'has unknown key "requires"'],
+      [['--policy', join(tmp.dir, 'none.json')], 'cannot read the policy'],
+    ]
+    for (const [args, text] of cases) {
+      const r = await run(args)
+      expect(r.code, args.join(' ')).toBe(2)
+      expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1)
+      expect(r.stderr).toContain(text)
+    }
+  })
+})
+
+describe('merged sessions', () => {
+  it('--session repeated, --sessions GLOB and GET /_sandbox/coverage?sessions= sum counts per merchant, since the earliest', async () => {
+    await init('60123456001', 'ci-a')
+    await init('60123456101', 'ci-b')
+    await init('60123456001', 'ci-b')
+    const one = (s: string) => run(['--session', s, '--json']).then((r) => JSON.parse(r.stdout))
+    const [a, b] = [await one('ci-a'), await one('ci-b')]
+    expect(a.coverage[0].covered + b.coverage[0].covered).toBe(3)
+    const both = JSON.parse((await run(['--session', 'ci-a', '--session', 'ci-b', '--json'])).stdout)
+    const counts = (x: any) => Object.fromEntries(x.coverage[0].outcomes.filter((o: any) => o.count).map((o: any) => [o.id, o.count]))
+    expect(counts(both)).toEqual({ 'init.otp': 2, 'init.INVALID_MSISDN': 1 })
+    expect(both.coverage[0].covered).toBe(2)
+    expect(both.coverage[0].since).toBe([a.coverage[0].since, b.coverage[0].since].sort()[0])
+    const glob = JSON.parse((await run(['--sessions', 'ci-*', '--json'])).stdout)
+    expect(glob).toEqual(both)
+    const http = await c.control('/coverage?sessions=ci-a,ci-b')
+    expect(http.status).toBe(200)
+    expect(http.body).toEqual(both)
+    expect((await c.control('/coverage?sessions=ci-*')).body).toEqual(both)
+    expect(await c.control('/coverage?sessions=ci-a,nope')).toMatchObject({ status: 404, body: { error: 'SESSION_NOT_FOUND' } })
+    expect(await c.control('/coverage?sessions=zz-*')).toMatchObject({ status: 404, body: { error: 'SESSION_NOT_FOUND' } })
+    const none = await run(['--sessions', 'zz-*'])
+    expect(none.code).toBe(1)
+    expect(none.stderr).toMatch(/^dcb: --sessions "zz-\*" matches no session/)
+    for (const s of ['ci-a', 'ci-b']) await c.control(`/sessions/${s}`, undefined, { method: 'DELETE' })
+  })
+})
+
+describe("examples/merchant's policy against dcb serve, one session per test file", () => {
+  it('fails while a file of the suite has not run, and passes once both sessions are merged', async () => {
+    const policy = join(import.meta.dirname, '..', '..', 'examples', 'merchant', 'coverage-policy.json')
+    const headers = (s: string) => ({ 'x-dcb-session': s })
+    const flow = async (msisdn: string, s: string) => {
+      const i = await c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' }, { headers: headers(s) })
+      const otp = (await c.control(`/otp?msisdn=${msisdn}`, undefined, { headers: headers(s) })).body.otp
+      const v = await c.api('/subscriptions/verify', { verif_request_id: i.body.payload.verif_request_id, otp }, { headers: headers(s) })
+      return v.body.payload?.subscription_id as string | undefined
+    }
+    // File one: a subscription, its Status, a failed first charge.
+    const ok = await flow('60123456011', 'file-1')
+    await c.api('/subscriptions/status', { subscription_id: ok }, { headers: headers('file-1') })
+    expect(await flow('60123456201', 'file-1')).toBeUndefined()
+    const first = await run(['--sessions', 'file-*', '--policy', policy])
+    expect(first.code).toBe(1)
+    expect(first.stderr).toContain('demo: required outcome status.EXPIRED was never seen')
+    // File two: a renewal that succeeds and one that fails, each reconciled with Status.
+    const renewed = await flow('60123456012', 'file-2')
+    const lapsed = await flow('60123456301', 'file-2')
+    await c.control('/clock/advance', { by: 'P1M' }, { headers: headers('file-2') })
+    for (const id of [renewed, lapsed]) await c.api('/subscriptions/status', { subscription_id: id }, { headers: headers('file-2') })
+    const both = await run(['--sessions', 'file-*', '--policy', policy, '--junit', join(tmp.dir, 'merged.xml')])
+    expect(both).toMatchObject({ code: 0, stderr: '' })
+    expect(readFileSync(join(tmp.dir, 'merged.xml'), 'utf8')).toMatch(/<testsuites name="dcb coverage" tests="\d+" failures="0"/)
+    for (const s of ['file-1', 'file-2']) await c.control(`/sessions/${s}`, undefined, { method: 'DELETE' })
+  })
+})
