@@ -6,6 +6,7 @@
  * its types only (`import type`), so they never load zod for it.
  */
 import { z } from 'zod'
+import { FAULT_KINDS } from '../core/wire.js'
 import { MAX_OTP_WAIT_S } from './defaults.js'
 import { StatusPayload } from './merchant.js'
 import { COVERAGE_OUTCOMES } from '../core/coverage.js'
@@ -243,9 +244,14 @@ export const JournalEntry = z.object({
   message: z.string(),
   reason: z.string().nullable().describe('why it failed (the X-DCB-Reason text); null on success'),
   client_closed: z.literal(true).optional().describe('the client went away before the answer (it was done all the same)'),
+  fault: z
+    .object({ kind: z.enum(FAULT_KINDS), when: z.enum(['before', 'after']) })
+    .optional()
+    .describe('what the connection did instead of the answer (a rule’s fault); `response` is the answer it cut'),
+  response_headers: z.record(z.string(), z.string()).optional().describe('the headers sent with a body that is not the envelope (a gateway’s page)'),
   duration_ms: z.number(),
   request: z.unknown(),
-  response: z.unknown(),
+  response: z.unknown().describe('the envelope, or the text really sent (a gateway’s page)'),
 })
 export const RequestsAnswer = z.object({ capacity: z.number().int(), requests: z.array(JournalEntry).describe('newest first') })
 export const ResetAnswer = z.object({ ok: z.literal(true), clock: ClockView })
@@ -358,7 +364,7 @@ export type CoverageQuery = z.infer<typeof CoverageQuery>
 export type CoverageAnswer = z.infer<typeof CoverageAnswer>
 export type MerchantCoverage = z.infer<typeof MerchantCoverage>
 export type CoverageFinding = z.infer<typeof CoverageFinding>
-/** An outcome's id in a coverage answer (`init.otp`, `verify.INSUFFICIENT_FUNDS`, …: 45 of them). */
+/** An outcome's id in a coverage answer (`init.otp`, `verify.INSUFFICIENT_FUNDS`, …: 51 of them). */
 export type CoverageOutcomeId = z.infer<typeof CoverageOutcomeCount>['id']
 export type Scenario = z.infer<typeof Scenario>
 export type ScenariosAnswer = z.infer<typeof ScenariosAnswer>

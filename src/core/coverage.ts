@@ -7,6 +7,7 @@
  * layer sees (a 400, a client gone) count through `EngineContext.soft`, which nobody waits for.
  * Examples (journal ids) live in memory: the request journal is not stored either.
  */
+import { isGatewayStatus } from './wire.js'
 import type { EngineContext } from './context.js'
 import type { Outcome } from './outcomes.js'
 import type { SubscriptionRecord, VerificationRecord } from './state.js'
@@ -29,6 +30,8 @@ export const COVERAGE_OUTCOMES = [
   'init.ALREADY_SUBSCRIBED',
   'init.ERROR',
   'init.ERROR_500',
+  'init.fault',
+  'init.gateway',
   'verify.SUCCESS',
   'verify.INVALID_PIN',
   'verify.PIN_EXPIRED',
@@ -44,10 +47,14 @@ export const COVERAGE_OUTCOMES = [
   'verify.TRX_LIMIT_EXCEEDED',
   'verify.ERROR',
   'verify.ERROR_500',
+  'verify.fault',
+  'verify.gateway',
   'status.ACTIVE',
   'status.CANCELED',
   'status.EXPIRED',
   'status.SUBSCRIPTION_NOT_FOUND',
+  'status.fault',
+  'status.gateway',
   'mo.subscribed',
   'mo.charge_failed',
   'mo.stop',
@@ -162,6 +169,7 @@ export class Coverage {
 
   /** An Init's answer. */
   init(tx: Tx, now: number, merchant: string, out: Outcome): void {
+    if (this.wire(tx, now, merchant, 'init', out)) return
     if (out.code === 'SUCCESS') {
       const p = out.payload!
       this.count(tx, merchant, p.verif_request_id ? 'init.otp' : p.redirect_url ? 'init.redirect' : 'init.psms', now)
@@ -178,7 +186,7 @@ export class Coverage {
    */
   verify(tx: Tx, now: number, merchant: string, before: VerificationRecord | undefined, out: Outcome): void {
     const id = out.code === 'SUCCESS' ? 'verify.SUCCESS' : out.code === 'SERVER_ERROR' ? 'verify.ERROR_500' : `verify.${out.code}`
-    if (isOutcome(id)) this.count(tx, merchant, id, now)
+    if (!this.wire(tx, now, merchant, 'verify', out) && isOutcome(id)) this.count(tx, merchant, id, now)
     if (!before || before.merchant !== merchant) return
     if (before.locked_out) this.raise(tx, merchant, 'VERIFY_AFTER_LOCKOUT', now)
     else if (out.code === 'MAX_PIN_RETRIES' || out.code === 'PIN_EXPIRED') {
@@ -189,6 +197,7 @@ export class Coverage {
 
   /** A Status's answer (a read: soft); a subscription answered is reconciled. */
   status(now: number, merchant: string, subscriptionId: string, out: Outcome): void {
+    if (this.wire(null, now, merchant, 'status', out)) return
     if (out.code === 'SUBSCRIPTION_NOT_FOUND') return this.count(null, merchant, 'status.SUBSCRIPTION_NOT_FOUND', now)
     if (out.code !== 'SUCCESS') return
     const sub = this.ctx.state.subs.get(subscriptionId)
@@ -196,6 +205,19 @@ export class Coverage {
     this.count(null, merchant, `status.${sub.status}`, now)
     const k = UNREC + sub.id
     if (this.ctx.state.counters.has(k)) this.ctx.soft('counters', k, toNull)
+  }
+
+  /**
+   * An answer a rule replaced (wire.ts): a fault counts `op.fault`, a 429, 502, 503 or 504
+   * `op.gateway`. True when the call did nothing (`before`): its own code is not counted.
+   */
+  private wire(tx: Tx | null, now: number, merchant: string, op: 'init' | 'verify' | 'status', out: Outcome): boolean {
+    const w = out.wire
+    if (!w) return false
+    if (w.fault) this.count(tx, merchant, `${op}.fault`, now)
+    else if (isGatewayStatus(w.http)) this.count(tx, merchant, `${op}.gateway`, now)
+    else if (w.when === 'before') return false // HTTP 500: ERROR_500, as always
+    return w.when === 'before'
   }
 
   /** A subscription changed outside the merchant's calls (MO, consent, STOP, renewal failure, carrier): unreconciled until its next Status. */
