@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createSandbox, type Sandbox } from '../../src/index.js'
 import { sandboxHandlers } from '../../src/msw.js'
 import { DEMO, startClient, type Client } from '../helpers.js'
+import { dcb } from '../cli/run.js'
 
 const BASE = 'https://gw.carrier.test/v1'
 const H = { 'api-key': DEMO, 'content-type': 'application/json' }
@@ -185,6 +186,13 @@ describe('over a socket (dcb serve)', () => {
       s.on('end', () => resolve({ bytes: Buffer.concat(got), ended: 'closed' }))
     })
   const init = (msisdn: string) => ({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
+
+  it('dcb logs shows the fault and the rule', async () => {
+    expect(await raw(init(my('601')))).toMatchObject({ ended: 'reset' })
+    const r = await dcb(['logs', '--base-url', c.url])
+    expect(r.stdout).toContain('(fault reset, before)')
+    expect(r.stdout).toMatch(/why:.*init-601/)
+  })
 
   it('tells a reset (ECONNRESET) from a clean close, and sends garbage and a truncated answer as said', async () => {
     expect(await raw(init(my('601')))).toEqual({ bytes: Buffer.alloc(0), ended: 'reset' })
