@@ -35,7 +35,7 @@ describe('coverage()', () => {
       await client.init({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
       const got = await client.coverage()
       expect(got).toEqual(await (await fetch(`${server.url}/_sandbox/coverage`)).json())
-      expect(got.coverage[0]).toMatchObject({ merchant: 'demo', covered: 1, total: 45, percent: 2, since: '2026-01-31T00:00:00.000000', findings: [] })
+      expect(got.coverage[0]).toMatchObject({ merchant: 'demo', covered: 1, total: 51, percent: 1, since: '2026-01-31T00:00:00.000000', findings: [] })
       expect((await client.coverage({ merchant: 'other' })).coverage[0]).toMatchObject({ merchant: 'other', covered: 0 })
       await expect(client.coverage({ merchant: 'nobody' })).rejects.toMatchObject({ code: 'MERCHANT_NOT_FOUND', status: 404 })
     } finally {
