@@ -140,7 +140,7 @@ describe('the console in chromium', () => {
     await nav('Coverage').click()
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Coverage')
     const demo = (await c.control('/coverage?merchant=demo')).body.coverage[0]
-    await page.getByRole('heading', { level: 2, name: `demo: ${demo.percent}% (${demo.covered} of 45 outcomes)` }).waitFor({ timeout: 2000 })
+    await page.getByRole('heading', { level: 2, name: `demo: ${demo.percent}% (${demo.covered} of 51 outcomes)` }).waitFor({ timeout: 2000 })
     // The 400 of the Requests test is a finding, with its advice.
     expect(demo.findings.map((f: { code: string }) => f.code)).toContain('INVALID_REQUEST')
     const section = page.getByRole('region', { name: /^demo: / })
@@ -154,7 +154,7 @@ describe('the console in chromium', () => {
     // Another merchant's first call shows up live.
     const r = await c.api('/subscriptions/init', { msisdn: '60123456004', service_code: 'NEWSDAILY', country_code: 'my' }, { key: 'sandbox-other-key' })
     expect(r.body.status).toBe('SUCCESS')
-    await page.getByRole('heading', { level: 2, name: 'other: 2% (1 of 45 outcomes)' }).waitFor({ timeout: 2000 })
+    await page.getByRole('heading', { level: 2, name: 'other: 1% (1 of 51 outcomes)' }).waitFor({ timeout: 2000 })
     await page
       .getByRole('region', { name: /^other: / })
       .getByText('No findings.')
