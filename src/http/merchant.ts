@@ -34,6 +34,7 @@ import { BODY_LIMIT } from './body.js'
 import { notChanged } from './respond.js'
 import { loadMerchantSchemas, merchantSchemas, quickInit, quickStatus, quickVerify } from './merchant-body.js'
 import { SandboxError } from '../core/errors.js'
+import { MAX_DELAY_MS } from '../core/limits.js'
 import { StoreError } from '../store/types.js'
 
 export type Operation = 'init' | 'verify' | 'status'
@@ -99,6 +100,8 @@ export function createMerchantHandler(ctx: MerchantContext) {
     let closeAfter = false
     /** A `hang` fault held its time already: now the connection closes. */
     let hung = false
+    /** How long the answer was held already (its delay): a hang waits the rest of the bound at most. */
+    let heldMs = 0
 
     const record = (outcome: Outcome, sent: Answer, clientClosed: boolean) => {
       if (!target) return
@@ -152,11 +155,14 @@ export function createMerchantHandler(ctx: MerchantContext) {
       return answerOf(outcome, ctx.failurePayload, closeAfter ? { ...headers, connection: 'close' } : headers)
     }
     const answer = (outcome: Outcome) => {
-      if (outcome.delayMs) return hold(outcome, outcome.delayMs)
+      if (outcome.delayMs) {
+        heldMs = outcome.delayMs
+        return hold(outcome, outcome.delayMs)
+      }
       const hangMs = outcome.wire?.fault === 'hang' && !hung ? outcome.wire.hangMs : undefined
       if (hangMs !== undefined) {
         hung = true
-        return hold(outcome, hangMs)
+        return hold(outcome, Math.max(0, Math.min(hangMs, MAX_DELAY_MS - heldMs)))
       }
       if (res.destroyed || res.headersSent) {
         // The client went away before its answer: journaled all the same, as what it would have got.
