@@ -8,6 +8,7 @@ import { HttpHandlerClass } from './library/msw-peer.js'
 import type { Sandbox } from './library/sandbox.js'
 import { readBaseUrl, ROUTE, type RoutedSandbox } from './library/route.js'
 import { unknownOption } from './contract/option-names.js'
+import { isNetworkError } from './http/network-error.js'
 
 export interface SandboxHandlersOptions {
   /** Where the merchant code sends its requests, e.g. `https://api.carrier.test` or `https://gw.test/dcb/v1` (a path prefix is stripped). */
@@ -55,7 +56,8 @@ export function sandboxHandlers(sandbox: Sandbox, opts: SandboxHandlersOptions):
   // reporting the reason again as an exception of the handler.
   const answer = ({ request }: { request: Request }) =>
     route.call(routed, request, info).catch((e: unknown) => {
-      if (request.signal.aborted) return Response.error()
+      // A fault (a rule's reset, close, garbage or hang): the network error fetch gives.
+      if (request.signal.aborted || isNetworkError(e)) return Response.error()
       throw e
     })
   return [new SandboxHandler(under, answer)]

@@ -258,8 +258,6 @@ describe('the fixtures and magic endings references', () => {
       const names = [...effects!.matchAll(/`(\w+)`/g)].map((m) => m[1]!).filter((e) => (EFFECTS as readonly string[]).includes(e))
       for (const step of steps!.matchAll(/`(\w+)`/g)) documented.set(step[1]!, names)
     }
-    // `error` is documented for init and verify only: the row of init, verify and status says so.
-    documented.set('status', ['delay_ms', 'http'])
     for (const step of STEPS) expect([step, ...[...documented.get(step)!].sort()]).toEqual([step, ...[...STEP_EFFECTS[step]].sort()])
     const examples = /```jsonc\n([\s\S]*?)```/
       .exec(page)![1]!

@@ -311,7 +311,7 @@ export async function logs(o: Opts): Promise<void> {
     const state = answeredState(e)
     const who = [e.merchant, e.msisdn, e.ip ? `from ${e.ip}` : ''].filter(Boolean).join(' ')
     out(
-      `${chalk.dim(e.sandbox_time)} ${e.method} ${e.path} ${status}${state ? ` ${stateColor(state)(state)}` : ''}${e.client_closed ? chalk.yellow(' (client gone)') : ''} ${chalk.dim(`${who} ${e.duration_ms} ms`)}${e.reason ? `\n    ${chalk.dim('why:')} ${e.reason}` : ''}`,
+      `${chalk.dim(e.sandbox_time)} ${e.method} ${e.path} ${status}${state ? ` ${stateColor(state)(state)}` : ''}${e.client_closed ? chalk.yellow(' (client gone)') : ''}${e.fault ? chalk.yellow(` (fault ${e.fault.kind}, ${e.fault.when})`) : ''} ${chalk.dim(`${who} ${e.duration_ms} ms`)}${e.reason ? `\n    ${chalk.dim('why:')} ${e.reason}` : ''}`,
     )
     for (const line of moveLines(e, o.subscription === undefined ? undefined : String(o.subscription))) out(`    ${chalk.dim('ran:')} ${line}`)
   }

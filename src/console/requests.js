@@ -57,6 +57,9 @@ function requestItem(r) {
         ` ${r.method} ${r.path} `,
         r.message ? h('strong', {}, r.message) : null,
         r.client_closed ? h('span', { class: 'tag bad', title: 'the client went away before the answer' }, 'client gone') : null,
+        r.fault
+          ? h('span', { class: 'tag bad', title: "a rule's fault: what the connection did instead of the answer" }, `fault ${r.fault.kind} (${r.fault.when})`)
+          : null,
         h(
           'span',
           { class: 'line' },

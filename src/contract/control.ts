@@ -6,8 +6,9 @@
  * its types only (`import type`), so they never load zod for it.
  */
 import { z } from 'zod'
+import { FAULT_KINDS } from '../core/wire.js'
 import { MAX_OTP_WAIT_S } from './defaults.js'
-import { StatusPayload } from './merchant.js'
+import { ChargeView, SubscriptionDetail, SubscriptionsAnswer, SubscriptionView, TimelineEntry } from './control-subscriptions.js'
 import type { CoverageOutcome } from '../core/coverage.js'
 import { EVENT_TYPES } from '../core/events.js'
 
@@ -198,72 +199,7 @@ export const MoAnswer = z.object({
   carrier_code: z.string().optional(),
   message: z.string().optional(),
 })
-export const ChargeView = z.object({
-  at: timestamp,
-  kind: z.enum(['first', 'renewal', 'retry']),
-  outcome: z.string(),
-  amount: z.string().nullable(),
-  currency: z.string().nullable(),
-  reason: z.string().optional().describe('a failed charge: the rule that failed it'),
-})
-export const SubscriptionView = StatusPayload.extend({
-  merchant: z.string(),
-  country_code: z.string(),
-  carrier_code: z.string(),
-  flow: z.string(),
-  language: z.string(),
-  cancel_reason: z.string().nullable(),
-  next_retry_dt: timestamp.nullable(),
-  carrier_cancel_dt: timestamp.nullable(),
-  cancelable: z
-    .boolean()
-    .describe(
-      'whether a carrier cancel (POST /_sandbox/subscriptions/{id}/cancel) is taken: false once the subscription has ended (CANCELED, or EXPIRED with no carrier retry left), when it is refused 409',
-    ),
-  charge_count: z.number().int(),
-  charges: z.array(ChargeView).describe('the latest charges, oldest first'),
-})
-export const SubscriptionsAnswer = z.object({ subscriptions: z.array(SubscriptionView) })
-const status = z.enum(['ACTIVE', 'CANCELED', 'EXPIRED'])
-export const TimelineEntry = z.discriminatedUnion('type', [
-  z
-    .object({
-      at: timestamp,
-      type: z.literal('state'),
-      from: status.nullable().describe('null: the activation'),
-      to: status,
-      cause: z
-        .enum(['verify', 'consent', 'mo', 'renewal', 'retry', 'lapsed', 'cancel', 'carrier_cancel', 'stop', 'superseded'])
-        .describe(
-          'verify, consent, mo: the flow that activated it; renewal: a failed renewal; retry: a carrier retry that succeeded; lapsed: an inactive merchant, not billed; cancel: the control API; carrier_cancel: a carrier rule (cancel_after); stop: a STOP message; superseded: a newer subscription of the MSISDN to the service activated, and the carrier retries were dropped',
-        ),
-      superseded_by: z.string().optional().describe('superseded: the subscription that superseded it'),
-    })
-    .describe('a state change'),
-  ChargeView.extend({ type: z.literal('charge') }).describe('a charge'),
-  z
-    .object({ at: timestamp, type: z.literal('message'), message_id: z.string(), kind: z.string(), from: z.string(), text: z.string() })
-    .describe('a message sent to the handset about it'),
-  z
-    .object({
-      at: timestamp.describe('its sandbox time (a clock move: where it ended)'),
-      type: z.literal('request'),
-      request_id: z.number().int().describe('its id in the request log (GET /_sandbox/requests)'),
-      method: z.string(),
-      path: z.string(),
-      http_status: z.number().int(),
-      message: z.string(),
-      reason: z.string().nullable(),
-    })
-    .describe('a request about it in the request log'),
-])
-export const SubscriptionDetail = SubscriptionView.extend({
-  timeline: z
-    .array(TimelineEntry)
-    .describe(
-      "everything about it, oldest first: state changes, charges, messages and requests; as bounded as what it is read from (the latest 100 state changes and charges of the subscription, its handset's messages, the request log)",
-    ),
-})
+export { ChargeView, SubscriptionDetail, SubscriptionsAnswer, SubscriptionView, TimelineEntry }
 export const RuntimeRule = z.object({
   id: z.string(),
   created_at: z.number().describe('epoch ms'),
@@ -327,9 +263,14 @@ export const JournalEntry = z.object({
   message: z.string(),
   reason: z.string().nullable().describe('why it failed (the X-DCB-Reason text); null on success'),
   client_closed: z.literal(true).optional().describe('the client went away before the answer (it was done all the same)'),
+  fault: z
+    .object({ kind: z.enum(FAULT_KINDS), when: z.enum(['before', 'after']) })
+    .optional()
+    .describe('what the connection did instead of the answer (a rule’s fault); `response` is the answer it cut'),
+  response_headers: z.record(z.string(), z.string()).optional().describe('the headers sent with a body that is not the envelope (a gateway’s page)'),
   duration_ms: z.number(),
   request: z.unknown(),
-  response: z.unknown(),
+  response: z.unknown().describe('the envelope, or the text really sent (a gateway’s page)'),
 })
 export const RequestsAnswer = z.object({ capacity: z.number().int(), requests: z.array(JournalEntry).describe('newest first') })
 export const ResetAnswer = z.object({ ok: z.literal(true), clock: ClockView })

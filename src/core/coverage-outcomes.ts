@@ -45,6 +45,7 @@ export type CoverageOutcome =
   | (typeof STEP_OUTCOMES)[keyof typeof STEP_OUTCOMES][number]
   | 'client.gone'
   | (typeof CHANNEL_OUTCOMES)[number]
+  | (typeof WIRE_OUTCOMES)[number]
 
 /** Outcomes that count per carrier code too (`codes`). */
 export const CODED_OUTCOMES: ReadonlySet<string> = new Set(['renewal.failed', 'retry.failed', 'mo.charge_failed', 'consent.charge_failed'])
@@ -262,8 +263,33 @@ const channel: OutcomeFamily = {
   },
 }
 
+/** What the connection did instead of an answer: a fault (`op.fault`) or a gateway's 429/502/503/504 (`op.gateway`). */
+export const WIRE_OUTCOMES = ['init.fault', 'init.gateway', 'verify.fault', 'verify.gateway', 'status.fault', 'status.gateway'] as const
+const wire: OutcomeFamily = {
+  ids: WIRE_OUTCOMES,
+  list(w) {
+    if (!w.merchant.active || !w.flows.size) return []
+    const out: OutcomeDef[] = []
+    for (const op of ['init', 'verify', 'status'] as const) {
+      const at: Step[] = [op, 'api']
+      const fault = w.rules.find((r) => steps(r).some((s) => at.includes(s)) && r.effect?.fault !== undefined)
+      const gateway = w.rules.find((r) => steps(r).some((s) => at.includes(s)) && [429, 502, 503, 504].includes(r.effect?.http as number))
+      const verb = op === 'verify' ? 'Verify (after Init) for' : `${VERB[op]}`
+      out.push({
+        id: `${op}.fault`,
+        how: fault ? `${verb} ${whoMatches(fault)} ${ruleText(fault)}` : `${VERB[op]} after you ${addRule(op, '{ "fault": "reset" }')}`,
+      })
+      out.push({
+        id: `${op}.gateway`,
+        how: gateway ? `${verb} ${whoMatches(gateway)} ${ruleText(gateway)}` : `${VERB[op]} after you ${addRule(op, '{ "http": 503 }')}`,
+      })
+    }
+    return out
+  },
+}
+
 /** Every family, in the order answers list them. Another family (a new step or effect's outcomes) is one more entry here. */
-export const OUTCOME_FAMILIES: OutcomeFamily[] = [operation('init'), operation('verify'), operation('status'), lifecycle, channel]
+export const OUTCOME_FAMILIES: OutcomeFamily[] = [operation('init'), operation('verify'), operation('status'), lifecycle, channel, wire]
 
 /** Every id any family may count (a count under any other id is ignored). */
 export function countableIds(): Set<string> {

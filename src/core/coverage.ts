@@ -7,6 +7,7 @@
  * layer sees (a 400, a client gone) count through `EngineContext.soft`, which nobody waits for.
  * Examples (journal ids) live in memory: the request journal is not stored either.
  */
+import { isGatewayStatus } from './wire.js'
 import type { EngineContext } from './context.js'
 import { CARRIER_CODES, type Outcome } from './outcomes.js'
 import { answerId, CODED_OUTCOMES, countableIds, outcomesFor, type CoverageOutcome, type OutcomeWorld } from './coverage-outcomes.js'
@@ -125,6 +126,7 @@ export class Coverage {
 
   /** An Init's answer. */
   init(tx: Tx, now: number, merchant: string, out: Outcome): void {
+    if (this.wire(tx, now, merchant, 'init', out)) return
     if (out.code === 'SUCCESS') {
       const p = out.payload!
       this.count(tx, merchant, p.verif_request_id ? 'init.otp' : p.redirect_url ? 'init.redirect' : 'init.psms', now)
@@ -139,7 +141,7 @@ export class Coverage {
    * MAX_PIN_RETRIES or PIN_EXPIRED is a finding); one that answers either is marked so.
    */
   verify(tx: Tx, now: number, merchant: string, before: VerificationRecord | undefined, out: Outcome): void {
-    this.answer(tx, merchant, 'verify', out.code, now, 'SUCCESS')
+    if (!this.wire(tx, now, merchant, 'verify', out)) this.answer(tx, merchant, 'verify', out.code, now, 'SUCCESS')
     if (!before || before.merchant !== merchant) return
     if (before.locked_out) this.raise(tx, merchant, 'VERIFY_AFTER_LOCKOUT', now)
     else if (out.code === 'MAX_PIN_RETRIES' || out.code === 'PIN_EXPIRED') {
@@ -150,12 +152,26 @@ export class Coverage {
 
   /** A Status's answer (a read: soft); a subscription answered is reconciled. */
   status(now: number, merchant: string, subscriptionId: string, out: Outcome): void {
+    if (this.wire(null, now, merchant, 'status', out)) return
     if (out.code !== 'SUCCESS') return this.answer(null, merchant, 'status', out.code, now)
     const sub = this.ctx.state.subs.get(subscriptionId)
     if (!sub) return
     this.answer(null, merchant, 'status', 'SUCCESS', now, sub.status)
     const k = UNREC + sub.id
     if (this.ctx.state.counters.has(k)) this.ctx.soft('counters', k, toNull)
+  }
+
+  /**
+   * An answer a rule replaced (wire.ts): a fault counts `op.fault`, a 429, 502, 503 or 504
+   * `op.gateway`. True when the call did nothing (`before`): its own code is not counted.
+   */
+  private wire(tx: Tx | null, now: number, merchant: string, op: 'init' | 'verify' | 'status', out: Outcome): boolean {
+    const w = out.wire
+    if (!w) return false
+    if (w.fault) this.count(tx, merchant, `${op}.fault`, now)
+    else if (isGatewayStatus(w.http)) this.count(tx, merchant, `${op}.gateway`, now)
+    else if (w.when === 'before') return false // HTTP 500: ERROR_500, as always
+    return w.when === 'before'
   }
 
   /** A subscription changed outside the merchant's calls (MO, consent, STOP, renewal failure, carrier): unreconciled until its next Status. */

@@ -299,19 +299,13 @@ export class Engine {
   }
 
   /** The handset's messages, newest first (with the carrier's charge notices). */
-  smsFor(msisdn: string): SmsRecord[] {
-    return this.inbox.messagesOf(msisdn)
-  }
+  readonly smsFor = (msisdn: string): SmsRecord[] => this.inbox.messagesOf(msisdn)
 
   /** Every handset's latest messages, newest first (with the charge notices), at most `limit`. */
-  recentSms(limit: number): SmsRecord[] {
-    return this.inbox.recent(limit)
-  }
+  readonly recentSms = (limit: number): SmsRecord[] => this.inbox.recent(limit)
 
   /** How many messages the console's Messages page lists (`recentSms` with no limit). */
-  smsCount(): number {
-    return this.inbox.count()
-  }
+  readonly smsCount = (): number => this.inbox.count()
 
   /** The latest OTP SMS of an MSISDN, or undefined. */
   readonly latestOtp = (msisdn: string): SmsRecord | undefined => this.inbox.latestOtp(msisdn)

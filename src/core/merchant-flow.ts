@@ -8,6 +8,9 @@ import { psmsLanguageKey } from './mo-flow.js'
 import { fail, ok, type Outcome } from './outcomes.js'
 import { OtpSms } from './otp-sms.js'
 import { decisionDelay, decisionFailure, type RuleContext } from './rules.js'
+import type { RuleDecision } from './ruleset.js'
+import { describeWire, wireOf, type Wire } from './wire.js'
+import { ruleReason } from './why.js'
 import type { VerificationRecord } from './state.js'
 import type { Tx } from './tx.js'
 import type { Subscriptions } from './subscriptions.js'
@@ -17,6 +20,7 @@ import type { SubscriptionViews } from './views.js'
 import { count, integrationReason, notSubscriptionReason, quote } from './why.js'
 import { didYouMean } from './nearest.js'
 import type { Merchant, WorldIndex } from './world.js'
+import type { Carrier, Service } from './world-schema.js'
 
 export interface InitInput {
   msisdn: string
@@ -47,7 +51,7 @@ export class MerchantFlow {
   }
 
   init(tx: Tx, now: number, merchant: Merchant, input: InitInput, baseUrl: string): Outcome {
-    const { world, ruleset, state } = this.ctx
+    const { world, ruleset } = this.ctx
     const found = world.integration(merchant.id, input.service_code, input.country_code)
     if (!found) return notConfigured(world, merchant, input.service_code, input.country_code)
     const { service, integration } = found
@@ -55,11 +59,11 @@ export class MerchantFlow {
     if (!lookup.ok) return fail(lookup.code, undefined, lookup.reason)
     const carrier = lookup.carrier
     const base: Omit<RuleContext, 'step'> = { msisdn: input.msisdn, country: input.country_code, carrier: carrier.code, service: service.code }
-    // The `api` step, then the call's own: their delays add up; an `http` effect answers HTTP 500.
+    // The `api` step, then the call's own: their delays add up; `http` or `fault` replaces the answer.
     const api = ruleset.decide(tx, { ...base, step: 'api' })
     const apiDelay = decisionDelay(api) || undefined
-    const down = decisionFailure(api, 'answer')
-    if (down) return fail(down.code, apiDelay, down.reason)
+    const down = gate(api, 'answer', apiDelay)
+    if (down.stop) return down.stop
     if (!world.carrierProvisioned(integration, carrier))
       return fail(
         'CARRIER_NOT_SUPPORTED',
@@ -70,8 +74,25 @@ export class MerchantFlow {
       )
     const own = ruleset.decide(tx, { ...base, step: 'init' })
     const delayMs = addDelays(apiDelay, own?.effect.delay_ms)
-    const failed = decisionFailure(own, 'Init')
-    if (failed) return fail(failed.code, delayMs, failed.reason)
+    const mine = gate(own, 'Init', delayMs)
+    if (mine.stop) return mine.stop
+    const result = this.initCall(tx, now, merchant, input, baseUrl, service, carrier, base, delayMs)
+    return mine.after ? withWire(result, mine.after) : result
+  }
+
+  /** Init past its rules: the OTP sent (or the PSMS keyword, the consent link). */
+  private initCall(
+    tx: Tx,
+    now: number,
+    merchant: Merchant,
+    input: InitInput,
+    baseUrl: string,
+    service: Service,
+    carrier: Carrier,
+    base: Omit<RuleContext, 'step'>,
+    delayMs: number | undefined,
+  ): Outcome {
+    const { world, ruleset, state } = this.ctx
     const active = this.subscriptions.active(input.msisdn, merchant.id, service.code)
     if (active) return fail('ALREADY_SUBSCRIBED', delayMs, `msisdn ${input.msisdn} has ACTIVE subscription ${active.id} to ${service.code}`)
     const language = world.language(input.language ?? undefined, service)
@@ -138,12 +159,27 @@ export class MerchantFlow {
     if (!found) return withMsisdn(notConfigured(world, merchant, verif.service, verif.country), msisdn)
     const api = ruleset.decideFor(tx, 'api', verif)
     const apiDelay = decisionDelay(api) || undefined
-    const down = decisionFailure(api, 'answer')
-    if (down) return withMsisdn(fail(down.code, apiDelay, down.reason), msisdn)
+    const down = gate(api, 'answer', apiDelay)
+    if (down.stop) return withMsisdn(down.stop, msisdn)
     const own = ruleset.decideFor(tx, 'verify', verif)
     const delayMs = addDelays(apiDelay, own?.effect.delay_ms)
-    const refused = decisionFailure(own, 'Verify')
-    if (refused) return withMsisdn(fail(refused.code, delayMs, refused.reason), msisdn)
+    const mine = gate(own, 'Verify', delayMs)
+    if (mine.stop) return withMsisdn(mine.stop, msisdn)
+    const result = withMsisdn(this.verifyCall(tx, now, verif, found, input, delayMs), msisdn)
+    return mine.after ? withWire(result, mine.after) : result
+  }
+
+  /** Verify past its rules: the attempt counted, then the charge and the activation. */
+  private verifyCall(
+    tx: Tx,
+    now: number,
+    verif: VerificationRecord,
+    found: NonNullable<ReturnType<WorldIndex['integration']>>,
+    input: VerifyInput,
+    delayMs: number | undefined,
+  ): Outcome {
+    const { world } = this.ctx
+    const msisdn = verif.msisdn
     const carrier = world.carriers.get(verif.carrier)
     const maxAttempts = carrier?.otp.max_attempts ?? 3
     if (verif.state === 'used' || verif.state === 'denied')
@@ -192,12 +228,12 @@ export class MerchantFlow {
     // The `api` step, then the call's own (the candidates ride beside the subscription: no key to build).
     const api = ruleset.decideFor(tx, 'api', sub)
     const apiDelay = decisionDelay(api) || undefined
-    const down = decisionFailure(api, 'answer')
-    if (down) return withMsisdn(fail(down.code, apiDelay, down.reason), sub.msisdn)
+    const down = gate(api, 'answer', apiDelay)
+    if (down.stop) return withMsisdn(down.stop, sub.msisdn)
     const own = ruleset.decideFor(tx, 'status', sub)
     const delayMs = addDelays(apiDelay, own?.effect.delay_ms)
-    const refused = decisionFailure(own, 'Status')
-    if (refused) return withMsisdn(fail(refused.code, delayMs, refused.reason), sub.msisdn)
+    const refused = gate(own, 'Status', delayMs)
+    if (refused.stop) return withMsisdn(refused.stop, sub.msisdn)
     const cached = this.views.status(sub, found.service)
     return { code: 'SUCCESS', payload: cached.payload, payloadJson: cached.json, delayMs, msisdn: sub.msisdn }
   }
@@ -215,6 +251,26 @@ function notConfigured(world: WorldIndex, merchant: Merchant, service: string, c
       ? ''
       : didYouMean(country, world.countries.keys(), true)
   return fail('MERCHANT_SERVICE_NOT_CONFIGURED', undefined, integrationReason(hasService, merchant.id, service, country, meant))
+}
+
+/**
+ * What the decision of the `api` step or of a call's own step does to the call, the one place it is
+ * decided: `stop`, the answer that ends it now (its `error`, `http`, or a `before` fault: the call did
+ * nothing); `after`, how the answer of a call that was done leaves instead (`when: after`).
+ */
+function gate(d: RuleDecision | undefined, what: string, delayMs: number | undefined): { stop?: Outcome; after?: Wire } {
+  if (!d) return {}
+  const wire = wireOf(d.effect)
+  if (wire) wire.reason = ruleReason(d.rule, `${what} ${describeWire(wire)}`)
+  if (wire?.when === 'after') return { after: wire }
+  if (wire) return { stop: withWire(fail('SERVER_ERROR', delayMs, wire.reason), wire) }
+  const failed = decisionFailure(d, what)
+  return failed ? { stop: fail(failed.code, delayMs, failed.reason) } : {}
+}
+
+function withWire(o: Outcome, wire: Wire): Outcome {
+  o.wire = wire
+  return o
 }
 
 function withMsisdn(o: Outcome, msisdn: string): Outcome {

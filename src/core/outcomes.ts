@@ -3,6 +3,8 @@
  * form on failure (`null`: `"payload": null`; `absent`: no payload key). docs/reference/errors.md lists it.
  */
 
+import type { Wire } from './wire.js'
+
 export type PayloadForm = 'null' | 'absent'
 
 export interface OutcomeSpec {
@@ -148,6 +150,8 @@ export interface Outcome {
   reason?: string
   /** The MSISDN the call concerns, when the calling merchant may see it (for the journal). */
   msisdn?: string
+  /** How the answer leaves instead of the envelope (a fault, a gateway's answer): `wire.ts`. */
+  wire?: Wire
   /** Coverage findings this call raised (`Coverage.take`): their example is this call's journal entry. */
   raised?: string[]
 }

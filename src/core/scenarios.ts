@@ -35,7 +35,13 @@ export function describeEffect(rule: Rule): string {
   const e = rule.effect
   const parts: string[] = []
   if (e.error) parts.push(e.error)
-  if (e.http) parts.push(`HTTP ${e.http} ERROR`)
+  if (e.fault) parts.push(`fault ${e.fault}${e.hang_ms !== undefined ? ` ${e.hang_ms} ms` : ''}`)
+  if (e.http)
+    parts.push(
+      `HTTP ${e.http} ${e.body === undefined ? (e.http === 500 ? 'ERROR' : 'gateway page') : typeof e.body === 'object' ? 'text body' : e.body === 'gateway' ? 'gateway page' : e.body === 'empty' ? 'empty body' : 'ERROR'}`,
+    )
+  if (e.retry_after !== undefined) parts.push(`Retry-After ${e.retry_after}`)
+  if (e.when) parts.push(e.when === 'after' ? 'after the call was done' : 'before the call')
   if (e.delay_ms) parts.push(`delay ${e.delay_ms} ms`)
   if (e.delay_per_unit) parts.push(`delay ${e.delay_per_unit.group.toUpperCase()} x ${e.delay_per_unit.ms} ms`)
   if (e.otp) parts.push(`OTP ${e.otp}`)

@@ -7,6 +7,9 @@
 import { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { bufferedResponse, wellFormed } from './buffered-response.js'
+import { FAULT, type Answer } from './answer.js'
+import type { FaultKind } from '../core/wire.js'
+import { networkError } from './network-error.js'
 
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void
 
@@ -104,8 +107,37 @@ class InProcessResponse extends EventEmitter {
   constructor(
     private readonly req: InProcessRequest,
     private readonly settle: (r: RawResponse) => void,
+    private readonly refuse: (e: Error) => void = () => {},
   ) {
     super()
+  }
+
+  /**
+   * The in-process writer of a fault: what Node's fetch gives for it over a socket. `truncate`
+   * answers the status and headers, and its body errors after half the bytes; the others reject.
+   */
+  [FAULT](kind: FaultKind, answer: Answer): void {
+    if (this.settled || this.destroyed) return
+    this.headersSent = true
+    if (kind === 'truncate') {
+      const bytes = Buffer.from(answer.body)
+      const half = bytes.subarray(0, Math.floor(bytes.length / 2))
+      this.statusCode = answer.status
+      for (const [k, v] of Object.entries(answer.headers)) this.setHeader(k, v)
+      this.answer(
+        new ReadableStream<Uint8Array>({
+          start: (c) => {
+            if (half.length) c.enqueue(half)
+            c.error(networkError(kind))
+          },
+        }),
+      )
+    } else {
+      this.settled = true
+      this.refuse(networkError(kind))
+    }
+    this.writableEnded = this.finished = true
+    this.markClosed()
   }
 
   setHeader(name: string, value: HeaderValue): this {
@@ -274,7 +306,7 @@ export function runListener(listener: NodeListener, request: RawRequest, call: I
   if (signal?.aborted) return Promise.reject(signal.reason)
   return new Promise<RawResponse>((resolve, reject) => {
     const req = new InProcessRequest(request.method, call.url, request.headers, request.body, call)
-    const res = new InProcessResponse(req, resolve)
+    const res = new InProcessResponse(req, resolve, reject)
     if (signal) {
       const onAbort = () => {
         reject(signal.reason)

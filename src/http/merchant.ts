@@ -7,7 +7,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { z } from 'zod'
 import type { Engine } from '../core/engine.js'
-import { envelope, fail, type FailurePayloadMode, type Outcome } from '../core/outcomes.js'
+import { fail, type FailurePayloadMode, type Outcome } from '../core/outcomes.js'
+import { answerOf, writeAnswer, type Answer } from './answer.js'
 import type { Merchant, WorldIndex } from '../core/world.js'
 import { isJsonContentType, isPlainObject, parseJson, readBodyThen } from './body.js'
 import { inProcessCall } from './inprocess.js'
@@ -31,9 +32,10 @@ import {
   unknownKeyReason,
 } from './reason.js'
 import { BODY_LIMIT } from './body.js'
-import { notChanged, sendEnvelope } from './respond.js'
+import { notChanged } from './respond.js'
 import { loadMerchantSchemas, merchantSchemas, quickInit, quickStatus, quickVerify } from './merchant-body.js'
 import { SandboxError } from '../core/errors.js'
+import { MAX_DELAY_MS } from '../core/limits.js'
 import { StoreError } from '../store/types.js'
 
 export type Operation = 'init' | 'verify' | 'status'
@@ -97,8 +99,12 @@ export function createMerchantHandler(ctx: MerchantContext) {
     let requestText: string | null = null
     let allowPost = false
     let closeAfter = false
+    /** A `hang` fault held its time already: now the connection closes. */
+    let hung = false
+    /** How long the answer was held already (its delay): a hang waits the rest of the bound at most. */
+    let heldMs = 0
 
-    const record = (outcome: Outcome, response: Record<string, unknown>, clientClosed: boolean) => {
+    const record = (outcome: Outcome, sent: Answer, clientClosed: boolean) => {
       if (!target) return
       const msisdn = outcome.msisdn ?? (op === 'init' && isPlainObject(request) && typeof request.msisdn === 'string' ? request.msisdn : null)
       const answeredAt = Date.now()
@@ -111,15 +117,17 @@ export function createMerchantHandler(ctx: MerchantContext) {
         ip,
         merchant: merchant?.id ?? null,
         msisdn,
-        http_status: response.status_code as number,
-        message: response.message as string,
-        reason: outcome.code === 'SUCCESS' ? null : (outcome.reason ?? null),
+        http_status: sent.status,
+        message: sent.message,
+        reason: outcome.code === 'SUCCESS' ? (outcome.wire?.reason ?? null) : (outcome.reason ?? null),
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
         request: requestText,
-        response,
+        response: sent.logged,
         headers: journalHeaders(req.headers),
       }
       if (clientClosed) entry.client_closed = true
+      if (sent.fault) entry.fault = { kind: sent.fault.kind, when: sent.fault.when }
+      if (sent.replaced) entry.response_headers = sent.headers
       const id = target.journal.add(entry)
       const who = merchant ?? refused
       if (who)
@@ -127,8 +135,8 @@ export function createMerchantHandler(ctx: MerchantContext) {
           who.id,
           {
             op,
-            http: response.status_code as number,
-            code: response.message as string,
+            http: sent.status,
+            code: sent.message,
             crashed,
             clientGone: clientClosed,
             activated: op === 'verify' && outcome.code === 'SUCCESS',
@@ -140,18 +148,32 @@ export function createMerchantHandler(ctx: MerchantContext) {
           outcome.raised,
         )
     }
+    /** The one answer of the call, as the request log keeps it and the transport's writer sends it. */
+    const sending = (outcome: Outcome): Answer => {
+      // A success whose answer a rule replaced names the rule too.
+      const why = outcome.code === 'SUCCESS' ? outcome.wire?.reason : outcome.reason
+      let headers: Record<string, string> | undefined = ctx.reasons && why ? { 'x-dcb-reason': headerReason(why) } : undefined
+      if (allowPost) headers = { ...headers, allow: 'POST' }
+      return answerOf(outcome, ctx.failurePayload, closeAfter ? { ...headers, connection: 'close' } : headers)
+    }
     const answer = (outcome: Outcome) => {
-      if (outcome.delayMs) return hold(outcome, outcome.delayMs)
+      if (outcome.delayMs) {
+        heldMs = outcome.delayMs
+        return hold(outcome, outcome.delayMs)
+      }
+      const hangMs = outcome.wire?.fault === 'hang' && !hung ? outcome.wire.hangMs : undefined
+      if (hangMs !== undefined) {
+        hung = true
+        return hold(outcome, Math.max(0, Math.min(hangMs, MAX_DELAY_MS - heldMs)))
+      }
       if (res.destroyed || res.headersSent) {
         // The client went away before its answer: journaled all the same, as what it would have got.
-        if (res.destroyed && !res.headersSent) record(outcome, envelope(outcome, ctx.failurePayload).body, true)
+        if (res.destroyed && !res.headersSent) record(outcome, sending(outcome), true)
         return done()
       }
-      let headers: Record<string, string> | undefined =
-        outcome.code !== 'SUCCESS' && ctx.reasons && outcome.reason ? { 'x-dcb-reason': headerReason(outcome.reason) } : undefined
-      if (allowPost) headers = { ...headers, allow: 'POST' }
-      const response = sendEnvelope(res, outcome, ctx.failurePayload, closeAfter ? { ...headers, connection: 'close' } : headers)
-      record(outcome, response, false)
+      const sent = sending(outcome)
+      writeAnswer(res, sent)
+      record(outcome, sent, false)
       done()
     }
     /** A delayed answer (5NN endings, delay rules): a client that leaves meanwhile is journaled at once. */
@@ -159,12 +181,12 @@ export function createMerchantHandler(ctx: MerchantContext) {
       const later = { ...outcome, delayMs: undefined }
       // Gone already (while the answer was worked out): journaled now, not after the delay.
       if (res.destroyed) {
-        record(later, envelope(later, ctx.failurePayload).body, true)
+        record(later, sending(later), true)
         return done()
       }
       const onClose = () => {
         clearTimeout(timer)
-        if (!res.headersSent) record(later, envelope(later, ctx.failurePayload).body, true)
+        if (!res.headersSent) record(later, sending(later), true)
         done()
       }
       const timer = setTimeout(() => {

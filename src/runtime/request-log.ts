@@ -1,4 +1,5 @@
 import { formatTimestamp } from '../core/time.js'
+import type { FaultKind, When } from '../core/wire.js'
 
 /**
  * The request journal: the latest API exchanges, bounded by count and by the bytes of the request
@@ -21,6 +22,10 @@ export interface JournalEntry {
   reason: string | null
   /** The client went away before the answer (it was done all the same). */
   client_closed?: true
+  /** What the connection did instead of the answer (a rule's fault); `response` is the answer it cut. */
+  fault?: { kind: FaultKind; when: When }
+  /** The headers sent with a body that is not the envelope (a gateway's page). */
+  response_headers?: Record<string, string>
   duration_ms: number
   request: unknown
   response: unknown

@@ -55,6 +55,11 @@ async function suite(sandbox: SandboxClient, baseUrl: string): Promise<void> {
   }
   const locked = await subscribe('004')
   for (let i = 0; i < 4; i++) await sandbox.verify({ verif_request_id: locked.id, otp: locked.otp === '0000' ? '1111' : '0000' })
+  // An answer lost to a reset and one a gateway replaced (the client rejects both; both were counted).
+  for (const ending of ['611', '613']) {
+    const { id, otp } = await subscribe(ending)
+    await sandbox.verify({ verif_request_id: id, otp }).catch(() => {})
+  }
   const used = await subscribe('005')
   for (let i = 0; i < 2; i++) await sandbox.verify({ verif_request_id: used.id, otp: used.otp })
   // A Verify whose body fails the schema: verify.BAD_REQUEST.

@@ -36,9 +36,9 @@ describe('dcb serve banner and --allow-ip', () => {
   it('lists the fixture files and the rules each brought', async () => {
     const s = await serve(['--in-memory', '--fixtures', 'fixtures/scenarios/barred.json'])
     try {
-      expect(s.output()).toMatch(/fixtures: fixtures\/world\.json \(30 rules: ok-000-099, init-101, init-102, init-103, … delay-5NN\)\n/)
+      expect(s.output()).toMatch(/fixtures: fixtures\/world\.json \(41 rules: ok-000-099, init-101, init-102, init-103, … delay-5NN\)\n/)
       expect(s.output()).toMatch(/^ {12}fixtures\/scenarios\/barred\.json \(1 rule: \S+\)$/m)
-      expect(s.output()).toMatch(/rules: {4}31 in force/)
+      expect(s.output()).toMatch(/rules: {4}42 in force/)
     } finally {
       await s.stop()
     }

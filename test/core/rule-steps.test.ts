@@ -191,7 +191,21 @@ const VALUES: Record<EffectName, unknown> = {
   deliver: false,
   deliver_after: 'PT2M',
   cancel_after: 'P1D',
+  fault: 'reset',
+  hang_ms: 1000,
+  when: 'after',
+  body: 'empty',
+  retry_after: 5,
 }
+
+/** The effects that need a partner, given with it (`hang_ms` with `fault: hang`, `body` with `http`…). */
+const WITH: Partial<Record<EffectName, Record<string, unknown>>> = {
+  hang_ms: { fault: 'hang' },
+  when: { fault: 'close' },
+  body: { http: 503 },
+  retry_after: { http: 429 },
+}
+const faulted = (o: { wire?: { fault?: string; http?: number } }) => o.wire?.fault ?? o.wire?.http
 
 describe('every pair of the step/effect table takes effect', () => {
   const d = (h: Harness) => h.engine
@@ -207,6 +221,28 @@ describe('every pair of the step/effect table takes effect', () => {
     ['verify', 'error', async (h) => expect((await verifyLatest(d(h), await initOtp(d(h)))).code).toBe('BARRED')],
     ['status', 'delay_ms', async (h) => expect((await d(h).status(demo(d(h)), { subscription_id: await h.subscribe(M) })).delayMs).toBe(700)],
     ['status', 'http', async (h) => expect((await d(h).status(demo(d(h)), { subscription_id: await h.subscribe(M) })).code).toBe('SERVER_ERROR')],
+    ...(['api', 'init'] as const).flatMap((step): [Step, EffectName, (h: Harness) => Promise<void>][] => [
+      [step, 'fault', async (h) => expect(faulted(await initOtp(d(h)))).toBe('reset')],
+      [step, 'hang_ms', async (h) => expect((await initOtp(d(h))).wire).toMatchObject({ fault: 'hang', hangMs: 1000 })],
+      [step, 'body', async (h) => expect((await initOtp(d(h))).wire).toMatchObject({ http: 503, body: 'empty' })],
+      [step, 'retry_after', async (h) => expect((await initOtp(d(h))).wire).toMatchObject({ http: 429, retryAfter: 5 })],
+    ]),
+    ['init', 'when', async (h) => expect(await initOtp(d(h))).toMatchObject({ code: 'SUCCESS', wire: { fault: 'close', when: 'after' } })],
+    ...(['verify', 'status'] as const).flatMap((step): [Step, EffectName, (h: Harness) => Promise<void>][] => {
+      const call = async (h: Harness) =>
+        step === 'verify' ? verifyLatest(d(h), await initOtp(d(h))) : d(h).status(demo(d(h)), { subscription_id: await h.subscribe(M) })
+      return [
+        [step, 'fault', async (h) => expect(faulted(await call(h))).toBe('reset')],
+        [step, 'hang_ms', async (h) => expect((await call(h)).wire).toMatchObject({ fault: 'hang', hangMs: 1000 })],
+        [step, 'body', async (h) => expect((await call(h)).wire).toMatchObject({ http: 503, body: 'empty' })],
+        [step, 'retry_after', async (h) => expect((await call(h)).wire).toMatchObject({ http: 429, retryAfter: 5 })],
+      ]
+    }),
+    [
+      'verify',
+      'when',
+      async (h) => expect(await verifyLatest(d(h), await initOtp(d(h)))).toMatchObject({ code: 'SUCCESS', wire: { fault: 'close', when: 'after' } }),
+    ],
     ['otp', 'otp', async (h) => expect((await initOtp(d(h)), d(h).latestOtp(M)!.otp)).toBe('9999')],
     [
       'otp',
@@ -292,7 +328,7 @@ describe('every pair of the step/effect table takes effect', () => {
 
   it.each(cases)('%s takes %s', async (step, effect, check) => {
     const match = effect === 'delay_per_unit' ? { regex: '5(?<nn>\\d{2})$' } : { ending: '071' }
-    const h = engineWith({ rules: [{ id: 'under-test', match, step, effect: { [effect]: VALUES[effect] } }] })
+    const h = engineWith({ rules: [{ id: 'under-test', match, step, effect: { ...WITH[effect], [effect]: VALUES[effect] } }] })
     await check(h)
     expect(h.engine.rules().rules.find((r) => r.id === 'under-test')!.used).toBeGreaterThan(0)
   })

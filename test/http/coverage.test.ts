@@ -133,6 +133,17 @@ describe('GET /_sandbox/coverage', () => {
     await abandon('/subscriptions/init', { msisdn: '60123456510', service_code: 'STREAMPLUS', country_code: 'my' }, async () => {
       return (await c.control('/otp?msisdn=60123456510')).status === 200
     })
+    // Answers a rule replaced: a fault and a gateway's answer at each call (6NN endings; a rule for a Status).
+    await expect(init('60123456601')).rejects.toThrow(TypeError)
+    expect((await init('60123456603')).status).toBe(429)
+    const started = async (msisdn: string) => [(await init(msisdn)).body.payload.verif_request_id, await otpOf(msisdn)] as const
+    await expect(verify(...(await started('60123456611')))).rejects.toThrow(TypeError)
+    expect((await verify(...(await started('60123456613')))).status).toBe(504)
+    const cut = (await verify(...(await started('60123456621')))).body.payload.subscription_id
+    await expect(status(cut)).rejects.toThrow(TypeError)
+    const gated = (await verify(...(await started('60123456078')))).body.payload.subscription_id
+    await c.control('/rules', { match: { msisdn: '60123456078' }, step: 'status', effect: { http: 503 } })
+    expect((await status(gated)).status).toBe(503)
 
     const m = await of('demo')
     const expected: Record<string, number> = {
@@ -140,7 +151,13 @@ describe('GET /_sandbox/coverage', () => {
       'init.redirect': 4,
       'init.ALREADY_SUBSCRIBED': 1,
       'init.ERROR_500': 1,
-      'verify.SUCCESS': 5, // 002, 005, 302, 301, 401
+      'verify.SUCCESS': 8, // 002, 005, 302, 301, 401, and 611 (its answer reset), 621, 078
+      'init.fault': 1,
+      'init.gateway': 1,
+      'verify.fault': 1,
+      'verify.gateway': 1,
+      'status.fault': 1,
+      'status.gateway': 1,
       'verify.INVALID_PIN': 3,
       'verify.PIN_EXPIRED': 1,
       'verify.MAX_PIN_RETRIES': 1,
@@ -164,8 +181,8 @@ describe('GET /_sandbox/coverage', () => {
       'otp.undelivered': 1,
       'otp.late': 1,
     }
-    // 001-004, 631, 632, the ten charge endings, 250, the rule's 077, the four QUICKTEST, 510
-    expected['init.otp'] = 4 + 2 + 10 + 1 + 1 + 4 + 1
+    // 001-004, 631, 632, the ten charge endings, 250, the rule's 077, the four QUICKTEST, 510, 611, 613, 621, 078
+    expected['init.otp'] = 4 + 2 + 10 + 1 + 1 + 4 + 1 + 4
     for (const code of initCodes) expected[`init.${code}`] = 1
     for (const code of chargeCodes) expected[`verify.${code}`] = 1
     expected['verify.NOT_ELIGIBLE'] = 2
