@@ -312,7 +312,12 @@ export class Host {
    */
   async discardUnused(name: string): Promise<void> {
     const s = this.sessions.get(name)
-    if (!s || this.sharedStore || s.journal.size > 0 || Object.values(s.engine.sizes()).some((n) => n > 0)) return
+    if (!s || s.journal.size > 0 || Object.values(s.engine.sizes()).some((n) => n > 0)) return
+    // Shared: the database deletes it only if no replica wrote to it meanwhile.
+    if (this.database) {
+      if ((await this.database.dropIfEmpty(name).catch(() => false)) && this.sessions.get(name) === s) this.forget(name, s)
+      return
+    }
     await this.drop(name).catch(() => {})
   }
 

@@ -62,6 +62,7 @@ export function sharedSessions(db: SharedDatabase): SharedSessions {
       return { store, state }
     },
     drop: (name) => db.drop(name),
+    dropIfEmpty: (name) => db.drop(name, true),
     failure: () => db.failure(),
     close: async () => {},
   }

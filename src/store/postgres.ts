@@ -317,13 +317,20 @@ export class SharedDatabase implements SessionDatabase {
    * Deletes a named session and everything it kept (under its lock: no turn of it runs meanwhile);
    * answers whether it was there (of replicas deleting it at once, the one whose delete took its row).
    */
-  async drop(name: string): Promise<boolean> {
+  async drop(name: string, ifEmpty = false): Promise<boolean> {
     const client = await this.pool.connect().catch((e) => Promise.reject(this.failed(e)))
     try {
       await client.query('BEGIN')
       await client.query(`SELECT pg_advisory_xact_lock(4242, hashtext($1))`, [name])
       // Its row first: a journal write holding it is waited for (its entries are then deleted below), one after it writes none.
-      const dropped = ((await client.query(`DELETE FROM dcb_sessions WHERE name = $1`, [name])).rowCount ?? 0) > 0
+      // `ifEmpty` (a refused call's session): only a session nobody wrote to; a replica writing to it later makes it anew.
+      const empty = `AND seq = 0 AND NOT EXISTS (SELECT 1 FROM dcb_requests WHERE session = $1) AND NOT EXISTS (SELECT 1 FROM dcb_snapshots WHERE session = $1)`
+      const dropped = ((await client.query(`DELETE FROM dcb_sessions WHERE name = $1 ${ifEmpty ? empty : ''}`, [name])).rowCount ?? 0) > 0
+      if (ifEmpty && !dropped) {
+        await client.query('ROLLBACK')
+        client.release()
+        return false
+      }
       for (const table of ['dcb_changes', 'dcb_snapshots', 'dcb_requests', 'dcb_journals'])
         await client.query(`DELETE FROM ${table} WHERE session = $1`, [name])
       if (dropped) await client.query(`SELECT pg_notify('dcb', $1)`, [`S-${name}`])

@@ -83,6 +83,8 @@ export class StoreError extends Error {
 /** Sessions several processes share (a database): the cap on them is counted there, not per process. */
 export interface SharedSessions extends SessionStores {
   readonly shared: true
+  /** Deletes `name` only if nothing was ever written to it (no log entry, snapshot or request); answers whether it did. */
+  dropIfEmpty(name: string): Promise<boolean>
   /**
    * Whether `name` is stored, made now when not (`max` given) unless the store holds `max` named
    * sessions or more (counted and made as one step, whichever process makes its own at the same time);
