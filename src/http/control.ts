@@ -242,8 +242,8 @@ export function createControlHandler(ctx: ControlContext) {
             },
           })
           .catch(async (e: unknown) => {
-            // A refused call creates no session: one it made holds nothing, and goes again.
-            if (made && e instanceof SandboxError && e.status < 500) await ctx.sessions.discardUnused?.(session)
+            // A refused change creates no session: one it made holds nothing, and goes again (a read makes its session, as a read always does).
+            if (made && r.method !== 'GET' && e instanceof SandboxError && e.status < 500) await ctx.sessions.discardUnused?.(session)
             throw e
           })
     } finally {

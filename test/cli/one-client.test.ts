@@ -91,7 +91,6 @@ describe('a refused control call', () => {
         ['a clock set backwards', call('POST', '/clock/set', 'backwards', { to: '2000-01-01T00:00:00Z' }), 409],
         ['a cancel of no subscription', call('POST', '/subscriptions/sub-nope/cancel', 'cancel', {}), 404],
         ['a rule removed that is not there', call('DELETE', '/rules/nope', 'remove'), 404],
-        ['a subscription read that is not there', call('GET', '/subscriptions/sub-nope', 'read'), 404],
       ]
       for (const [what, answer, status] of refused) expect((await answer).status, what).toBe(status)
       expect(await names()).toEqual(['default'])

@@ -322,7 +322,7 @@ describe('dcb rules', () => {
     ])
     // Counted as dcb world counts them: "used 1", no "x".
     expect((await run(['world'])).stdout).toMatch(/t-barred: MSISDN 60123456001 at init: BARRED; used 1 /)
-    expect(list.stdout).toMatch(/30 fixture rules after them/)
+    expect(list.stdout).toMatch(/41 fixture rules after them/)
     const json = JSON.parse((await run(['rules', '--json'])).stdout)
     expect(json.runtime).toHaveLength(3)
     // The control API answers one count per rule: the runtime record's `used` is the rule's in force (no `times` here).

@@ -165,7 +165,7 @@ describe('the console in chromium', () => {
     await nav('Coverage').click()
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Coverage')
     const seen = section.getByRole('table', { name: 'Outcomes seen by demo' })
-    expect(await seen.getByRole('row', { name: /^init\.otp \d+$/ }).count()).toBe(1)
+    await expect.poll(() => seen.getByRole('row', { name: /^init\.otp \d+$/ }).count()).toBe(1)
     // Another merchant's first call shows up live.
     const r = await c.api('/subscriptions/init', { msisdn: '60123456004', service_code: 'NEWSDAILY', country_code: 'my' }, { key: 'sandbox-other-key' })
     expect(r.body.status).toBe('SUCCESS')

@@ -96,9 +96,10 @@ describe('Clock in chromium', () => {
 
   it("offers a valid future time as Set to's example, and shows an error beside its field", async () => {
     const set = page.getByRole('textbox', { name: 'Set to' })
-    const example = (await set.getAttribute('placeholder'))!
     const now = (await con.c.control('/clock')).body.now as string
-    expect(Date.parse(`${example}Z`)).toBeGreaterThan(Date.parse(`${now.slice(0, 19)}Z`))
+    // The page takes in the last move's answer after the server made it: wait for its example to follow.
+    await expect.poll(async () => Date.parse(`${await set.getAttribute('placeholder')}Z`)).toBeGreaterThan(Date.parse(`${now.slice(0, 19)}Z`))
+    const example = (await set.getAttribute('placeholder'))!
     await set.fill(example)
     await page.getByRole('button', { name: 'Set', exact: true }).click()
     await expect.poll(async () => (await con.c.control('/clock')).body.now.slice(0, 19)).toBe(example)

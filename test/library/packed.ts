@@ -23,8 +23,10 @@ export const LIBRARY_EXPORTS = [
   'DEMO_API_KEY',
   'FixtureError',
   'SandboxError',
+  'coverageJUnit',
   'createClient',
   'createSandbox',
+  'mergeCoverage',
   'startSandbox',
 ]
 
