@@ -1,14 +1,20 @@
 // The Coverage page: per merchant, the share of outcomes its traffic exercised, the outcomes never
 // seen (each with how to produce it), and the findings (what the traffic did wrong) with their advice
 // and a link to the request log entry of the latest. Live: asked again on traffic.
-import { api, debounce, h, page, shortTime, ui } from './lib.js'
+import { api, debounce, emptyHint, h, page, shortTime, ui } from './lib.js'
 
 export async function coverageView() {
   const body = h('div')
   const load = async () => {
     const { coverage } = await api('/_sandbox/coverage')
     if (!coverage.length) {
-      body.replaceChildren(h('p', { class: 'empty' }, 'No merchant has traffic in this session yet: run your tests against this sandbox.'))
+      body.replaceChildren(
+        emptyHint(
+          'No merchant has traffic in this session yet. Run your tests against this sandbox, or one subscription end to end:',
+          'flow --msisdn 60123456001 --service STREAMPLUS --country my',
+          'p',
+        ),
+      )
       return
     }
     body.replaceChildren(...coverage.map(merchantSection))
