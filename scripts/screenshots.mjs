@@ -58,6 +58,12 @@ try {
       const file = join(OUT, `${fileName(name)}-${width}.png`)
       await page.screenshot({ path: file, fullPage: true })
       console.log(file)
+      if (name !== 'requests') continue
+      // A merchant call opened: its headers, bodies and curl command.
+      await page.locator('li[data-outcome="warn"] summary').first().click()
+      const opened = join(OUT, `requests-open-${width}.png`)
+      await page.screenshot({ path: opened, fullPage: true })
+      console.log(opened)
     }
     // The empty pages (a session with nothing in it yet): each says how to make its first entry.
     await page.evaluate(() => sessionStorage.setItem('dcb-session', 'empty-demo'))

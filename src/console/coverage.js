@@ -56,21 +56,15 @@ function merchantSection(m) {
     h('p', { class: 'meta' }, 'Since ', h('time', { datetime: m.since }, shortTime(m.since))),
     h('h3', {}, 'Findings'),
     findings,
-    h('h3', {}, 'Never seen'),
-    never.length
-      ? h(
-          'ul',
-          { class: 'never', 'aria-label': `Outcomes ${m.merchant} never saw, and how to produce each` },
-          never.map((o) => h('li', {}, h('code', {}, o.id), o.how ? `: ${o.how}` : '')),
-        )
-      : h('p', {}, 'Every outcome was seen.'),
+    // What the traffic did, before the long list of what it never did.
+    h('h3', {}, 'Seen'),
     h(
       'div',
       { class: 'table' },
       h(
         'table',
-        {},
-        h('caption', {}, `Outcomes seen by ${m.merchant}`),
+        { class: 'compact' },
+        h('caption', { class: 'sr-only' }, `Outcomes seen by ${m.merchant}`),
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Outcome'), h('th', { scope: 'col' }, 'Count'))),
         h(
           'tbody',
@@ -79,5 +73,13 @@ function merchantSection(m) {
         ),
       ),
     ),
+    h('h3', {}, 'Never seen'),
+    never.length
+      ? h(
+          'ul',
+          { class: 'never', 'aria-label': `Outcomes ${m.merchant} never saw, and how to produce each` },
+          never.map((o) => h('li', {}, h('code', {}, o.id), o.how ? `: ${o.how}` : '')),
+        )
+      : h('p', {}, 'Every outcome was seen.'),
   )
 }
