@@ -81,6 +81,13 @@ describe('Subscriptions in chromium', () => {
     )
     expect([...colours.keys()].sort()).toEqual(['ACTIVE', 'CANCELED', 'EXPIRED'])
     expect(new Set(colours.values()).size).toBe(3)
+    // Its links are the console's, not the browser's default underlined blue.
+    // (Read in one go: a live reload replaces the rows.)
+    const link = await table().evaluate((t) => {
+      const a = t.querySelector('tbody a')!
+      return [getComputedStyle(a).textDecorationLine, getComputedStyle(a).color]
+    })
+    expect(link).toEqual(['none', 'rgb(31, 95, 168)'])
     // The mark: on the failed renewal only, with its outcome and the carrier's retry.
     const failed = (await con.c.control('/subscriptions?msisdn=60123456301')).body.subscriptions[0]
     expect(failed.next_retry_dt).toBeTruthy()
