@@ -72,7 +72,10 @@ export async function subscriptionsView() {
     if (service.value.trim()) q.set('service', service.value.trim())
     q.set('limit', '500')
     const r = await api(`/_sandbox/subscriptions?${q}`)
+    // A live reload keeps the keyboard's place: the focused link is focused again in the new rows.
+    const focused = document.activeElement?.closest?.('tr[data-id]')?.dataset.id
     rows.replaceChildren(...r.subscriptions.map(subscriptionRow))
+    if (focused) rows.querySelector(`tr[data-id="${CSS.escape(focused)}"] a`)?.focus()
     table.hidden = !r.subscriptions.length
     const filtered = q.has('msisdn') || q.has('status') || q.has('service')
     if (r.subscriptions.length) empty.replaceChildren()

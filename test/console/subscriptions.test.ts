@@ -116,6 +116,10 @@ describe('Subscriptions in chromium', () => {
       onLink = await con.page.evaluate(() => document.activeElement?.textContent === '60123456301')
     }
     expect(onLink).toBe(true)
+    // A live reload (another subscription) keeps the focus where it was.
+    await con.c.subscribe('60123456004')
+    await row('60123456004').waitFor()
+    expect(await con.page.evaluate(() => document.activeElement?.textContent)).toBe('60123456301')
     await con.page.keyboard.press('Enter')
     await con.page.getByRole('heading', { level: 1, name: /^Subscription / }).waitFor()
     await con.page.getByRole('list', { name: 'Timeline, oldest first' }).waitFor()
