@@ -1,5 +1,6 @@
 // `npm run screenshots`: starts a sandbox (from dist/: build first), makes real traffic over HTTP,
-// and writes a screenshot of every console page at 1280 and 390 px wide into .screenshots/.
+// and writes a screenshot of every console page at 1280 and 390 px wide into .screenshots/, then
+// of the pages that list, empty (a session with nothing yet).
 // Uses Debian's chromium (/usr/bin/chromium, or $CHROMIUM) through playwright-core.
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -41,16 +42,37 @@ try {
   await api('/subscriptions/init', { msisdn: '60123456010', service_code: 'STREAMPLUS', country_code: 'my' })
   await control('/clock/advance', { by: 'P1M' })
   await subscribe('60123456051', { 'x-dcb-session': 'demo-session' })
+  // One canceled: its page shows a disabled Cancel and why.
+  const canceled = await subscribe('60123456003')
+  await control(`/subscriptions/${canceled}/cancel`, {})
 
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--headless=new', '--no-sandbox', '--disable-gpu'] })
-  const pages = ['requests', 'messages', 'subscriptions', `subscriptions/${id}`, 'clock', 'scenarios', 'coverage', 'sessions']
+  const pages = ['requests', 'messages', 'subscriptions', `subscriptions/${id}`, `subscriptions/${canceled}`, 'clock', 'scenarios', 'coverage', 'sessions']
+  const fileName = (name) => (name === `subscriptions/${id}` ? 'subscription-active' : name === `subscriptions/${canceled}` ? 'subscription-canceled' : name)
   for (const width of [1280, 390]) {
     const page = await browser.newPage({ viewport: { width, height: 900 } })
     for (const name of pages) {
       await page.goto(`${url}/#/${name}`)
       await page.locator('main[aria-busy="false"]').waitFor()
       await page.locator('#live', { hasText: /^Live$/ }).waitFor()
-      const file = join(OUT, `${name.replace(/\//g, '-').replace(/-[0-9a-f-]{20,}$/, '-one')}-${width}.png`)
+      const file = join(OUT, `${fileName(name)}-${width}.png`)
+      await page.screenshot({ path: file, fullPage: true })
+      console.log(file)
+      if (name !== 'requests') continue
+      // A merchant call opened: its headers, bodies and curl command.
+      await page.locator('li[data-outcome="warn"] summary').first().click()
+      const opened = join(OUT, `requests-open-${width}.png`)
+      await page.screenshot({ path: opened, fullPage: true })
+      console.log(opened)
+    }
+    // The empty pages (a session with nothing in it yet): each says how to make its first entry.
+    await page.evaluate(() => sessionStorage.setItem('dcb-session', 'empty-demo'))
+    for (const name of ['requests', 'messages', 'subscriptions', 'coverage']) {
+      await page.goto(`${url}/#/${name}`)
+      await page.reload()
+      await page.locator('main[aria-busy="false"]').waitFor()
+      await page.locator('#live', { hasText: /^Live$/ }).waitFor()
+      const file = join(OUT, `empty-${name}-${width}.png`)
       await page.screenshot({ path: file, fullPage: true })
       console.log(file)
     }

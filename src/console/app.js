@@ -3,7 +3,8 @@
 import { clockView } from './clock.js'
 import { coverageView } from './coverage.js'
 import { connect, h, main, navLinks, page, say, ui } from './lib.js'
-import { messagesView, subscriptionsView, subscriptionView } from './messages.js'
+import { messagesView } from './messages.js'
+import { subscriptionsView, subscriptionView } from './subscriptions.js'
 import { requestsView } from './requests.js'
 import { refreshSessionsNav, scenariosView, sessionsView } from './scenarios.js'
 

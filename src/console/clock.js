@@ -121,7 +121,15 @@ export async function clockView() {
       h('button', { type: 'submit' }, 'Set'),
       toField.error,
     ),
-    h('div', { class: 'quick', role: 'group', 'aria-label': 'Quick moves' }, quick('+1h', 'PT1H'), quick('+1d', 'P1D'), quick('+1M', 'P1M'), nextButton),
+    h(
+      'div',
+      { class: 'quick', role: 'group', 'aria-labelledby': 'quick-label' },
+      h('span', { id: 'quick-label', class: 'empty' }, 'Quick moves'),
+      quick('+1h', 'PT1H'),
+      quick('+1d', 'P1D'),
+      quick('+1M', 'P1M'),
+      nextButton,
+    ),
     quickError,
     result,
   )

@@ -1,14 +1,20 @@
 // The Coverage page: per merchant, the share of outcomes its traffic exercised, the outcomes never
 // seen (each with how to produce it), and the findings (what the traffic did wrong) with their advice
 // and a link to the request log entry of the latest. Live: asked again on traffic.
-import { api, debounce, h, page, shortTime, ui } from './lib.js'
+import { api, debounce, emptyHint, h, page, shortTime, ui } from './lib.js'
 
 export async function coverageView() {
   const body = h('div')
   const load = async () => {
     const { coverage } = await api('/_sandbox/coverage')
     if (!coverage.length) {
-      body.replaceChildren(h('p', { class: 'empty' }, 'No merchant has traffic in this session yet: run your tests against this sandbox.'))
+      body.replaceChildren(
+        emptyHint(
+          'No merchant has traffic in this session yet. Run your tests against this sandbox, or one subscription end to end:',
+          'flow --msisdn 60123456001 --service STREAMPLUS --country my',
+          'p',
+        ),
+      )
       return
     }
     body.replaceChildren(...coverage.map(merchantSection))
@@ -50,21 +56,15 @@ function merchantSection(m) {
     h('p', { class: 'meta' }, 'Since ', h('time', { datetime: m.since }, shortTime(m.since))),
     h('h3', {}, 'Findings'),
     findings,
-    h('h3', {}, 'Never seen'),
-    never.length
-      ? h(
-          'ul',
-          { class: 'never', 'aria-label': `Outcomes ${m.merchant} never saw, and how to produce each` },
-          never.map((o) => h('li', {}, h('code', {}, o.id), o.how ? `: ${o.how}` : '')),
-        )
-      : h('p', {}, 'Every outcome was seen.'),
+    // What the traffic did, before the long list of what it never did.
+    h('h3', {}, 'Seen'),
     h(
       'div',
       { class: 'table' },
       h(
         'table',
-        {},
-        h('caption', {}, `Outcomes seen by ${m.merchant}`),
+        { class: 'compact' },
+        h('caption', { class: 'sr-only' }, `Outcomes seen by ${m.merchant}`),
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Outcome'), h('th', { scope: 'col' }, 'Count'))),
         h(
           'tbody',
@@ -73,5 +73,13 @@ function merchantSection(m) {
         ),
       ),
     ),
+    h('h3', {}, 'Never seen'),
+    never.length
+      ? h(
+          'ul',
+          { class: 'never', 'aria-label': `Outcomes ${m.merchant} never saw, and how to produce each` },
+          never.map((o) => h('li', {}, h('code', {}, o.id), o.how ? `: ${o.how}` : '')),
+        )
+      : h('p', {}, 'Every outcome was seen.'),
   )
 }

@@ -113,10 +113,26 @@ export function copyButton(label, text, caption = 'Copy') {
   return h('button', { type: 'button', class: 'quiet copy', 'aria-label': label, onclick: copy }, caption)
 }
 
-/** What an empty page says: how to make its first entry, a command to copy. */
-export function emptyHint(text, command) {
-  return h('li', { class: 'empty' }, text, ' ', h('code', {}, command), ' ', copyButton(`Copy ${command}`, command))
+/** A dcb command for this server and session: `--base-url` unless it is the default one, `--session` unless the default. */
+export function dcbCommand(args) {
+  const where = location.origin === 'http://127.0.0.1:7700' ? '' : ` --base-url ${location.origin}`
+  const session = ui.session && !/ --session /.test(` ${args}`) ? ` --session ${ui.session}` : ''
+  return `dcb ${args}${where}${session}`
 }
+
+/** What an empty page says: how to make its first entry, a command to copy (`tag`: a list item or a paragraph). */
+export function emptyHint(text, args, tag = 'li') {
+  const command = dcbCommand(args)
+  // Word by word, each kept whole: a line never breaks inside `--session` at its hyphens.
+  const words = command.split(' ').flatMap((w, i) => [i ? ' ' : '', h('span', { class: 'word' }, w)])
+  return h(tag, { class: 'empty hint' }, text, h('span', { class: 'command' }, h('code', {}, words), copyButton(`Copy ${command}`, command)))
+}
+
+/** Marks each table wider than its box (`.scrolls`: the hint "Scroll sideways for more" shows). */
+export function markScrolling() {
+  for (const t of document.querySelectorAll('.table')) t.classList.toggle('scrolls', t.scrollWidth > t.clientWidth + 1)
+}
+window.addEventListener('resize', markScrolling)
 
 /** The nav links carry the MSISDN searched for, so the next page filters by it too. */
 export function navLinks() {

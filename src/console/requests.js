@@ -116,7 +116,7 @@ export async function requestsView(params = new URLSearchParams()) {
     list.replaceChildren(...entries.filter(shown).map(requestItem))
     if (list.children.length) return
     if (ui.msisdn || subscription || failures.checked) list.append(h('li', { class: 'empty' }, failures.checked ? 'No failures match.' : 'No requests match.'))
-    else list.append(emptyHint('No requests yet. Make the first one:', 'dcb init --msisdn 60123456001 --service STREAMPLUS --country my'))
+    else list.append(emptyHint('No requests yet. Make the first one:', 'init --msisdn 60123456001 --service STREAMPLUS --country my'))
   }
   const load = async () => {
     const q = new URLSearchParams({ limit: '200' })

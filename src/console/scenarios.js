@@ -1,13 +1,7 @@
 // The Scenarios page (rules, runtime rules added and removed) and the Sessions page.
-import { act, api, copyButton, h, page, reconnect, say, shortTime, ui } from './lib.js'
+import { act, api, copyButton, emptyHint, h, markScrolling, page, reconnect, say, shortTime, ui } from './lib.js'
 
 // ------------------------------------------------------------------ Scenarios
-
-/** Marks each table wider than its box (`.scrolls`: the hint shows). */
-function markScrolling() {
-  for (const t of document.querySelectorAll('.table')) t.classList.toggle('scrolls', t.scrollWidth > t.clientWidth + 1)
-}
-window.addEventListener('resize', markScrolling)
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`
 
@@ -148,6 +142,14 @@ export async function sessionsView() {
   page(
     'Sessions',
     h('p', { class: 'empty' }, 'Pick the session the other pages show.'),
+    // Only the default one: how to start another (any call naming a session makes it).
+    list.some((s) => s.name !== 'default')
+      ? null
+      : emptyHint(
+          'No other session yet. A call that names one starts it:',
+          'init --msisdn 60123456001 --service STREAMPLUS --country my --session team-a',
+          'p',
+        ),
     h(
       'ol',
       { class: 'items', 'aria-label': 'Sessions' },

@@ -34,6 +34,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   '/_console/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/_console/lib.js': { file: 'lib.js', type: 'text/javascript; charset=utf-8' },
   '/_console/messages.js': { file: 'messages.js', type: 'text/javascript; charset=utf-8' },
+  '/_console/subscriptions.js': { file: 'subscriptions.js', type: 'text/javascript; charset=utf-8' },
   '/_console/clock.js': { file: 'clock.js', type: 'text/javascript; charset=utf-8' },
   '/_console/requests.js': { file: 'requests.js', type: 'text/javascript; charset=utf-8' },
   '/_console/scenarios.js': { file: 'scenarios.js', type: 'text/javascript; charset=utf-8' },

@@ -3,65 +3,26 @@
  * it: things are found by role and accessible name. Every request the page makes is checked to stay
  * on the server's origin, and the browser console must stay free of errors.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type BrowserContext, type Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Page } from 'playwright-core'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { FINDING_ADVICE } from '../../src/core/coverage.js'
-import { startClient, type Client } from '../helpers.js'
+import type { Client } from '../helpers.js'
+import { useConsole } from './open-console.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const ARGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
-
+const con = useConsole(undefined, 1200)
 let c: Client
-let context: BrowserContext
 let page: Page
-let profile: string
-const problems: string[] = []
-const offOrigin: string[] = []
-
-/** A new tab that reports console errors and page errors. */
-async function openPage(): Promise<Page> {
-  const p = await context.newPage()
-  p.on('console', (m) => {
-    if (m.type() !== 'error' && m.type() !== 'warning') return
-    problems.push(`${m.type()}: ${m.text()} (${m.location().url})`)
-  })
-  p.on('pageerror', (e) => problems.push(`page error: ${e.message}`))
-  return p
-}
+/** A new tab that reports console errors and page errors (into `con.problems`). */
+const openPage = () => con.open(1200)
 
 beforeAll(async () => {
-  c = await startClient({ clock: '2026-01-01T00:00:00' })
-  profile = mkdtempSync(join(tmpdir(), 'dcb-chromium-'))
-  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1200, height: 900 } })
-  // Nothing may leave the server's origin: anything else is recorded and refused.
-  const origin = new URL(c.url).origin
-  await context.route('**/*', (route) => {
-    const url = route.request().url()
-    if (new URL(url).origin === origin) return route.continue()
-    offOrigin.push(url)
-    return route.abort()
-  })
-  page = await openPage()
+  c = con.c
+  page = con.page
   await page.goto(c.url + '/')
   await page.locator('#live', { hasText: /^Live$/ }).waitFor()
 }, 60_000)
-
-afterAll(async () => {
-  await context?.close()
-  await c?.close()
-  if (profile) rmSync(profile, { recursive: true, force: true })
-})
 
 const nav = (name: string) => page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name, exact: true })
 
@@ -401,7 +362,7 @@ describe('the console in chromium', () => {
   })
 
   it('made no request off the server and logged no error', () => {
-    expect(offOrigin).toEqual([])
-    expect(problems).toEqual([])
+    expect(con.problems.filter((p) => p.startsWith('off origin: '))).toEqual([])
+    expect(con.problems).toEqual([])
   })
 })

@@ -1,24 +1,14 @@
 /** Messages (OTP codes, the kind filter, the folded MO form) and Clock (quick moves, errors by their field), in chromium. */
-import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openConsole, type Console } from './open-console.js'
+import { describe, expect, it } from 'vitest'
+import { useConsole } from './open-console.js'
 
-let con: Console
-let page: Page
-const heading = () => page.getByRole('heading', { level: 1 }).textContent()
-const messages = () => page.getByRole('list', { name: 'Messages, newest first' })
-
-beforeAll(async () => {
-  con = await openConsole()
-  page = await con.open()
-}, 60_000)
-afterAll(async () => {
-  await con?.close()
-})
+const con = useConsole()
+const heading = () => con.page.getByRole('heading', { level: 1 }).textContent()
+const messages = () => con.page.getByRole('list', { name: 'Messages, newest first' })
 
 describe('Messages in chromium', () => {
   it('empty, says how to make the first message', async () => {
-    await page.goto(`${con.c.url}/#/messages`)
+    await con.page.goto(`${con.c.url}/#/messages`)
     await messages().getByText('No messages yet.').waitFor()
     await messages()
       .getByRole('button', { name: /^Copy dcb init / })
@@ -26,64 +16,64 @@ describe('Messages in chromium', () => {
   })
 
   it('lists first, highlights an OTP code with a copy button', async () => {
-    await page.locator('#live', { hasText: /^Live$/ }).waitFor()
+    await con.page.locator('#live', { hasText: /^Live$/ }).waitFor()
     await con.c.api('/subscriptions/init', { msisdn: '60123456041', service_code: 'STREAMPLUS', country_code: 'my' })
     const otp = (await con.c.control('/otp?msisdn=60123456041')).body.otp as string
     await messages().locator('mark.otp', { hasText: otp }).waitFor({ timeout: 2000 })
     // The list comes before the MO form, which is folded away.
-    const order = await page.locator('main').evaluate((m) => [...m.children].map((c) => c.tagName.toLowerCase()))
+    const order = await con.page.locator('main').evaluate((m) => [...m.children].map((c) => c.tagName.toLowerCase()))
     expect(order.indexOf('ol')).toBeLessThan(order.indexOf('details'))
-    expect(await page.getByRole('button', { name: 'Send MO' }).isVisible()).toBe(false)
+    expect(await con.page.getByRole('button', { name: 'Send MO' }).isVisible()).toBe(false)
     await messages()
       .getByRole('button', { name: `Copy OTP ${otp}` })
       .click()
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(otp)
+    expect(await con.page.evaluate(() => navigator.clipboard.readText())).toBe(otp)
   })
 
   it('filters by kind: renewal notices hidden', async () => {
     await con.c.subscribe('60123456042')
     await con.c.control('/clock/advance', { by: 'P1M' })
-    await page.reload()
+    await con.page.reload()
     await messages().locator('li[data-kind="renewal"]').first().waitFor()
-    await page.getByRole('combobox', { name: 'Kind' }).selectOption({ label: 'All but renewal notices' })
+    await con.page.getByRole('combobox', { name: 'Kind' }).selectOption({ label: 'All but renewal notices' })
     await expect.poll(() => messages().locator('li[data-kind="renewal"]').count()).toBe(0)
     expect(await messages().locator('li[data-kind="otp"]').count()).toBeGreaterThan(0)
-    await page.getByRole('combobox', { name: 'Kind' }).selectOption({ label: 'renewal' })
+    await con.page.getByRole('combobox', { name: 'Kind' }).selectOption({ label: 'renewal' })
     await expect.poll(() => messages().locator('li[data-kind]:not([data-kind="renewal"])').count()).toBe(0)
   })
 
   it('reports only the latest outcome of the MO form', async () => {
-    await page.getByText('Send an MO (as a handset)').click()
-    const form = page.getByRole('form', { name: 'Send an MO' })
+    await con.page.getByText('Send an MO (as a handset)').click()
+    const form = con.page.getByRole('form', { name: 'Send an MO' })
     await form.getByRole('textbox', { name: 'MSISDN' }).fill('not-a-number')
     await form.getByRole('textbox', { name: 'Short code' }).fill('32123')
     await form.getByRole('textbox', { name: 'Text' }).fill('HELP')
     await form.getByRole('button', { name: 'Send MO' }).click()
-    const result = page.locator('details.fold p[role="status"]')
+    const result = con.page.locator('details.fold p[role="status"]')
     await result.getByText(/^MO not sent: /).waitFor()
     await form.getByRole('textbox', { name: 'MSISDN' }).fill('60123456042')
     await form.getByRole('textbox', { name: 'Text' }).fill('HELP')
     await form.getByRole('button', { name: 'Send MO' }).click()
     await result.getByText(/^MO sent: /).waitFor()
     expect(await result.textContent()).not.toMatch(/not sent/)
-    expect(await page.locator('#status').textContent()).toBe('')
+    expect(await con.page.locator('#status').textContent()).toBe('')
   })
 })
 
 describe('Clock in chromium', () => {
   it('moves by +1h, +1d, +1M and to the next event', async () => {
-    await page.goto(`${con.c.url}/#/clock`)
+    await con.page.goto(`${con.c.url}/#/clock`)
     await expect.poll(heading).toBe('Clock')
-    const group = page.getByRole('group', { name: 'Quick moves' })
+    const group = con.page.getByRole('group', { name: 'Quick moves' })
     for (const [label, ms] of [
       ['+1h', 3_600_000],
       ['+1d', 86_400_000],
     ] as const) {
       const before = Date.parse(`${(await con.c.control('/clock')).body.now.slice(0, 19)}Z`)
       await group.getByRole('button', { name: label, exact: true }).click()
-      await page.getByText(/^Clock moved to /).waitFor()
+      await con.page.getByText(/^Clock moved to /).waitFor()
       await expect.poll(async () => Date.parse(`${(await con.c.control('/clock')).body.now.slice(0, 19)}Z`) - before).toBeGreaterThanOrEqual(ms)
-      await page.locator('#status').evaluate((s) => (s.textContent = ''))
+      await con.page.locator('#status').evaluate((s) => (s.textContent = ''))
     }
     const month = (await con.c.control('/clock')).body.now.slice(5, 7)
     await group.getByRole('button', { name: '+1M', exact: true }).click()
@@ -95,20 +85,20 @@ describe('Clock in chromium', () => {
   })
 
   it("offers a valid future time as Set to's example, and shows an error beside its field", async () => {
-    const set = page.getByRole('textbox', { name: 'Set to' })
+    const set = con.page.getByRole('textbox', { name: 'Set to' })
     const now = (await con.c.control('/clock')).body.now as string
     // The page takes in the last move's answer after the server made it: wait for its example to follow.
     await expect.poll(async () => Date.parse(`${await set.getAttribute('placeholder')}Z`)).toBeGreaterThan(Date.parse(`${now.slice(0, 19)}Z`))
     const example = (await set.getAttribute('placeholder'))!
     await set.fill(example)
-    await page.getByRole('button', { name: 'Set', exact: true }).click()
+    await con.page.getByRole('button', { name: 'Set', exact: true }).click()
     await expect.poll(async () => (await con.c.control('/clock')).body.now.slice(0, 19)).toBe(example)
-    await page.getByRole('textbox', { name: 'Advance by' }).fill('soon')
-    await page.getByRole('button', { name: 'Advance', exact: true }).click()
-    const error = page.locator('#advance-error')
+    await con.page.getByRole('textbox', { name: 'Advance by' }).fill('soon')
+    await con.page.getByRole('button', { name: 'Advance', exact: true }).click()
+    const error = con.page.locator('#advance-error')
     await error.getByText(/./).waitFor()
-    expect(await page.getByRole('textbox', { name: 'Advance by' }).getAttribute('aria-describedby')).toBe('advance-error')
-    expect(await page.locator('#set-error').textContent()).toBe('')
+    expect(await con.page.getByRole('textbox', { name: 'Advance by' }).getAttribute('aria-describedby')).toBe('advance-error')
+    expect(await con.page.locator('#set-error').textContent()).toBe('')
   })
 
   it('made no request off the server and logged no error (the two 400s asked for aside)', () => {

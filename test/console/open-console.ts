@@ -1,11 +1,13 @@
 /**
  * A server and Debian's chromium (playwright-core) for one console test file: every request the
  * pages make must stay on the server's origin, and the browser console must stay free of errors.
+ * `useConsole()` opens them before the file's tests and closes them after.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
+import { afterAll, beforeAll } from 'vitest'
 import { startClient, type Client } from '../helpers.js'
 
 const ARGS = [
@@ -65,5 +67,43 @@ export async function openConsole(opts: Parameters<typeof startClient>[0] = { cl
       await c.close().catch(() => {})
       rmSync(profile, { recursive: true, force: true })
     },
+  }
+}
+
+/** A console (and its first tab, `page`) for the tests of one file: opened before them, closed after. */
+export interface UsedConsole extends Console {
+  /** The tab opened before the tests (`width` px wide). */
+  page: Page
+}
+
+export function useConsole(opts?: Parameters<typeof openConsole>[0], width = 1280): UsedConsole {
+  let con: Console | undefined
+  let page: Page | undefined
+  const ready = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error('the console is opened in beforeAll: use it inside a test')
+    return v
+  }
+  beforeAll(async () => {
+    con = await openConsole(opts)
+    page = await con.open(width)
+  }, 60_000)
+  afterAll(async () => {
+    await con?.close()
+  })
+  return {
+    get c() {
+      return ready(con).c
+    },
+    get context() {
+      return ready(con).context
+    },
+    get problems() {
+      return ready(con).problems
+    },
+    get page() {
+      return ready(page)
+    },
+    open: (w) => ready(con).open(w),
+    close: () => ready(con).close(),
   }
 }

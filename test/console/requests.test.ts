@@ -1,36 +1,30 @@
 /** The Requests page (the console's landing page), the shared MSISDN search and the stopped-server banner, in chromium. */
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openConsole, type Console } from './open-console.js'
+import { describe, expect, it } from 'vitest'
+import { useConsole } from './open-console.js'
 
 const run = promisify(execFile)
-let con: Console
-let page: Page
-const nav = (name: string) => page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name, exact: true })
-const list = () => page.getByRole('list', { name: 'Requests, newest first' })
+const con = useConsole()
+const nav = (name: string) => con.page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name, exact: true })
+const list = () => con.page.getByRole('list', { name: 'Requests, newest first' })
 const INIT = { service_code: 'STREAMPLUS', country_code: 'my' }
-
-beforeAll(async () => {
-  con = await openConsole()
-  page = await con.open()
-}, 60_000)
-afterAll(async () => {
-  await con?.close()
-})
 
 describe('Requests in chromium', () => {
   it('is the landing page, and empty it says how to make the first entry', async () => {
-    await page.goto(`${con.c.url}/`)
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Requests')
+    await con.page.goto(`${con.c.url}/`)
+    await expect.poll(() => con.page.getByRole('heading', { level: 1 }).textContent()).toBe('Requests')
     expect(await nav('Requests').getAttribute('aria-current')).toBe('page')
     await list().getByText('No requests yet.').waitFor()
-    await list().getByRole('button', { name: 'Copy dcb init --msisdn 60123456001 --service STREAMPLUS --country my' }).waitFor()
+    // For this server: its address, as it is not the default one.
+    const command = `dcb init --msisdn 60123456001 --service STREAMPLUS --country my --base-url ${new URL(con.c.url).origin}`
+    await list()
+      .getByRole('button', { name: `Copy ${command}` })
+      .waitFor()
   })
 
   it('colours badges by outcome: a FAIL envelope is a failure whatever its HTTP status; Failures only hides successes', async () => {
-    await page.locator('#live', { hasText: /^Live$/ }).waitFor()
+    await con.page.locator('#live', { hasText: /^Live$/ }).waitFor()
     await con.c.subscribe('60123456002')
     const again = await con.c.api('/subscriptions/init', { msisdn: '60123456002', ...INIT })
     expect(again.body.message).toBe('ALREADY_SUBSCRIBED')
@@ -48,31 +42,31 @@ describe('Requests in chromium', () => {
     const failed = log.filter((e) => e.http_status >= 400 || e.response.status === 'FAIL')
     expect(failed.length).toBeGreaterThanOrEqual(2)
     expect(failed.length).toBeLessThan(log.length)
-    await page.getByRole('checkbox', { name: 'Failures only' }).check()
+    await con.page.getByRole('checkbox', { name: 'Failures only' }).check()
     await expect.poll(() => list().locator('li[data-id]').count()).toBe(failed.length)
-    await page.getByRole('checkbox', { name: 'Failures only' }).uncheck()
+    await con.page.getByRole('checkbox', { name: 'Failures only' }).uncheck()
     await expect.poll(() => list().locator('li[data-id]').count()).toBe(log.length)
   })
 
   it('keeps the MSISDN searched for in the URL, across Requests, Messages and Subscriptions', async () => {
-    await page.getByRole('searchbox', { name: 'Filter by MSISDN' }).fill('60123456002')
-    await expect.poll(() => page.url()).toMatch(/#\/requests\?msisdn=60123456002$/)
+    await con.page.getByRole('searchbox', { name: 'Filter by MSISDN' }).fill('60123456002')
+    await expect.poll(() => con.page.url()).toMatch(/#\/requests\?msisdn=60123456002$/)
     const about = (await con.c.control('/requests?msisdn=60123456002')).body.requests.length
     await expect.poll(() => list().locator('li[data-id]').count()).toBe(about)
     await nav('Messages').click()
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Messages')
-    expect(page.url()).toMatch(/#\/messages\?msisdn=60123456002$/)
-    expect(await page.getByRole('searchbox', { name: 'Filter by MSISDN' }).inputValue()).toBe('60123456002')
+    await expect.poll(() => con.page.getByRole('heading', { level: 1 }).textContent()).toBe('Messages')
+    expect(con.page.url()).toMatch(/#\/messages\?msisdn=60123456002$/)
+    expect(await con.page.getByRole('searchbox', { name: 'Filter by MSISDN' }).inputValue()).toBe('60123456002')
     const messages = (await con.c.control('/messages?msisdn=60123456002')).body.messages.length
     expect(messages).toBeGreaterThan(0)
-    await expect.poll(() => page.getByRole('list', { name: 'Messages, newest first' }).locator('li[data-id]').count()).toBe(messages)
+    await expect.poll(() => con.page.getByRole('list', { name: 'Messages, newest first' }).locator('li[data-id]').count()).toBe(messages)
     await nav('Subscriptions').click()
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Subscriptions')
-    expect(await page.getByRole('searchbox', { name: 'Filter by MSISDN' }).inputValue()).toBe('60123456002')
-    await page.getByRole('link', { name: /60123456002 · STREAMPLUS · ACTIVE/ }).waitFor()
-    expect(await page.getByRole('link', { name: /60123456107/ }).count()).toBe(0)
+    await expect.poll(() => con.page.getByRole('heading', { level: 1 }).textContent()).toBe('Subscriptions')
+    expect(await con.page.getByRole('searchbox', { name: 'Filter by MSISDN' }).inputValue()).toBe('60123456002')
+    await con.page.getByRole('link', { name: /60123456002 · STREAMPLUS · ACTIVE/ }).waitFor()
+    expect(await con.page.getByRole('link', { name: /60123456107/ }).count()).toBe(0)
     // Cleared, it is gone from the URL and the links.
-    await page.getByRole('searchbox', { name: 'Filter by MSISDN' }).fill('')
+    await con.page.getByRole('searchbox', { name: 'Filter by MSISDN' }).fill('')
     await expect.poll(() => nav('Requests').getAttribute('href')).toBe('#/requests')
   })
 
@@ -86,8 +80,8 @@ describe('Requests in chromium', () => {
     await item.locator('summary').click()
     await item.getByText('api-key: sandbox-demo-key').first().waitFor()
     await item.getByRole('button', { name: `Copy request ${entry.id} as curl` }).click()
-    await page.getByText(/^Copied: curl /).waitFor()
-    const command = await page.evaluate(() => navigator.clipboard.readText())
+    await con.page.getByText(/^Copied: curl /).waitFor()
+    const command = await con.page.evaluate(() => navigator.clipboard.readText())
     expect(command).toContain("'api-key: sandbox-demo-key'")
     // Run, the copied command makes the same call again: a new entry, the same path and body.
     const out = await run('sh', ['-c', command])
@@ -116,15 +110,15 @@ describe('Requests in chromium', () => {
   })
 
   it('says plainly at the top when the server stops answering', async () => {
-    const banner = page.getByRole('alert')
+    const banner = con.page.getByRole('alert')
     expect(await banner.isVisible()).toBe(false)
     await con.c.close()
     await banner.getByText('The server is not answering: start it with dcb serve.').waitFor({ timeout: 15_000 })
     // A control call then fails with the same plain words, not a browser's "Failed to fetch".
-    await page.getByRole('checkbox', { name: 'Failures only' }).waitFor()
+    await con.page.getByRole('checkbox', { name: 'Failures only' }).waitFor()
     await nav('Clock').click()
-    await page.locator('main[aria-busy="false"]').waitFor()
-    await page.getByRole('main').getByText('The server is not answering: start it with dcb serve.').waitFor()
+    await con.page.locator('main[aria-busy="false"]').waitFor()
+    await con.page.getByRole('main').getByText('The server is not answering: start it with dcb serve.').waitFor()
   })
 
   it('made no request off the server and logged no error (the stopped server aside)', () => {

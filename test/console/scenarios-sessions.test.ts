@@ -1,18 +1,9 @@
 /** Scenarios (endings on one line, a sign that the table scrolls, an example MSISDN per row) and Sessions (plurals, counts that agree), in chromium. */
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openConsole, type Console } from './open-console.js'
+import { describe, expect, it } from 'vitest'
+import { useConsole } from './open-console.js'
 
-let con: Console
-let page: Page
-
-beforeAll(async () => {
-  con = await openConsole()
-  page = await con.open()
-}, 60_000)
-afterAll(async () => {
-  await con?.close()
-})
+const con = useConsole()
 
 /** How many lines each ending cell's text takes. */
 const endingLines = (p: Page) =>
@@ -26,19 +17,19 @@ const endingLines = (p: Page) =>
 
 describe('Scenarios in chromium', () => {
   it('keeps every ending on one line at 1280 px; no sideways sign when the table fits', async () => {
-    await page.goto(`${con.c.url}/#/scenarios`)
-    await page.locator('main[aria-busy="false"]').waitFor()
-    const lines = await endingLines(page)
+    await con.page.goto(`${con.c.url}/#/scenarios`)
+    await con.page.locator('main[aria-busy="false"]').waitFor()
+    const lines = await endingLines(con.page)
     expect(lines.length).toBeGreaterThan(10)
     expect(lines.every((n) => n === 1)).toBe(true)
-    expect(await page.getByText('Scroll sideways for more →').isVisible()).toBe(false)
+    expect(await con.page.getByText('Scroll sideways for more →').isVisible()).toBe(false)
   })
 
   it('gives each ending rule an example MSISDN to copy, which the rule matches', async () => {
-    const row = page.getByRole('row').filter({ hasText: 'Init fails: BARRED' })
+    const row = con.page.getByRole('row').filter({ hasText: 'Init fails: BARRED' })
     await row.getByRole('cell', { name: /^60123456107/ }).waitFor()
     await row.getByRole('button', { name: 'Copy 60123456107' }).click()
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('60123456107')
+    expect(await con.page.evaluate(() => navigator.clipboard.readText())).toBe('60123456107')
     const init = await con.c.api('/subscriptions/init', { msisdn: '60123456107', service_code: 'STREAMPLUS', country_code: 'my' })
     expect(init.body.message).toBe('BARRED')
   })
@@ -70,17 +61,17 @@ describe('Sessions in chromium', () => {
     const i2 = await con.c.api('/subscriptions/init', { msisdn: '60123456052', service_code: 'STREAMPLUS', country_code: 'my' }, { headers: two })
     await con.c.api('/subscriptions/verify', { verif_request_id: i2.body.payload.verif_request_id, otp: await otp('60123456052') }, { headers: two })
     await con.c.control('/clock/advance', { by: 'P1M' }, { headers: two })
-    await page.goto(`${con.c.url}/#/sessions`)
-    const one = page.getByRole('list', { name: 'Sessions' }).getByRole('listitem').filter({ hasText: /^one/ })
+    await con.page.goto(`${con.c.url}/#/sessions`)
+    const one = con.page.getByRole('list', { name: 'Sessions' }).getByRole('listitem').filter({ hasText: /^one/ })
     await one.getByText('0 subscriptions').waitFor()
     await one.getByText('1 message', { exact: true }).waitFor()
     await one.getByText('1 request', { exact: true }).waitFor()
-    const twoItem = page.getByRole('list', { name: 'Sessions' }).getByRole('listitem').filter({ hasText: /^two/ })
+    const twoItem = con.page.getByRole('list', { name: 'Sessions' }).getByRole('listitem').filter({ hasText: /^two/ })
     await twoItem.getByText('1 subscription', { exact: true }).waitFor()
     const counted = Number((await twoItem.getByText(/^\d+ messages?$/).textContent())!.split(' ')[0])
-    await page.getByRole('button', { name: 'Show session two' }).click()
-    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Messages', exact: true }).click()
-    const list = page.getByRole('list', { name: 'Messages, newest first' })
+    await con.page.getByRole('button', { name: 'Show session two' }).click()
+    await con.page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Messages', exact: true }).click()
+    const list = con.page.getByRole('list', { name: 'Messages, newest first' })
     await list.locator('li[data-kind="renewal"]').first().waitFor()
     expect(await list.locator('li[data-id]').count()).toBe(counted)
   })
