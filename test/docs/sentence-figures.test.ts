@@ -79,7 +79,7 @@ describe('the sentence splitter', () => {
       '',
       '<!-- a comment. Here -->',
       '- an item without a stop',
-      '- another item, [with a link](x.md#a.b).',
+      '- another item, [with a link](cli.md#a.b).',
       '  It goes on here.',
       '1. a numbered item',
     ].join('\n')
