@@ -25,7 +25,6 @@ const NOT_YET_REWRITTEN = new Set<string>([
   'docs/guides/scripting-and-ci.md',
   'docs/guides/shared-sandbox.md',
   'docs/guides/testing-an-integration.md',
-  'docs/layout.md',
   'docs/reference/benchmarks.md',
   'docs/reference/cli.md',
   'docs/reference/control-api.md',
