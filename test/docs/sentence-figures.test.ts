@@ -28,7 +28,6 @@ const NOT_YET_REWRITTEN = new Set<string>([
   'docs/reference/benchmarks.md',
   'docs/reference/cli.md',
   'docs/reference/control-api.md',
-  'docs/reference/errors.md',
   'docs/reference/fixtures.md',
   'docs/reference/library.md',
   'docs/reference/security.md',
