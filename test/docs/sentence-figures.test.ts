@@ -30,7 +30,6 @@ const NOT_YET_REWRITTEN = new Set<string>([
   'docs/reference/control-api.md',
   'docs/reference/fixtures.md',
   'docs/reference/library.md',
-  'docs/reference/security.md',
   'docs/reference/storage.md',
 ])
 
