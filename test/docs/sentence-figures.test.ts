@@ -27,7 +27,6 @@ const NOT_YET_REWRITTEN = new Set<string>([
   'docs/guides/testing-an-integration.md',
   'docs/reference/benchmarks.md',
   'docs/reference/fixtures.md',
-  'docs/reference/library.md',
   'docs/reference/storage.md',
 ])
 
