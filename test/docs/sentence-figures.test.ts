@@ -24,7 +24,6 @@ const NOT_YET_REWRITTEN = new Set<string>([
   'docs/guides/reproducing-a-ticket.md',
   'docs/guides/scripting-and-ci.md',
   'docs/guides/shared-sandbox.md',
-  'docs/guides/testing-an-integration.md',
   'docs/reference/benchmarks.md',
   'docs/reference/fixtures.md',
   'docs/reference/storage.md',
