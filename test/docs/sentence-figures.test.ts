@@ -43,6 +43,10 @@ describe('the sentence splitter', () => {
     ])
   })
 
+  it('ends a sentence after a word with an apostrophe, not after a single letter', () => {
+    expect(sentences("It keeps the last one's. So does plan B. Then stop.")).toEqual(["It keeps the last one's.", 'So does plan B. Then stop.'])
+  })
+
   it('keeps an inline code span whole and counts the words inside it', () => {
     const [one, ...rest] = sentences('Run `dcb serve. --clock 2026-01-01T00:00:00.000` now. Then stop.')
     expect(rest).toEqual(['Then stop.'])
