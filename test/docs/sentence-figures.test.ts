@@ -22,7 +22,6 @@ const PAGES = ['README.md', ...docPages()]
  */
 const NOT_YET_REWRITTEN = new Set<string>([
   'docs/guides/reproducing-a-ticket.md',
-  'docs/guides/scripting-and-ci.md',
   'docs/guides/shared-sandbox.md',
   'docs/reference/benchmarks.md',
   'docs/reference/fixtures.md',
