@@ -22,7 +22,6 @@ const PAGES = ['README.md', ...docPages()]
  */
 const NOT_YET_REWRITTEN = new Set<string>([
   'docs/reference/benchmarks.md',
-  'docs/reference/fixtures.md',
   'docs/reference/storage.md',
 ])
 
