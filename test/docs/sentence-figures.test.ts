@@ -16,13 +16,6 @@ const docPages = (dir = 'docs'): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? docPages(join(dir, e.name)) : e.name.endsWith('.md') ? [join(dir, e.name)] : []))
 const PAGES = ['README.md', ...docPages()]
 
-/**
- * Pages not yet rewritten in plain words (issue 47). The list only shrinks: a page on it that meets
- * the figures fails this test until it is taken off, so a rewrite is never left unguarded.
- */
-const NOT_YET_REWRITTEN = new Set<string>([
-])
-
 const meets = (f: ReturnType<typeof figures>) => f.median <= MEDIAN && f.over40 <= LONG_SHARE
 
 describe('the sentence splitter', () => {
@@ -94,7 +87,6 @@ describe('the sentence splitter', () => {
 describe('sentence figures of every page', () => {
   it('finds the pages', () => {
     expect(PAGES.length).toBeGreaterThan(15)
-    expect([...NOT_YET_REWRITTEN].filter((p) => !PAGES.includes(p))).toEqual([])
   })
 
   for (const page of PAGES) {
@@ -102,14 +94,9 @@ describe('sentence figures of every page', () => {
     const said =
       `${page}: ${f.sentences} sentences, median ${f.median} words, ${(f.over40 * 100).toFixed(0)}% over ${LONG} words ` +
       `(at most ${MEDIAN} and ${LONG_SHARE * 100}%); its longest (${f.longestWords} words): ${f.longest}`
-    if (NOT_YET_REWRITTEN.has(page))
-      it(`${page} is still on the list of pages to rewrite because it misses the figures`, () => {
-        expect(meets(f), `${page} meets the figures now: take it off NOT_YET_REWRITTEN`).toBe(false)
-      })
-    else
-      it(`${page}: median sentence at most ${MEDIAN} words, at most ${LONG_SHARE * 100}% over ${LONG}`, () => {
-        expect(f.sentences, page).toBeGreaterThan(0)
-        expect(meets(f), said).toBe(true)
-      })
+    it(`${page}: median sentence at most ${MEDIAN} words, at most ${LONG_SHARE * 100}% over ${LONG}`, () => {
+      expect(f.sentences, page).toBeGreaterThan(0)
+      expect(meets(f), said).toBe(true)
+    })
   }
 })
