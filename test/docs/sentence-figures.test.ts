@@ -30,7 +30,11 @@ describe('the sentence splitter', () => {
     ])
   })
 
-  it('ends a sentence after a word with an apostrophe, not after a single letter', () => {
+  it('ends a sentence after a unit such as s, not after an initial', () => {
+    expect(sentences('It closes after 5 s. Headers come first. Ask J. Smith.')).toEqual(['It closes after 5 s.', 'Headers come first.', 'Ask J. Smith.'])
+  })
+
+  it('ends a sentence after a word with an apostrophe, not after a capital letter', () => {
     expect(sentences("It keeps the last one's. So does plan B. Then stop.")).toEqual(["It keeps the last one's.", 'So does plan B. Then stop.'])
   })
 

@@ -78,8 +78,9 @@ function splitBlock(block: string): string[] {
   const end = /([.!?])(["'”’)\]]*)(\s+)(?=["'“‘(\[\u0000*_]|\p{Lu}|\p{N})/gu
   for (let m = end.exec(text); m; m = end.exec(text)) {
     const before = text.slice(start, m.index)
-    const lastWord = /([\p{L}.'’]+)$/u.exec(before)?.[1]?.toLowerCase() ?? ''
-    if (m[1] === '.' && (ABBREVIATIONS.has(lastWord) || /^\p{L}$/u.test(lastWord) || /(^|\.)\p{L}\.\p{L}$/u.test(lastWord))) continue
+    const word = /([\p{L}.'’]+)$/u.exec(before)?.[1] ?? ''
+    const lastWord = word.toLowerCase()
+    if (m[1] === '.' && (ABBREVIATIONS.has(lastWord) || /^\p{Lu}$/u.test(word) || /(^|\.)\p{L}\.\p{L}$/u.test(lastWord))) continue
     out.push(text.slice(start, m.index + m[1]!.length + m[2]!.length))
     start = m.index + m[0].length
   }
