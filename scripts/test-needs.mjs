@@ -1,16 +1,18 @@
 // npm test, first step: the tests need a few programs that npm does not install (Debian's chromium for
-// the console's browser tests, jq for the scripting guide's coverage gate, python3 for the pty tests).
+// the console's browser tests, jq for the scripting guide's coverage gate, python3 for the pty tests,
+// pytest for the scripting guide's pytest example).
 // Missing ones are installed with apt-get when we are root on Debian; otherwise the run stops at once
 // with one line saying what to install, instead of failing a suite deep in the run.
 import { execFileSync } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
 import { delimiter, join } from 'node:path'
 
-/** Each need: the Debian package that brings it and how to tell it is there. */
+/** Each need: the Debian package that brings it and how to tell it is there (a file, a command, or a check that runs). */
 const NEEDS = [
   { pkg: 'chromium', path: '/usr/bin/chromium' },
   { pkg: 'jq', command: 'jq' },
   { pkg: 'python3', command: 'python3' },
+  { pkg: 'python3-pytest', check: ['python3', '-c', 'import pytest'] },
 ]
 
 function executable(file) {
@@ -28,7 +30,17 @@ function onPath(command) {
 
 /** DCB_TEST_NEEDS_MISSING (a test's hook) names packages to take as missing, comma-separated. */
 const forced = new Set((process.env.DCB_TEST_NEEDS_MISSING ?? '').split(',').filter(Boolean))
-const there = (n) => !forced.has(n.pkg) && (n.path ? executable(n.path) : onPath(n.command))
+/** True when the check exits 0; a python3 that is not there fails it too. */
+function passes([command, ...args]) {
+  try {
+    execFileSync(command, args, { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+const there = (n) => !forced.has(n.pkg) && (n.path ? executable(n.path) : n.check ? passes(n.check) : onPath(n.command))
 const missing = () => NEEDS.filter((n) => !there(n)).map((n) => n.pkg)
 
 let absent = missing()

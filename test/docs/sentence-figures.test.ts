@@ -1,0 +1,106 @@
+/**
+ * Docs a newcomer reads once: on every page of README.md and docs/, the median sentence is at most
+ * 20 words and at most 10% of sentences are over 40 words. Code blocks and tables are left out; an
+ * inline code span counts its words but ends no sentence; a list item is a sentence.
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { figures, sentences, words } from './sentences.js'
+
+const MEDIAN = 20
+const LONG = 40
+const LONG_SHARE = 0.1
+
+const docPages = (dir = 'docs'): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? docPages(join(dir, e.name)) : e.name.endsWith('.md') ? [join(dir, e.name)] : []))
+const PAGES = ['README.md', ...docPages()]
+
+const meets = (f: ReturnType<typeof figures>) => f.median <= MEDIAN && f.over40 <= LONG_SHARE
+
+describe('the sentence splitter', () => {
+  it('ends a sentence at a full stop, a question mark or an exclamation mark before a capital', () => {
+    expect(sentences('One idea here. Another one? Yes! And a last.')).toEqual(['One idea here.', 'Another one?', 'Yes!', 'And a last.'])
+  })
+
+  it('does not end a sentence at an abbreviation, a version number or a file name', () => {
+    expect(sentences('Use a tool, e.g. PostgreSQL 16.4 or Node 24.1.0, i.e. Not the old ones. Read docs/cli.md and v1.2 first.')).toEqual([
+      'Use a tool, e.g. PostgreSQL 16.4 or Node 24.1.0, i.e. Not the old ones.',
+      'Read docs/cli.md and v1.2 first.',
+    ])
+  })
+
+  it('ends a sentence after a unit such as s, not after an initial', () => {
+    expect(sentences('It closes after 5 s. Headers come first. Ask J. Smith.')).toEqual(['It closes after 5 s.', 'Headers come first.', 'Ask J. Smith.'])
+  })
+
+  it('ends a sentence after a word with an apostrophe, not after a capital letter', () => {
+    expect(sentences("It keeps the last one's. So does plan B. Then stop.")).toEqual(["It keeps the last one's.", 'So does plan B. Then stop.'])
+  })
+
+  it('keeps an inline code span whole and counts the words inside it', () => {
+    const [one, ...rest] = sentences('Run `dcb serve. --clock 2026-01-01T00:00:00.000` now. Then stop.')
+    expect(rest).toEqual(['Then stop.'])
+    expect(one).toBe('Run `dcb serve. --clock 2026-01-01T00:00:00.000` now.')
+    expect(words(one!)).toBe(6)
+  })
+
+  it('starts a sentence at a code span after a full stop', () => {
+    expect(sentences('It is done. `dcb reset` clears it.')).toEqual(['It is done.', '`dcb reset` clears it.'])
+  })
+
+  it('leaves out code blocks, tables, headings and comments, and makes each list item a sentence', () => {
+    const page = [
+      '# A heading. With dots',
+      '',
+      'A paragraph that goes',
+      'over two lines.',
+      '',
+      '```sh',
+      'echo "not. prose. at all"',
+      '```',
+      '',
+      '| a | b |',
+      '|---|---|',
+      '| one. Two. | three |',
+      '',
+      '<!-- a comment. Here -->',
+      '- an item without a stop',
+      '- another item, [with a link](cli.md#a.b).',
+      '  It goes on here.',
+      '1. a numbered item',
+    ].join('\n')
+    expect(sentences(page)).toEqual([
+      'A paragraph that goes over two lines.',
+      'an item without a stop',
+      'another item, with a link.',
+      'It goes on here.',
+      'a numbered item',
+    ])
+  })
+
+  it("computes a page's figures: the median, the share over 40 words and the longest", () => {
+    const long = Array.from({ length: 41 }, (_, i) => `W${i}`).join(' ') + '.'
+    const f = figures(`One two three. One two three four five. ${long}`)
+    expect(f).toMatchObject({ sentences: 3, median: 5, longestWords: 41 })
+    expect(f.over40).toBeCloseTo(1 / 3)
+    expect(f.longest).toBe(long)
+  })
+})
+
+describe('sentence figures of every page', () => {
+  it('finds the pages', () => {
+    expect(PAGES.length).toBeGreaterThan(15)
+  })
+
+  for (const page of PAGES) {
+    const f = figures(readFileSync(page, 'utf8'))
+    const said =
+      `${page}: ${f.sentences} sentences, median ${f.median} words, ${(f.over40 * 100).toFixed(0)}% over ${LONG} words ` +
+      `(at most ${MEDIAN} and ${LONG_SHARE * 100}%); its longest (${f.longestWords} words): ${f.longest}`
+    it(`${page}: median sentence at most ${MEDIAN} words, at most ${LONG_SHARE * 100}% over ${LONG}`, () => {
+      expect(f.sentences, page).toBeGreaterThan(0)
+      expect(meets(f), said).toBe(true)
+    })
+  }
+})
