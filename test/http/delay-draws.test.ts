@@ -248,6 +248,16 @@ describe('a delay distribution refused by name', () => {
     expect(bad.stderr).toMatch(/fixture\.json: \$\.rules\[0\]\.effect\.delay_ms\.p99: 70000 ms is over the bound/)
   })
 
+  it('a run file resets with a seed; one that is not a whole number from 0 is refused before anything runs', async () => {
+    const steps = [{ reset: { seed: 7 } }, { rule: RULES[0] }, { init: { msisdn: '60123450091', service_code: 'STREAMPLUS', country_code: 'my' } }]
+    const good = files.json('seeded.run.json', { steps: [...steps, { expect: { 'reset.seed': 7 } }] })
+    const r = await dcb(['run', good, '--clock', '2026-01-31T00:00:00'])
+    expect([r.code, r.stderr]).toEqual([0, ''])
+    const bad = files.json('bad-seed.run.json', { steps: [{ reset: { seed: 1.5 } }] })
+    const b = await dcb(['run', bad, '--clock', '2026-01-31T00:00:00'])
+    expect([b.code, b.stderr]).toEqual([2, `dcb: ${bad}: $.steps[0].reset: reset "seed" must be a whole number from 0, not 1.5\n`])
+  })
+
   it('dcb scenarios and dcb world describe a distribution', async () => {
     for (const r of RULES) await fetch(`${s.url}/_sandbox/rules`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(r) })
     const out = (await dcb(['scenarios', '--base-url', s.url])).stdout
