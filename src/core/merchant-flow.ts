@@ -61,6 +61,8 @@ export class MerchantFlow {
 
   /** A decision's delay in ms, a distribution drawn now (the `api` step's first, then the call's own). */
   private delay(tx: Tx, d: RuleDecision | undefined): number | undefined {
+    // No decision, or one with no delay (most calls): nothing to draw, no closure made.
+    if (!d || (d.effect.delay_ms === undefined && !d.effect.delay_per_unit)) return undefined
     return decisionDelay(d, (spec) => this.draws.draw(tx, spec)) || undefined
   }
 
