@@ -311,7 +311,7 @@ export async function logs(o: Opts): Promise<void> {
     const state = answeredState(e)
     const who = [e.merchant, e.msisdn, e.ip ? `from ${e.ip}` : ''].filter(Boolean).join(' ')
     out(
-      `${chalk.dim(e.sandbox_time)} ${e.method} ${e.path} ${status}${state ? ` ${stateColor(state)(state)}` : ''}${e.client_closed ? chalk.yellow(' (client gone)') : ''}${e.fault ? chalk.yellow(` (fault ${e.fault.kind}, ${e.fault.when})`) : ''} ${chalk.dim(`${who} ${e.duration_ms} ms`)}${e.reason ? `\n    ${chalk.dim('why:')} ${e.reason}` : ''}`,
+      `${chalk.dim(e.sandbox_time)} ${e.method} ${e.path} ${status}${state ? ` ${stateColor(state)(state)}` : ''}${e.client_closed ? chalk.yellow(' (client gone)') : ''}${e.fault ? chalk.yellow(` (fault ${e.fault.kind}, ${e.fault.when})`) : ''} ${chalk.dim(`${who} ${e.duration_ms} ms${e.delay_ms ? ` (held ${e.delay_ms} ms by a rule)` : ''}`)}${e.reason ? `\n    ${chalk.dim('why:')} ${e.reason}` : ''}`,
     )
     for (const line of moveLines(e, o.subscription === undefined ? undefined : String(o.subscription))) out(`    ${chalk.dim('ran:')} ${line}`)
   }
@@ -385,9 +385,10 @@ function moveLines(e: Record<string, any>, subscription: string | undefined): st
 }
 
 export async function reset(o: Opts): Promise<void> {
-  const r = await guard(() => clientFrom(o).reset(o.clock ? { clock: String(o.clock) } : {}))
+  const seed = o.seed === undefined ? {} : { seed: Number(o.seed) }
+  const r = await guard(() => clientFrom(o).reset(o.clock ? { clock: String(o.clock), ...seed } : seed))
   if (o.json) return printJson(r)
-  out(`${chalk.green('✔')} back to the loaded fixtures${o.clock ? ` at ${o.clock}` : ''}`)
+  out(`${chalk.green('✔')} back to the loaded fixtures${o.clock ? ` at ${o.clock}` : ''}${o.seed === undefined ? '' : `, delays drawn from seed ${r.seed}`}`)
 }
 
 export async function scenarios(o: Opts): Promise<void> {

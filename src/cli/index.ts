@@ -233,6 +233,7 @@ clientCommand('logs', 'show the request journal', 'control')
   .action(async (o) => (await client()).logs(o))
 clientCommand('reset', 'back to the loaded fixtures (drops subscriptions, messages, runtime rules) and empties the request journal', 'control')
   .option('--clock <time>', 'start over at this sandbox time (earlier than now too)')
+  .option('--seed <n>', 'draw delay distributions from this seed (default 0, the same at every reset)', int('--seed', 0, Number.MAX_SAFE_INTEGER))
   .action(async (o) => (await client()).reset(o))
 clientCommand(
   'replay',

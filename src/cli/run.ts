@@ -33,7 +33,7 @@ const ACTION_FIELDS: Partial<Record<Action, { fields: string[]; required: string
   cancel: { fields: ['subscription_id'], required: ['subscription_id'], text: true },
   subscription: { fields: ['subscription_id'], required: ['subscription_id'], text: true },
   clock: { fields: ['advance', 'set'], required: [] },
-  reset: { fields: ['clock', 'frozen'], required: [] },
+  reset: { fields: ['clock', 'frozen', 'seed'], required: [] },
 }
 
 /** What is wrong with an action's argument as written (before references resolve), or undefined. */
@@ -65,6 +65,8 @@ function argumentProblem(action: Action, arg: unknown): string | undefined {
     return `reset "clock" must be a time such as "2026-01-31T00:00:00", not ${JSON.stringify(a.clock)}`
   if (action === 'reset' && given('frozen') !== undefined && typeof a.frozen !== 'boolean')
     return `reset "frozen" must be true or false, not ${JSON.stringify(a.frozen)}`
+  if (action === 'reset' && given('seed') !== undefined && !(Number.isSafeInteger(a.seed) && (a.seed as number) >= 0))
+    return `reset "seed" must be a whole number from 0, not ${JSON.stringify(a.seed)}`
   const empty = (STRING_FIELDS[action] ?? []).find((k) => given(k) !== undefined && (typeof a[k] !== 'string' || !a[k]))
   if (empty !== undefined) return `${action} "${empty}" must be a non-empty string, not ${JSON.stringify(a[empty])}`
   // A time or duration written out is judged now, as the server would judge it after the reset.
@@ -244,10 +246,10 @@ async function perform(c: RunTarget, action: Action, arg: unknown, where: string
       if (typeof a.set === 'string') return c.setTime(a.set)
       throw new CliError(`${where}: clock needs {"advance": "P1M"} or {"set": "2026-01-31T00:00:00"}`, EXIT.USAGE)
     case 'reset': {
-      const extra = Object.keys(a).filter((k) => k !== 'clock' && k !== 'frozen')
+      const extra = Object.keys(a).filter((k) => k !== 'clock' && k !== 'frozen' && k !== 'seed')
       if (extra.length || (a.clock !== undefined && typeof a.clock !== 'string'))
-        throw new CliError(`${where}: reset takes {} or {"clock": "2026-01-31T00:00:00"} (and "frozen": true or false)`, EXIT.USAGE)
-      return c.reset(a as { clock?: string; frozen?: boolean })
+        throw new CliError(`${where}: reset takes {} or {"clock": "2026-01-31T00:00:00"} (and "frozen": true or false, "seed": N)`, EXIT.USAGE)
+      return c.reset(a as { clock?: string; frozen?: boolean; seed?: number })
     }
     case 'rule':
       if (!arg || typeof arg !== 'object' || Array.isArray(arg))

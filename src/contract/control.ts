@@ -106,9 +106,18 @@ export const RequestsQuery = z.object({
     .optional()
     .describe('only entries about this subscription: the ones that name it and the ones that created it (its Init, Verify attempts, consent decision or MO)'),
 })
+/** Why a reset's seed is refused: a whole number from 0 (JSON's safe integers). */
+const SEED_WORDS = `expected a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`
 export const ResetBody = z.object({
   clock: text('a time such as 2026-01-31T00:00:00').optional().describe('start over at this sandbox time (earlier than now too)'),
   frozen: z.boolean({ error: 'expected true or false' }).optional().describe('with clock: freeze it there (default: frozen or running as it is)'),
+  seed: z
+    .number({ error: SEED_WORDS })
+    .int({ error: SEED_WORDS })
+    .min(0, { error: SEED_WORDS })
+    .max(Number.MAX_SAFE_INTEGER, { error: SEED_WORDS })
+    .optional()
+    .describe('draw delay distributions from this seed (default 0, the same at every reset): the same calls then get the same delays'),
 })
 export const CoverageQuery = z.object({
   merchant: text('a merchant id').optional().describe('only this merchant (default: every merchant with traffic in the session)'),
@@ -268,12 +277,13 @@ export const JournalEntry = z.object({
     .optional()
     .describe('what the connection did instead of the answer (a rule’s fault); `response` is the answer it cut'),
   response_headers: z.record(z.string(), z.string()).optional().describe('the headers sent with a body that is not the envelope (a gateway’s page)'),
+  delay_ms: z.number().int().optional().describe('how long a rule held the answer back (a delay distribution: the value drawn); absent when none did'),
   duration_ms: z.number(),
   request: z.unknown(),
   response: z.unknown().describe('the envelope, or the text really sent (a gateway’s page)'),
 })
 export const RequestsAnswer = z.object({ capacity: z.number().int(), requests: z.array(JournalEntry).describe('newest first') })
-export const ResetAnswer = z.object({ ok: z.literal(true), clock: ClockView })
+export const ResetAnswer = z.object({ ok: z.literal(true), clock: ClockView, seed: z.number().describe('the seed delay distributions are drawn from') })
 export const SessionView = z.object({
   name: z.string().describe('`default` for the default session'),
   subscriptions: z.number().int(),

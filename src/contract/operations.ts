@@ -98,7 +98,7 @@ export interface ControlOperations {
   requests(opts?: RequestsQuery): Promise<RequestsAnswer>
   /** `GET /_sandbox/coverage?merchant=`: per merchant, the outcomes its traffic exercised and its findings, since the last reset. */
   coverage(opts?: CoverageQuery): Promise<CoverageAnswer>
-  /** `POST /_sandbox/reset {clock?, frozen?}`: back to the loaded world (and an empty journal), at `clock` when given. */
+  /** `POST /_sandbox/reset {clock?, frozen?, seed?}`: back to the loaded world (and an empty journal), at `clock` when given; delays drawn from `seed` (default 0). */
   reset(opts?: ResetBody): Promise<ResetAnswer>
   /** `GET /_sandbox/world`: the world as loaded, as one fixture document (runtime rules not included). */
   world(): Promise<WorldDocument>

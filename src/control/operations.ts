@@ -7,6 +7,7 @@
  */
 import type { z } from 'zod'
 import type { Engine } from '../core/engine.js'
+import { seedOf } from '../core/delays.js'
 import { SandboxError } from '../core/errors.js'
 import { scenarioList } from '../core/scenarios.js'
 import type { SmsRecord } from '../core/state.js'
@@ -223,7 +224,7 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
     },
     async reset(opts = {}) {
       const S = schemas ?? (await loadSchemas())
-      const { clock, frozen } = check(S.ResetBody, opts)
+      const { clock, frozen, seed } = check(S.ResetBody, opts)
       let start: { at: number; frozen?: boolean } | undefined
       if (clock !== undefined) {
         const problem = timeProblem(clock)
@@ -231,9 +232,9 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
         const at = parseTimestamp(clock)
         start = { at, frozen }
       }
-      await engine.reset(start)
+      await engine.reset(start, seed)
       journal.clear()
-      return { ok: true, clock: engine.clockView() }
+      return { ok: true, clock: engine.clockView(), seed: seedOf(engine.state) }
     },
   }
 }

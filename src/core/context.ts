@@ -362,7 +362,7 @@ export class EngineContext {
     const next = this.queue.nextAt()
     // A second of margin: a running clock may bring an event due before the call runs.
     if (next !== null && next <= this.clock.now() + 1000) return this.enterTurn()
-    // A rule of the call's steps that counts (`nth`, `times`) writes its count: that takes the lock too.
+    // A rule of the call's steps that counts (`nth`, `times`, a drawn delay) writes its count: that takes the lock too.
     const sub = this.state.subs.get(subscriptionId)
     if (sub && (this.ruleset.mayCount('api', sub) || this.ruleset.mayCount('status', sub))) return this.enterTurn()
   }

@@ -429,14 +429,15 @@ export class Engine {
     return seed(this.ctx, count, o, checked)
   }
 
-  /** Back to the loaded fixtures: no subscriptions, messages, runtime rules; the clock as at start (or at `start`, earlier than now too). */
-  reset(start?: { at: number; frozen?: boolean }): Promise<void> {
+  /** Back to the loaded fixtures: no subscriptions, messages, runtime rules; the clock as at start (or at `start`, earlier than now too); delays drawn from `seed`. */
+  reset(start?: { at: number; frozen?: boolean }, seed?: number): Promise<void> {
     const { clock, clockStart, queue, ruleset } = this.ctx
     // A reset at a given time keeps the clock frozen or running as it is, unless told.
     const from = start ? { at: start.at, frozen: start.frozen ?? this.clockView().frozen } : clockStart
     this.coverage.clear()
     return this.ctx.write((tx) => {
       tx.reset()
+      this.merchantFlow.reseed(tx, seed)
       if (from) clock.start(tx, from)
       // Coverage counts start over, from the time the sandbox starts over at.
       tx.put('meta', COVERAGE_SINCE, clock.now())

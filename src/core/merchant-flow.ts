@@ -15,6 +15,7 @@ import type { VerificationRecord } from './state.js'
 import type { Tx } from './tx.js'
 import type { Subscriptions } from './subscriptions.js'
 import { addDuration, formatTimestamp } from './time.js'
+import { DelayDraws } from './delays.js'
 import { MAX_DELAY_MS } from './limits.js'
 import type { SubscriptionViews } from './views.js'
 import { count, integrationReason, notSubscriptionReason, quote } from './why.js'
@@ -40,6 +41,8 @@ export interface StatusInput {
 export class MerchantFlow {
   /** The OTP SMS: sent, withheld or late as the `otp` step's rule says. */
   readonly otpSms: OtpSms
+  /** The session's seeded generator of `delay_ms` distributions. */
+  private readonly draws: DelayDraws
 
   constructor(
     private readonly ctx: EngineContext,
@@ -48,6 +51,19 @@ export class MerchantFlow {
     private readonly views: SubscriptionViews,
   ) {
     this.otpSms = new OtpSms(ctx, inbox)
+    this.draws = new DelayDraws(ctx.state)
+  }
+
+  /** After a reset: the draws start over from `seed` (none: the default seed). */
+  reseed(tx: Tx, seed: number | undefined): void {
+    this.draws.reseed(tx, seed)
+  }
+
+  /** A decision's delay in ms, a distribution drawn now (the `api` step's first, then the call's own). */
+  private delay(tx: Tx, d: RuleDecision | undefined): number | undefined {
+    // No decision, or one with no delay (most calls): nothing to draw, no closure made.
+    if (!d || (d.effect.delay_ms === undefined && !d.effect.delay_per_unit)) return undefined
+    return decisionDelay(d, (spec) => this.draws.draw(tx, spec)) || undefined
   }
 
   init(tx: Tx, now: number, merchant: Merchant, input: InitInput, baseUrl: string): Outcome {
@@ -61,7 +77,7 @@ export class MerchantFlow {
     const base: Omit<RuleContext, 'step'> = { msisdn: input.msisdn, country: input.country_code, carrier: carrier.code, service: service.code }
     // The `api` step, then the call's own: their delays add up; `http` or `fault` replaces the answer.
     const api = ruleset.decide(tx, { ...base, step: 'api' })
-    const apiDelay = decisionDelay(api) || undefined
+    const apiDelay = this.delay(tx, api)
     const down = gate(api, 'answer', apiDelay)
     if (down.stop) return down.stop
     if (!world.carrierProvisioned(integration, carrier))
@@ -73,7 +89,7 @@ export class MerchantFlow {
           : `carrier ${carrier.code} is not provisioned`,
       )
     const own = ruleset.decide(tx, { ...base, step: 'init' })
-    const delayMs = addDelays(apiDelay, own?.effect.delay_ms)
+    const delayMs = addDelays(apiDelay, this.delay(tx, own))
     const mine = gate(own, 'Init', delayMs)
     if (mine.stop) return mine.stop
     const result = this.initCall(tx, now, merchant, input, baseUrl, service, carrier, base, delayMs)
@@ -158,11 +174,11 @@ export class MerchantFlow {
     const found = world.integration(merchant.id, verif.service, verif.country)
     if (!found) return withMsisdn(notConfigured(world, merchant, verif.service, verif.country), msisdn)
     const api = ruleset.decideFor(tx, 'api', verif)
-    const apiDelay = decisionDelay(api) || undefined
+    const apiDelay = this.delay(tx, api)
     const down = gate(api, 'answer', apiDelay)
     if (down.stop) return withMsisdn(down.stop, msisdn)
     const own = ruleset.decideFor(tx, 'verify', verif)
-    const delayMs = addDelays(apiDelay, own?.effect.delay_ms)
+    const delayMs = addDelays(apiDelay, this.delay(tx, own))
     const mine = gate(own, 'Verify', delayMs)
     if (mine.stop) return withMsisdn(mine.stop, msisdn)
     const result = withMsisdn(this.verifyCall(tx, now, verif, found, input, delayMs), msisdn)
@@ -227,11 +243,11 @@ export class MerchantFlow {
     if (!found) return withMsisdn(notConfigured(world, merchant, sub.service, sub.country), sub.msisdn)
     // The `api` step, then the call's own (the candidates ride beside the subscription: no key to build).
     const api = ruleset.decideFor(tx, 'api', sub)
-    const apiDelay = decisionDelay(api) || undefined
+    const apiDelay = this.delay(tx, api)
     const down = gate(api, 'answer', apiDelay)
     if (down.stop) return withMsisdn(down.stop, sub.msisdn)
     const own = ruleset.decideFor(tx, 'status', sub)
-    const delayMs = addDelays(apiDelay, own?.effect.delay_ms)
+    const delayMs = addDelays(apiDelay, this.delay(tx, own))
     const refused = gate(own, 'Status', delayMs)
     if (refused.stop) return withMsisdn(refused.stop, sub.msisdn)
     const cached = this.views.status(sub, found.service)

@@ -6,6 +6,7 @@ import { RE2JS } from 're2js'
 import type { CarrierCode, OutcomeCode } from './outcomes.js'
 import type { RuleDecision } from './ruleset.js'
 import { ruleReason } from './why.js'
+import type { DelaySpec } from './delays.js'
 import { MAX_DELAY_MS } from './limits.js'
 import { MAX_REGEX_INPUT, takeCompiled } from './regex-cost.js'
 import type { Rule, RuleEffect, Step } from './world-schema.js'
@@ -84,14 +85,17 @@ export function ruleMatches(c: CompiledRule, ctx: RuleContext, ignoreNth = false
   return true
 }
 
-/** The delay a decision asks for (its `delay_ms`, and `delay_per_unit` from its regex match). */
-export function decisionDelay(d: { effect: RuleEffect; match: RegexMatch | true } | undefined): number {
-  return d ? effectDelay(d.effect, d.match) : 0
+/**
+ * The delay a decision asks for (its `delay_ms`, and `delay_per_unit` from its regex match); `draw`
+ * turns a `delay_ms` distribution into milliseconds (the session's generator: delays.ts).
+ */
+export function decisionDelay(d: { effect: RuleEffect; match: RegexMatch | true } | undefined, draw: (d: DelaySpec) => number): number {
+  return d ? effectDelay(d.effect, d.match, draw) : 0
 }
 
 /** The delay an effect asks for, given the regex match of its rule. */
-export function effectDelay(effect: RuleEffect, match: RegexMatch | true): number {
-  let ms = effect.delay_ms ?? 0
+export function effectDelay(effect: RuleEffect, match: RegexMatch | true, draw: (d: DelaySpec) => number): number {
+  let ms = effect.delay_ms === undefined ? 0 : draw(effect.delay_ms)
   if (effect.delay_per_unit && match !== true) {
     // Digits only: a group that met other text ("1e9" in an unchecked MSISDN) counts no units.
     const text = match.groups[effect.delay_per_unit.group] ?? ''

@@ -11,6 +11,7 @@
  * a write).
  */
 import type { Rule, RuleEffect, Step } from './world-schema.js'
+import { isDistribution } from './delays.js'
 import { StepRules } from './rule-index.js'
 import { compileRule, type CompiledRule, type RegexMatch, type RuleContext } from './rules.js'
 import type { RuntimeRuleRecord, State } from './state.js'
@@ -159,10 +160,13 @@ export class RuleSet {
     return found && this.first(tx, step, record.msisdn, found)
   }
 
-  /** Whether deciding `step` for this record may write (a candidate counts occurrences or uses: `nth`, `times`). */
+  /**
+   * Whether deciding `step` for this record may write: a candidate counts occurrences or uses (`nth`,
+   * `times`), or draws its `delay_ms` (a distribution counts the session's draws: delays.ts).
+   */
   mayCount(step: Step, record: Omit<RuleContext, 'step'>): boolean {
     const found = this.candidatesFor(step, record)
-    return !!found && (found.nth || found.list.some((d) => d.rule.times !== undefined))
+    return !!found && (found.nth || found.list.some((d) => d.rule.times !== undefined || isDistribution(d.effect.delay_ms)))
   }
 
   /** The candidates of a step for a record (found once per record and rules version), or undefined when no rule has the step. */

@@ -2,6 +2,7 @@
  * The magic numbers and rules of the loaded world, described for people (`dcb scenarios`, the
  * control API, the table of docs/reference/magic-endings.md). Generated from the data, so documentation cannot drift.
  */
+import { describeDelay } from './delays.js'
 import type { Rule, World } from './world-schema.js'
 import type { Engine } from './engine.js'
 
@@ -42,7 +43,7 @@ export function describeEffect(rule: Rule): string {
     )
   if (e.retry_after !== undefined) parts.push(`Retry-After ${e.retry_after}`)
   if (e.when) parts.push(e.when === 'after' ? 'after the call was done' : 'before the call')
-  if (e.delay_ms) parts.push(`delay ${e.delay_ms} ms`)
+  if (e.delay_ms) parts.push(`delay ${describeDelay(e.delay_ms)}`)
   if (e.delay_per_unit) parts.push(`delay ${e.delay_per_unit.group.toUpperCase()} x ${e.delay_per_unit.ms} ms`)
   if (e.otp) parts.push(`OTP ${e.otp}`)
   if (e.deliver === false) parts.push('OTP SMS never delivered')

@@ -212,7 +212,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     method: 'POST',
     path: '/reset',
     operationId: 'reset',
-    summary: 'Back to the loaded fixtures; with clock, starting over at that time',
+    summary: 'Back to the loaded fixtures; with clock, starting over at that time; with seed, delays drawn from it',
     body: ResetBody,
     answer: ResetAnswer,
     errors: ['BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'BAD_TIME', 'CLOCK_LIMIT'],

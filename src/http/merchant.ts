@@ -126,6 +126,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
         headers: journalHeaders(req.headers),
       }
       if (clientClosed) entry.client_closed = true
+      if (heldMs) entry.delay_ms = heldMs
       if (sent.fault) entry.fault = { kind: sent.fault.kind, when: sent.fault.when }
       if (sent.replaced) entry.response_headers = sent.headers
       const id = target.journal.add(entry)

@@ -26,6 +26,8 @@ export interface JournalEntry {
   fault?: { kind: FaultKind; when: When }
   /** The headers sent with a body that is not the envelope (a gateway's page). */
   response_headers?: Record<string, string>
+  /** How long a rule held the answer back (its `delay_ms`, a distribution's draw; with `delay_per_unit`), when one did. */
+  delay_ms?: number
   duration_ms: number
   request: unknown
   response: unknown

@@ -227,7 +227,7 @@ describe('control API', () => {
     // A misspelt clock would otherwise reset to now, dropping everything.
     expect((await c.control('/reset', { clok: '2026-01-01T00:00:00' })).body).toEqual({
       error: 'BAD_REQUEST',
-      message: 'clok: unknown field; POST /_sandbox/reset takes clock, frozen',
+      message: 'clok: unknown field; POST /_sandbox/reset takes clock, frozen, seed',
     })
     expect((await c.control('/sms?msisdn=60123456031')).body.messages).toEqual(kept)
     const offset = (await c.control('/clock')).body.offset_ms
