@@ -12,7 +12,14 @@ const NEEDS = [
   { pkg: 'chromium', path: '/usr/bin/chromium' },
   { pkg: 'jq', command: 'jq' },
   { pkg: 'python3', command: 'python3' },
-  { pkg: 'python3-pytest', check: ['python3', '-c', 'import pytest'] },
+  // The python3 on the PATH (pyenv's, here) may lack pytest while Debian's has it once installed: either does.
+  {
+    pkg: 'python3-pytest',
+    checks: [
+      ['python3', '-c', 'import pytest'],
+      ['/usr/bin/python3', '-c', 'import pytest'],
+    ],
+  },
 ]
 
 function executable(file) {
@@ -40,7 +47,7 @@ function passes([command, ...args]) {
   }
 }
 
-const there = (n) => !forced.has(n.pkg) && (n.path ? executable(n.path) : n.check ? passes(n.check) : onPath(n.command))
+const there = (n) => !forced.has(n.pkg) && (n.path ? executable(n.path) : n.checks ? n.checks.some(passes) : onPath(n.command))
 const missing = () => NEEDS.filter((n) => !there(n)).map((n) => n.pkg)
 
 let absent = missing()

@@ -3,7 +3,7 @@
  * and it passes: python3 and pytest run it against the single executable (dist/dcb-linux-x64, which
  * `npm run build:binary` writes). A missing executable or pytest fails here: it is never skipped.
  */
-import { execFile } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -21,7 +21,7 @@ describe("the scripting guide's pytest example", () => {
     expect(existsSync(EXE), `${EXE} is missing: npm run build:binary writes it`).toBe(true)
     const run = await new Promise<{ code: number; out: string }>((done) =>
       execFile(
-        'python3',
+        pythonWithPytest(),
         ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', EXAMPLE],
         { env: { ...process.env, DCB_EXE: EXE, PYTHONDONTWRITEBYTECODE: '1' }, timeout: 60_000 },
         (err, stdout, stderr) => done({ code: err ? Number(err.code ?? 1) : 0, out: stdout + stderr }),
@@ -31,3 +31,13 @@ describe("the scripting guide's pytest example", () => {
     expect(run.code).toBe(0)
   }, 90_000)
 })
+
+/** The python3 on the PATH when it has pytest, else Debian's (where npm test installs python3-pytest). */
+function pythonWithPytest(): string {
+  try {
+    execFileSync('python3', ['-c', 'import pytest'], { stdio: 'ignore' })
+    return 'python3'
+  } catch {
+    return '/usr/bin/python3'
+  }
+}
