@@ -92,7 +92,7 @@ export async function coverage(o: CoverageCliOptions): Promise<void> {
   const sessionName = sessions ? sessions.join(', ') : (sessionGiven(one)?.name ?? 'default')
   // A gate that read nothing must not look green: no merchant had traffic and none was named (--merchant lists its outcomes, all unseen).
   const empty = o.junit !== undefined && !answer.coverage.length && !o.allowEmpty
-  if (o.junit !== undefined) writeJunit(o.junit, coverageJUnit(answer, policy, empty ? sessionName : undefined))
+  if (o.junit !== undefined) writeJunit(o.junit, coverageJUnit(answer, policy, { emptySession: empty ? sessionName : undefined, min: o.min }))
   if (o.json) printJson(answer)
   else print(answer, o.min)
   if (empty)
