@@ -63,10 +63,12 @@ export interface AnsweredCall {
   /** Answered by the HTTP layer after a failure it did not expect (the engine's outcome was not sent). */
   crashed: boolean
   clientGone: boolean
-  /** The call activated a subscription (Verify SUCCESS). */
+  /** The call activated a subscription (Verify SUCCESS) and its answer was due (not one a rule's fault cut). */
   activated: boolean
   /** The body as received, or null (none read). */
   body: string | null
+  /** A fault sent no status line (reset, close, garbage, hang): the client got no answer to back off from. */
+  noStatus?: boolean
   /** Wall times (epoch ms): when the request came, when it was answered. */
   sentAt: number
   answeredAt: number
@@ -163,14 +165,17 @@ export class Coverage {
 
   /**
    * An answer a rule replaced (wire.ts): a fault counts `op.fault`, a 429, 502, 503 or 504
-   * `op.gateway`. True when the call did nothing (`before`): its own code is not counted.
+   * `op.gateway`, a 500 `after` the call `op.ERROR_500` (what the merchant got). True when the call
+   * did nothing (`before`) and its answer was a fault or a gateway's: the 500 ERROR it cut was never
+   * seen, so it is not counted. An `after` counts the call's own outcome too (false).
    */
   private wire(tx: Tx | null, now: number, merchant: string, op: 'init' | 'verify' | 'status', out: Outcome): boolean {
     const w = out.wire
     if (!w) return false
     if (w.fault) this.count(tx, merchant, `${op}.fault`, now)
     else if (isGatewayStatus(w.http)) this.count(tx, merchant, `${op}.gateway`, now)
-    else if (w.when === 'before') return false // HTTP 500: ERROR_500, as always
+    else if (w.when === 'after') this.count(tx, merchant, `${op}.ERROR_500`, now)
+    else return false // HTTP 500 before: the call's own ERROR_500, as always
     return w.when === 'before'
   }
 
@@ -215,14 +220,16 @@ export class Coverage {
       this.count(null, merchant, 'client.gone', this.ctx.clock.now())
       if (call.activated) this.lost(merchant, call.answeredAt - call.sentAt)
     }
-    if (call.body !== null && (this.failures.size || call.http >= 500)) {
+    // A retry is checked whatever its own answer; only an answer with a status of 500 or above is remembered.
+    const failed = call.http >= 500 && !call.noStatus
+    if (call.body !== null && (this.failures.size || failed)) {
       const k = merchant + '|' + call.op + '|' + call.body
       const failedAt = this.failures.get(k)
       if (failedAt !== undefined) {
         this.failures.delete(k)
         if (call.sentAt >= failedAt && call.sentAt - failedAt < FAST_RETRY_MS) this.raise(null, merchant, 'FAST_RETRY', this.ctx.clock.now())
       }
-      if (call.http >= 500) {
+      if (failed) {
         if (this.failures.size >= MAX_REMEMBERED) this.failures.delete(this.failures.keys().next().value!)
         this.failures.set(k, call.answeredAt)
       }

@@ -139,8 +139,10 @@ export function createMerchantHandler(ctx: MerchantContext) {
             code: sent.message,
             crashed,
             clientGone: clientClosed,
-            activated: op === 'verify' && outcome.code === 'SUCCESS',
+            // A rule's fault lost the answer, not the client's timeout: the activation is the test itself (no LOST_ACTIVATION).
+            activated: op === 'verify' && outcome.code === 'SUCCESS' && outcome.wire?.fault === undefined,
             body: requestText,
+            noStatus: sent.fault !== undefined && sent.fault.kind !== 'truncate',
             sentAt,
             answeredAt,
           },
