@@ -139,8 +139,9 @@ export function createMerchantHandler(ctx: MerchantContext) {
             code: sent.message,
             crashed,
             clientGone: clientClosed,
-            // A rule's fault lost the answer, not the client's timeout: the activation is the test itself (no LOST_ACTIVATION).
-            activated: op === 'verify' && outcome.code === 'SUCCESS' && outcome.wire?.fault === undefined,
+            activated: op === 'verify' && outcome.code === 'SUCCESS',
+            replaced: outcome.wire !== undefined,
+            subscriptionId: op === 'verify' && typeof outcome.payload?.subscription_id === 'string' ? outcome.payload.subscription_id : null,
             body: requestText,
             noStatus: sent.fault !== undefined && sent.fault.kind !== 'truncate',
             sentAt,
