@@ -84,6 +84,9 @@ describe('dcb coverage: a policy', () => {
       [['--allow', 'FAST'], 'allow: "FAST" is not a finding code'],
       [['--policy', policyFile('bad.json', '{ require: [] }')], 'is not JSON'],
       [['--policy', policyFile('keys.json', '{ "requires": [] }')], 'has unknown key "requires"'],
+      [['--policy', policyFile('min.json', '{ "min": "80" }')], '"min" must be a whole number from 0 to 100'],
+      [['--policy', policyFile('array.json', '["verify.*"]')], 'must be a JSON object with require, allow and min'],
+      [['--policy', policyFile('globs.json', '{ "require": ["nope.*"] }')], 'require: the glob "nope.*" matches no outcome'],
       [['--policy', join(tmp.dir, 'none.json')], 'cannot read the policy'],
     ]
     for (const [args, text] of cases) {
