@@ -60,7 +60,8 @@ export function mergeCoverage(...reports: CoverageAnswer[]): CoverageAnswer {
 /**
  * The JUnit XML `dcb coverage --junit` writes for this answer: without a policy, a failing case per
  * outcome never seen and per finding; with one (as `--policy FILE`), failing only an outcome required
- * and never seen and a finding not allowed. A policy naming an unknown outcome or finding throws.
+ * and never seen and a finding not allowed; its `min` is a case per merchant, failing below it. The
+ * same function writes `--junit`. A policy naming an unknown outcome or finding throws.
  */
 export function coverageJUnit(report: CoverageAnswer, policy?: CoveragePolicy): string {
   if (policy === undefined) return junit(report)

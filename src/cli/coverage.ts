@@ -62,19 +62,27 @@ export async function coverage(o: CoverageCliOptions): Promise<void> {
   const one: ClientCliOptions = { ...o, session: named.length === 1 ? named[0] : undefined }
   const c = clientFrom(one)
   let sessions: string[] | undefined
-  if (o.sessions !== undefined) {
-    const { sessions: all } = await guard(() => c.control<SessionsAnswer>('GET', '/sessions'))
-    const re = globRe(o.sessions)
-    sessions = all.map((s) => s.name).filter((n) => re.test(n))
-    if (!sessions.length) throw new CliError(`--sessions "${o.sessions}" matches no session (there are: ${all.map((s) => s.name).join(', ')})`, EXIT.FAIL)
-  } else if (named.length > 1) sessions = named
+  if (o.sessions !== undefined || named.length > 1) {
+    const { sessions: listed } = await guard(() => c.control<SessionsAnswer>('GET', '/sessions'))
+    const all = listed.map((s) => s.name)
+    if (o.sessions !== undefined) {
+      const re = globRe(o.sessions)
+      sessions = all.filter((n) => re.test(n))
+      if (!sessions.length) throw new CliError(`--sessions "${o.sessions}" matches no session (there are: ${all.join(', ')})`, EXIT.FAIL)
+    } else {
+      // A merge reading a session that is not there would make it empty and gate on less than the suite ran.
+      const missing = [...new Set(named)].filter((n) => !all.includes(n))
+      if (missing.length)
+        throw new CliError(`--session: no session ${missing.map((n) => `"${n}"`).join(', ')} to merge (there are: ${all.join(', ')})`, EXIT.FAIL)
+      sessions = [...new Set(named)]
+    }
+  }
   const query = o.merchant === undefined ? {} : { merchant: o.merchant }
   let answer: CoverageAnswer
   if (sessions) {
     const answers: CoverageAnswer[] = []
     for (const name of sessions) {
       const s = clientFrom({ ...o, session: name })
-      if (o.sessions === undefined) await warnOfNewSession(s, { ...o, session: name })
       answers.push(await guard(() => s.coverage(query)))
     }
     answer = mergeCoverage(...answers) as CoverageAnswer
@@ -92,7 +100,7 @@ export async function coverage(o: CoverageCliOptions): Promise<void> {
   const sessionName = sessions ? sessions.join(', ') : (sessionGiven(one)?.name ?? 'default')
   // A gate that read nothing must not look green: no merchant had traffic and none was named (--merchant lists its outcomes, all unseen).
   const empty = o.junit !== undefined && !answer.coverage.length && !o.allowEmpty
-  if (o.junit !== undefined) writeJunit(o.junit, coverageJUnit(answer, policy, empty ? sessionName : undefined))
+  if (o.junit !== undefined) writeJunit(o.junit, coverageJUnit(answer, policy, { emptySession: empty ? sessionName : undefined, min: o.min }))
   if (o.json) printJson(answer)
   else print(answer, o.min)
   if (empty)

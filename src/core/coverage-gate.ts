@@ -176,24 +176,48 @@ function xml(s: string): string {
   return s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
+/** What the JUnit report says besides the answer and the policy (the command line's own). */
+export interface JUnitOptions {
+  /** No merchant had traffic in this session (named): said in one failing case. */
+  emptySession?: string
+  /** `--min` without a policy: held as a policy's `min` is. */
+  min?: number
+}
+
 /**
  * The JUnit report: one suite per merchant. Without a policy: a case per outcome failing when never
  * seen, and a failing case per finding. With one: an outcome fails only when required and unseen (the
- * others pass when seen, are skipped when not); a finding passes when allowed. `emptySession`: no
- * merchant had traffic there, said in one failing case.
+ * others pass when seen, are skipped when not); a finding passes when allowed. A `min` (the policy's,
+ * or `--min`) is one case per merchant, failing below it, skipped for a merchant whose every call was
+ * refused; with no merchant at all it fails above 0, as the exit code does. The one function behind
+ * `dcb coverage --junit` and the library's `coverageJUnit`, so both write the same XML.
  */
-export function coverageJUnit(answer: GateAnswer, policy?: CoveragePolicy, emptySession?: string): string {
+export function coverageJUnit(answer: GateAnswer, policy?: CoveragePolicy, opts: JUnitOptions = {}): string {
+  const { emptySession } = opts
+  const min = policy?.min ?? opts.min
   let tests = 0
   let failures = 0
   let skipped = 0
   const suites: string[] = []
   for (const m of answer.coverage) {
     const cls = xml(`dcb.coverage.${m.merchant}`)
-    const req = policy ? (authenticated(m) ? required(m, policy) : new Set<string>()) : undefined
+    const held = authenticated(m)
+    const req = policy ? (held ? required(m, policy) : new Set<string>()) : undefined
     const allowed = new Set(policy?.allow ?? [])
     const cases: string[] = []
     let f = 0
     let s = 0
+    if (min !== undefined) {
+      const open = `    <testcase classname="${cls}" name="min ${min}%">`
+      const pct = `coverage ${m.percent}% (${m.covered} of ${m.total} outcomes seen)`
+      if (!held) {
+        s++
+        cases.push(`${open}<skipped message="not held: every call was refused 401 or 403" /></testcase>\n`)
+      } else if (m.percent < min) {
+        f++
+        cases.push(`${open}<failure message="below min" type="below_min">${xml(`${pct} is below min ${min}%`)}</failure></testcase>\n`)
+      } else cases.push(`${open}<system-out>${xml(pct)}</system-out></testcase>\n`)
+    }
     for (const x of m.outcomes) {
       const open = `    <testcase classname="${cls}" name="${xml(x.id)}">`
       if (x.count) cases.push(`${open}<system-out>${x.count} seen</system-out></testcase>\n`)
@@ -222,13 +246,22 @@ export function coverageJUnit(answer: GateAnswer, policy?: CoveragePolicy, empty
     skipped += s
     suites.push(`  <testsuite name="${cls}" tests="${cases.length}" failures="${f}"${s ? ` skipped="${s}"` : ''}>\n${cases.join('')}  </testsuite>\n`)
   }
+  // No merchant at all: nothing was held, which must not look green (the command exits 1 too).
+  const general: string[] = []
   if (emptySession !== undefined) {
     const text = `no calls were recorded in session ${emptySession}: no merchant has traffic to report (give --merchant ID to report its outcomes, --allow-empty when none is expected)`
-    suites.push(
-      `  <testsuite name="dcb.coverage" tests="1" failures="1">\n    <testcase classname="dcb.coverage" name="calls recorded"><failure message="no calls were recorded" type="no_traffic">${xml(text)}</failure></testcase>\n  </testsuite>\n`,
+    general.push(
+      `    <testcase classname="dcb.coverage" name="calls recorded"><failure message="no calls were recorded" type="no_traffic">${xml(text)}</failure></testcase>\n`,
     )
-    tests++
-    failures++
+  }
+  if (!answer.coverage.length && min !== undefined && min > 0)
+    general.push(
+      `    <testcase classname="dcb.coverage" name="min ${min}%"><failure message="below min" type="below_min">no merchant has traffic: coverage 0% is below min ${min}%</failure></testcase>\n`,
+    )
+  if (general.length) {
+    suites.push(`  <testsuite name="dcb.coverage" tests="${general.length}" failures="${general.length}">\n${general.join('')}  </testsuite>\n`)
+    tests += general.length
+    failures += general.length
   }
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="dcb coverage" tests="${tests}" failures="${failures}"${skipped ? ` skipped="${skipped}"` : ''}>\n${suites.join('')}</testsuites>\n`
 }

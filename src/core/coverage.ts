@@ -32,9 +32,10 @@ export const FINDING_ADVICE = {
 export type FindingCode = keyof typeof FINDING_ADVICE
 export const FINDING_CODES = Object.keys(FINDING_ADVICE) as FindingCode[]
 
-/** Counter keys: `cov|ID|MERCHANT` (ids hold no `|`), `unrec|SUB`. */
+/** Counter keys: `cov|ID|MERCHANT` (ids hold no `|`), `unrec|SUB`, `unseen|SUB` (an activation whose answer was lost). */
 const COV = 'cov|'
 const UNREC = 'unrec|'
+const UNSEEN = 'unseen|'
 /** Where the sandbox time the counts started is kept (meta). */
 export const COVERAGE_SINCE = 'coverage.since'
 /** A call sent again within this much wall time after a 5xx answer to it is a FAST_RETRY. */
@@ -65,8 +66,14 @@ export interface AnsweredCall {
   clientGone: boolean
   /** The call activated a subscription (Verify SUCCESS). */
   activated: boolean
+  /** A rule replaced the answer (a fault, a gateway's page, a 500 after the call). */
+  replaced: boolean
+  /** The subscription an activating call made. */
+  subscriptionId: string | null
   /** The body as received, or null (none read). */
   body: string | null
+  /** A fault sent no status line (reset, close, garbage, hang): the client got no answer to back off from. */
+  noStatus?: boolean
   /** Wall times (epoch ms): when the request came, when it was answered. */
   sentAt: number
   answeredAt: number
@@ -124,8 +131,8 @@ export class Coverage {
 
   // ------------------------------------------------------------ where the engine decides
 
-  /** An Init's answer. */
-  init(tx: Tx, now: number, merchant: string, out: Outcome): void {
+  /** An Init's answer; `input` what it asked for (whose subscription an ALREADY_SUBSCRIBED is). */
+  init(tx: Tx, now: number, merchant: string, out: Outcome, input?: { msisdn: string; service_code: string }): void {
     if (this.wire(tx, now, merchant, 'init', out)) return
     if (out.code === 'SUCCESS') {
       const p = out.payload!
@@ -133,7 +140,32 @@ export class Coverage {
       return
     }
     this.answer(tx, merchant, 'init', out.code, now)
-    if (out.code === 'ALREADY_SUBSCRIBED') this.raise(tx, merchant, 'INIT_WHILE_ACTIVE', now)
+    if (out.code === 'ALREADY_SUBSCRIBED' && this.activeGiven(merchant, input)) this.raise(tx, merchant, 'INIT_WHILE_ACTIVE', now)
+  }
+
+  /**
+   * Whether the merchant API gave the merchant this subscription's id: not for one an MO made, nor for
+   * one whose activation's answer was lost. No Status can be asked for it, so no finding is raised on it.
+   */
+  private given(sub: SubscriptionRecord): boolean {
+    return sub.flow !== 'psms' && !this.ctx.state.counters.has(UNSEEN + sub.id)
+  }
+
+  /** Whether the ACTIVE subscription an Init met is one the merchant was given (unknown: yes). */
+  private activeGiven(merchant: string, input: { msisdn: string; service_code: string } | undefined): boolean {
+    if (!input) return true
+    const { state } = this.ctx
+    for (const id of state.subsByMsisdn.get(input.msisdn) ?? []) {
+      const s = state.subs.get(id)
+      if (s && s.status === 'ACTIVE' && s.merchant === merchant && s.service === input.service_code) return this.given(s)
+    }
+    return true
+  }
+
+  /** An activation whose answer the merchant never got: its id was never given (a soft change). */
+  private unseen(subscriptionId: string): void {
+    this.ctx.soft('counters', UNSEEN + subscriptionId, () => 1)
+    if (this.ctx.state.counters.has(UNREC + subscriptionId)) this.ctx.soft('counters', UNREC + subscriptionId, toNull)
   }
 
   /**
@@ -163,21 +195,24 @@ export class Coverage {
 
   /**
    * An answer a rule replaced (wire.ts): a fault counts `op.fault`, a 429, 502, 503 or 504
-   * `op.gateway`. True when the call did nothing (`before`): its own code is not counted.
+   * `op.gateway`, a 500 `after` the call `op.ERROR_500` (what the merchant got). True when the call
+   * did nothing (`before`) and its answer was a fault or a gateway's: the 500 ERROR it cut was never
+   * seen, so it is not counted. An `after` counts the call's own outcome too (false).
    */
   private wire(tx: Tx | null, now: number, merchant: string, op: 'init' | 'verify' | 'status', out: Outcome): boolean {
     const w = out.wire
     if (!w) return false
     if (w.fault) this.count(tx, merchant, `${op}.fault`, now)
     else if (isGatewayStatus(w.http)) this.count(tx, merchant, `${op}.gateway`, now)
-    else if (w.when === 'before') return false // HTTP 500: ERROR_500, as always
+    else if (w.when === 'after') this.count(tx, merchant, `${op}.ERROR_500`, now)
+    else return false // HTTP 500 before: the call's own ERROR_500, as always
     return w.when === 'before'
   }
 
   /** A subscription changed outside the merchant's calls (MO, consent, STOP, renewal failure, carrier): unreconciled until its next Status. */
   changed(tx: Tx, sub: SubscriptionRecord, now: number): void {
-    // A PSMS subscription was made by an MO: the merchant API never gave its id, so no Status can clear it.
-    if (sub.flow === 'psms') return
+    // An MO-made subscription, or one whose activation's answer was lost: no Status can clear it.
+    if (!this.given(sub)) return
     const k = UNREC + sub.id
     if (!this.ctx.state.counters.has(k)) tx.put('counters', k, 1)
     this.raise(tx, sub.merchant, 'UNRECONCILED', now)
@@ -213,16 +248,20 @@ export class Coverage {
     if (call.crashed) this.answer(null, merchant, call.op, 'SERVER_ERROR', this.ctx.clock.now())
     if (call.clientGone) {
       this.count(null, merchant, 'client.gone', this.ctx.clock.now())
-      if (call.activated) this.lost(merchant, call.answeredAt - call.sentAt)
+      // A rule's fault lost the answer, not the client's timeout: the activation is the test itself.
+      if (call.activated && !call.replaced) this.lost(merchant, call.answeredAt - call.sentAt)
     }
-    if (call.body !== null && (this.failures.size || call.http >= 500)) {
+    if (call.activated && call.subscriptionId !== null && (call.clientGone || call.replaced)) this.unseen(call.subscriptionId)
+    // A retry is checked whatever its own answer; only an answer with a status of 500 or above is remembered.
+    const failed = call.http >= 500 && !call.noStatus
+    if (call.body !== null && (this.failures.size || failed)) {
       const k = merchant + '|' + call.op + '|' + call.body
       const failedAt = this.failures.get(k)
       if (failedAt !== undefined) {
         this.failures.delete(k)
         if (call.sentAt >= failedAt && call.sentAt - failedAt < FAST_RETRY_MS) this.raise(null, merchant, 'FAST_RETRY', this.ctx.clock.now())
       }
-      if (call.http >= 500) {
+      if (failed) {
         if (this.failures.size >= MAX_REMEMBERED) this.failures.delete(this.failures.keys().next().value!)
         this.failures.set(k, call.answeredAt)
       }
@@ -231,8 +270,9 @@ export class Coverage {
   }
 
   /** A consent approval that activated a subscription whose browser had gone before the answer. */
-  consentLost(merchant: string, journalId: number | null, tookMs = 0): void {
+  consentLost(merchant: string, journalId: number | null, tookMs = 0, subscriptionId: string | null = null): void {
     this.lost(merchant, tookMs)
+    if (subscriptionId !== null) this.unseen(subscriptionId)
     this.exampleOf(journalId)
   }
 

@@ -219,7 +219,7 @@ export class Engine {
     if (call.op === 'init')
       return (tx, now) => {
         const out = flow.init(tx, now, merchant, call.input, call.baseUrl)
-        coverage.init(tx, now, merchant.id, out)
+        coverage.init(tx, now, merchant.id, out, call.input)
         return out
       }
     if (call.op === 'verify')

@@ -91,7 +91,7 @@ export async function consentPage(
       })
       engine.coverage.exampleOf(entry ?? null)
       // The browser went away before the redirect: the merchant may never learn of the subscription.
-      if (res.destroyed && out.result === 'SUCCESS' && verif) engine.coverage.consentLost(verif.merchant, entry ?? null)
+      if (res.destroyed && out.result === 'SUCCESS' && verif) engine.coverage.consentLost(verif.merchant, entry ?? null, 0, out.subscription_id)
       if (out.location) return redirect(res, out.location, 303, out.reason && reasons ? { 'x-dcb-reason': headerReason(out.reason) } : undefined)
       const text = out.result === 'SUCCESS' ? `Subscribed: <code>${h(out.subscription_id!)}</code>` : `Not subscribed: <code>${h(out.result)}</code>`
       return sendHtml(res, 200, page('Done', `<div class="card"><h1>Done</h1><p>${text}</p></div>`))

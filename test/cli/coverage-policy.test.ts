@@ -84,6 +84,9 @@ describe('dcb coverage: a policy', () => {
       [['--allow', 'FAST'], 'allow: "FAST" is not a finding code'],
       [['--policy', policyFile('bad.json', '{ require: [] }')], 'is not JSON'],
       [['--policy', policyFile('keys.json', '{ "requires": [] }')], 'has unknown key "requires"'],
+      [['--policy', policyFile('min.json', '{ "min": "80" }')], '"min" must be a whole number from 0 to 100'],
+      [['--policy', policyFile('array.json', '["verify.*"]')], 'must be a JSON object with require, allow and min'],
+      [['--policy', policyFile('globs.json', '{ "require": ["nope.*"] }')], 'require: the glob "nope.*" matches no outcome'],
       [['--policy', join(tmp.dir, 'none.json')], 'cannot read the policy'],
     ]
     for (const [args, text] of cases) {
@@ -119,6 +122,10 @@ describe('merged sessions', () => {
     const none = await run(['--sessions', 'zz-*'])
     expect(none.code).toBe(1)
     expect(none.stderr).toMatch(/^dcb: --sessions "zz-\*" matches no session/)
+    // A session named to merge that is not there is refused, and not made.
+    const typo = await run(['--session', 'ci-a', '--session', 'ci-c'])
+    expect([typo.code, typo.stderr]).toEqual([1, expect.stringMatching(/^dcb: --session: no session "ci-c" to merge \(there are: .*ci-a, ci-b.*\)\n$/)])
+    expect((await c.control('/sessions')).body.sessions.map((x: any) => x.name)).not.toContain('ci-c')
     for (const s of ['ci-a', 'ci-b']) await c.control(`/sessions/${s}`, undefined, { method: 'DELETE' })
   })
 })

@@ -1,0 +1,84 @@
+/**
+ * examples/merchant's coverage policy gating a suite run against `dcb serve`, all from the packed
+ * package as a consumer installs it: the tarball's `dcb serve`, two test files as scripts that use its
+ * `createClient` in a session each, then its `dcb coverage --sessions 'file-*' --policy` over both.
+ * The JUnit report the binary writes is the XML the installed library's `coverageJUnit` gives for the
+ * merged sessions, so a suite gates the same way in process and against a server.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { packedConsumer, run } from './packed.js'
+
+/** The tarball's `dcb serve` on a free port; answers its URL once it prints it. */
+function served(bin: string, cwd: string): Promise<{ url: string; child: ChildProcess }> {
+  return new Promise((resolve, reject) => {
+    const args = [bin, 'serve', '--port', '0', '--in-memory', '--clock', '2026-01-31T00:00:00']
+    const child = spawn(process.execPath, args, { cwd, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    const seen = (d: Buffer) => {
+      out += d
+      const m = /listening on (http:\/\/\S+)/.exec(out)
+      if (m) resolve({ url: m[1]!, child })
+    }
+    child.stdout.on('data', seen)
+    child.stderr.on('data', seen)
+    child.on('exit', (code) => reject(new Error(`dcb serve exited ${code}: ${out}`)))
+  })
+}
+
+describe("the packed package: examples/merchant's policy against dcb serve, one session per test file", () => {
+  const packed = packedConsumer()
+  let server: ChildProcess | undefined
+  afterAll(() => {
+    server?.kill()
+  })
+
+  it('fails while a file has not run, passes once both ran, and writes the XML the library gives for the merged sessions', async () => {
+    const app = packed.app
+    const bin = join(app, 'node_modules', 'dcb-sandbox', 'bin', 'dcb.js')
+    const s = await served(bin, app)
+    server = s.child
+    /** One test file: its calls in its own session, through the installed client. */
+    const file = (session: string, body: string) =>
+      packed.script(`import { createClient } from 'dcb-sandbox'
+const sandbox = createClient({ baseUrl: '${s.url}', session: '${session}' })
+const subscribe = async (msisdn) => {
+  const init = await sandbox.init({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
+  const verify = await sandbox.verify({ verif_request_id: init.envelope.payload.verif_request_id, otp: (await sandbox.otp(msisdn)).otp })
+  return verify.envelope.payload?.subscription_id
+}
+${body}`)
+    const gate = () =>
+      run(process.execPath, [bin, 'coverage', '--base-url', s.url, '--sessions', 'file-*', '--policy', 'coverage-policy.json', '--junit', 'report.xml'], app)
+
+    // File one: a subscription and its Status, a failed first charge.
+    const one = await file('file-1', `await sandbox.status({ subscription_id: await subscribe('60123456011') })\nawait subscribe('60123456201')`)
+    expect(one.code, one.out).toBe(0)
+    const first = await gate()
+    expect(first.code).toBe(1)
+    expect(first.stderr).toContain('demo: required outcome status.EXPIRED was never seen')
+
+    // File two: a renewal that succeeds and one that fails, each reconciled with Status.
+    const two = await file(
+      'file-2',
+      `const ids = [await subscribe('60123456012'), await subscribe('60123456301')]
+await sandbox.advance('P1M')
+for (const id of ids) await sandbox.status({ subscription_id: id })`,
+    )
+    expect(two.code, two.out).toBe(0)
+    const both = await gate()
+    expect([both.code, both.stderr]).toEqual([0, ''])
+    const xml = readFileSync(join(app, 'report.xml'), 'utf8')
+    expect(xml).toMatch(/<testsuites name="dcb coverage" tests="\d+" failures="0"/)
+
+    const inProcess = await packed.script(`import { readFileSync } from 'node:fs'
+import { coverageJUnit, createClient, mergeCoverage } from 'dcb-sandbox'
+const policy = JSON.parse(readFileSync('coverage-policy.json', 'utf8'))
+const of = (session) => createClient({ baseUrl: '${s.url}', session }).coverage()
+process.stdout.write(coverageJUnit(mergeCoverage(await of('file-1'), await of('file-2')), policy))`)
+    expect(inProcess.code).toBe(0)
+    expect(inProcess.stdout).toBe(xml)
+  }, 60_000)
+})
