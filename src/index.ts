@@ -111,6 +111,8 @@ const SERVER_OPTIONS: Record<keyof SandboxServerOptions, true> = {
   failurePayload: true,
   clock: true,
   clockRunning: true,
+  requestLogSize: true,
+  requestLogBytes: true,
   journalSize: true,
   journalBytes: true,
   maxConnections: true,

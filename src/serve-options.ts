@@ -34,8 +34,13 @@ export interface ServeOptions {
   /** Start the sandbox clock at this time (ISO-8601), frozen unless `clockRunning`. */
   clock?: string
   clockRunning?: boolean
+  /** How many merchant calls each session's request log keeps (default 1000). */
+  requestLogSize?: number
+  /** Bytes of request bodies the request logs of all sessions keep together (default 32 MiB). */
+  requestLogBytes?: number
+  /** The old name of `requestLogSize`. */
   journalSize?: number
-  /** Bytes of request bodies the request journals of all sessions keep together (default 32 MiB). */
+  /** The old name of `requestLogBytes`. */
   journalBytes?: number
   /** Connections open at once; more are refused (default 1024). */
   maxConnections?: number

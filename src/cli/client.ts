@@ -316,12 +316,13 @@ export async function logs(o: Opts): Promise<void> {
     for (const line of moveLines(e, o.subscription === undefined ? undefined : String(o.subscription))) out(`    ${chalk.dim('ran:')} ${line}`)
   }
   // --all: every entry the journal holds (it is bounded); otherwise the latest --limit. Both: one would be dropped.
-  if (o.all && o.limit !== undefined) throw new CliError('--all shows every entry the journal holds: it cannot go with --limit (drop one of them)', EXIT.USAGE)
+  if (o.all && o.limit !== undefined)
+    throw new CliError('--all shows every entry the request log holds: it cannot go with --limit (drop one of them)', EXIT.USAGE)
   const limit = o.all ? 1_000_000 : decimal(String(o.limit ?? 20))
   if (!o.all && (!Number.isInteger(limit) || limit < 1 || limit > 100_000))
     throw new CliError(`--limit "${o.limit}" must be a whole number from 1 to 100000`, EXIT.USAGE)
   if (o.subscription !== undefined && o.follow)
-    throw new CliError('--subscription lists what the journal holds; it does not follow (use --msisdn with -f)', EXIT.USAGE)
+    throw new CliError('--subscription lists what the request log holds; it does not follow (use --msisdn with -f)', EXIT.USAGE)
   await warnOfNewSession(c, o)
   // A mistyped id is SUBSCRIPTION_NOT_FOUND, not an empty list.
   if (o.subscription !== undefined) await guard(() => c.subscription(String(o.subscription)))
@@ -336,10 +337,10 @@ export async function logs(o: Opts): Promise<void> {
   if (!first.requests.length && !o.json) {
     const none =
       o.subscription !== undefined
-        ? `no request about subscription ${o.subscription}${o.msisdn ? ` and ${o.msisdn} (both filters apply)` : ''} in the journal`
+        ? `no request about subscription ${o.subscription}${o.msisdn ? ` and ${o.msisdn} (both filters apply)` : ''} in the request log`
         : o.msisdn
-          ? `no request about ${o.msisdn} in the journal`
-          : 'the request journal is empty (no merchant call since the server started or was reset)'
+          ? `no request about ${o.msisdn} in the request log`
+          : 'the request log is empty (no merchant call since the server started or was reset)'
     out(chalk.dim(`${none}${o.follow ? '; waiting for requests…' : ''}`))
   }
   for (const e of [...first.requests].reverse()) print(e)
@@ -367,7 +368,7 @@ const LOGGED_EVENTS = 5
 function moveLines(e: Record<string, any>, subscription: string | undefined): string[] {
   const r = e.response
   if (!/^\/_sandbox\/clock\/(advance|set)$/.test(e.path) || !r || typeof r !== 'object') return []
-  if (!Array.isArray(r.events)) return r.event_count ? [`${r.event_count} events (too many for the journal to list)`] : []
+  if (!Array.isArray(r.events)) return r.event_count ? [`${r.event_count} events (too many for the request log to list)`] : []
   const events: Record<string, any>[] = subscription === undefined ? r.events : r.events.filter((x: any) => x.subscription_id === subscription)
   if (events.length <= LOGGED_EVENTS)
     return events.map(

@@ -135,7 +135,7 @@ function print(answer: CoverageAnswer, min: number | undefined): void {
     for (const x of never) out(`    ${x.id}${x.how ? chalk.dim(`: ${x.how}`) : ''}`)
     if (!m.findings.length) out(chalk.green('  no findings'))
     for (const f of m.findings) {
-      out(`  ${chalk.yellow('!')} ${chalk.bold(f.code)} x${f.count}${f.example === null ? '' : chalk.dim(` (latest: journal entry ${f.example})`)}`)
+      out(`  ${chalk.yellow('!')} ${chalk.bold(f.code)} x${f.count}${f.example === null ? '' : chalk.dim(` (latest: request log entry ${f.example})`)}`)
       out(`    ${f.advice}`)
     }
   }

@@ -64,7 +64,7 @@ export async function follow(c: DcbClient, opts: { msisdn?: string; last: number
           const newest = Number(data.next_request_id) - 1
           // A journal that starts below what was printed is a new one (the server restarted): follow it from its start.
           if (newest < last) {
-            note(`${c.baseUrl} started a new request journal; following it from its first entry`)
+            note(`${c.baseUrl} started a new request log; following it from its first entry`)
             last = 0
           }
           await catchUp(newest)

@@ -48,7 +48,7 @@ program
   .description('run the sandbox server (merchant API, control API under /_sandbox, consent pages)')
   .option('-p, --port <port>', 'port to listen on', int('--port', 0, 65535), DEFAULT_PORT)
   .option('--host <host>', 'address to listen on (default 127.0.0.1; with --lan 0.0.0.0)')
-  .option('--data <file>', 'data file (snapshot + journal beside it)', DEFAULT_DATA_FILE)
+  .option('--data <file>', 'data file (snapshot + write-ahead log beside it)', DEFAULT_DATA_FILE)
   .option('--in-memory', 'keep nothing on disk')
   .addOption(
     new Option('--store <url>', 'keep the state in PostgreSQL (postgres://USER:PASSWORD@HOST:PORT/DATABASE): replicas with the same URL are one sandbox').env(
@@ -70,14 +70,25 @@ program
       .choices(['auto', 'null', 'absent'])
       .default('auto'),
   )
-  .option('--journal-size <n>', 'how many requests the request journal keeps', int('--journal-size', 1, 1_000_000), 1000)
+  .option(
+    '--request-log-size <n>',
+    'how many requests the request log keeps (default: 1000; old name: --journal-size)',
+    int('--request-log-size', 1, 1_000_000),
+  )
+  // The old names keep working: hidden, and said in the new ones' help.
+  .addOption(new Option('--journal-size <n>').hideHelp().argParser(int('--journal-size', 1, 1_000_000)))
   .option(
     '--max-sessions <n>',
     'the most sessions (X-DCB-Session) beside the default one; more is 429 SESSION_LIMIT',
     int('--max-sessions', 0, 1_000_000),
     1000,
   )
-  .option('--journal-mib <n>', 'how many MiB of request bodies the request journals keep, all sessions together', int('--journal-mib', 1, 4096), 32)
+  .option(
+    '--request-log-mib <n>',
+    'how many MiB of request bodies the request logs keep, all sessions together (default: 32; old name: --journal-mib)',
+    int('--request-log-mib', 1, 4096),
+  )
+  .addOption(new Option('--journal-mib <n>').hideHelp().argParser(int('--journal-mib', 1, 4096)))
   .option('--max-connections <n>', 'connections open at once; more are refused', int('--max-connections', 1, 1_000_000), 1024)
   .option('--sms-per-msisdn <n>', 'how many SMS messages each handset keeps', int('--sms-per-msisdn', 1, 100_000), 50)
   .option('--max-sms <n>', 'how many SMS messages each session keeps (the oldest go first)', int('--max-sms', 1, 100_000_000), 50_000)
@@ -224,14 +235,14 @@ clientCommand('rules', 'runtime carrier rules: rules list | add <json|file> | re
   .argument('[action]', 'list (default), add, remove or clear')
   .argument('[rule]', 'add: a rule as JSON, or a file with a rule, an array or {"rules": [...]}; remove: the rule id')
   .action(async (verb, arg, o) => (await import('./rules.js')).rules(verb, arg, o))
-clientCommand('logs', 'show the request journal', 'control')
+clientCommand('logs', 'show the request log', 'control')
   .option('-f, --follow', 'keep printing new requests')
   .option('--limit <n>', 'how many of the latest to show first (default 20)')
   .option('--msisdn <msisdn>', 'only requests about this MSISDN')
   .option('--subscription <id>', 'only requests about this subscription, the ones that created it included')
-  .option('--all', `every entry the journal holds, oldest first (with --json: a file for ${name} replay)`)
+  .option('--all', `every entry the request log holds, oldest first (with --json: a file for ${name} replay)`)
   .action(async (o) => (await client()).logs(o))
-clientCommand('reset', 'back to the loaded fixtures (drops subscriptions, messages, runtime rules) and empties the request journal', 'control')
+clientCommand('reset', 'back to the loaded fixtures (drops subscriptions, messages, runtime rules) and empties the request log', 'control')
   .option('--clock <time>', 'start over at this sandbox time (earlier than now too)')
   .option('--seed <n>', 'draw delay distributions from this seed (default 0, the same at every reset)', int('--seed', 0, Number.MAX_SAFE_INTEGER))
   .action(async (o) => (await client()).reset(o))

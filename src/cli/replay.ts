@@ -100,7 +100,7 @@ export function readRecording(file: string): Entry[] {
       .filter(({ l }) => l.trim())
       .map(({ l, line }) => json(l, line))
   const bad = entries.findIndex((e) => !e || typeof e !== 'object' || typeof (e as Entry).path !== 'string' || typeof (e as Entry).sandbox_time !== 'string')
-  if (bad >= 0) throw new CliError(`${file}: entry ${bad + 1} is not a journal entry (path and sandbox_time needed)`, EXIT.USAGE)
+  if (bad >= 0) throw new CliError(`${file}: entry ${bad + 1} is not a request log entry (path and sandbox_time needed)`, EXIT.USAGE)
   const untimed = (entries as Entry[]).findIndex((e) => !/^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(e.sandbox_time))
   if (untimed >= 0)
     throw new CliError(

@@ -32,9 +32,13 @@ interface ServeCliOptions {
   clock?: string
   clockRunning?: boolean
   failurePayload: 'auto' | 'null' | 'absent'
-  journalSize: number
+  requestLogSize?: number
+  /** The old name of --request-log-size. */
+  journalSize?: number
   maxSessions?: number
-  journalMib: number
+  requestLogMib?: number
+  /** The old name of --request-log-mib. */
+  journalMib?: number
   maxConnections: number
   smsPerMsisdn: number
   maxSms: number
@@ -137,9 +141,9 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
       clock: opts.clock,
       clockRunning: opts.clockRunning,
       failurePayload: opts.failurePayload,
-      journalSize: opts.journalSize,
+      journalSize: oneOf(opts, 'requestLogSize', 'journalSize') ?? 1000,
       maxSessions: opts.maxSessions,
-      journalBytes: opts.journalMib * 2 ** 20,
+      journalBytes: (oneOf(opts, 'requestLogMib', 'journalMib') ?? 32) * 2 ** 20,
       maxConnections: opts.maxConnections,
       smsPerMsisdn: opts.smsPerMsisdn,
       maxSms: opts.maxSms,
@@ -246,6 +250,18 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
  * The URLs of this machine's own addresses, for a server bound to every interface (`bound`, 0.0.0.0
  * or ::) whose loopback URL is `url`: IPv4 ones, and with :: the IPv6 ones that need no zone.
  */
+/** Kebab case of an option's attribute name, as the user typed it. */
+const flag = (name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
+
+/** An option given by its name or its old name; both, with different values, is refused by name. */
+function oneOf(opts: ServeCliOptions, name: 'requestLogSize' | 'requestLogMib', old: 'journalSize' | 'journalMib'): number | undefined {
+  const a = opts[name]
+  const b = opts[old]
+  if (a !== undefined && b !== undefined && a !== b)
+    throw new CliError(`${flag(old)} is the old name of ${flag(name)}: give one of them (${a} and ${b} were given)`, EXIT.USAGE)
+  return a ?? b
+}
+
 function interfaceUrls(bound: string, url: string): string[] {
   const { protocol, port } = new URL(url)
   return Object.values(networkInterfaces())

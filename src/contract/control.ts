@@ -97,7 +97,7 @@ export const AdvanceBody = z.object({
 export const SetTimeBody = z.object({ to: text('a time such as 2026-01-31T00:00:00').describe('ISO-8601 time, later than now') })
 export const RequestsQuery = z.object({
   limit: wholeNumber('a positive whole number', 1)
-    .max(MAX_REQUESTS_LIMIT, { error: `expected a whole number from 1 to ${MAX_REQUESTS_LIMIT} (the most --journal-size keeps)` })
+    .max(MAX_REQUESTS_LIMIT, { error: `expected a whole number from 1 to ${MAX_REQUESTS_LIMIT} (the most --request-log-size keeps)` })
     .optional()
     .describe(`at most this many (default 100, at most ${MAX_REQUESTS_LIMIT}), newest first`),
   since: wholeNumber('a whole number from 0', 0).optional().describe('only entries with an id above this one (default 0)'),
@@ -288,7 +288,7 @@ export const SessionView = z.object({
   name: z.string().describe('`default` for the default session'),
   subscriptions: z.number().int(),
   messages: z.number().int(),
-  requests: z.number().int().describe('merchant calls in its request journal'),
+  requests: z.number().int().describe('merchant calls in its request log'),
   now: z.string().describe("the session's clock"),
 })
 export const SessionsAnswer = z.object({ sessions: z.array(SessionView).describe('every session, the default one first') })
@@ -307,7 +307,7 @@ export const CoverageOutcomeCount = z.object({
 export const CoverageFinding = z.object({
   code: z.enum(['LOST_ACTIVATION', 'VERIFY_AFTER_LOCKOUT', 'INVALID_REQUEST', 'AUTH_FAILURE', 'FAST_RETRY', 'INIT_WHILE_ACTIVE', 'UNRECONCILED']),
   count: z.number().int(),
-  example: z.number().int().nullable().describe('the journal id of the latest occurrence (null when the journal no longer holds it)'),
+  example: z.number().int().nullable().describe('the request log id of the latest occurrence (null when the request log no longer holds it)'),
   advice: z.string().describe('what to do instead, in one sentence'),
 })
 export const MerchantCoverage = z.object({

@@ -11,9 +11,26 @@ import { nearestName } from '../core/nearest.js'
 export function unknownOption(opts: object, names: Record<string, true>): string | undefined {
   for (const key of Object.keys(opts)) {
     if (Object.hasOwn(names, key)) continue
-    const known = Object.keys(names)
+    // An old name still works, but the list says the new one only.
+    const known = Object.keys(names).filter((n) => !OLD_NAMES.has(n))
     const near = nearestName(key, known)
     return `unknown option ${key}${near ? ` (did you mean ${near}?)` : ''}; it takes ${known.join(', ')}`
   }
   return undefined
+}
+
+/** Options renamed, by their new names: the old ones keep working (code written before the rename). */
+export const RENAMED_OPTIONS = [
+  ['requestLogSize', 'journalSize'],
+  ['requestLogBytes', 'journalBytes'],
+] as const
+
+const OLD_NAMES: ReadonlySet<string> = new Set(RENAMED_OPTIONS.map(([, old]) => old))
+
+/** An option given both by its name and by its old name, with different values: what to say, or undefined. */
+export function renamedProblem(opts: Record<string, unknown>, name: string, old: string): string | undefined {
+  const a = opts[name]
+  const b = opts[old]
+  if (a === undefined || b === undefined || a === b) return undefined
+  return `${old} is the old name of ${name}: give one of them (${JSON.stringify(a)} and ${JSON.stringify(b)} were given)`
 }

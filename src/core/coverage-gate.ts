@@ -233,7 +233,7 @@ export function coverageJUnit(answer: GateAnswer, policy?: CoveragePolicy, opts:
       }
     }
     for (const fd of m.findings) {
-      const detail = `${fd.count} time${fd.count === 1 ? '' : 's'}${fd.example === null ? '' : `; latest: journal entry ${fd.example}`}. ${fd.advice}`
+      const detail = `${fd.count} time${fd.count === 1 ? '' : 's'}${fd.example === null ? '' : `; latest: request log entry ${fd.example}`}. ${fd.advice}`
       const open = `    <testcase classname="${cls}" name="finding ${xml(fd.code)}">`
       if (policy && (allowed.has(fd.code) || !findingsFail(policy))) cases.push(`${open}<system-out>${xml(detail)} (allowed)</system-out></testcase>\n`)
       else {

@@ -192,7 +192,7 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     method: 'GET',
     path: '/requests',
     operationId: 'requests',
-    summary: 'The request journal (bounded), newest first',
+    summary: 'The request log (bounded), newest first',
     query: RequestsQuery,
     answer: RequestsAnswer,
     errors: ['BAD_REQUEST'],

@@ -125,7 +125,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
     servers: [{ url: '/' }],
     tags: [
       { name: 'merchant', description: 'The merchant API (API-KEY header)' },
-      { name: 'control', description: 'The sandbox control API: handsets, clock, subscriptions, rules, journal' },
+      { name: 'control', description: 'The sandbox control API: handsets, clock, subscriptions, rules, request log' },
     ],
     components: {
       securitySchemes: {

@@ -5,7 +5,7 @@
  * ('Invalid array length', 'text.trim is not a function').
  */
 import { SandboxError } from '../core/errors.js'
-import { unknownOption } from '../contract/option-names.js'
+import { RENAMED_OPTIONS, renamedProblem, unknownOption } from '../contract/option-names.js'
 import { checkHeaderValues } from '../client/header-value.js'
 import type { SandboxOptions } from './sandbox.js'
 import { readBaseUrl } from './route.js'
@@ -46,6 +46,7 @@ const SANDBOX_OPTIONS: Record<keyof SandboxOptions, true> = {
   clock: true,
   clientIp: true,
   failurePayload: true,
+  requestLogSize: true,
   journalSize: true,
   maxSessions: true,
   maxSubscriptions: true,
@@ -58,7 +59,12 @@ const SANDBOX_OPTIONS: Record<keyof SandboxOptions, true> = {
 export function checkSharedOptions(opts: Record<string, unknown>): void {
   if (opts.clock !== undefined && typeof opts.clock !== 'string')
     throw new SandboxError('BAD_TIME', `clock must be a time as text, e.g. '2026-01-31T00:00:00' (got ${shown(opts.clock)})`)
+  wholeNumber('requestLogSize', opts.requestLogSize, 1, 1_000_000)
   wholeNumber('journalSize', opts.journalSize, 1, 1_000_000)
+  for (const [name, old] of RENAMED_OPTIONS) {
+    const problem = renamedProblem(opts, name, old)
+    if (problem) throw new SandboxError('BAD_REQUEST', problem)
+  }
   wholeNumber('maxSessions', opts.maxSessions, 0, 1_000_000)
   wholeNumber('maxSubscriptions', opts.maxSubscriptions, 1, 100_000_000)
   if (opts.failurePayload !== undefined && !FAILURE_FORMS.includes(opts.failurePayload as string))

@@ -42,7 +42,9 @@ export interface SandboxOptions {
   clientIp?: string
   /** As `dcb serve --failure-payload`. */
   failurePayload?: FailurePayloadMode
-  /** How many merchant calls the request journal keeps (default 1000). */
+  /** How many merchant calls the request log keeps (default 1000). */
+  requestLogSize?: number
+  /** The old name of `requestLogSize`. */
   journalSize?: number
   /** The most sessions beside the default one (`session(name)`); past it a new one is 429 SESSION_LIMIT. */
   maxSessions?: number
@@ -138,7 +140,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   const host = new Host({
     // Between two batches of a long clock move, the test's other work (timers, I/O) gets a turn.
     engine: { world, sources, clockStart, maxSubscriptions: opts.maxSubscriptions, yieldToHost: yieldToEventLoop, workClock: () => performance.now() },
-    journalSize: opts.journalSize,
+    journalSize: opts.requestLogSize ?? opts.journalSize,
     maxSessions: opts.maxSessions,
     version: version(),
     storeInfo: () => ({ kind: 'memory' }),

@@ -432,7 +432,9 @@ export class Host {
     }
     const failed = (await Promise.allSettled([closing(), this.default.close()])).flatMap((r) => (r.status === 'rejected' ? [r.reason as Error] : []))
     if (failed.length)
-      throw new StoreError(`${failed.map((e) => e.message).join('; ')}; the journals are kept: the next start recovers every acknowledged write from them`)
+      throw new StoreError(
+        `${failed.map((e) => e.message).join('; ')}; the write-ahead logs are kept: the next start recovers every acknowledged write from them`,
+      )
   }
 }
 

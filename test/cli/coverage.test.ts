@@ -87,7 +87,7 @@ describe('dcb coverage', () => {
     expect(r.stdout).toContain('never seen (' + (total - 4) + '):\n    init.psms: Init on service STREAMPLUS')
     expect(r.stdout).toContain('    verify.INSUFFICIENT_FUNDS: Verify (after Init) for a number ending 201 (rule charge-201)\n')
     expect(r.stdout).not.toMatch(/^ {4}init\.otp/m)
-    expect(r.stdout).toContain('! INIT_WHILE_ACTIVE x1 (latest: journal entry ')
+    expect(r.stdout).toContain('! INIT_WHILE_ACTIVE x1 (latest: request log entry ')
     expect(r.stdout).toContain(FINDING_ADVICE.INIT_WHILE_ACTIVE)
     const json = await run(['--json'])
     expect(JSON.parse(json.stdout)).toEqual((await c.control('/coverage')).body)
@@ -117,7 +117,7 @@ describe('dcb coverage', () => {
     }
     expect(cases[n]!.attrs.name).toBe('finding INIT_WHILE_ACTIVE')
     expect(cases[n]!.children[0]).toMatchObject({ name: 'failure', attrs: { message: FINDING_ADVICE.INIT_WHILE_ACTIVE, type: 'INIT_WHILE_ACTIVE' } })
-    expect(readFileSync(file, 'utf8')).toContain('type="INIT_WHILE_ACTIVE">1 time; latest: journal entry ')
+    expect(readFileSync(file, 'utf8')).toContain('type="INIT_WHILE_ACTIVE">1 time; latest: request log entry ')
     // A report that cannot be written: one line, exit 1.
     const bad = await run(['--junit', join(tmp.dir, 'no-such-dir', 'r.xml')])
     expect(bad.code).toBe(1)

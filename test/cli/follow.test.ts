@@ -186,7 +186,7 @@ describe('dcb logs -f follows the live stream', () => {
     await again.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
     await f.waitFor('POST /subscriptions/init 200 SUCCESS')
     expect(f.stdout().match(/SUBSCRIPTION_NOT_FOUND/g)).toHaveLength(2)
-    expect(f.stderr()).toMatch(/started a new request journal/)
+    expect(f.stderr()).toMatch(/started a new request log/)
     f.child.kill()
     expect(await f.exited).toBe(0)
   })

@@ -92,7 +92,7 @@ describe('dcb serve on a disk that fills up', () => {
     fillUp(filler)
     const code = await s.stop('SIGTERM')
     expect(code).not.toBe(0)
-    expect(s.output()).toMatch(/dcb: shutdown failed: .*(ENOSPC|short write).*the journals are kept/)
+    expect(s.output()).toMatch(/dcb: shutdown failed: .*(ENOSPC|short write).*the write-ahead logs are kept/)
 
     rmSync(filler)
     const again = await serve(['--data', data])

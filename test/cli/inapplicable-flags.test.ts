@@ -80,7 +80,7 @@ describe('a credential a command cannot use is refused by name', () => {
 describe('other flags that were accepted and dropped', () => {
   it('logs --all with --limit, clock --all without a move, scenarios --markdown with --json: exit 2 naming them', async () => {
     const logs = await run(['logs', '--all', '--limit', '5'])
-    expect([logs.code, logs.stderr]).toEqual([2, 'dcb: --all shows every entry the journal holds: it cannot go with --limit (drop one of them)\n'])
+    expect([logs.code, logs.stderr]).toEqual([2, 'dcb: --all shows every entry the request log holds: it cannot go with --limit (drop one of them)\n'])
     const clock = await run(['clock', '--all'])
     expect([clock.code, clock.stderr]).toEqual([2, 'dcb: --all lists the events of a move: dcb clock advance DURATION --all, or clock set TIME --all\n'])
     const scenarios = await run(['scenarios', '--markdown', '--json'])

@@ -33,7 +33,7 @@ describe('dcb logs: a clock move says what it ran', () => {
   it('--msisdn with --subscription: both apply, and an empty answer names both', async () => {
     const r = await dcb(['logs', '--subscription', failed, '--msisdn', '60123456001', '--base-url', c.url])
     expect(r.code).toBe(0)
-    expect(r.stdout).toBe(`no request about subscription ${failed} and 60123456001 (both filters apply) in the journal\n`)
+    expect(r.stdout).toBe(`no request about subscription ${failed} and 60123456001 (both filters apply) in the request log\n`)
   })
 
   it('dcb subscription: a failed renewal charge says which rule failed it', async () => {

@@ -71,7 +71,7 @@ describe('reads of the request log', () => {
     try {
       const r = await fetch(`${s.url}/_sandbox/requests?limit=1000001`)
       expect(r.status).toBe(400)
-      expect((await r.json()).message).toBe('limit: expected a whole number from 1 to 1000000 (the most --journal-size keeps)')
+      expect((await r.json()).message).toBe('limit: expected a whole number from 1 to 1000000 (the most --request-log-size keeps)')
       const subs = await fetch(`${s.url}/_sandbox/subscriptions?limit=100001`)
       expect(subs.status).toBe(400)
       expect((await subs.json()).message).toBe('limit: expected a whole number from 1 to 100000')

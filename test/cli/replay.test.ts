@@ -99,7 +99,7 @@ describe('dcb replay FILE', () => {
     writeFileSync(bad, '{"nope": 1}\n')
     const r = await dcb(['replay', bad], { env: { DCB_BASE_URL: 'http://127.0.0.1:9' } })
     expect(r.code).toBe(2)
-    expect(r.stderr).toBe(`dcb: ${bad}: entry 1 is not a journal entry (path and sandbox_time needed)\n`)
+    expect(r.stderr).toBe(`dcb: ${bad}: entry 1 is not a request log entry (path and sandbox_time needed)\n`)
     const missing = await dcb(['replay', join(tmp.dir, 'none.jsonl')])
     expect(missing.code).toBe(2)
     expect(missing.stderr).toMatch(/no such file/)

@@ -15,7 +15,7 @@ const warning = (name: string, from = '--session') =>
 
 /** Each read command, with what it answers in a session just made (exit code, and a piece of stdout). */
 const READS: [string[], number, RegExp][] = [
-  [['logs'], 0, /the request journal is empty/],
+  [['logs'], 0, /the request log is empty/],
   [['subscriptions'], 0, /^no subscriptions\n$/],
   [['sms', '60123456001'], 0, /^no messages for 60123456001\n$/],
   [['otp', '60123456001'], 1, /^$/],

@@ -191,7 +191,7 @@ describe('big answers summarised for people', () => {
   it('dcb logs on an empty journal says so', async () => {
     const r = await run(['logs'])
     expect(r.code).toBe(0)
-    expect(r.stdout).toBe('the request journal is empty (no merchant call since the server started or was reset)\n')
+    expect(r.stdout).toBe('the request log is empty (no merchant call since the server started or was reset)\n')
     expect((await run(['logs', '--json'])).stdout).toBe('')
   })
 })

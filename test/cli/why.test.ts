@@ -107,11 +107,11 @@ describe("the CLI's reports carry the reasons (issues 15 and 18 together)", () =
   it('dcb logs: --msisdn with no entry says so, --limit is checked, --all lists every entry (not with --limit)', async () => {
     await run(['flow', '--scenario', '201'])
     const none = await run(['logs', '--msisdn', '60123456999'])
-    expect(none).toMatchObject({ code: 0, stdout: 'no request about 60123456999 in the journal\n' })
+    expect(none).toMatchObject({ code: 0, stdout: 'no request about 60123456999 in the request log\n' })
     const bad = await run(['logs', '--limit', '0'])
     expect(bad).toMatchObject({ code: 2, stderr: 'dcb: --limit "0" must be a whole number from 1 to 100000\n' })
     const both = await run(['logs', '--all', '--limit', '1'])
-    expect(both).toMatchObject({ code: 2, stderr: 'dcb: --all shows every entry the journal holds: it cannot go with --limit (drop one of them)\n' })
+    expect(both).toMatchObject({ code: 2, stderr: 'dcb: --all shows every entry the request log holds: it cannot go with --limit (drop one of them)\n' })
     const all = await run(['logs', '--all', '--json'])
     expect(all.code).toBe(0)
     expect(

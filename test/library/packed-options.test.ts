@@ -33,10 +33,10 @@ console.log(JSON.stringify([
   await refusal(() => startSandbox({ inMemory: true, port: 0, clock: '2026-01-31T00:00:00', reasons: false })),
 ]))`)
     const startOptions =
-      'port, host, data, inMemory, store, replaceWorld, fixtures, world, allowIps, trustProxy, adminToken, allowHosts, failurePayload, clock, clockRunning, journalSize, journalBytes, maxConnections, idleTimeoutMs, headersTimeoutMs, requestTimeoutMs, maxSessions, reasons, smsPerMsisdn, chargesPerSubscription, maxSms, maxVerifications, maxSubscriptions, tickMs, compactBytes, onError, onWarning'
+      'port, host, data, inMemory, store, replaceWorld, fixtures, world, allowIps, trustProxy, adminToken, allowHosts, failurePayload, clock, clockRunning, requestLogSize, requestLogBytes, maxConnections, idleTimeoutMs, headersTimeoutMs, requestTimeoutMs, maxSessions, reasons, smsPerMsisdn, chargesPerSubscription, maxSms, maxVerifications, maxSubscriptions, tickMs, compactBytes, onError, onWarning'
     expect(JSON.parse(r.stdout)).toEqual([
-      'SandboxError BAD_REQUEST: createSandbox: unknown option clok (did you mean clock?); it takes world, fixtures, clock, clientIp, failurePayload, journalSize, maxSessions, maxSubscriptions, apiKey, baseUrl, onWarning',
-      'SandboxError BAD_REQUEST: createSandbox: unknown option fixture (did you mean fixtures?); it takes world, fixtures, clock, clientIp, failurePayload, journalSize, maxSessions, maxSubscriptions, apiKey, baseUrl, onWarning',
+      'SandboxError BAD_REQUEST: createSandbox: unknown option clok (did you mean clock?); it takes world, fixtures, clock, clientIp, failurePayload, requestLogSize, maxSessions, maxSubscriptions, apiKey, baseUrl, onWarning',
+      'SandboxError BAD_REQUEST: createSandbox: unknown option fixture (did you mean fixtures?); it takes world, fixtures, clock, clientIp, failurePayload, requestLogSize, maxSessions, maxSubscriptions, apiKey, baseUrl, onWarning',
       'SandboxError BAD_REQUEST: createSandbox: options must be an object such as { world: … } (got null)',
       'SandboxError BAD_REQUEST: createClient: unknown option apikey (did you mean apiKey?); it takes baseUrl, apiKey, adminToken, session',
       'SandboxError BAD_REQUEST: createClient: unknown option baseURL (did you mean baseUrl?); it takes baseUrl, apiKey, adminToken, session',

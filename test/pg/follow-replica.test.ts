@@ -48,7 +48,7 @@ describe('following the request journal of a replica', () => {
     }
   })
 
-  it('dcb logs -f across a restart of the replica it follows: no "new request journal", every entry printed once', async () => {
+  it('dcb logs -f across a restart of the replica it follows: no "new request log", every entry printed once', async () => {
     const url = await pg.createDatabase('follow_restart')
     let [a, b] = (started = await replicas(url, 2))
     for (const m of ['60123456011', '60123456012', '60123456013']) await init(a!.url, m)
@@ -80,7 +80,7 @@ describe('following the request journal of a replica', () => {
     await shows(/reconnected to /, 'stderr')
     await init(a!.url, '60123456015')
     await shows('60123456015')
-    expect(stderr).not.toMatch(/new request journal/)
+    expect(stderr).not.toMatch(/new request log/)
     for (const m of ['60123456011', '60123456012', '60123456013', '60123456014', '60123456015'])
       expect(
         stdout.split('\n').filter((l) => l.includes(m)),
