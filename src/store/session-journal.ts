@@ -16,7 +16,7 @@ import { sizeOf } from './file.js'
 import { makeDirs, removeMadeDirs } from './folders.js'
 import { generations, journalPath, readSessionsFolder, SNAPSHOT, snapshotPath, type SessionEntry } from './session-folder.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
-import { StoreError, type SessionStores, type Store } from './types.js'
+import { StoreError, type Store } from './types.js'
 import { cutTornTails, type TornTail } from './torn-tail.js'
 import { describeError, fsyncDir, WriteAheadLog, type StoreIo } from './wal.js'
 
@@ -316,28 +316,5 @@ export class SessionStore implements Store {
   }
   info(): Record<string, unknown> {
     return this.journal.info(this.name)
-  }
-}
-
-/** The named sessions of a data folder (its shared journal), as a host keeps sessions (`runtime/host.ts`). */
-export function folderSessions(folder: string, opts: SessionJournalOptions = {}): SessionStores {
-  const journal = new SessionJournal(folder, opts)
-  return {
-    shared: false,
-    load: async () => {
-      await journal.load()
-      return journal.recovered.notes
-    },
-    activate: () => journal.activate(),
-    abandon: () => journal.abandon(),
-    names: () => journal.open(),
-    open: async (name) => {
-      const store = await journal.store(name)
-      return { store, state: store.state }
-    },
-    // Only a session open in the host is dropped, and every stored one is open.
-    drop: (name) => journal.drop(name).then(() => true),
-    failure: () => journal.failure(),
-    close: () => journal.close(),
   }
 }
