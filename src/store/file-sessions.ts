@@ -1,26 +1,31 @@
 /**
- * The sessions of a data file, as a host keeps them: the default session in the data file
- * (`file.ts`: its snapshot and write-ahead log) and the named ones beside it, in
- * `DATAFILE.sessions/` (`session-journal.ts`: one write-ahead log for all of them and a snapshot
- * per session).
+ * The sessions of a data file, as a host keeps them: every session, the default one too, in one
+ * write-ahead log in `DATAFILE.sessions/` (`session-journal.ts`), each line naming its session, and
+ * a snapshot per session (the default session's: the data file itself; the others': `NAME.json`).
+ *
+ * A data file of an earlier layout (its default session in a log of its own, `DATAFILE.journal.G`,
+ * as `dcb seed` still writes it) is read by `FileStore` and moved into the sessions' log at the
+ * start: its snapshot is written in this layout, then its own journals go.
  */
 import { SandboxError } from '../core/errors.js'
 import { State } from '../core/state.js'
 import { FileStore, type FileStoreOptions } from './file.js'
-import { SessionJournal } from './session-journal.js'
+import { SessionJournal, type SessionStore } from './session-journal.js'
 import { admitHere, type Sessions } from './types.js'
 
-/** Folder of the named sessions beside a data file: `sandbox.json` -> `sandbox.json.sessions/`. */
+/** Folder of the sessions' write-ahead log and snapshots beside a data file: `sandbox.json` -> `sandbox.json.sessions/`. */
 export function sessionsFolderOf(dataFile: string): string {
   return `${dataFile}.sessions`
 }
 
 export function fileSessions(dataFile: string, opts: FileStoreOptions = {}): Sessions {
-  const store = new FileStore(dataFile, opts)
+  // Takes the lock, makes the folder and reads the data file (and an earlier layout's journals).
+  const file = new FileStore(dataFile, opts)
   const state = new State()
-  // Beside the file the data path names (through a link, the file it points to).
-  const journal = new SessionJournal(sessionsFolderOf(store.path), opts)
-  let loaded = false
+  const journal = new SessionJournal(sessionsFolderOf(file.path), { ...opts, dataFile: file.path })
+  let first: SessionStore | undefined
+  /** The data file is of the earlier layout: moved into the sessions' log once the server is bound. */
+  let moving = false
   /** The named sessions as the start read them back, once the folder is ready for writes (every one is opened then). */
   let named: Promise<string[]> | undefined
   const ready = () => (named ??= journal.open())
@@ -28,28 +33,43 @@ export function fileSessions(dataFile: string, opts: FileStoreOptions = {}): Ses
     kind: 'file',
     shared: false,
     async load() {
-      await store.load(state)
-      loaded = true
+      await file.load(state)
+      const { seq, saved, generation } = file.loaded()
+      moving = file.found === 'own'
+      // Moving, the snapshot is not one of this layout yet (none on disk for the sessions' log).
+      journal.seedDefault(state, seq, moving ? undefined : (saved ?? 0), file.found === 'sessions' ? generation : 0)
       try {
         await journal.load()
       } catch (e) {
         // Damage in the sessions' files refuses the start: the data file is given back as found.
-        await store.abandon()
+        await file.abandon()
         throw e
       }
-      return [...store.recovered.notes, ...journal.recovered.notes]
+      journal.recovered.replayed += file.recovered.replayed
+      journal.recovered.tornBytes += file.recovered.tornBytes
+      first = journal.storeOf('default')
+      const notes = [...file.recovered.notes, ...journal.recovered.notes]
+      if (moving)
+        notes.push(
+          `${file.path} is of an earlier layout: its default session moves into the write-ahead log of every session (${sessionsFolderOf(file.path)}); an earlier dcb cannot read it after this start`,
+        )
+      return notes
     },
     default() {
-      if (!loaded) throw new Error('the data file is read by load() first')
-      return { store, state }
+      if (!first) throw new Error('the data file is read by load() first')
+      return { store: first, state }
     },
     async activate() {
-      // The named sessions' first: a refusal there leaves the default data file as it was too.
       await journal.activate()
-      await store.activate()
+      // Before anything is written: a copy of damage that cannot be made refuses the start, files as found.
+      file.cutTails()
+      // The earlier layout's journals go once their default session is in a snapshot of this one.
+      if (moving) await journal.compact()
+      file.removeJournals()
+      moving = false
     },
     async abandon() {
-      await Promise.allSettled([journal.abandon(), store.abandon()])
+      await Promise.allSettled([journal.abandon(), file.abandon()])
     },
     names: ready,
     async admit(name, max, open) {
@@ -81,10 +101,14 @@ export function fileSessions(dataFile: string, opts: FileStoreOptions = {}): Ses
     },
     discard: (name) => journal.drop(name).then(() => true),
     countRequests: async (here) => here,
-    failure: () => store.failure() ?? journal.failure(),
+    failure: () => journal.failure(),
     async close() {
-      if (named) await named.catch(() => {})
-      await journal.close()
+      try {
+        if (named) await named.catch(() => {})
+        await journal.close()
+      } finally {
+        file.release()
+      }
     },
   }
 }
