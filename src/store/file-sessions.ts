@@ -12,10 +12,27 @@ import { State } from '../core/state.js'
 import { FileStore, type FileStoreOptions } from './file.js'
 import { SessionJournal, type SessionStore } from './session-journal.js'
 import { admitHere, type Sessions } from './types.js'
+import { existsSync, readFileSync } from 'node:fs'
+import { generations, journalPath } from './session-folder.js'
+import { linesEnd } from './wal.js'
 
 /** Folder of the sessions' write-ahead log and snapshots beside a data file: `sandbox.json` -> `sandbox.json.sessions/`. */
 export function sessionsFolderOf(dataFile: string): string {
   return `${dataFile}.sessions`
+}
+
+/**
+ * The sessions' write-ahead log file that holds lines no snapshot has yet (a server on the data file
+ * ended without a clean stop), if any. `dcb seed`, which writes the earlier layout, refuses such a
+ * data file: it would not see those lines of the default session.
+ */
+export function unfoldedLog(dataFile: string): string | undefined {
+  const folder = sessionsFolderOf(dataFile)
+  if (!existsSync(folder)) return undefined
+  for (const gen of generations(folder)) {
+    const file = journalPath(folder, gen)
+    if (linesEnd(readFileSync(file)) > 0) return file
+  }
 }
 
 export function fileSessions(dataFile: string, opts: FileStoreOptions = {}): Sessions {
