@@ -8,7 +8,6 @@ import { DEFAULT_DATA_FILE, DEFAULT_HOST, DEFAULT_PORT } from './contract/defaul
 import { startsItsClock, type ClockStart } from './core/clock.js'
 import { Engine } from './core/engine.js'
 import type { FailurePayloadMode } from './core/outcomes.js'
-import { State } from './core/state.js'
 import { parseTimestamp, timeProblem } from './core/time.js'
 import type { WorldSources } from './core/layering.js'
 import { checkedDefaultWorld, type LoadedWorld } from './world/default-world.js'
@@ -21,10 +20,10 @@ import { capRemoteConnections } from './http/connections.js'
 import { beingClosed, endAndLinger, lingerOnClose } from './http/linger.js'
 import { answerProtocolErrors, missingHost, rawAnswer } from './http/protocol.js'
 import { compileTrust, isLoopback, normalizeIp, TrustProxyError } from './http/ip.js'
-import { DEFAULT_SESSION, Host } from './runtime/host.js'
-import { FileStore } from './store/file.js'
-import { MemoryStore } from './store/memory.js'
-import type { Store } from './store/types.js'
+import { createHost, DEFAULT_SESSION, type Host } from './runtime/host.js'
+import { fileSessions } from './store/file-sessions.js'
+import { memorySessions } from './store/memory.js'
+import type { Sessions, Store } from './store/types.js'
 import type { StoreIo } from './store/wal.js'
 import { version } from './version.js'
 import { yieldToEventLoop } from './yield.js'
@@ -135,14 +134,19 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     throw new ServeError('--replace-world (replaceWorld) goes with --store (the world of a shared database)', 'usage')
   // A shared database: connected, its tables made or upgraded and its world checked now (a refusal writes nothing).
   const shared = opts.store !== undefined ? await openShared(opts.store, world, opts.replaceWorld) : undefined
-  let store: Store
-  let state = new State()
-  if (shared) ({ store, state } = await shared.db.session(DEFAULT_SESSION))
-  else {
-    store = opts.inMemory ? new MemoryStore() : new FileStore(opts.data ?? DEFAULT_DATA_FILE, { compactBytes: opts.compactBytes, io: opts.storeIo })
-    // Reads and checks the data files and takes the lock, writing nothing (that waits until the port is ours).
-    await store.load(state)
+  const kept: Sessions =
+    shared?.sessions ?? (opts.inMemory ? memorySessions() : fileSessions(opts.data ?? DEFAULT_DATA_FILE, { compactBytes: opts.compactBytes, io: opts.storeIo }))
+  /** What recovery did to the data files (a torn last line dropped), said once at start-up. */
+  let recoveryNotes: string[]
+  try {
+    // Reads and checks every session's files and takes the lock, writing nothing (that waits until
+    // the port is ours): damage refuses the start before anything is written.
+    recoveryNotes = await kept.load()
+  } catch (e) {
+    await shared?.db.close()
+    throw e
   }
+  const { store, state } = kept.default()
   // A data file keeps its own clock: `clock` applies to a new one only (and to reset). A shared
   // database keeps the one its sessions and resets start at too: the same through every replica.
   const fresh = startsItsClock(state)
@@ -152,12 +156,10 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
   const port = opts.port ?? DEFAULT_PORT
   let url = ''
   let loopbackListener = true
-  /** What recovery did to the data files (a torn last line dropped), said once at start-up. */
-  const recoveryNotes: string[] = [...((store.info().recovered as { notes?: string[] } | undefined)?.notes ?? [])]
   let sessions: Host
   let app: SandboxApp
   try {
-    sessions = new Host({
+    sessions = createHost(kept, {
       engine: {
         world,
         sources,
@@ -172,17 +174,11 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
         yieldToHost: yieldToEventLoop,
         workClock: () => performance.now(),
       },
-      store,
-      state,
-      folder: store instanceof FileStore ? Host.folderFor(store.path) : undefined,
-      sessionStores: shared?.sessions,
       journalSize: opts.requestLogSize ?? opts.journalSize,
       journalBytes: opts.requestLogBytes ?? opts.journalBytes,
       maxSessions: opts.maxSessions,
-      compactBytes: opts.compactBytes,
       version: version(),
       storeInfo: () => store.info(),
-      storeIo: opts.storeIo,
     })
     app = createSandboxApp({
       host: sessions,
@@ -193,15 +189,13 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
       loopbackListener: () => loopbackListener,
       failurePayload: opts.failurePayload,
       reasons: opts.reasons,
-      storeFailure: () => store.failure?.() ?? sessions.failure(),
+      storeFailure: () => sessions.failure(),
       storeProbe: shared ? () => shared.db.probe() : undefined,
       baseUrl: () => url,
       onError: opts.onError,
     })
-    // The sessions' files are read and checked now too: damage refuses the start before anything is written.
-    recoveryNotes.push(...(await sessions.loadStored()))
   } catch (e) {
-    await store.abandon()
+    await kept.abandon()
     await shared?.db.close()
     throw e
   }
@@ -264,7 +258,7 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
       })
     }
   } catch (e) {
-    await store.abandon()
+    await kept.abandon()
     await shared?.db.close()
     const code = (e as NodeJS.ErrnoException).code
     if (code === 'EADDRINUSE') throw new ServeError(`port ${port} on ${host} is already in use; stop what runs there or pick another --port`)

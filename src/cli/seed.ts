@@ -5,6 +5,7 @@ import { ambiguousDuration, parseDuration, isZeroDuration } from '../core/time.j
 import { WorldIndex } from '../core/world.js'
 import { loadWorld } from '../world/load.js'
 import { FileStore } from '../store/file.js'
+import { unfoldedLog } from '../store/file-sessions.js'
 import { engineOverStore } from '../runtime/engine-store.js'
 import { StoreError } from '../store/types.js'
 import { CliError, EXIT } from './errors.js'
@@ -57,6 +58,15 @@ export async function seed(o: {
     } catch (e) {
       if (e instanceof StoreError) throw new CliError(e.message, EXIT.FAIL)
       throw e
+    }
+    // Its default session's changes since its snapshot are in the sessions' log, which a seed does not read.
+    const unfolded = store.found === 'own' ? undefined : unfoldedLog(store.path)
+    if (unfolded !== undefined) {
+      await store.abandon()
+      throw new CliError(
+        `${store.path} was last served without a clean stop: its write-ahead log ${unfolded} holds changes no snapshot has; start dcb serve on it and stop it (Ctrl-C), then seed`,
+        EXIT.FAIL,
+      )
     }
     // Checked over every number before anything is written (the data file is only read so far): a
     // clash found later would leave a seed half done, and a refusal leaves the files as they were.

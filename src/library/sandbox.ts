@@ -13,7 +13,7 @@ import type { WorldDocument } from '../contract/control.js'
 import { createSandboxApp } from '../http/app.js'
 import { rawRequest, runListener, toResponse, type RawRequest, type RawResponse } from '../http/inprocess.js'
 import { normalizeIp } from '../http/ip.js'
-import { Host, isSessionName } from '../runtime/host.js'
+import { createHost, isSessionName, memorySessions } from '../runtime/host.js'
 import { version } from '../version.js'
 import { SandboxError } from '../core/errors.js'
 import { libraryMessage } from './errors.js'
@@ -137,7 +137,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   const base = opts.baseUrl === undefined ? undefined : (readBaseUrl(opts.baseUrl) as BaseUrl)
   const { world, sources, warnings } = worldOf(opts)
   for (const text of warnings) (opts.onWarning ?? warnOnce)(text)
-  const host = new Host({
+  const host = createHost(memorySessions(), {
     // Between two batches of a long clock move, the test's other work (timers, I/O) gets a turn.
     engine: { world, sources, clockStart, maxSubscriptions: opts.maxSubscriptions, yieldToHost: yieldToEventLoop, workClock: () => performance.now() },
     journalSize: opts.requestLogSize ?? opts.journalSize,

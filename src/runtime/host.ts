@@ -2,23 +2,20 @@
  * The host of sessions: the default session and the named ones
  * (X-DCB-Session), every one built by `createSession` over the one loaded world (its index and
  * compiled rules shared). `dcb serve` and `createSandbox` are thin over it. Named sessions are made
- * on first use and, with a data folder, stored beside the default data file in one shared journal
- * (group commit: a write in any session costs a share of one fsync) with a snapshot file per
- * session, so they survive restarts and crashes exactly as the default one does.
+ * on first use. Where they are kept is the `Sessions` the host is made with (memory, a data file,
+ * a database several processes share): the host asks it, and never which kind it is.
  */
 import { dotNameRefusal, isDotName, SESSION_NAME, SESSION_NAME_RULE } from '../contract/defaults.js'
 import type { EngineOptions } from '../core/engine.js'
 import { SandboxError } from '../core/errors.js'
-import { State } from '../core/state.js'
-import { MemoryStore } from '../store/memory.js'
-import { folderSessions } from '../store/session-journal.js'
-import { sharedSessionLimit, StoreError, type SessionStores, type SharedSessions, type Store } from '../store/types.js'
-import type { StoreIo } from '../store/wal.js'
+import type { State } from '../core/state.js'
+import { StoreError, type Sessions, type Store } from '../store/types.js'
 import type { LiveHubOptions } from './live.js'
 import { JournalBudget } from './request-log.js'
 import { createSession, DEFAULT_SESSION, type Session } from './session.js'
 
 export { DEFAULT_SESSION, type Session } from './session.js'
+export { memorySessions } from '../store/memory.js'
 
 /** `--max-sessions` unless given: every session costs memory, so there is always a cap. */
 export const DEFAULT_MAX_SESSIONS = 1000
@@ -30,26 +27,21 @@ export function isSessionName(name: string): boolean {
 export interface HostOptions {
   /** World, limits and host hooks every session's engine gets (not state or persist). */
   engine: Omit<EngineOptions, 'state' | 'persist'>
-  /** The default session's store and the state it loaded (default: in memory, empty). */
-  store?: Store
-  state?: State
-  /** Where named sessions are stored: a folder of data files, or nothing for memory. */
-  folder?: string
-  /** Where named sessions are stored, when not a folder (a database several processes share). */
-  sessionStores?: SharedSessions
   journalSize?: number
   /** Bytes of request bodies the request journals of all sessions keep together (default 32 MiB). */
   journalBytes?: number
   /** The most sessions beside the default one (default 1,000); of a shared store, the most it holds, whoever made them. */
   maxSessions?: number
-  compactBytes?: number
   version: string
   /** What `health` says of the store. */
   storeInfo?: () => Record<string, unknown>
   /** The console's live streams (tests shorten their intervals). */
   live?: LiveHubOptions
-  /** Where the session files' writes and fsyncs can be made to fail (tests). */
-  storeIo?: StoreIo
+}
+
+/** A host of the sessions `sessions` keeps (loaded: its default session read). */
+export function createHost(sessions: Sessions, opts: HostOptions): Host {
+  return new Host(sessions, opts)
 }
 
 export class Host {
@@ -61,28 +53,21 @@ export class Host {
   /** How many sessions were opened, and when each was (a list read before one was opened does not name it). */
   private opens = 0
   private readonly openedAt = new WeakMap<Session, number>()
-  /** Where the named sessions are stored (none in memory). */
-  private readonly stores: SessionStores | undefined
-  /** The sessions several processes share (a database), or none. */
-  private readonly database: SharedSessions | undefined
-  private stored: Promise<string[]> | undefined
   private readonly budget: JournalBudget
   /** What every session's engine is made with (the world as the default session indexed it). */
   private shared: HostOptions['engine']
 
-  constructor(private readonly opts: HostOptions) {
-    this.stores = opts.sessionStores ?? (opts.folder ? folderSessions(opts.folder, { compactBytes: opts.compactBytes, io: opts.storeIo }) : undefined)
-    this.database = opts.sessionStores
+  /** `store`: where the sessions are kept (default: in memory). */
+  constructor(
+    readonly store: Sessions,
+    private readonly opts: HostOptions,
+  ) {
     this.budget = new JournalBudget(opts.journalBytes)
     this.shared = opts.engine
-    this.default = this.build(DEFAULT_SESSION, opts.state ?? new State(), opts.store ?? new MemoryStore())
+    const first = store.default()
+    this.default = this.build(DEFAULT_SESSION, first.state, first.store)
     // Every other session shares the default one's index of the world (its compiled rules included).
     this.shared = { ...opts.engine, world: this.default.engine.world }
-  }
-
-  /** Folder of the session data files beside a data file: `sandbox.json` -> `sandbox.json.sessions/`. */
-  static folderFor(dataFile: string): string {
-    return `${dataFile}.sessions`
   }
 
   private build(name: string, state: State, store: Store): Session {
@@ -104,7 +89,7 @@ export class Host {
 
   /** Whether the sessions are shared with other processes (a database): reads take in what they wrote first. */
   get sharedStore(): boolean {
-    return this.database !== undefined
+    return this.store.shared
   }
 
   /** How many named sessions are open. */
@@ -132,18 +117,7 @@ export class Host {
     if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `X-DCB-Session must be ${SESSION_NAME_RULE}`)
     const pending = this.opening.get(name)
     if (pending) return pending
-    const max = this.opts.maxSessions ?? DEFAULT_MAX_SESSIONS
-    // Shared: opened whichever process made it; only a new one counts against the cap, in the database.
-    if (this.database) return this.begin(name, this.claim(this.database, name, max))
-    // Every session kept in a data folder is open since the start: a dot name not open is a new one.
-    if (isDotName(name)) throw new SandboxError('BAD_REQUEST', dotNameRefusal(name))
-    this.refuseCaseTwin(name)
-    if (this.sessions.size + this.opening.size >= max)
-      throw new SandboxError(
-        'SESSION_LIMIT',
-        `the server holds its limit of ${max} session${max === 1 ? '' : 's'} (--max-sessions); delete one with DELETE /_sandbox/sessions/NAME`,
-      )
-    return this.begin(name, this.open(name))
+    return this.begin(name, this.admit(name, [...this.sessions.keys(), ...this.opening.keys()]))
   }
 
   /** A session being opened: asked for again meanwhile, the same promise answers. */
@@ -154,14 +128,14 @@ export class Host {
   }
 
   /**
-   * A shared session that is stored (whoever made it), or made now if the database holds fewer than
-   * `max` (a `.` or `..` only opens: made by an older version, it can still be served and deleted).
+   * A session not open here, opened if the store admits it: stored (a shared store's, whoever made
+   * it), or made now under the cap (a `.` or `..` only opens: made by an older version, it can still
+   * be served and deleted). `open`: the names open or being opened here.
    */
-  private async claim(database: SharedSessions, name: string, max: number): Promise<Session> {
-    const claimed = await database.claim(name, isDotName(name) ? null : max)
-    if (claimed.stored) return this.open(name)
-    if (isDotName(name)) throw new SandboxError('BAD_REQUEST', dotNameRefusal(name))
-    throw sharedSessionLimit(claimed.count, max)
+  private async admit(name: string, open: string[]): Promise<Session> {
+    const admitted = await this.store.admit(name, isDotName(name) ? null : (this.opts.maxSessions ?? DEFAULT_MAX_SESSIONS), open)
+    if (admitted.made) return this.open(name)
+    throw admitted.refusal ?? new SandboxError('BAD_REQUEST', dotNameRefusal(name))
   }
 
   /** A shared session another process made (it is stored): opened here, never made anew. */
@@ -170,34 +144,9 @@ export class Host {
     return this.opening.get(name) ?? this.begin(name, this.open(name))
   }
 
-  /**
-   * Sessions kept in the data folder are files named after them: on macOS and Windows (case-insensitive
-   * file systems) `Alice` and `alice` would share one, and one session's data would overwrite the
-   * other's. A new name that differs from a session's only in case is refused there, on every system.
-   */
-  private refuseCaseTwin(name: string): void {
-    if (!this.stores || this.stores.shared) return
-    const lower = name.toLowerCase()
-    for (const other of [...this.sessions.keys(), ...this.opening.keys()])
-      if (other.toLowerCase() === lower)
-        throw new SandboxError(
-          'BAD_REQUEST',
-          `a session "${other}" exists: names that differ only in case share a data file (on macOS and Windows); use "${other}" or another name`,
-        )
-  }
-
   private async open(name: string): Promise<Session> {
-    let store: Store
-    let state: State
-    if (this.stores) {
-      if (!this.sharedStore) await this.storedNames()
-      // Shared: a write that makes it anew (deleted by another process meanwhile) counts against the cap.
-      ;({ store, state } = await this.stores.open(name, this.opts.maxSessions ?? DEFAULT_MAX_SESSIONS))
-    } else {
-      store = new MemoryStore()
-      state = new State()
-      await store.open(state)
-    }
+    // Shared: a write that makes it anew (deleted by another process meanwhile) counts against the cap.
+    const { store, state } = await this.store.open(name, this.opts.maxSessions ?? DEFAULT_MAX_SESSIONS)
     const session = this.build(name, state, store)
     this.sessions.set(name, session)
     this.openedAt.set(session, ++this.opens)
@@ -206,18 +155,9 @@ export class Host {
     return session
   }
 
-  /**
-   * Reads and checks the stored sessions, writing nothing (before the server is bound: a damaged
-   * file refuses the start and changes nothing). Answers what recovery has to say (a torn line dropped).
-   */
-  async loadStored(): Promise<string[]> {
-    return this.stores ? this.stores.load() : []
-  }
-
-  /** The sessions stored (a folder is read back once; a shared database is asked each time). */
+  /** The sessions stored (a folder's as the start read them back; a shared database is asked each time). */
   private storedNames(): Promise<string[]> {
-    if (this.stores?.shared) return this.stores.names()
-    return (this.stored ??= this.stores ? this.stores.names() : Promise.resolve([]))
+    return this.store.names()
   }
 
   /**
@@ -266,7 +206,7 @@ export class Host {
    */
   async resync(): Promise<void> {
     if (!this.sharedStore) return
-    const heads = await this.stores!.heads?.().catch(() => undefined)
+    const heads = await this.store.heads?.().catch(() => undefined)
     await Promise.all(
       this.all().map((s) => {
         const head = heads?.get(s.name)
@@ -286,18 +226,17 @@ export class Host {
    * what fell due while the server was down runs, once, in every session.
    */
   async activate(): Promise<void> {
-    await this.stores?.activate?.()
-    await this.default.store.activate()
+    await this.store.activate()
     await this.default.engine.catchUp()
     await this.openStored()
   }
 
-  /** A start that failed after `loadStored` (in `activate`): every store given back without a snapshot (`close` writes them), files as found. */
+  /** A start that failed (in `activate`): every store given back without a snapshot (`close` writes them), files as found. */
   async abandon(): Promise<void> {
     const named = [...this.sessions.values()]
     this.sessions.clear()
     for (const s of [this.default, ...named]) s.closeStreams()
-    await Promise.allSettled([...named.map((s) => s.store.abandon()), this.stores?.abandon?.(), this.default.store.abandon()])
+    await Promise.allSettled([...named.map((s) => s.store.abandon()), this.store.abandon()])
   }
 
   /** Whether a session of this name is open or being opened here. */
@@ -308,26 +247,24 @@ export class Host {
   /**
    * Drops a named session a refused call made (it was not there before it): a refusal stores nothing,
    * so the session is dropped while it holds nothing (no record, no request log entry), as if never
-   * made. Not on a shared store, where another process may have made it meanwhile.
+   * made. A shared store deletes it only if no process wrote to it meanwhile.
    */
   async discardUnused(name: string): Promise<void> {
     const s = this.sessions.get(name)
     if (!s || s.journal.size > 0 || Object.values(s.engine.sizes()).some((n) => n > 0)) return
-    // Shared: the database deletes it only if no replica wrote to it meanwhile.
-    if (this.database) {
-      if ((await this.database.dropIfEmpty(name).catch(() => false)) && this.sessions.get(name) === s) this.forget(name, s)
-      return
-    }
-    await this.drop(name).catch(() => {})
+    await this.drop(name, true).catch(() => {})
   }
 
-  /** Drops a named session: its streams, its state and its data files. Answers whether it existed (of two drops at once, one finds it). */
-  async drop(name: string): Promise<boolean> {
+  /**
+   * Drops a named session: its streams, its state and its data files. Answers whether it existed (of
+   * two drops at once, one finds it). `unused`: only if nothing was written to it (`discardUnused`).
+   */
+  async drop(name: string, unused = false): Promise<boolean> {
     if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `"${name}" is not a session name: ${SESSION_NAME_RULE}`)
     if (name === DEFAULT_SESSION) throw new SandboxError('BAD_REQUEST', 'the default session cannot be deleted; reset it with POST /_sandbox/reset')
     // One drop of a name at a time: the next one finds what the first left (none, or one made since).
     for (let before = this.dropping.get(name); before; before = this.dropping.get(name)) await before.catch(() => {})
-    const dropping = this.dropNow(name)
+    const dropping = this.dropNow(name, unused)
     this.dropping.set(name, dropping)
     try {
       return await dropping
@@ -336,29 +273,17 @@ export class Host {
     }
   }
 
-  private async dropNow(name: string): Promise<boolean> {
+  private async dropNow(name: string, unused: boolean): Promise<boolean> {
     const pending = this.opening.get(name)
     if (pending) await pending.catch(() => {})
-    // Shared: whichever process made it, it is deleted if the database has it (none is opened for that).
-    if (this.database) return this.dropShared(this.database, name)
     const s = this.sessions.get(name)
-    if (!s) return false
-    // Dropped on disk first: a drop that cannot be written keeps the session (StoreError).
-    await this.stores?.drop(name)
-    // Unless the host closed meanwhile (it closed the session).
-    if (this.sessions.get(name) === s) {
-      this.sessions.delete(name)
-      this.budget.release(s.journal)
-      await s.close()
-    }
-    return true
-  }
-
-  /** Whether the database had it: of replicas dropping it at once, the one whose delete removed its row. */
-  private async dropShared(database: SharedSessions, name: string): Promise<boolean> {
-    const dropped = await database.drop(name)
-    const s = this.sessions.get(name)
-    if (s) this.forget(name, s)
+    // Dropped in the store first: a drop that cannot be written keeps the session (StoreError). Shared:
+    // whichever process made it, it is deleted if the database has it (of replicas dropping it at once,
+    // the one whose delete removed its row finds it).
+    const dropped = await (unused ? this.store.discard(name) : this.store.drop(name, s !== undefined))
+    const now = this.sessions.get(name)
+    // Unless the host closed meanwhile (it closed the session); unused, only the one found empty.
+    if (now && (unused ? dropped && now === s : true)) this.forget(name, now)
     return dropped
   }
 
@@ -368,10 +293,8 @@ export class Host {
    */
   async requestCounts(): Promise<Map<string, number>> {
     const all = this.all()
-    if (!this.database) return new Map(all.map((s) => [s.name, s.journal.size]))
-    await Promise.all(all.map((s) => s.store.flush()))
-    const stored = await this.database.requestCounts()
-    return new Map(all.map((s) => [s.name, stored.get(s.name) ?? 0]))
+    const flush = async () => void (await Promise.all(all.map((s) => s.store.flush())))
+    return this.store.countRequests(new Map(all.map((s) => [s.name, s.journal.size])), flush)
   }
 
   /** Runs what fell due in every session (the server's timer). */
@@ -387,7 +310,7 @@ export class Host {
     }
     // One query says where every session's log ends: a session nobody wrote to since is not read again.
     const listed = this.opens
-    const heads = await this.stores!.heads?.().catch(away)
+    const heads = await this.store.heads?.().catch(away)
     await this.syncSessions(heads?.keys(), listed).catch(away)
     for (const s of this.all()) {
       const head = heads?.get(s.name)
@@ -413,7 +336,7 @@ export class Host {
 
   /** The error writes of the sessions answer while they fail, or null. */
   failure(): Error | null {
-    return this.stores?.failure() ?? null
+    return this.store.failure()
   }
 
   /** Closes every session (streams and stores, the default one's last) and the shared journal: a snapshot of every
@@ -427,8 +350,7 @@ export class Host {
     // Every store is closed (each writes its snapshots) even when another cannot; a failure keeps its journals.
     const closing = async () => {
       await Promise.all(named.map((s) => s.close()))
-      if (this.stored) await this.stored.catch(() => {})
-      await this.stores?.close()
+      await this.store.close()
     }
     const failed = (await Promise.allSettled([closing(), this.default.close()])).flatMap((r) => (r.status === 'rejected' ? [r.reason as Error] : []))
     if (failed.length)

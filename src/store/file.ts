@@ -1,6 +1,8 @@
 /**
- * The file-backed store: a lowdb snapshot (`sandbox.json`) plus an append-only journal of changes
- * (`sandbox.json.journal.G`). Each transaction is one JSON line, written and fdatasync'd before the
+ * A data file with a write-ahead log of its own: a lowdb snapshot (`sandbox.json`) plus an
+ * append-only log of changes (`sandbox.json.journal.G`). `dcb seed` writes data files so; `dcb
+ * serve` reads them (and those of earlier versions) and moves their default session into the
+ * sessions' one write-ahead log (`file-sessions.ts`), using this store for the lock and the read. Each transaction is one JSON line, written and fdatasync'd before the
  * answer leaves (concurrent transactions share one fsync: group commit), so the cost of a write does
  * not grow with the data. The snapshot is rewritten only by compaction (compaction.ts says when, and at
  * shutdown), under a new journal generation so appends never wait for it.
@@ -10,7 +12,7 @@
  * damage (a complete line that does not parse, an unknown record, a bad snapshot field) refuses the
  * start naming file and line, and nothing on disk changes.
  */
-import { lstatSync, readFileSync, readdirSync, readlinkSync, realpathSync, unlinkSync, statSync, type Stats } from 'node:fs'
+import { lstatSync, readdirSync, readlinkSync, realpathSync, unlinkSync, statSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { Low } from 'lowdb'
 import { COLLECTIONS, type Change, type CollectionName, type State } from '../core/state.js'
@@ -21,6 +23,9 @@ import { makeDirs, removeMadeDirs } from './folders.js'
 import { DataFileLock } from './lock.js'
 import { cutTornTails, readJournalLines, type TornTail } from './torn-tail.js'
 import { describeError, fsyncDir, WriteAheadLog, type StoreIo } from './wal.js'
+import { fileKind, readOrRefuse, sizeOf } from './read-files.js'
+
+export { fileKind, listOrRefuse, readOrRefuse, sizeOf } from './read-files.js'
 
 type Snapshot = SnapshotData
 
@@ -56,6 +61,8 @@ export class FileStore implements Store {
   private saved: number | undefined
   /** The folders `load` made for the data file: removed again if the start fails and they are empty. */
   private madeDirs: string[] = []
+  /** What `load` found: a snapshot whose generation counts the sessions' log (`sessions`), this store's own layout, or nothing. */
+  found: 'sessions' | 'own' | 'none' = 'none'
 
   constructor(path: string, opts: FileStoreOptions = {}) {
     this.path = throughLink(resolve(path))
@@ -143,7 +150,10 @@ export class FileStore implements Store {
       this.seq = snap?.seq ?? 0
       this.saved = snap?.seq
       const base = snap?.generation ?? 0
-      const gens = this.generations().filter((g) => g >= base)
+      const own = this.generations()
+      this.found = snap?.log === 'sessions' ? 'sessions' : snap || own.length ? 'own' : 'none'
+      // Written in the sessions' log's layout, a journal of its own is one a start that moved it there left (all in the snapshot).
+      const gens = this.found === 'sessions' ? [] : own.filter((g) => g >= base)
       for (const g of gens) this.replay(g)
       this.generation = gens.length ? gens[gens.length - 1]! : base
       this.base = base
@@ -173,6 +183,31 @@ export class FileStore implements Store {
     await this.wal.discard()
     this.lock.release()
     this.dropMadeDirs()
+  }
+
+  /** What `load` read: the seq, the seq of the snapshot on disk and its generation. */
+  loaded(): { seq: number; saved: number | undefined; generation: number } {
+    return { seq: this.seq, saved: this.saved, generation: this.base }
+  }
+
+  /** The journals' torn tails cut as `activate` cuts them (damage past the zeroed space copied aside first: a copy that cannot be made throws). */
+  cutTails(): void {
+    cutTornTails(this.torn)
+    this.torn = []
+  }
+
+  /** The journals removed, once what they held is in a snapshot elsewhere (the sessions' log took it over). */
+  removeJournals(): void {
+    const gens = this.generations()
+    if (!gens.length) return
+    for (const g of gens) unlinkSync(this.journalPath(g))
+    if (!this.unsafeNoSync) fsyncDir(this.dir, this.io)
+  }
+
+  /** The lock given back (the sessions' log wrote what this store read). */
+  release(): void {
+    this.closed = true
+    this.lock.release()
   }
 
   /** A start that failed leaves no folder behind that it made and left empty (the default `.dcb/`). */
@@ -378,44 +413,5 @@ function throughLink(path: string): string {
     return realpathSync(path)
   } catch {
     return resolve(dirname(path), readlinkSync(path)) // a link to a file not made yet (its server wrote no snapshot yet)
-  }
-}
-
-/** A file read whole at start-up; one that cannot be read (a folder, EIO) refuses the start by name. */
-export function readOrRefuse(file: string, what: string): Buffer {
-  // A FIFO would hang the start and a device (a link to /dev/zero) would never end: refused unread.
-  const found = statSync(file, { throwIfNoEntry: false })
-  if (found && !found.isFile() && !found.isDirectory())
-    throw new StoreError(`cannot read ${what} ${file} (it is ${fileKind(found)}, not a regular file); nothing was changed: move it away`)
-  try {
-    return readFileSync(file)
-  } catch (e) {
-    throw new StoreError(`cannot read ${what} ${file} (${describeError(e)}); nothing was changed: move it away or repair it`)
-  }
-}
-
-/** What a path that is not a regular file is, in words. */
-export function fileKind(st: Stats): string {
-  if (st.isFIFO()) return 'a FIFO'
-  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device'
-  if (st.isSocket()) return 'a socket'
-  return st.isDirectory() ? 'a folder' : 'not a file'
-}
-
-/** The names in a store's folder at start-up; a folder that cannot be read (a file in its place) refuses the start by name. */
-export function listOrRefuse(dir: string, what: string): string[] {
-  try {
-    return readdirSync(dir)
-  } catch (e) {
-    throw new StoreError(`cannot read ${what} ${dir} (${describeError(e)}); nothing was changed: move it away`)
-  }
-}
-
-/** A file's size (0: none, or it cannot be read). */
-export function sizeOf(path: string): number {
-  try {
-    return statSync(path).size
-  } catch {
-    return 0
   }
 }

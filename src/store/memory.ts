@@ -1,5 +1,5 @@
-import type { Change, State } from '../core/state.js'
-import type { Store } from './types.js'
+import { State, type Change } from '../core/state.js'
+import { admitHere, type Sessions, type Store } from './types.js'
 
 /** Keeps nothing beyond the engine's own state: for tests, the library and `dcb serve --in-memory`. */
 export class MemoryStore implements Store {
@@ -22,5 +22,30 @@ export class MemoryStore implements Store {
 
   info(): Record<string, unknown> {
     return { kind: this.kind, changes: this.changes }
+  }
+}
+
+/** Sessions kept nowhere but in memory: the library's and `dcb serve --in-memory`'s. */
+export function memorySessions(): Sessions {
+  const first = { store: new MemoryStore(), state: new State() }
+  return {
+    kind: 'memory',
+    shared: false,
+    load: async () => [],
+    default: () => first,
+    activate: () => first.store.activate(),
+    abandon: () => first.store.abandon(),
+    names: async () => [],
+    admit: async (_name, max, open) => admitHere(max, open),
+    open: async () => {
+      const made = { store: new MemoryStore(), state: new State() }
+      await made.store.open(made.state)
+      return made
+    },
+    drop: async (_name, here = false) => here,
+    discard: async () => true,
+    countRequests: async (here) => here,
+    failure: () => null,
+    close: async () => {},
   }
 }

@@ -9,7 +9,7 @@ import { State } from '../core/state.js'
 import { makeSession } from './postgres-making.js'
 import { PostgresSessionStore } from './postgres-session.js'
 import type { SharedDatabase } from './postgres.js'
-import type { SharedSessions } from './types.js'
+import { sharedSessionLimit, type SharedSessions, type StoredSession } from './types.js'
 
 export function sharedSessions(db: SharedDatabase): SharedSessions {
   /** Runs `work` on a connection of the pool; a database error is the StoreError naming the database (of a read: `read`). */
@@ -27,9 +27,21 @@ export function sharedSessions(db: SharedDatabase): SharedSessions {
       throw refused(e)
     }
   }
-  return {
+  let first: StoredSession | undefined
+  const self: SharedSessions = {
+    kind: 'postgres',
     shared: true,
-    load: async () => [],
+    // The default session is read now; the named ones are opened as they are asked for.
+    load: async () => {
+      first = await db.session('default')
+      return []
+    },
+    default: () => {
+      if (!first) throw new Error('the default session is read by load() first')
+      return first
+    },
+    activate: async () => first?.store.activate(),
+    abandon: async () => first?.store.abandon(),
     names: () => db.names(),
     heads: () => db.heads(),
     claim: (name, max) =>
@@ -61,11 +73,25 @@ export function sharedSessions(db: SharedDatabase): SharedSessions {
       db.worked()
       return { store, state }
     },
+    // Made by whoever asks first, under the cap the database counts (a `.` or `..` only opens: made by an older version).
+    admit: async (name, max) => {
+      const claimed = await self.claim(name, max)
+      if (claimed.stored) return { made: true }
+      return max === null ? { made: false } : { made: false, refusal: sharedSessionLimit(claimed.count, max) }
+    },
     drop: (name) => db.drop(name),
     dropIfEmpty: (name) => db.drop(name, true),
+    discard: (name) => self.dropIfEmpty(name),
+    // Every process's entries, this one's written first: the same through every process.
+    countRequests: async (here, flush) => {
+      await flush()
+      const stored = await self.requestCounts()
+      return new Map([...here.keys()].map((name) => [name, stored.get(name) ?? 0]))
+    },
     failure: () => db.failure(),
     close: async () => {},
   }
+  return self
 }
 
 /**

@@ -51,6 +51,14 @@ export interface SessionEntry {
   saved: number | undefined
 }
 
+/** A session read from elsewhere (the default one, from the data file) before the folder's log is replayed over it. */
+export interface SeedSession {
+  name: string
+  entry: SessionEntry
+  /** The log generation its snapshot was written under (its lines of older ones are in it). */
+  generation: number
+}
+
 /** What reading the folder back found. */
 export interface FolderContents {
   sessions: Map<string, SessionEntry>
@@ -67,10 +75,15 @@ export interface FolderContents {
  * Reads and checks the folder (snapshots, then journals) into memory, writing nothing: a damaged
  * file refuses the start with one message naming the file and line.
  */
-export async function readSessionsFolder(folder: string): Promise<FolderContents> {
+export async function readSessionsFolder(folder: string, seed?: SeedSession): Promise<FolderContents> {
   const found: FolderContents = { sessions: new Map(), generation: 0, legacy: [], torn: [], recovered: { replayed: 0, tornBytes: 0, notes: [] } }
-  if (!existsSync(folder)) return found
   const snapshotGen = new Map<string, number>()
+  if (seed) {
+    found.sessions.set(seed.name, seed.entry)
+    snapshotGen.set(seed.name, seed.generation)
+    found.generation = seed.generation
+  }
+  if (!existsSync(folder)) return found
   for (const f of listOrRefuse(folder, 'the sessions folder')) {
     const m = SNAPSHOT.exec(f)
     if (!m) continue

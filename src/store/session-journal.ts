@@ -1,7 +1,8 @@
 /**
- * The store of the named sessions (X-DCB-Session): one journal for all of them, so a write in any
- * session costs a share of one fdatasync, not a file and an fsync of its own (with 1,000 live
- * sessions, one fsync per session made the write p99 grow with their number).
+ * The store of every session of a data file (the default one and those of X-DCB-Session): one
+ * write-ahead log for all of them, so a write in any session costs a share of one fdatasync, not a
+ * file and an fsync of its own (with 1,000 live sessions, one fsync per session made the write p99
+ * grow with their number). The default session's snapshot is the data file itself.
  *
  * The folder's files and how a start reads them back are in session-folder.ts; this file keeps the
  * sessions while the server runs: appends, drops, compaction (a snapshot per changed session under a
@@ -9,14 +10,14 @@
  */
 import { readdirSync, rmSync, unlinkSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { COLLECTIONS, State, type Change } from '../core/state.js'
 import { Compaction } from './compaction.js'
 import { sizeOf } from './file.js'
 import { makeDirs, removeMadeDirs } from './folders.js'
-import { generations, journalPath, readSessionsFolder, SNAPSHOT, snapshotPath, type SessionEntry } from './session-folder.js'
+import { generations, journalPath, readSessionsFolder, SNAPSHOT, snapshotPath, type SeedSession, type SessionEntry } from './session-folder.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
-import { StoreError, type SessionStores, type Store } from './types.js'
+import { StoreError, type Store } from './types.js'
 import { cutTornTails, type TornTail } from './torn-tail.js'
 import { describeError, fsyncDir, WriteAheadLog, type StoreIo } from './wal.js'
 
@@ -31,7 +32,12 @@ export interface SessionJournalOptions {
   unsafeNoSync?: boolean
   /** Where writes and fsyncs can be made to fail (tests). */
   io?: StoreIo
+  /** The default session's snapshot: the data file (without it, the folder keeps named sessions only). */
+  dataFile?: string
 }
+
+/** The name of the default session's lines in the write-ahead log. */
+const DEFAULT = 'default'
 
 export class SessionJournal {
   private readonly sessions = new Map<string, Entry>()
@@ -41,6 +47,9 @@ export class SessionJournal {
   private closed = false
   private readonly sync: boolean
   private readonly io: StoreIo | undefined
+  private readonly dataFile: string | undefined
+  /** The default session as the data file held it, replayed over by the log (`seedDefault`). */
+  private seed: SeedSession | undefined
   recovered = { replayed: 0, tornBytes: 0, notes: [] as string[] }
 
   constructor(
@@ -49,6 +58,7 @@ export class SessionJournal {
   ) {
     this.sync = !opts.unsafeNoSync
     this.io = opts.io
+    this.dataFile = opts.dataFile
     this.wal = new WriteAheadLog({
       pathOf: (gen) => this.journalPath(gen),
       dir: folder,
@@ -68,7 +78,23 @@ export class SessionJournal {
     return journalPath(this.folder, gen)
   }
   private snapshotPath(name: string): string {
-    return snapshotPath(this.folder, name)
+    return name === DEFAULT && this.dataFile ? this.dataFile : snapshotPath(this.folder, name)
+  }
+
+  /**
+   * The default session as read from the data file, before `load`: its state as of `seq`, the seq
+   * of its snapshot on disk in this layout (`saved`; undefined: none, compaction writes one) and
+   * the log generation that snapshot was written under.
+   */
+  seedDefault(state: State, seq: number, saved: number | undefined, generation: number): void {
+    this.seed = { name: DEFAULT, entry: { state, seq, saved }, generation }
+  }
+
+  /** The store of a session `load` found (the default one: always there). */
+  storeOf(name: string): SessionStore {
+    const entry = this.sessions.get(name)
+    if (!entry) throw new StoreError(`no session ${name} is stored`)
+    return new SessionStore(this, name, entry.state)
   }
   private generations(): number[] {
     return generations(this.folder)
@@ -94,14 +120,14 @@ export class SessionJournal {
   }
 
   private async read(): Promise<string[]> {
-    const found = await readSessionsFolder(this.folder)
+    const found = await readSessionsFolder(this.folder, this.seed)
     for (const [name, entry] of found.sessions) this.sessions.set(name, entry)
     this.generation = found.generation
     this.legacy = found.legacy
     this.torn = found.torn
     Object.assign(this.recovered, found.recovered)
     this.compaction.snapshotBytes = this.sizeOfSnapshots()
-    return [...this.sessions.keys()].sort()
+    return [...this.sessions.keys()].filter((name) => name !== DEFAULT || !this.dataFile).sort()
   }
   /** Files of the first layout found by `load`, replaced by `activate`. */
   private legacy: string[] = []
@@ -207,7 +233,10 @@ export class SessionJournal {
         if (!dirty(entry)) continue
         const collections: SnapshotData['collections'] = {}
         for (const c of COLLECTIONS) collections[c] = [...(entry.state[c] as Map<string, unknown>)]
-        snapshots.push([name, entry, { format: 'dcb-sandbox/1', seq: entry.seq, generation: newGen, saved_at: new Date().toISOString(), collections }])
+        const snap: SnapshotData = { format: 'dcb-sandbox/1', seq: entry.seq, generation: newGen, saved_at: new Date().toISOString(), collections }
+        // The data file says its generation counts this log's, not its own journals' (an earlier version's).
+        if (name === DEFAULT && this.dataFile) snap.log = 'sessions'
+        snapshots.push([name, entry, snap])
       }
       this.generation = newGen
     })
@@ -224,6 +253,8 @@ export class SessionJournal {
       if (m && this.sessions.get(m[1]!)?.saved === undefined) unlinkSync(join(this.folder, f))
     }
     if (this.sync) fsyncDir(this.folder, this.io)
+    // The data file is renamed in its own folder: that one holds its new name.
+    if (this.sync && this.dataFile && snapshots.some(([name]) => name === DEFAULT)) fsyncDir(dirname(this.dataFile), this.io)
     for (const g of this.generations()) if (g < gen) unlinkSync(this.journalPath(g))
     return this.sizeOfSnapshots()
   }
@@ -275,6 +306,8 @@ export class SessionJournal {
       seq: this.sessions.get(name)?.seq ?? 0,
       generation: this.generation,
       journal_bytes: this.wal.bytes,
+      // What the start recovered, said with the default session (the data file's).
+      ...(name === DEFAULT && this.dataFile ? { recovered: this.recovered } : {}),
     }
   }
 
@@ -316,28 +349,5 @@ export class SessionStore implements Store {
   }
   info(): Record<string, unknown> {
     return this.journal.info(this.name)
-  }
-}
-
-/** The named sessions of a data folder (its shared journal), as a host keeps sessions (`runtime/host.ts`). */
-export function folderSessions(folder: string, opts: SessionJournalOptions = {}): SessionStores {
-  const journal = new SessionJournal(folder, opts)
-  return {
-    shared: false,
-    load: async () => {
-      await journal.load()
-      return journal.recovered.notes
-    },
-    activate: () => journal.activate(),
-    abandon: () => journal.abandon(),
-    names: () => journal.open(),
-    open: async (name) => {
-      const store = await journal.store(name)
-      return { store, state: store.state }
-    },
-    // Only a session open in the host is dropped, and every stored one is open.
-    drop: (name) => journal.drop(name).then(() => true),
-    failure: () => journal.failure(),
-    close: () => journal.close(),
   }
 }

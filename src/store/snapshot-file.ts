@@ -17,6 +17,12 @@ export interface SnapshotData {
   seq: number
   generation: number
   saved_at: string
+  /**
+   * The write-ahead log whose generations `generation` counts: `sessions`, the one of the sessions
+   * folder (the default session's snapshot, the data file, says so); absent, the snapshot's own
+   * (`DATAFILE.journal.G`: a default session of an earlier version's layout, or `dcb seed`'s).
+   */
+  log?: 'sessions'
   collections: Record<string, Record<string, unknown> | Iterable<[string, unknown]>>
 }
 

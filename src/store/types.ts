@@ -38,31 +38,61 @@ export interface Store {
   behind?(head: number): boolean
 }
 
+/** A session's store and its state as stored. */
+export interface StoredSession {
+  store: Store
+  state: State
+}
+
+/** Whether a new session may be made: `refusal` says why not (none: a `.` or `..` that is not stored, which the host refuses). */
+export type Admission = { made: true } | { made: false; refusal?: SandboxError }
+
 /**
- * Where a host keeps its named sessions: the data folder's shared journal, a database several
- * processes share, or nowhere (memory: none).
+ * Where a host keeps its sessions, the default one among them: in memory (`memorySessions`), in a data
+ * folder (`fileSessions`) or in a database several processes share (`sharedSessions`). The host
+ * (`runtime/host.ts`) takes one and asks it, never which kind it is.
  */
-export interface SessionStores {
+export interface Sessions {
+  readonly kind: 'memory' | 'file' | 'postgres'
   /** Several processes share them: a read first takes in what the others wrote, and the list of sessions is theirs too. */
   readonly shared: boolean
-  /** Reads and checks what is stored, writing nothing; answers what recovery has to say. */
+  /** Reads and checks what is stored (the default session, then the named ones), writing nothing; answers what recovery has to say. */
   load(): Promise<string[]>
-  /** Once the server is bound: ready for writes (a torn tail cut, the journal opened). */
-  activate?(): Promise<void>
+  /** The default session, as `load` read it. */
+  default(): StoredSession
+  /** Once the server is bound: ready for writes (a torn tail cut, the write-ahead log opened). */
+  activate(): Promise<void>
   /** A start that failed: released without a snapshot, what `activate` made taken back. */
-  abandon?(): Promise<void>
+  abandon(): Promise<void>
   /** The named sessions stored. */
   names(): Promise<string[]>
   /** Shared: every session (the default one too) with the number of its log's last entry, in one call. */
   heads?(): Promise<Map<string, number>>
   /**
+   * Whether a session `name` that is not open here may be opened or made: `max` is the cap on
+   * sessions (null: only open one that is stored), `open` the names open or being opened here.
+   */
+  admit(name: string, max: number | null, open: readonly string[]): Promise<Admission>
+  /**
    * A session's store and its state as stored (made when new). Shared: `max` is the cap a write to it
    * counts against when it makes it anew (another process deleted it meanwhile).
    */
-  open(name: string, max?: number): Promise<{ store: Store; state: State }>
-  /** Deletes `name` and all it kept; answers whether it was stored (of processes deleting it at once, one finds it). */
-  drop(name: string): Promise<boolean>
+  open(name: string, max?: number): Promise<StoredSession>
+  /**
+   * Deletes `name` and all it kept; answers whether it was stored (of processes deleting it at once,
+   * one finds it). `here`: whether it is open in this host (every session a folder keeps is).
+   */
+  drop(name: string, here?: boolean): Promise<boolean>
+  /** Deletes `name`, which a refused call made, only if nothing was written to it meanwhile; answers whether it did. */
+  discard(name: string): Promise<boolean>
+  /**
+   * How many entries each session's request log holds: `here`, this process's counts (`flush`
+   * writes this process's entries); shared, the store's (every process's).
+   */
+  countRequests(here: Map<string, number>, flush: () => Promise<void>): Promise<Map<string, number>>
+  /** The error writes answer while they fail (health says it), or null. */
   failure(): Error | null
+  /** Closes what the sessions share (the named sessions' write-ahead log); each session's store is closed with it. */
   close(): Promise<void>
 }
 
@@ -81,7 +111,7 @@ export class StoreError extends Error {
 }
 
 /** Sessions several processes share (a database): the cap on them is counted there, not per process. */
-export interface SharedSessions extends SessionStores {
+export interface SharedSessions extends Sessions {
   readonly shared: true
   /** Deletes `name` only if nothing was ever written to it (no log entry, snapshot or request); answers whether it did. */
   dropIfEmpty(name: string): Promise<boolean>
@@ -93,6 +123,20 @@ export interface SharedSessions extends SessionStores {
   claim(name: string, max: number | null): Promise<{ stored: true } | { stored: false; count: number }>
   /** How many entries each session's request journal holds in the store (every process's; a session with none is absent). */
   requestCounts(): Promise<Map<string, number>>
+}
+
+/** The refusal of a new session by a host holding `max` (counted here, not in a store others share). */
+export function sessionLimit(max: number): SandboxError {
+  return new SandboxError(
+    'SESSION_LIMIT',
+    `the server holds its limit of ${max} session${max === 1 ? '' : 's'} (--max-sessions); delete one with DELETE /_sandbox/sessions/NAME`,
+  )
+}
+
+/** A store kept in this process: a session not open is new; made while the host holds fewer than `max`. */
+export function admitHere(max: number | null, open: readonly string[]): Admission {
+  if (max === null) return { made: false }
+  return open.length >= max ? { made: false, refusal: sessionLimit(max) } : { made: true }
 }
 
 /** The refusal of a new session (made on first use, or made anew by a write) by a shared store holding `count` of `max`. */

@@ -127,7 +127,7 @@ describe('dcb serve on a disk that fills up after the journal was zeroed ahead',
     const s = await serve(['--data', data, '--clock', '2026-01-31T00:00:00'])
     servers.push(s)
     const acknowledged = [await subscribe(s.url, '60123456001')]
-    expect(statSync(`${data}.journal.0`).size).toBe(2 ** 20)
+    expect(statSync(`${data}.sessions/journal.0`).size).toBe(2 ** 20)
     fillUp(join(roomy, 'filler'))
     let inits = 0
     let refused: Awaited<ReturnType<typeof post>> | undefined

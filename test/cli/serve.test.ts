@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, watch, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { tempDir } from '../helpers.js'
@@ -88,6 +88,36 @@ describe('dcb serve', () => {
 })
 
 describe('dcb seed', () => {
+  it('adds to a data file a server wrote, and refuses one whose write-ahead log a crash left unfolded', async () => {
+    const data = join(tmp.dir, 'served-then-seeded.json')
+    const first = await serve(['--data', data])
+    const init = await fetch(`${first.url}/subscriptions/init`, {
+      method: 'POST',
+      headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' },
+      body: JSON.stringify({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }),
+    })
+    expect(init.status).toBe(200)
+    await first.stop('SIGKILL')
+    rmSync(`${data}.lock`)
+    const refused = await dcb(['seed', '--subscriptions', '5', '--data', data])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toMatch(
+      /was last served without a clean stop: its write-ahead log .*journal\.\d+ holds changes no snapshot has; start dcb serve on it and stop it/,
+    )
+    const second = await serve(['--data', data])
+    expect(await second.stop('SIGTERM')).toBe(0)
+    expect((await dcb(['seed', '--subscriptions', '5', '--data', data])).code).toBe(0)
+    const third = await serve(['--data', data])
+    try {
+      const health = (await (await fetch(`${third.url}/_sandbox/health`)).json()) as any
+      // The seeded five and the Init's verification, kept through the crash.
+      expect(health.sizes.subscriptions).toBe(5)
+      expect(health.sizes.verifications).toBe(1)
+    } finally {
+      expect(await third.stop('SIGTERM')).toBe(0)
+    }
+  })
+
   it('prints its result as JSON with --json', async () => {
     const data = join(tmp.dir, 'seeded-json.json')
     const r = await dcb(['seed', '--subscriptions', '5', '--data', data, '--json'])

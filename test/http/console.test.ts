@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { loadWorld } from '../../src/world/load.js'
 import { createSandboxApp } from '../../src/http/app.js'
-import { Host } from '../../src/runtime/host.js'
+import { createHost, memorySessions } from '../../src/runtime/host.js'
 import { CONSOLE_FILES } from '../../src/http/console.js'
 import { serve } from '../cli/run.js'
 import { startClient, useSandbox, type Client } from '../helpers.js'
@@ -227,7 +227,7 @@ describe('the live stream keeps itself alive', () => {
   let server: Server
   let url: string
   beforeAll(async () => {
-    const host = new Host({ engine: { world: loadWorld([]).world }, version: 'test', live: { heartbeatMs: 100 } })
+    const host = createHost(memorySessions(), { engine: { world: loadWorld([]).world }, version: 'test', live: { heartbeatMs: 100 } })
     const app = createSandboxApp({ host, version: 'test' })
     server = createServer(app.listener)
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))

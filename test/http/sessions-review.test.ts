@@ -7,7 +7,8 @@
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { startClient, tempDir, type Client } from '../helpers.js'
-import { Host } from '../../src/runtime/host.js'
+import { createHost, memorySessions } from '../../src/runtime/host.js'
+import { fileSessions } from '../../src/store/file-sessions.js'
 import { loadWorld } from '../../src/world/load.js'
 
 const S = (name: string) => ({ 'x-dcb-session': name })
@@ -52,8 +53,9 @@ describe('a session asked for while it is deleted', () => {
   afterEach(() => tmp.cleanup())
 
   it('(data folder) is made anew once the delete is done, and takes changes', async () => {
-    const host = new Host({ engine: { world: loadWorld([]).world }, folder: join(tmp.dir, 'sandbox.json.sessions'), version: 'test' })
-    await host.loadStored()
+    const sessions = fileSessions(join(tmp.dir, 'sandbox.json'))
+    await sessions.load()
+    const host = createHost(sessions, { engine: { world: loadWorld([]).world }, version: 'test' })
     await host.activate()
     try {
       const old = await host.get('a')
@@ -81,9 +83,9 @@ describe('a session being opened while the host closes', () => {
 
   for (const where of ['data folder', 'memory'] as const)
     it(`(${where}) is closed with the others, not left open in the closed host`, async () => {
-      const folder = where === 'memory' ? undefined : join(tmp.dir, 'sandbox.json.sessions')
-      const host = new Host({ engine: { world: loadWorld([]).world }, folder, version: 'test' })
-      await host.loadStored()
+      const sessions = where === 'memory' ? memorySessions() : fileSessions(join(tmp.dir, 'sandbox.json'))
+      await sessions.load()
+      const host = createHost(sessions, { engine: { world: loadWorld([]).world }, version: 'test' })
       await host.activate()
       const asked = host.get('late')
       await host.close()

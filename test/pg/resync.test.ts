@@ -4,7 +4,7 @@
  * read. With a thousand sessions nobody wrote to, the list cost a thousand round trips, one after another.
  */
 import { describe, expect, it } from 'vitest'
-import { Host } from '../../src/runtime/host.js'
+import { createHost } from '../../src/runtime/host.js'
 import { SharedDatabase } from '../../src/store/postgres.js'
 import { sharedSessions } from '../../src/store/postgres-shared-sessions.js'
 import { loadWorld } from '../../src/world/load.js'
@@ -18,8 +18,9 @@ describe('a replica reading every session', () => {
     const world = loadWorld([]).world
     const replica = async () => {
       const db = await SharedDatabase.open({ url, world })
-      const { store, state } = await db.session('default')
-      const host = new Host({ engine: { world }, store, state, sessionStores: sharedSessions(db), version: 'test' })
+      const sessions = sharedSessions(db)
+      await sessions.load()
+      const host = createHost(sessions, { engine: { world }, version: 'test' })
       await host.activate()
       return { db, host }
     }

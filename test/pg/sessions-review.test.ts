@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { dcb, type Served } from '../cli/run.js'
-import { Host } from '../../src/runtime/host.js'
+import { createHost } from '../../src/runtime/host.js'
 import { SharedDatabase } from '../../src/store/postgres.js'
 import { sharedSessions } from '../../src/store/postgres-shared-sessions.js'
 import type { SharedSessions } from '../../src/store/types.js'
@@ -54,8 +54,8 @@ describe('shared sessions, reviewed', () => {
       await released
       return got
     }
-    const { store, state } = await db.session('default')
-    const host = new Host({ engine: { world }, store, state, sessionStores: { ...base, names }, version: 'test' })
+    await base.load()
+    const host = createHost({ ...base, names }, { engine: { world }, version: 'test' })
     try {
       await host.activate()
       hold = true
@@ -94,8 +94,8 @@ describe('shared sessions, reviewed', () => {
       listed()
       return got
     }
-    const { store, state } = await db.session('default')
-    const host = new Host({ engine: { world }, store, state, sessionStores: { ...base, open, names }, version: 'test' })
+    await base.load()
+    const host = createHost({ ...base, open, names }, { engine: { world }, version: 'test' })
     try {
       host.notice('S+x')
       const activating = host.activate()

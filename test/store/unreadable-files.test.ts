@@ -125,9 +125,10 @@ describe('a journal that cannot be written refuses the start by name', () => {
   })
 
   it('a journal with no torn line: it cannot be opened for writing', async () => {
-    const { data } = folderWith('sandbox.json.journal.0', '{"s":1,"ch":[]}\n')
+    // The log every session writes (the default one's too): the data file's own journal is only read, and moved.
+    const { data } = folderWith('sandbox.json.sessions/journal.0', '{"n":"a","s":0,"ch":[]}\n')
     const r = await serveAsNobody(data)
     expect(r.code).toBe(1)
-    expect(r.stderr.trim()).toMatch(/^dcb: cannot open the journal of .*sandbox\.json for writing: EACCES/)
+    expect(r.stderr.trim()).toMatch(/^dcb: cannot open the sessions journal in .*sandbox\.json\.sessions for writing: EACCES/)
   })
 })
