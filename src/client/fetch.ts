@@ -3,8 +3,8 @@
  * fetch, against a running server) and `createSandbox` (its in-process fetch): one implementation, so
  * a sandbox and a client answer alike. Types only from the contract: no zod, no Node.
  */
-import { SandboxError } from '../core/errors.js'
-import { libraryMessage } from '../library/errors.js'
+import { SandboxError } from '../contract/index.js'
+import { libraryMessage } from './library-message.js'
 import type { ControlRequest } from '../contract/calls.js'
 import type { MerchantOperations } from '../contract/operations.js'
 

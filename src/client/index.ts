@@ -7,7 +7,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { ClockMoveAnswer, InitBody, InitPayload, StatusBody, StatusPayload, VerifyBody, VerifyPayload } from '../contract/index.js'
 import type { ControlOperations } from '../contract/operations.js'
-import { SandboxError } from '../core/errors.js'
+import { SandboxError } from '../contract/index.js'
 import { deriveOperations } from '../contract/calls.js'
 import { checkHeaderValues } from './header-value.js'
 

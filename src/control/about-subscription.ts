@@ -4,7 +4,7 @@
  * the ones that created it: the verification it came from (its Init and every Verify attempt, the
  * consent page's decision), the MO that subscribed it and the Init that gave that MO's short code.
  */
-import type { JournalEntry } from './request-log.js'
+import type { JournalEntry } from '../contract/control.js'
 
 type Json = Record<string, unknown>
 const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {})
