@@ -6,6 +6,7 @@
 import { SandboxError } from '../contract/index.js'
 import { libraryMessage } from './library-message.js'
 import type { ControlRequest } from '../contract/calls.js'
+import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
 import type { MerchantOperations } from '../contract/operations.js'
 
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>
@@ -59,9 +60,9 @@ export function merchantOperations(fetchFn: FetchFn, base: string, opts: Merchan
     return { target: `${base}/consent/${page.id}`, via: fetchFn }
   }
   return {
-    init: (body) => post('/subscriptions/init', body),
-    verify: (body) => post('/subscriptions/verify', body),
-    status: (body) => post('/subscriptions/status', body),
+    init: (body) => post(MERCHANT_CALLS.init.path, body),
+    verify: (body) => post(MERCHANT_CALLS.verify.path, body),
+    status: (body) => post(MERCHANT_CALLS.status.path, body),
     async consent(url, action) {
       if (action !== 'approve' && action !== 'deny') throw new SandboxError('BAD_REQUEST', `consent: action must be approve or deny, not "${String(action)}"`)
       const { target, via } = consentTarget(url)

@@ -9,6 +9,7 @@ import type { ClockMoveAnswer, InitBody, InitPayload, StatusBody, StatusPayload,
 import type { ControlOperations } from '../contract/operations.js'
 import { SandboxError } from '../contract/index.js'
 import { deriveOperations } from '../contract/calls.js'
+import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
 import { checkHeaderValues } from './header-value.js'
 
 export type { InitPayload, VerifyPayload, StatusPayload, ClockMoveAnswer }
@@ -163,13 +164,13 @@ export class DcbClient {
   }
 
   init(body: InitBody): Promise<ApiResult<InitPayload>> {
-    return this.call('/subscriptions/init', body)
+    return this.call(MERCHANT_CALLS.init.path, body)
   }
   verify(body: VerifyBody): Promise<ApiResult<VerifyPayload>> {
-    return this.call('/subscriptions/verify', body)
+    return this.call(MERCHANT_CALLS.verify.path, body)
   }
   status(body: StatusBody): Promise<ApiResult<StatusPayload>> {
-    return this.call('/subscriptions/status', body)
+    return this.call(MERCHANT_CALLS.status.path, body)
   }
 
   /** A control API call under /_sandbox. */
