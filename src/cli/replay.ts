@@ -254,7 +254,7 @@ async function send(c: DcbClient, e: Entry, map: (id: unknown) => unknown, learn
     learn(rp.subscription_id, p.subscription_id)
     if (typeof rp.redirect_url === 'string' && typeof p.redirect_url === 'string') learn(lastSegment(rp.redirect_url), lastSegment(p.redirect_url))
   }
-  return { http: r.http, status: r.envelope.status, message: r.envelope.message, ...subscriptionStatus(e.path, r.envelope), reason: r.reason }
+  return { http: r.httpStatus, status: r.envelope.status, message: r.envelope.message, ...subscriptionStatus(e.path, r.envelope), reason: r.reason }
 }
 
 /** A runtime rule change or a carrier cancel, made again; a refusal is an answer to compare, not the end of the replay. */
