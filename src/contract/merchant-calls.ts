@@ -114,24 +114,35 @@ export function checkBody<O extends MerchantOperation>(
   op: O,
   body: Record<string, unknown>,
 ): { input: BodyOf<(typeof MERCHANT_CALLS)[O]['fields']> } | { problem: BodyProblem } {
-  const fields: Record<string, FieldRule> = MERCHANT_CALLS[op].fields
+  const { names, rules } = FIELD_LISTS[op]
   const input: Record<string, string | null> = {}
-  for (const field in fields) {
-    const rule = fields[field]!
+  // An indexed loop over the fields listed once, strings first: this runs for every merchant call.
+  for (let i = 0; i < names.length; i++) {
+    const field = names[i]!
+    const rule = rules[i]!
     const value = body[field]
-    if (value === undefined || (value === null && rule.optional)) {
-      if (!rule.optional) return { problem: { field, value, kind: 'required', rule } }
-      if (value === null) input[field] = null
-      continue
-    }
-    if (typeof value !== 'string') return { problem: { field, value, kind: 'type', rule } }
-    if (value === '' && (rule.filled || rule.pattern)) return { problem: { field, value, kind: 'empty', rule } }
-    if (rule.pattern && !rule.pattern.test(value)) {
-      const anyCase = new RegExp(rule.pattern.source, 'i')
-      return { problem: { field, value, kind: anyCase.test(value) ? 'case' : 'shape', rule } }
-    }
-    input[field] = value
+    if (typeof value === 'string' && value !== '' && (rule.pattern === undefined || rule.pattern.test(value))) input[field] = value
+    else if (value === undefined && rule.optional) continue
+    else if (value === null && rule.optional) input[field] = null
+    else if (value === '' && !rule.filled && !rule.pattern) input[field] = value
+    else return { problem: problemOf(field, value, rule) }
   }
   // Every required field was put in as text, each optional one as text or null when given.
   return { input: input as BodyOf<(typeof MERCHANT_CALLS)[O]['fields']> }
 }
+
+/** How a field's value fails its rule (the value is known to fail it). */
+function problemOf(field: string, value: unknown, rule: FieldRule): BodyProblem {
+  if (value === undefined) return { field, value, kind: 'required', rule }
+  if (typeof value !== 'string') return { field, value, kind: 'type', rule }
+  if (value === '') return { field, value, kind: 'empty', rule }
+  return { field, value, kind: new RegExp(rule.pattern!.source, 'i').test(value) ? 'case' : 'shape', rule }
+}
+
+/** Each call's field names and rules as lists, made once. */
+const FIELD_LISTS = Object.fromEntries(
+  MERCHANT_OPERATIONS.map((op) => {
+    const entries = Object.entries(MERCHANT_CALLS[op].fields as Record<string, FieldRule>)
+    return [op, { names: entries.map(([name]) => name), rules: entries.map(([, rule]) => rule) }]
+  }),
+) as Record<MerchantOperation, { names: string[]; rules: FieldRule[] }>
