@@ -167,14 +167,18 @@ export function controlOverFetch(
       ...(r.signal ? { signal: r.signal } : {}),
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
     })
-    const text = await res.text()
-    let data: any
-    try {
-      data = JSON.parse(text)
-    } catch {
-      throw words.notJson(url, res.status)
-    }
-    if (res.status >= 400) throw words.refused(url, res.status, data)
-    return data
+    return controlAnswer(url, res.status, await res.text(), words)
   }
+}
+
+/** A control call's answer: its JSON, or the error `words` say for a refusal (HTTP 400 or more) or for what is not JSON. */
+export function controlAnswer(url: string, status: number, text: string, words: ClientWords = LIBRARY_WORDS): unknown {
+  let data: any
+  try {
+    data = JSON.parse(text)
+  } catch {
+    throw words.notJson(url, status)
+  }
+  if (status >= 400) throw words.refused(url, status, data)
+  return data
 }
