@@ -2,6 +2,7 @@
 import chalk from 'chalk'
 import { ambiguousDuration } from '../core/time.js'
 import { TransportError, type DcbClient } from '../client/index.js'
+import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 import {
   clientFrom,
@@ -352,7 +353,7 @@ export async function logs(o: Opts): Promise<void> {
 
 /** The subscription state a Status call answered (ACTIVE, CANCELED, EXPIRED), read from the envelope the journal kept. */
 function answeredState(e: Record<string, any>): string | undefined {
-  const state = e.path === '/subscriptions/status' ? e.response?.payload?.status : undefined
+  const state = e.path === MERCHANT_CALLS.status.path ? e.response?.payload?.status : undefined
   return typeof state === 'string' ? state : undefined
 }
 

@@ -182,9 +182,9 @@ export function reportEnvelope(op: string, r: ApiResult<unknown>, json: boolean 
     if (e.payload && typeof e.payload === 'object') printFields(e.payload as Record<string, unknown>)
   } else {
     const spec =
-      (OUTCOMES as Record<string, { describe: string }>)[e.message] ?? Object.values(OUTCOMES).find((o) => o.message === e.message && o.http === r.http)
+      (OUTCOMES as Record<string, { describe: string }>)[e.message] ?? Object.values(OUTCOMES).find((o) => o.message === e.message && o.http === r.httpStatus)
     out(
-      `${chalk.red('✘ FAIL')} ${op}: ${chalk.bold(e.message || '(no message)')} (HTTP ${r.http})${r.reason ? `: ${r.reason}` : spec ? chalk.dim(` ${describeFor(e.message as OutcomeCode, r.http, spec.describe)}`) : ''}`,
+      `${chalk.red('✘ FAIL')} ${op}: ${chalk.bold(e.message || '(no message)')} (HTTP ${r.httpStatus})${r.reason ? `: ${r.reason}` : spec ? chalk.dim(` ${describeFor(e.message as OutcomeCode, r.httpStatus, spec.describe)}`) : ''}`,
     )
   }
   if (e.status !== 'SUCCESS') process.exitCode = EXIT.FAIL

@@ -125,8 +125,8 @@ async function run(
   const init = await guard(() =>
     c.init({ msisdn: f.msisdn, service_code: f.service, country_code: f.country, ...(f.language ? { language: f.language } : {}) }),
   )
-  steps.push({ step: 'init', http: init.http, envelope: init.envelope, ...why(init.reason) })
-  if (!show(init.envelope, init.http, init.reason)) return report
+  steps.push({ step: 'init', http: init.httpStatus, envelope: init.envelope, ...why(init.reason) })
+  if (!show(init.envelope, init.httpStatus, init.reason)) return report
   const p = init.envelope.payload!
   let subscriptionId: string | undefined
   if (p.verif_request_id) {
@@ -136,8 +136,8 @@ async function run(
     say(`  ${chalk.dim('otp'.padEnd(17))} ${otp}`)
     step('Verify')
     const v = await guard(() => c.verify({ verif_request_id: p.verif_request_id!, otp }))
-    steps.push({ step: 'verify', http: v.http, envelope: v.envelope, ...why(v.reason) })
-    if (!show(v.envelope, v.http, v.reason)) return report
+    steps.push({ step: 'verify', http: v.httpStatus, envelope: v.envelope, ...why(v.reason) })
+    if (!show(v.envelope, v.httpStatus, v.reason)) return report
     subscriptionId = v.envelope.payload!.subscription_id
   } else if (p.short_code) {
     step(`the subscriber texts ${p.keyword} to ${p.short_code} (MO)`)
@@ -160,7 +160,7 @@ async function run(
   report.subscription_id = subscriptionId ?? null
   step('Status')
   const s = await guard(() => c.status({ subscription_id: subscriptionId! }))
-  steps.push({ step: 'status', http: s.http, envelope: s.envelope, ...why(s.reason) })
-  report.ok = show(s.envelope, s.http, s.reason)
+  steps.push({ step: 'status', http: s.httpStatus, envelope: s.envelope, ...why(s.reason) })
+  report.ok = show(s.envelope, s.httpStatus, s.reason)
   return report
 }

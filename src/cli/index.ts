@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { DEFAULT_BASE_URL, DEFAULT_DATA_FILE, DEFAULT_PORT, DEMO_API_KEY } from '../contract/defaults.js'
+import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
 import { decideColor } from './color.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 import { version } from '../version.js'
@@ -184,18 +185,18 @@ function clientCommand(name: string, description: string, calls: Calls, hint?: s
 const hiddenUnless = (shown: boolean, option: Option) => (shown ? option : option.hideHelp())
 const client = () => import('./client.js')
 
-clientCommand('init', 'start a subscription flow (POST /subscriptions/init)', 'both')
+clientCommand('init', `start a subscription flow (POST ${MERCHANT_CALLS.init.path})`, 'both')
   .option('--msisdn <msisdn>', 'subscriber MSISDN, digits, calling code first')
   .option('--service <code>', 'service code, e.g. STREAMPLUS')
   .option('--country <cc>', 'country code, lower case, e.g. my')
   .option('--language <tag>', 'language of the SMS texts')
   .action(async (o) => (await client()).init(o))
-clientCommand('verify', 'submit the OTP (POST /subscriptions/verify)', 'merchant')
+clientCommand('verify', `submit the OTP (POST ${MERCHANT_CALLS.verify.path})`, 'merchant')
   .option('--id <verif_request_id>', 'the verif_request_id from init')
   .option('--otp <code>', 'the OTP the subscriber received')
   .option('--language <tag>', 'language of the SMS texts')
   .action(async (o) => (await client()).verify(o))
-clientCommand('status', 'read a subscription (POST /subscriptions/status)', 'merchant')
+clientCommand('status', `read a subscription (POST ${MERCHANT_CALLS.status.path})`, 'merchant')
   .argument('[subscription_id]')
   .action(async (id, o) => (await client()).status(id, o))
 clientCommand('otp', "print the latest OTP sent to an MSISDN, or a verification request's (the code alone)", 'control')

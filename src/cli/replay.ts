@@ -15,6 +15,7 @@ import { describeJsonProblem, parseJsonText } from '../json-text.js'
 import chalk from 'chalk'
 import type { DcbClient } from '../client/index.js'
 import type { Rule } from '../contract/operations.js'
+import { isMerchantPath, MERCHANT_CALLS } from '../contract/merchant-calls.js'
 import { SandboxError } from '../core/errors.js'
 import { clientFrom, guard, out, printJson, sessionGiven, type ClientCliOptions } from './common.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
@@ -45,7 +46,7 @@ interface Answer {
 
 /** The subscription status a Status envelope carries, when it is one. */
 const subscriptionStatus = (path: string, envelope: any): { subscription?: string } =>
-  path === '/subscriptions/status' && typeof envelope?.payload?.status === 'string' ? { subscription: envelope.payload.status } : {}
+  path === MERCHANT_CALLS.status.path && typeof envelope?.payload?.status === 'string' ? { subscription: envelope.payload.status } : {}
 
 /**
  * How deep a recording may nest arrays and objects: the request log keeps bodies nested at most 64
@@ -53,7 +54,6 @@ const subscriptionStatus = (path: string, envelope: any): { subscription?: strin
  */
 export const RECORDING_MAX_DEPTH = 128
 
-const MERCHANT_PATHS = new Set(['/subscriptions/init', '/subscriptions/verify', '/subscriptions/status'])
 /** A runtime rule added (POST), removed (DELETE with its id) or cleared (DELETE). */
 const RULES = /^\/_sandbox\/rules(?:\/([^/]+))?$/
 /** What an MO did that is neither a failure (its code) nor a subscription or a STOP: the replay compares it too. */
@@ -122,10 +122,10 @@ const wrongOtp = (otp: string) => otp.replace(/\d/g, (d) => String((Number(d) + 
 
 export async function replay(file: string, o: ClientCliOptions & { merchant?: string; reset?: boolean }): Promise<void> {
   const all = readRecording(file)
-  const merchant = o.merchant ?? all.find((e) => MERCHANT_PATHS.has(e.path) && e.merchant)?.merchant
+  const merchant = o.merchant ?? all.find((e) => isMerchantPath(e.path) && e.merchant)?.merchant
   if (!merchant) throw new CliError(`${file}: no merchant API request to replay`, EXIT.USAGE)
-  if (!all.some((e) => e.merchant === merchant && MERCHANT_PATHS.has(e.path))) {
-    const present = [...new Set(all.filter((e) => MERCHANT_PATHS.has(e.path) && e.merchant).map((e) => e.merchant))]
+  if (!all.some((e) => e.merchant === merchant && isMerchantPath(e.path))) {
+    const present = [...new Set(all.filter((e) => isMerchantPath(e.path) && e.merchant).map((e) => e.merchant))]
     throw new CliError(
       `${file}: no merchant API request of merchant ${JSON.stringify(merchant)} to replay (the recording has: ${present.join(', ') || 'none'})`,
       EXIT.USAGE,
@@ -147,7 +147,7 @@ export async function replay(file: string, o: ClientCliOptions & { merchant?: st
         ? e.method === 'POST' || e.method === 'DELETE'
         : CANCEL.test(e.path)
           ? cancels(e)
-          : e.merchant === merchant && (MERCHANT_PATHS.has(e.path) || e.path.startsWith('/consent/')),
+          : e.merchant === merchant && (isMerchantPath(e.path) || e.path.startsWith('/consent/')),
   )
   const c = clientFrom(o)
   const map = (id: unknown) => (typeof id === 'string' ? (ids.get(id) ?? id) : id)
@@ -184,7 +184,7 @@ export async function replay(file: string, o: ClientCliOptions & { merchant?: st
     }
     const got = await guard(() => send(c, e, map, learn))
     // A control change's answer is no envelope (a canceled subscription's `status` is CANCELED).
-    const envelope = MERCHANT_PATHS.has(e.path) || e.path.startsWith('/consent/')
+    const envelope = isMerchantPath(e.path) || e.path.startsWith('/consent/')
     // An MO fails when the carrier refused it; one that did nothing is no failure, whatever the journal's message.
     const moAction = e.path === '/_sandbox/mo' && typeof e.response?.action === 'string' ? (e.response.action as string) : undefined
     const want: Answer = {
@@ -244,7 +244,7 @@ async function send(c: DcbClient, e: Entry, map: (id: unknown) => unknown, learn
     body = { ...body }
     if ('verif_request_id' in body) body.verif_request_id = map(body.verif_request_id)
     if ('subscription_id' in body) body.subscription_id = map(body.subscription_id)
-    if (e.path === '/subscriptions/verify' && e.msisdn) body.otp = await otpFor(c, e, body.otp)
+    if (e.path === MERCHANT_CALLS.verify.path && e.msisdn) body.otp = await otpFor(c, e, body.otp)
   }
   const r = await c.send<Record<string, any>>(e.path, body === null || body === undefined ? undefined : JSON.stringify(body), e.method)
   const p = r.envelope.payload
@@ -254,7 +254,7 @@ async function send(c: DcbClient, e: Entry, map: (id: unknown) => unknown, learn
     learn(rp.subscription_id, p.subscription_id)
     if (typeof rp.redirect_url === 'string' && typeof p.redirect_url === 'string') learn(lastSegment(rp.redirect_url), lastSegment(p.redirect_url))
   }
-  return { http: r.http, status: r.envelope.status, message: r.envelope.message, ...subscriptionStatus(e.path, r.envelope), reason: r.reason }
+  return { http: r.httpStatus, status: r.envelope.status, message: r.envelope.message, ...subscriptionStatus(e.path, r.envelope), reason: r.reason }
 }
 
 /** A runtime rule change or a carrier cancel, made again; a refusal is an answer to compare, not the end of the replay. */

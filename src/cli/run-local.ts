@@ -41,15 +41,11 @@ export async function localSandbox(
   }
   const target = (apiKey = DEMO_API_KEY): RunTarget => {
     const m = merchantOperations(fetchIn, 'http://localhost', { apiKey, headers: {} })
-    // The HTTP client's shape: `http` for the status, the query of a consent redirect parsed.
-    const api = async (answer: Promise<{ httpStatus: number; envelope: unknown; reason?: string }>) => {
-      const r = await answer
-      return { http: r.httpStatus, envelope: r.envelope, ...(r.reason === undefined ? {} : { reason: r.reason }) } as any
-    }
+    // The merchant answers have the HTTP client's shape already; a consent's redirect query is parsed as it parses it.
     return {
-      init: (body) => api(m.init(body)),
-      verify: (body) => api(m.verify(body)),
-      status: (body) => api(m.status(body)),
+      init: (body) => m.init(body),
+      verify: (body) => m.verify(body),
+      status: (body) => m.status(body),
       consent: async (url, action) => {
         const r = await m.consent(url, action)
         const query = r.location ? Object.fromEntries(new URL(r.location, 'http://localhost').searchParams) : {}

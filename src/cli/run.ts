@@ -215,7 +215,7 @@ const str = (o: Record<string, unknown>, k: string, where: string): string => {
 
 async function perform(c: RunTarget, action: Action, arg: unknown, where: string): Promise<unknown> {
   const a = (arg ?? {}) as Record<string, unknown>
-  const envelope = (r: { http: number; envelope: object }) => ({ http: r.http, ...r.envelope })
+  const envelope = (r: { httpStatus: number; envelope: object }) => ({ http: r.httpStatus, ...r.envelope })
   // Merchant bodies go to the server as written (a run file may send a bad one on purpose): the server judges them.
   switch (action) {
     case 'init':

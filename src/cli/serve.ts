@@ -5,6 +5,7 @@ import { relative } from 'node:path'
 import chalk from 'chalk'
 import module from 'node:module'
 import { DEFAULT_HOST, DEFAULT_WORLD_FILE } from '../contract/defaults.js'
+import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
 import { defaultWorldPath, FixtureError } from '../world/default-world.js'
 import { allowIpProblem, isWildcardAddress, ServeError, startSandbox } from '../server.js'
 import { StoreError } from '../store/types.js'
@@ -213,7 +214,7 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
         ...(sample
           ? [
               `  API key:  ${sample.apiKey}   (header API-KEY)`,
-              `  try:      curl -s${opts.https ? 'k' : ''} ${url}/subscriptions/init -H 'API-KEY: ${sample.apiKey}' -H 'Content-Type: application/json' -d '${JSON.stringify(sample.body)}'`,
+              `  try:      curl -s${opts.https ? 'k' : ''} ${url}${MERCHANT_CALLS.init.path} -H 'API-KEY: ${sample.apiKey}' -H 'Content-Type: application/json' -d '${JSON.stringify(sample.body)}'`,
             ]
           : []),
         `  data:     ${where}`,

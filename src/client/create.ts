@@ -6,10 +6,10 @@
 import { deriveOperations } from '../contract/calls.js'
 import { DEMO_API_KEY, SESSION_NAME, SESSION_NAME_RULE } from '../contract/defaults.js'
 import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
-import { SandboxError } from '../core/errors.js'
+import { SandboxError } from '../contract/index.js'
 import { controlOverFetch, merchantOperations } from './fetch.js'
 import { checkHeaderValues } from './header-value.js'
-import { checkOptionNames } from '../library/options.js'
+import { checkOptionNames } from '../contract/option-names.js'
 
 export interface ClientOptions {
   /** Where the server answers, e.g. `http://127.0.0.1:7700` (a path prefix is kept). */

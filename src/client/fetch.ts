@@ -3,12 +3,59 @@
  * fetch, against a running server) and `createSandbox` (its in-process fetch): one implementation, so
  * a sandbox and a client answer alike. Types only from the contract: no zod, no Node.
  */
-import { SandboxError } from '../core/errors.js'
-import { libraryMessage } from '../library/errors.js'
+import { SandboxError } from '../contract/index.js'
+import { libraryMessage } from './library-message.js'
 import type { ControlRequest } from '../contract/calls.js'
+import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
 import type { MerchantOperations } from '../contract/operations.js'
 
-export type FetchFn = (url: string, init: RequestInit) => Promise<Response>
+/** A fetch's options, and how long the call may take (the CLI's node:http fetch reads it; the global fetch ignores it). */
+export type FetchInit = RequestInit & { timeoutMs?: number }
+export type FetchFn = (url: string, init: FetchInit) => Promise<Response>
+
+/**
+ * How a client says an answer it cannot use: `createClient` and a sandbox in library terms
+ * (SandboxError), the CLI as the control API says it (a TransportError when the server is not the API's).
+ */
+export interface ClientWords {
+  /** A merchant answer that is not JSON (`parsed` undefined) or not the envelope: the error, or undefined to hand it on. */
+  notEnvelope(url: string, status: number, text: string, parsed: unknown): Error | undefined
+  /** A control answer that is not JSON. */
+  notJson(url: string, status: number): Error
+  /** A control call refused (HTTP 400 or more), with its JSON. */
+  refused(url: string, status: number, data: any): Error
+}
+
+export const LIBRARY_WORDS: ClientWords = {
+  notEnvelope: (url, status, _text, parsed) =>
+    parsed === undefined ? new SandboxError('ERROR', `${url} answered HTTP ${status} without the API's envelope: is this a dcb sandbox?`, status) : undefined,
+  notJson: (url, status) => new SandboxError('ERROR', `${url} answered HTTP ${status}, not JSON: is this a dcb sandbox?`, status),
+  // Said in library terms, as createSandbox's functions say it (the control API's names routes and commands).
+  refused: (_url, status, data) =>
+    new SandboxError(data?.error ?? 'ERROR', libraryMessage(data?.error ?? 'ERROR', data?.message ?? `the control API answered ${status}`), status),
+}
+
+/** A merchant call's answer: `{ httpStatus, envelope, reason }` (`reason`: the X-DCB-Reason header, on failures). */
+export async function merchantCall(fetchFn: FetchFn, url: string, init: FetchInit, words: ClientWords = LIBRARY_WORDS): Promise<any> {
+  const res = await fetchFn(url, init)
+  const text = await res.text()
+  let envelope: unknown
+  try {
+    envelope = JSON.parse(text)
+  } catch {
+    envelope = undefined
+  }
+  const refused = isEnvelope(envelope) ? undefined : words.notEnvelope(url, res.status, text, envelope)
+  if (refused) throw refused
+  const reason = res.headers.get('x-dcb-reason')
+  return { httpStatus: res.status, envelope, ...(reason === null ? {} : { reason }) }
+}
+
+function isEnvelope(v: unknown): boolean {
+  if (!v || typeof v !== 'object') return false
+  const e = v as Record<string, unknown>
+  return (e.status === 'SUCCESS' || e.status === 'FAIL') && typeof e.message === 'string' && typeof e.status_code === 'number'
+}
 
 /** Where a consent page's own base URL is reached: its origin and path prefix, as read off the page's URL. */
 export interface PageMount {
@@ -27,26 +74,26 @@ export interface MerchantCallOptions {
    * is posted under `base` by its id.
    */
   underPage?: (mount: PageMount) => FetchFn
+  /** How errors are said (default: in library terms). */
+  words?: ClientWords
+  /** How long a call may take (the CLI's `--timeout`). */
+  timeoutMs?: number
 }
 
 /** `init`, `verify`, `status` and `consent` against `base` (origin and optional path prefix). */
 export function merchantOperations(fetchFn: FetchFn, base: string, opts: MerchantCallOptions): MerchantOperations {
-  const post = async (path: string, body: unknown): Promise<any> => {
-    const res = await fetchFn(base + path, {
-      method: 'POST',
-      headers: { ...opts.headers, 'api-key': opts.apiKey, 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify(body),
-    })
-    const text = await res.text()
-    let envelope: unknown
-    try {
-      envelope = JSON.parse(text)
-    } catch {
-      throw new SandboxError('ERROR', `${base}${path} answered HTTP ${res.status} without the API's envelope: is this a dcb sandbox?`, res.status)
-    }
-    const reason = res.headers.get('x-dcb-reason')
-    return { httpStatus: res.status, envelope, ...(reason === null ? {} : { reason }) }
-  }
+  const post = (path: string, body: unknown): Promise<any> =>
+    merchantCall(
+      fetchFn,
+      base + path,
+      {
+        method: 'POST',
+        headers: { ...opts.headers, 'api-key': opts.apiKey, 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(body),
+        timeoutMs: opts.timeoutMs,
+      },
+      opts.words,
+    )
   /**
    * Where to post a consent decision, the URL read once: an id goes under `base`; so does a consent
    * page's URL, by its id (or under the base it names, with `underPage`). Any other URL is posted as it is.
@@ -59,9 +106,9 @@ export function merchantOperations(fetchFn: FetchFn, base: string, opts: Merchan
     return { target: `${base}/consent/${page.id}`, via: fetchFn }
   }
   return {
-    init: (body) => post('/subscriptions/init', body),
-    verify: (body) => post('/subscriptions/verify', body),
-    status: (body) => post('/subscriptions/status', body),
+    init: (body) => post(MERCHANT_CALLS.init.path, body),
+    verify: (body) => post(MERCHANT_CALLS.verify.path, body),
+    status: (body) => post(MERCHANT_CALLS.status.path, body),
     async consent(url, action) {
       if (action !== 'approve' && action !== 'deny') throw new SandboxError('BAD_REQUEST', `consent: action must be approve or deny, not "${String(action)}"`)
       const { target, via } = consentTarget(url)
@@ -70,6 +117,7 @@ export function merchantOperations(fetchFn: FetchFn, base: string, opts: Merchan
         headers: { ...opts.headers, 'content-type': 'application/x-www-form-urlencoded' },
         body: `action=${action}`,
         redirect: 'manual',
+        timeoutMs: opts.timeoutMs,
       })
       await res.arrayBuffer()
       if (res.status === 404) throw new SandboxError('CONSENT_NOT_FOUND', `no consent page at ${target}`)
@@ -98,30 +146,39 @@ function consentPage(url: string): 'id' | (PageMount & { id: string }) | undefin
   return { publicBase: parsed.origin + prefix, prefix, id: page[2]! }
 }
 
-/** Sends one control call under `base`/_sandbox and answers its JSON; a refusal throws the control API's error as a SandboxError. */
-export function controlOverFetch(fetchFn: FetchFn, base: string, headers: Record<string, string>): (r: ControlRequest) => Promise<unknown> {
+/**
+ * Sends one control call under `base`/_sandbox and answers its JSON; a refusal throws the control
+ * API's error (as `words` say it). `timeoutOf`: how long the call may take (an OTP wait, a clock move).
+ */
+export function controlOverFetch(
+  fetchFn: FetchFn,
+  base: string,
+  headers: Record<string, string>,
+  words: ClientWords = LIBRARY_WORDS,
+  timeoutOf: (r: ControlRequest) => number | undefined = () => undefined,
+): (r: ControlRequest) => Promise<unknown> {
   return async (r) => {
     const url = `${base}/_sandbox${r.path}`
+    const timeoutMs = timeoutOf(r)
     const res = await fetchFn(url, {
       method: r.method,
       headers: { ...headers, accept: 'application/json', ...(r.body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(r.body === undefined ? {} : { body: JSON.stringify(r.body) }),
       ...(r.signal ? { signal: r.signal } : {}),
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
     })
-    const text = await res.text()
-    let data: any
-    try {
-      data = JSON.parse(text)
-    } catch {
-      throw new SandboxError('ERROR', `${url} answered HTTP ${res.status}, not JSON: is this a dcb sandbox?`, res.status)
-    }
-    // Said in library terms, as createSandbox's functions say it (the control API's names routes and commands).
-    if (res.status >= 400)
-      throw new SandboxError(
-        data?.error ?? 'ERROR',
-        libraryMessage(data?.error ?? 'ERROR', data?.message ?? `the control API answered ${res.status}`),
-        res.status,
-      )
-    return data
+    return controlAnswer(url, res.status, await res.text(), words)
   }
+}
+
+/** A control call's answer: its JSON, or the error `words` say for a refusal (HTTP 400 or more) or for what is not JSON. */
+export function controlAnswer(url: string, status: number, text: string, words: ClientWords = LIBRARY_WORDS): unknown {
+  let data: any
+  try {
+    data = JSON.parse(text)
+  } catch {
+    throw words.notJson(url, status)
+  }
+  if (status >= 400) throw words.refused(url, status, data)
+  return data
 }

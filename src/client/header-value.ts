@@ -4,7 +4,7 @@
  * character at fault, before any call, rather than leave it to the transport's own error at the first.
  */
 import { HEADER_VALUE } from '../contract/defaults.js'
-import { SandboxError } from '../core/errors.js'
+import { SandboxError } from '../contract/index.js'
 
 /** What a header value may hold, said as `HEADER_VALUE` takes it (what Node's http and fetch send). */
 const ACCEPTED = 'a header carries tab and U+0020 to U+00FF except U+007F (printable ASCII and Latin-1)'

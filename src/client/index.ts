@@ -1,18 +1,22 @@
 /**
- * A small typed client of the merchant API and of the sandbox control API, shared by the CLI and the
- * library: the control operations (`ControlOperations`) over HTTP, with the signatures of the
- * in-process ones. Types come from the wire contract (types only: no zod is loaded). Uses
- * node:http(s) directly (lighter to load than fetch for short-lived CLI calls).
+ * The CLI's client of the merchant API and of the sandbox control API: the same functions as
+ * `createClient` (the control operations derived from `contract/calls.ts`, `init`, `verify`, `status`,
+ * `consent` from `fetch.ts`, one answer shape `{ httpStatus, envelope, reason }`), over a fetch
+ * function: node:http(s) by default (lighter to load than the global fetch for a short-lived
+ * command). What differs is how errors are said: as the control API says them, and a TransportError
+ * when the server cannot be reached or is not the API's. Types only from the contract: no zod.
  */
-import type { IncomingHttpHeaders } from 'node:http'
 import type { ClockMoveAnswer, InitBody, InitPayload, StatusBody, StatusPayload, VerifyBody, VerifyPayload } from '../contract/index.js'
-import type { ControlOperations } from '../contract/operations.js'
-import { SandboxError } from '../core/errors.js'
-import { deriveOperations } from '../contract/calls.js'
+import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
+import { SandboxError } from '../contract/index.js'
+import { deriveOperations, type ControlRequest } from '../contract/calls.js'
 import { checkHeaderValues } from './header-value.js'
+import { controlOverFetch, merchantCall, merchantOperations, type ClientWords, type FetchFn } from './fetch.js'
+import { nodeFetch, unreachable } from './node-fetch.js'
+import { TransportError } from './transport-error.js'
 
 export type { InitPayload, VerifyPayload, StatusPayload, ClockMoveAnswer }
-export { SandboxError }
+export { SandboxError, TransportError }
 
 export interface Envelope<P = Record<string, unknown>> {
   status: 'SUCCESS' | 'FAIL'
@@ -21,23 +25,12 @@ export interface Envelope<P = Record<string, unknown>> {
   payload?: P | null
 }
 
+/** A merchant call's answer, as `createClient` and a sandbox answer it: the HTTP status, the envelope, and why it failed (X-DCB-Reason). */
 export interface ApiResult<P> {
-  http: number
+  httpStatus: number
   envelope: Envelope<P>
   /** Why it failed: the X-DCB-Reason header of a dcb sandbox (absent elsewhere, and on success). */
   reason?: string
-}
-
-/** The server could not be reached, or what answered does not speak the API. */
-export class TransportError extends Error {
-  constructor(
-    message: string,
-    /** No answer came within the time-out (the server may still be working on the call). */
-    readonly timedOut = false,
-  ) {
-    super(message)
-    this.name = 'TransportError'
-  }
 }
 
 /** The control API answered an error (`{ error, message }`): the same error the in-process operations throw. */
@@ -55,62 +48,19 @@ export interface ClientOptions {
   names?: { apiKey?: string; adminToken?: string }
   /** How the user runs dcb, for the hint when nothing answers (the CLI: the name it was invoked as; default `dcb`). */
   command?: string
+  /** The transport (default: node:http(s)). */
+  fetch?: FetchFn
 }
 
-export interface RawResponse {
-  status: number
-  headers: IncomingHttpHeaders
-  text: string
-}
-
-export async function httpRequest(
-  url: string,
-  /** `timeoutMs`: default 30 s; 0: none. */
-  opts: { method: string; headers?: Record<string, string>; body?: string; timeoutMs?: number; command?: string },
-): Promise<RawResponse> {
-  let u: URL
-  try {
-    u = new URL(url)
-  } catch {
-    throw new TransportError(`"${url}" is not a URL`)
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new TransportError(`"${url}" is not an http(s) URL`)
-  const mod = u.protocol === 'https:' ? await import('node:https') : await import('node:http')
-  return new Promise((resolve, reject) => {
-    const req = mod.request(
-      u,
-      { method: opts.method, headers: { ...(opts.body !== undefined ? { 'content-length': String(Buffer.byteLength(opts.body)) } : {}), ...opts.headers } },
-      (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (d: Buffer) => chunks.push(d))
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }))
-        res.on('error', (e) => reject(new TransportError(`the answer from ${u.origin} broke off: ${e.message}`)))
-      },
-    )
-    const limit = opts.timeoutMs ?? 30_000
-    let timedOut = false
-    if (limit > 0)
-      req.setTimeout(limit, () => {
-        timedOut = true
-        req.destroy(new Error(`no answer within ${Math.round(limit / 1000)} s`))
-      })
-    req.on('error', (e: NodeJS.ErrnoException) => {
-      reject(new TransportError(`cannot reach ${u.origin}: ${unreachable(e, opts.command)}`, timedOut))
-    })
-    if (opts.body !== undefined) req.write(opts.body)
-    req.end()
-  })
-}
-
-/** Why a connection failed, with the command that starts a server when none answers. */
-function unreachable(e: NodeJS.ErrnoException, command = 'dcb'): string {
-  return e.code === 'ECONNREFUSED' ? `connection refused (is \`${command} serve\` running?)` : e.code === 'ENOTFOUND' ? 'no such host' : e.message
-}
-
-function isEnvelope(v: unknown): v is Envelope {
-  if (!v || typeof v !== 'object') return false
-  const e = v as Record<string, unknown>
-  return (e.status === 'SUCCESS' || e.status === 'FAIL') && typeof e.message === 'string' && typeof e.status_code === 'number'
+/** The CLI's words: the control API's messages as they are, a TransportError for what is not the API. */
+const CLI_WORDS: ClientWords = {
+  notEnvelope: (url, status, text) =>
+    new TransportError(`${url} answered HTTP ${status} without the API's envelope: ${text.slice(0, 120).replace(/\s+/g, ' ')}`),
+  notJson: (url, status) => new TransportError(`${url} answered HTTP ${status}, not JSON: is this a dcb sandbox?`),
+  refused: (url, status, data) =>
+    data && typeof data.error === 'string'
+      ? new SandboxError(data.error, data.message ?? data.error, status)
+      : new TransportError(`${url} answered HTTP ${status}: is this a dcb sandbox?`),
 }
 
 /** The control operations (`otp`, `advance`, `rules.add`, …) are derived from their one declaration (`contract/calls.ts`). */
@@ -120,6 +70,9 @@ export class DcbClient {
   readonly baseUrl: string
   /** `X-DCB-Session` on every call, when a session is given. */
   private readonly sessionHeader: Record<string, string>
+  private readonly fetchFn: FetchFn
+  private readonly merchant: MerchantOperations
+  private readonly sendControl: (r: ControlRequest) => Promise<unknown>
   /** Throws SandboxError BAD_REQUEST when the key or token has a character no header can carry (named, with the option). */
   constructor(readonly opts: ClientOptions) {
     checkHeaderValues([
@@ -128,73 +81,49 @@ export class DcbClient {
     ])
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '')
     this.sessionHeader = opts.session ? { 'x-dcb-session': opts.session } : {}
+    this.fetchFn = opts.fetch ?? nodeFetch(opts.command)
+    const control = opts.adminToken ? { ...this.sessionHeader, authorization: `Bearer ${opts.adminToken}` } : this.sessionHeader
     // A call that waits (an OTP with `wait`) may take that long beyond the usual answer time; a clock move has no default limit.
-    Object.assign(
-      this,
-      deriveOperations((r) =>
-        this.control(r.method, r.path, r.body, r.waitSeconds ? (r.waitSeconds + 30) * 1000 : r.untimed ? (this.opts.timeoutMs ?? 0) : undefined),
-      ),
+    this.sendControl = controlOverFetch(this.fetchFn, this.baseUrl, control, CLI_WORDS, (r) =>
+      r.waitSeconds ? (r.waitSeconds + 30) * 1000 : r.untimed ? (opts.timeoutMs ?? 0) : opts.timeoutMs,
     )
-  }
-
-  private call<P>(path: string, body: Record<string, unknown>): Promise<ApiResult<P>> {
-    return this.send<P>(path, JSON.stringify(body))
+    this.merchant = merchantOperations(this.fetchFn, this.baseUrl, {
+      apiKey: opts.apiKey,
+      headers: this.sessionHeader,
+      words: CLI_WORDS,
+      timeoutMs: opts.timeoutMs,
+    })
+    Object.assign(this, deriveOperations(this.sendControl))
   }
 
   /** A merchant API request with this body text (any method: a replay sends what was recorded). */
-  async send<P = Record<string, unknown>>(path: string, body: string | undefined, method = 'POST'): Promise<ApiResult<P>> {
-    const res = await httpRequest(this.baseUrl + path, {
-      method,
-      headers: { 'api-key': this.opts.apiKey, 'content-type': 'application/json', accept: 'application/json', ...this.sessionHeader },
-      body,
-      timeoutMs: this.opts.timeoutMs,
-      command: this.opts.command,
-    })
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(res.text)
-    } catch {
-      parsed = undefined
-    }
-    if (!isEnvelope(parsed))
-      throw new TransportError(`${this.baseUrl}${path} answered HTTP ${res.status} without the API's envelope: ${res.text.slice(0, 120).replace(/\s+/g, ' ')}`)
-    const reason = res.headers['x-dcb-reason']
-    return { http: res.status, envelope: parsed as Envelope<P>, ...(typeof reason === 'string' ? { reason } : {}) }
+  send<P = Record<string, unknown>>(path: string, body: string | undefined, method = 'POST'): Promise<ApiResult<P>> {
+    return merchantCall(
+      this.fetchFn,
+      this.baseUrl + path,
+      {
+        method,
+        headers: { 'api-key': this.opts.apiKey, 'content-type': 'application/json', accept: 'application/json', ...this.sessionHeader },
+        ...(body === undefined ? {} : { body }),
+        timeoutMs: this.opts.timeoutMs,
+      },
+      CLI_WORDS,
+    )
   }
 
   init(body: InitBody): Promise<ApiResult<InitPayload>> {
-    return this.call('/subscriptions/init', body)
+    return this.merchant.init(body) as Promise<ApiResult<InitPayload>>
   }
   verify(body: VerifyBody): Promise<ApiResult<VerifyPayload>> {
-    return this.call('/subscriptions/verify', body)
+    return this.merchant.verify(body) as Promise<ApiResult<VerifyPayload>>
   }
   status(body: StatusBody): Promise<ApiResult<StatusPayload>> {
-    return this.call('/subscriptions/status', body)
+    return this.merchant.status(body) as Promise<ApiResult<StatusPayload>>
   }
 
-  /** A control API call under /_sandbox. */
-  async control<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, timeoutMs?: number): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json', ...this.sessionHeader }
-    if (body !== undefined) headers['content-type'] = 'application/json'
-    if (this.opts.adminToken) headers.authorization = `Bearer ${this.opts.adminToken}`
-    const res = await httpRequest(`${this.baseUrl}/_sandbox${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      timeoutMs: timeoutMs ?? this.opts.timeoutMs,
-      command: this.opts.command,
-    })
-    let parsed: any
-    try {
-      parsed = JSON.parse(res.text)
-    } catch {
-      throw new TransportError(`${this.baseUrl}/_sandbox${path} answered HTTP ${res.status}, not JSON: is this a dcb sandbox?`)
-    }
-    if (res.status >= 400) {
-      if (parsed && typeof parsed.error === 'string') throw new SandboxError(parsed.error, parsed.message ?? parsed.error, res.status)
-      throw new TransportError(`${this.baseUrl}/_sandbox${path} answered HTTP ${res.status}: is this a dcb sandbox?`)
-    }
-    return parsed as T
+  /** A control API call under /_sandbox (one the operations do not name: the sessions). */
+  control<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+    return this.sendControl({ method, path, ...(body === undefined ? {} : { body }) }) as Promise<T>
   }
 
   /**
@@ -280,18 +209,19 @@ export class DcbClient {
     action: 'approve' | 'deny',
   ): Promise<{ status: number; location: string | null; query: Record<string, string>; reason?: string }> {
     const url = /^https?:\/\//.test(urlOrId) ? urlOrId : `${this.baseUrl}/consent/${encodeURIComponent(urlOrId)}`
-    const res = await httpRequest(url, {
+    const res = await this.fetchFn(url, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...this.sessionHeader },
       body: `action=${action}`,
+      redirect: 'manual',
       timeoutMs: this.opts.timeoutMs,
-      command: this.opts.command,
     })
+    await res.arrayBuffer()
     if (res.status === 404) throw new SandboxError('CONSENT_NOT_FOUND', `no consent page at ${url}`)
     if (res.status !== 303 && res.status !== 200) throw new TransportError(`${url} answered HTTP ${res.status}: not a consent page`)
-    const location = (res.headers.location as string | undefined) ?? null
+    const location = res.headers.get('location')
     const query = location ? Object.fromEntries(new URL(location, url).searchParams) : {}
-    const reason = res.headers['x-dcb-reason']
-    return { status: res.status, location, query, ...(typeof reason === 'string' ? { reason } : {}) }
+    const reason = res.headers.get('x-dcb-reason')
+    return { status: res.status, location, query, ...(reason === null ? {} : { reason }) }
   }
 }

@@ -5,34 +5,32 @@
  * Extra fields are ignored.
  */
 import { z } from 'zod'
+import { MERCHANT_CALLS, type BodyOf, type FieldRule, type MerchantOperation } from './merchant-calls.js'
 import type { ADDRESS_OUTCOMES, CarrierCode, OPERATION_OUTCOMES, OutcomeCode, OutcomeMessage, PROTOCOL_OUTCOMES, SANDBOX_OUTCOMES } from '../core/outcomes.js'
 
-/** ISO-639-1 code or BCP-47 tag (`en`, `ms-MY`, `zh-Hant-TW`); `null` counts as absent. */
-const language = z
-  .string()
-  .regex(/^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*$/, 'an ISO-639-1 code or BCP-47 tag')
-  .nullish()
-  .describe('BCP-47 / ISO-639-1 language code for SMS communications; defaults to the service default language')
+/** A field's zod schema, from its rule in the declaration. */
+function fieldSchema(rule: FieldRule) {
+  let text = z.string()
+  if (rule.filled) text = text.min(1)
+  if (rule.pattern) text = text.regex(rule.pattern, rule.patternName)
+  const field = rule.optional ? text.nullish() : text
+  return rule.describe ? field.describe(rule.describe) : field
+}
 
-export const InitBody = z.object({
-  msisdn: z.string().describe('Subscriber phone number, international format, digits only (e.g. 60123456789)'),
-  service_code: z.string().min(1).describe('Service identifier provisioned for the merchant account'),
-  country_code: z
-    .string()
-    .regex(/^[a-z]{2}$/, 'lower-case ISO-3166-1 alpha-2')
-    .describe('ISO-3166-1 alpha-2 country code, lower case'),
-  language,
-})
+/**
+ * A body's schema, made from its call's fields (`merchant-calls.ts`): it is OpenAPI's, and takes the
+ * bodies `checkBody` takes, with the same output. The server checks bodies with `checkBody` (no zod).
+ */
+function bodySchema<O extends MerchantOperation>(op: O): z.ZodType<BodyOf<(typeof MERCHANT_CALLS)[O]['fields']>> {
+  const fields: Record<string, FieldRule> = MERCHANT_CALLS[op].fields
+  return z.object(Object.fromEntries(Object.entries(fields).map(([name, rule]) => [name, fieldSchema(rule)]))) as unknown as z.ZodType<
+    BodyOf<(typeof MERCHANT_CALLS)[O]['fields']>
+  >
+}
 
-export const VerifyBody = z.object({
-  verif_request_id: z.string().min(1).describe('UUID returned by Init'),
-  otp: z.string().min(1).describe('The OTP the subscriber received by SMS'),
-  language,
-})
-
-export const StatusBody = z.object({
-  subscription_id: z.string().min(1).describe("The subscription's public UUID"),
-})
+export const InitBody = bodySchema('init')
+export const VerifyBody = bodySchema('verify')
+export const StatusBody = bodySchema('status')
 
 const nullableString = (d: string) => z.string().nullable().describe(d)
 const timestamp = (d: string) => z.string().nullable().describe(`${d} (UTC, YYYY-MM-DDTHH:MM:SS.ffffff)`)
@@ -57,9 +55,9 @@ export const StatusPayload = z.object({
   content_link: nullableString('URL to service content'),
 })
 
-export type InitBody = z.infer<typeof InitBody>
-export type VerifyBody = z.infer<typeof VerifyBody>
-export type StatusBody = z.infer<typeof StatusBody>
+export type InitBody = BodyOf<typeof MERCHANT_CALLS.init.fields>
+export type VerifyBody = BodyOf<typeof MERCHANT_CALLS.verify.fields>
+export type StatusBody = BodyOf<typeof MERCHANT_CALLS.status.fields>
 export type InitPayload = z.infer<typeof InitPayload>
 export type VerifyPayload = z.infer<typeof VerifyPayload>
 /**
@@ -68,6 +66,11 @@ export type VerifyPayload = z.infer<typeof VerifyPayload>
  */
 export type SubscriptionStatus = 'ACTIVE' | 'CANCELED' | 'EXPIRED' | (string & {})
 type StatusFields = z.infer<typeof StatusPayload>
+
+/** Each call's payload schema on success, for OpenAPI. */
+export const PAYLOADS = { init: InitPayload, verify: VerifyPayload, status: StatusPayload } satisfies Record<MerchantOperation, z.ZodType>
+/** Each call's body schema, for OpenAPI. */
+export const BODIES = { init: InitBody, verify: VerifyBody, status: StatusBody } satisfies Record<MerchantOperation, z.ZodType>
 export type StatusPayload = { [K in keyof StatusFields]: K extends 'status' ? SubscriptionStatus : StatusFields[K] }
 
 /** The messages of a list of outcome codes, as the engine's outcome table answers them. */

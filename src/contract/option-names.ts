@@ -2,6 +2,7 @@
  * An options object's keys against the options a function takes: a typo (`clok`, `sesion`, `wiat`)
  * left out without a word changes what the call does. No zod and no Node: the client loads this file.
  */
+import { SandboxError } from '../core/errors.js'
 import { nearestName } from '../core/nearest.js'
 
 /**
@@ -33,4 +34,25 @@ export function renamedProblem(opts: Record<string, unknown>, name: string, old:
   const b = opts[old]
   if (a === undefined || b === undefined || a === b) return undefined
   return `${old} is the old name of ${name}: give one of them (${JSON.stringify(a)} and ${JSON.stringify(b)} were given)`
+}
+
+function shown(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : `${typeof value} ${String(value)}`
+}
+
+/**
+ * Refuses an options object that is not one, and any key `fn` does not take, naming it (and the option it
+ * is a typo of): left out without a word, `clok` ran the sandbox on real time and `apikey` called as the
+ * demo merchant. `names` is a record of every option so the compiler keeps it in step with the type.
+ */
+export function checkOptionNames(fn: string, opts: unknown, names: Record<string, true>): void {
+  const known = Object.keys(names)
+  if (opts === undefined) throw new SandboxError('BAD_REQUEST', `${fn}: options are needed: ${fn}({ ${known[0]}: … })`)
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts))
+    throw new SandboxError(
+      'BAD_REQUEST',
+      `${fn}: options must be an object such as { ${known[0]}: … } (got ${Array.isArray(opts) ? 'an array' : opts === null ? 'null' : shown(opts)})`,
+    )
+  const problem = unknownOption(opts, names)
+  if (problem) throw new SandboxError('BAD_REQUEST', `${fn}: ${problem}`)
 }

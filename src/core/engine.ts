@@ -8,7 +8,7 @@
  * This class only wires the parts, each in its own file: the clock and its events (`clock.ts`,
  * `events.ts`), the flows (`merchant-flow.ts`, `mo-flow.ts`, `consent-flow.ts`, activation in
  * `subscriptions.ts`), renewals and retries (`renewals.ts`), inboxes (`inbox.ts`), read views
- * (`views.ts`) and seeding (`seeding.ts`).
+ * (`views.ts`), runtime rules (`runtime-rules.ts`) and seeding (`seeding.ts`).
  */
 import { catchUp, Clock, moveClock, startsItsClock, type ClockView } from './clock.js'
 import { ConsentFlow, type ConsentAction, type ConsentResult, type ConsentView } from './consent-flow.js'
@@ -22,7 +22,8 @@ import { MoFlow, type MoInput, type MoResult } from './mo-flow.js'
 import type { Outcome } from './outcomes.js'
 import type { OtpLookup } from './otp-sms.js'
 import { Renewals } from './renewals.js'
-import { MAX_RUNTIME_RULES, type RuleInForce } from './ruleset.js'
+import { RuntimeRules } from './runtime-rules.js'
+import type { RuleInForce } from './ruleset.js'
 import { seed, type SeedOptions, type SeedPlan } from './seeding.js'
 import type { Change, RuntimeRuleRecord, SmsRecord, State } from './state.js'
 import type { Tx } from './tx.js'
@@ -30,7 +31,6 @@ import { Subscriptions } from './subscriptions.js'
 import { SubscriptionViews, type SubscriptionDetail, type SubscriptionFilter, type SubscriptionView } from './views.js'
 import type { RequestMention } from './timeline.js'
 import type { WorldSources } from './layering.js'
-import { worldNames, type WorldNames } from './world-names.js'
 import { worldDocument, type WorldDocument } from './world-doc.js'
 import type { Carrier, Merchant, WorldIndex } from './world.js'
 
@@ -75,6 +75,7 @@ export class Engine {
   private readonly merchantFlow: MerchantFlow
   private readonly moFlow: MoFlow
   private readonly consentFlow: ConsentFlow
+  private readonly runtimeRules: RuntimeRules
 
   constructor(opts: EngineOptions) {
     const ctx = (this.ctx = new EngineContext(opts))
@@ -86,6 +87,7 @@ export class Engine {
     this.merchantFlow = new MerchantFlow(ctx, this.inbox, this.subscriptions, this.views)
     this.moFlow = new MoFlow(ctx, this.inbox, this.subscriptions)
     this.consentFlow = new ConsentFlow(ctx, this.subscriptions)
+    this.runtimeRules = new RuntimeRules(ctx)
     const renewals = new Renewals(ctx, this.subscriptions, this.inbox, this.merchantFlow.otpSms)
     ctx.runDueWith((tx, to, log, budget) => renewals.runDue(tx, to, log, budget))
     // A shared store: the messages other processes sent reach this one's listeners (an OTP long poll).
@@ -357,40 +359,11 @@ export class Engine {
 
   /**
    * Adds a runtime rule, checked by the one rule validation (schema, step/effect table, names in
-   * `match`): a SandboxError 400 BAD_RULE names the field. It is consulted before every other rule; one
-   * with the id of a fixture rule replaces that rule while it exists.
+   * `match`): a SandboxError 400 BAD_RULE names the field. See `runtime-rules.ts`.
    */
-  async addRule(input: unknown): Promise<RuntimeRuleRecord> {
-    const base = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {}
-    const id = `rt-${this.ctx.newId().slice(0, 8)}`
-    // The rule schema (zod) is loaded by the first rule that comes in, not at start.
-    const { validateRule } = await import('./rule-check.js')
-    const checked = validateRule({ id, ...base }, this.names)
-    if (!checked.ok) throw new SandboxError('BAD_RULE', checked.problems.map((p) => `${p.path.length ? p.path.join('.') + ': ' : ''}${p.message}`).join('; '))
-    const rule = checked.rule
-    return this.ctx.write((tx, now) => {
-      // Checked as the write runs (it may have waited for a clock move, behind another add).
-      if (this.state.rules.has(rule.id)) throw new SandboxError('RULE_EXISTS', `a runtime rule "${rule.id}" exists already`)
-      // Each is stored and consulted by every call: a bound keeps memory, the data file and calls from growing without one.
-      if (this.state.rules.size >= MAX_RUNTIME_RULES)
-        throw new SandboxError(
-          'BAD_RULE',
-          `the session holds ${MAX_RUNTIME_RULES} runtime rules, the most it takes; remove some first (DELETE /_sandbox/rules/ID)`,
-        )
-      let seq = 0
-      for (const r of this.state.rules.values()) seq = Math.max(seq, r.seq ?? 0)
-      const rec: RuntimeRuleRecord = { id: rule.id, created_at: now, seq: seq + 1, rule, used: 0 }
-      tx.put('rules', rec.id, rec)
-      this.ctx.ruleset.reload()
-      return rec
-    })
+  addRule(input: unknown): Promise<RuntimeRuleRecord> {
+    return this.runtimeRules.add(input)
   }
-
-  /** The names a rule's `match` may use (carriers, services, countries of the world). */
-  private get names(): WorldNames {
-    return (this._names ??= worldNames(this.ctx.world.world))
-  }
-  private _names: WorldNames | undefined
 
   /**
    * The world as loaded, as one fixture document (`"extends": "none"`, API keys as their SHA-256,
@@ -405,21 +378,12 @@ export class Engine {
     return this.ctx.sources ?? null
   }
 
-  async deleteRule(id: string): Promise<void> {
-    await this.ctx.write((tx) => {
-      if (!this.state.rules.has(id)) throw new SandboxError('RULE_NOT_FOUND', `no runtime rule "${id}"`)
-      tx.del('rules', id)
-      this.ctx.ruleset.reload()
-    })
+  deleteRule(id: string): Promise<void> {
+    return this.runtimeRules.remove(id)
   }
 
-  async deleteAllRules(): Promise<number> {
-    return this.ctx.write((tx) => {
-      const n = this.state.rules.size
-      for (const id of [...this.state.rules.keys()]) tx.del('rules', id)
-      this.ctx.ruleset.reload()
-      return n
-    })
+  deleteAllRules(): Promise<number> {
+    return this.runtimeRules.clear()
   }
 
   // ---------------------------------------------------------------- seeding, reset

@@ -16,8 +16,8 @@ import { checkControlAccess, controlRoutes, createControlHandler, type ControlMa
 import { crossSiteRefusal, hostLocal, hostName, sendRefusal, type CrossSiteOptions } from './guard.js'
 import { inProcessCall } from './inprocess.js'
 import { compileTrust, peerTrusted } from './ip.js'
-import { createMerchantHandler, MERCHANT_PATHS, type Operation } from './merchant.js'
-import { loadMerchantSchemas } from './merchant-body.js'
+import { MERCHANT_PATHS } from '../contract/merchant-calls.js'
+import { createMerchantHandler, type Operation } from './merchant.js'
 import { consentPage, returnPage } from './pages.js'
 import { headerReason, notFoundReason } from './reason.js'
 import { safeDecode, sendControlError, sendEnvelope, sendJson } from './respond.js'
@@ -58,11 +58,11 @@ type Entry = { kind: 'merchant'; op: Operation } | { kind: 'control'; path: stri
 const GUARDED = new Set<Entry['kind']>(['control', 'sessions', 'console'])
 
 /**
- * Loads what the first failing merchant body and the first control call need (zod and the schemas),
- * which start-up leaves out: `dcb serve` calls it once it is ready, so those calls do not wait for it.
+ * Loads what the first control call needs (zod and the schemas), which start-up leaves out: `dcb
+ * serve` calls it once it is ready, so that call does not wait for it. A merchant body needs no zod.
  */
 export async function warmUp(): Promise<void> {
-  await Promise.all([loadMerchantSchemas(), controlRoutes()])
+  await controlRoutes()
 }
 
 export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {

@@ -1,6 +1,6 @@
 /**
- * The control API's calls, one table: method, path, the schemas of query, body and answer, the
- * errors it can answer, and the operation it calls. The router (`control.ts`) and the OpenAPI
+ * The control API's calls, one table: for each declared operation (`contract/calls.ts`: method and
+ * path), the schemas of query, body and answer, the errors it can answer. The router (`control.ts`) and the OpenAPI
  * document (`openapi.ts`) are both made from it, so they cannot drift.
  */
 import { z } from 'zod'
@@ -63,9 +63,8 @@ export interface ControlRoute {
 
 const NoInput = z.object({})
 
+/** A route: its method and path are its operation's declared call (`contract/calls.ts`), never restated here. */
 function route<Q extends z.ZodObject = typeof NoInput, B extends z.ZodType = typeof NoInput>(r: {
-  method: ControlRoute['method']
-  path: string
   operationId: string
   summary: string
   query?: Q
@@ -77,31 +76,24 @@ function route<Q extends z.ZodObject = typeof NoInput, B extends z.ZodType = typ
   call?: ControlRoute['call']
 }): ControlRoute {
   const declared = CONTROL_CALLS[r.operation]
-  if (declared.method !== r.method || declared.path !== r.path) throw new Error(`control route ${r.method} ${r.path} is not ${r.operation}'s declared call`)
   const call: ControlRoute['call'] = (ops, input) => (operationOf(ops, r.operation) as (...a: unknown[]) => Promise<unknown>)(...declared.args(input))
-  return { ...r, errors: r.errors ?? [], call: r.call ?? call }
+  return { ...r, method: declared.method, path: declared.path, errors: r.errors ?? [], call: r.call ?? call }
 }
 
 export const CONTROL_ROUTES: ControlRoute[] = [
   route({
-    method: 'GET',
-    path: '/health',
     operationId: 'health',
     summary: 'Readiness, version, sizes and memory',
     answer: HealthAnswer,
     operation: 'health',
   }),
   route({
-    method: 'GET',
-    path: '/scenarios',
     operationId: 'scenarios',
     summary: 'The magic numbers and carrier rules of the loaded world, and the runtime rules',
     answer: ScenariosAnswer,
     operation: 'scenarios',
   }),
   route({
-    method: 'GET',
-    path: '/sms',
     operationId: 'sms',
     summary: "A handset's inbox and outbox, newest first",
     query: MsisdnQuery,
@@ -110,8 +102,6 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operation: 'sms',
   }),
   route({
-    method: 'GET',
-    path: '/messages',
     operationId: 'messages',
     summary: "Every handset's messages (renewal notices included), newest first",
     query: MessagesQuery,
@@ -120,8 +110,6 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operation: 'messages',
   }),
   route({
-    method: 'GET',
-    path: '/otp',
     operationId: 'otp',
     summary: "The latest OTP sent to an MSISDN, or a verification request's OTP, waiting up to `wait` seconds for one",
     query: OtpQuery,
@@ -130,8 +118,6 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operation: 'otp',
   }),
   route({
-    method: 'POST',
-    path: '/mo',
     operationId: 'mo',
     summary: 'A mobile-originated SMS to a short code (PSMS keyword, STOP); answers what it did',
     body: MoBody,
@@ -140,8 +126,6 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operation: 'mo',
   }),
   route({
-    method: 'GET',
-    path: '/subscriptions',
     operationId: 'subscriptions',
     summary: 'Subscriptions of every merchant, newest first, filterable (`service_code` is read as `service`)',
     query: SubscriptionFilter.extend({ service_code: z.string().optional().describe('the same as service') }),
@@ -150,8 +134,6 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operation: 'subscriptions',
   }),
   route({
-    method: 'GET',
-    path: '/subscriptions/:id',
     operationId: 'subscription',
     summary: 'One subscription with its charges and its timeline',
     answer: SubscriptionDetail,
@@ -159,18 +141,14 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operation: 'subscription',
   }),
   route({
-    method: 'POST',
-    path: '/subscriptions/:id/cancel',
     operationId: 'cancel',
     summary: 'Carrier-side cancellation',
     answer: SubscriptionView,
     errors: ['SUBSCRIPTION_NOT_FOUND', 'ALREADY_CANCELED', 'ALREADY_EXPIRED'],
     operation: 'cancel',
   }),
-  route({ method: 'GET', path: '/clock', operationId: 'now', summary: 'The sandbox clock', answer: ClockView, operation: 'now' }),
+  route({ operationId: 'now', summary: 'The sandbox clock', answer: ClockView, operation: 'now' }),
   route({
-    method: 'POST',
-    path: '/clock/advance',
     operationId: 'advance',
     summary: 'Moves the clock forward; runs every renewal and lifecycle event that falls due, in time order',
     body: AdvanceBody,
@@ -179,8 +157,6 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operation: 'advance',
   }),
   route({
-    method: 'POST',
-    path: '/clock/set',
     operationId: 'setTime',
     summary: 'Moves the clock forward to a time; runs what falls due, in time order',
     body: SetTimeBody,
@@ -189,8 +165,6 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operation: 'setTime',
   }),
   route({
-    method: 'GET',
-    path: '/requests',
     operationId: 'requests',
     summary: 'The request log (bounded), newest first',
     query: RequestsQuery,
@@ -199,8 +173,6 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operation: 'requests',
   }),
   route({
-    method: 'GET',
-    path: '/coverage',
     operationId: 'coverage',
     summary: "Per merchant: the outcomes its traffic exercised and what it did wrong (findings), since the session's last reset",
     query: CoverageQuery,
@@ -209,8 +181,6 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operation: 'coverage',
   }),
   route({
-    method: 'POST',
-    path: '/reset',
     operationId: 'reset',
     summary: 'Back to the loaded fixtures; with clock, starting over at that time; with seed, delays drawn from it',
     body: ResetBody,
@@ -219,8 +189,6 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operation: 'reset',
   }),
   route({
-    method: 'GET',
-    path: '/world',
     operationId: 'world',
     summary: 'The world as loaded, as one fixture document; `?sources=1` adds the file each record and rule came from',
     query: WorldQuery,
@@ -230,16 +198,12 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     call: (ops, { query }) => (query.sources !== undefined ? ops.worldSources() : ops.world()),
   }),
   route({
-    method: 'GET',
-    path: '/rules',
     operationId: 'listRules',
     summary: 'Every carrier rule in force, in the order consulted, with its source and use count; and the runtime rules as added',
     answer: RulesAnswer,
     operation: 'rules.list',
   }),
   route({
-    method: 'POST',
-    path: '/rules',
     operationId: 'addRule',
     summary: 'Adds a runtime carrier rule',
     body: RuleBody,
@@ -248,16 +212,12 @@ export const CONTROL_ROUTES: ControlRoute[] = [
     operation: 'rules.add',
   }),
   route({
-    method: 'DELETE',
-    path: '/rules',
     operationId: 'clearRules',
     summary: 'Removes every runtime rule',
     answer: DeletedAnswer,
     operation: 'rules.clear',
   }),
   route({
-    method: 'DELETE',
-    path: '/rules/:id',
     operationId: 'removeRule',
     summary: 'Removes one runtime rule',
     answer: DeletedAnswer,

@@ -5,7 +5,6 @@
  * engine, and Status) leaves in the same tick as the request's last byte.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { z } from 'zod'
 import type { Engine } from '../core/engine.js'
 import { fail, type FailurePayloadMode, type Outcome } from '../core/outcomes.js'
 import { answerOf, writeAnswer, type Answer } from './answer.js'
@@ -26,25 +25,19 @@ import {
   methodReason,
   noKeyReason,
   notObjectReason,
-  schemaReason,
+  bodyReason,
   tooLargeReason,
   repeatedKeyReason,
   unknownKeyReason,
 } from './reason.js'
 import { BODY_LIMIT } from './body.js'
 import { notChanged } from './respond.js'
-import { loadMerchantSchemas, merchantSchemas, quickInit, quickStatus, quickVerify } from './merchant-body.js'
+import { checkBody, MERCHANT_CALLS, type BodyProblem, type MerchantOperation } from '../contract/merchant-calls.js'
 import { SandboxError } from '../core/errors.js'
 import { MAX_DELAY_MS } from '../core/limits.js'
 import { StoreError } from '../store/types.js'
 
-export type Operation = 'init' | 'verify' | 'status'
-
-export const MERCHANT_PATHS: Record<string, Operation> = {
-  '/subscriptions/init': 'init',
-  '/subscriptions/verify': 'verify',
-  '/subscriptions/status': 'status',
-}
+export type Operation = MerchantOperation
 
 /** Where a call runs: a session's engine and request journal. */
 export interface MerchantTarget {
@@ -249,11 +242,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
         request = parseJson(body.text)
         if (request === undefined) return answer(fail('BAD_REQUEST', undefined, jsonReason(body.text)))
         if (!isPlainObject(request)) return answer(fail('BAD_REQUEST', undefined, notObjectReason(request)))
-        const fields = request
-        const call = parseCall(op, fields, req, ctx)
-        // A body that is not plainly valid: the schema words why (loaded by the first such body).
-        if (call === undefined) return void loadMerchantSchemas().then(() => proceed(parseCall(op, fields, req, ctx)!), crash)
-        proceed(call)
+        proceed(parseCall(op, request, req, ctx))
       } catch (err) {
         crash(err)
       }
@@ -261,7 +250,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
 
     function proceed(call: Exclude<ReturnType<typeof parseCall>, undefined>): void {
       try {
-        if ('error' in call) return answer(fail('BAD_REQUEST', undefined, schemaReason(call.error, request as Record<string, unknown>, FIELDS[op])))
+        if ('problem' in call) return answer(fail('BAD_REQUEST', undefined, bodyReason(call.problem, request as Record<string, unknown>, FIELDS[op])))
         // A clock move runs alone: the call waits for it (and for one queued behind it).
         const run = (engine: Engine): void => {
           const busy = engine.busy
@@ -311,45 +300,26 @@ export function createMerchantHandler(ctx: MerchantContext) {
 function noop(): void {}
 
 /** The fields of each body (a key outside them that looks like one is named in a reason). */
-const FIELDS: Record<Operation, string[]> = {
-  init: ['msisdn', 'service_code', 'country_code', 'language'],
-  verify: ['verif_request_id', 'otp', 'language'],
-  status: ['subscription_id'],
-}
+const FIELDS: Record<Operation, string[]> = { init: [], verify: [], status: [] }
+for (const op of Object.keys(FIELDS) as Operation[]) FIELDS[op] = Object.keys(MERCHANT_CALLS[op].fields)
 
-/**
- * The engine call of a request body that fits its operation's schema, or the schema's error; undefined
- * when the body needs the schema and it is not loaded yet (`loadMerchantSchemas`).
- */
+/** The engine call of a request body that fits its call's fields (checked once, without zod), or the first problem. */
 function parseCall(
   op: Operation,
   body: Record<string, unknown>,
   req: IncomingMessage,
   ctx: MerchantContext,
-): Parameters<Engine['perform']>[1] | { error: z.ZodError } | undefined {
-  // The usual body passes without the schema (merchant-body.ts: the same answer).
+): Parameters<Engine['perform']>[1] | { problem: BodyProblem } {
   if (op === 'init') {
-    const input = quickInit(body)
-    if (input) return { op, input, baseUrl: baseUrlOf(req, ctx) }
-  } else if (op === 'verify') {
-    const input = quickVerify(body)
-    if (input) return { op, input }
-  } else {
-    const input = quickStatus(body)
-    if (input) return { op, input }
-  }
-  const schemas = merchantSchemas()
-  if (!schemas) return undefined
-  if (op === 'init') {
-    const r = schemas.InitBody.safeParse(body)
-    return r.success ? { op, input: r.data, baseUrl: baseUrlOf(req, ctx) } : { error: r.error }
+    const c = checkBody('init', body)
+    return 'problem' in c ? c : { op, input: c.input, baseUrl: baseUrlOf(req, ctx) }
   }
   if (op === 'verify') {
-    const r = schemas.VerifyBody.safeParse(body)
-    return r.success ? { op, input: r.data } : { error: r.error }
+    const c = checkBody('verify', body)
+    return 'problem' in c ? c : { op, input: c.input }
   }
-  const r = schemas.StatusBody.safeParse(body)
-  return r.success ? { op, input: r.data } : { error: r.error }
+  const c = checkBody('status', body)
+  return 'problem' in c ? c : { op, input: c.input }
 }
 
 /** The server's own origin as the client sees it (for consent links). */

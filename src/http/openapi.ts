@@ -5,14 +5,14 @@
 import { z } from 'zod'
 import { ControlErrorAnswer } from '../contract/control.js'
 import { CONTROL_ERRORS, type ControlErrorCode } from '../core/errors.js'
-import { isCarrierCode, OPERATION_OUTCOMES, OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
-import { InitBody, InitPayload, StatusBody, StatusPayload, VerifyBody, VerifyPayload } from '../contract/merchant.js'
+import { isCarrierCode, OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
+import { BODIES, PAYLOADS } from '../contract/merchant.js'
+import { MERCHANT_CALLS, MERCHANT_OPERATIONS, type MerchantOperation } from '../contract/merchant-calls.js'
 import { CONTROL_ROUTES, SESSION_ROUTES, type ControlRoute } from './control-routes.js'
 
-/** The failures of each operation on its path, from the outcome table; the carrier codes are HTTP 200's. */
-const ERRORS: Record<string, OutcomeCode[]> = Object.fromEntries(
-  Object.entries(OPERATION_OUTCOMES).map(([op, codes]) => [op, codes.filter((c) => c !== 'SUCCESS' && !isCarrierCode(c))]),
-)
+/** The failures of each operation on its path, from its declaration's outcomes; the carrier codes are HTTP 200's. */
+const errorsOf = (op: MerchantOperation): OutcomeCode[] =>
+  (MERCHANT_CALLS[op].outcomes as readonly OutcomeCode[]).filter((c) => c !== 'SUCCESS' && !isCarrierCode(c))
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' })
 /** A schema inside the document (no `$schema` of its own). */
@@ -87,14 +87,17 @@ export function openApiDocument(version: string): Record<string, unknown> {
       payload,
     },
   })
-  const op = (name: 'init' | 'verify' | 'status', summary: string, body: z.ZodType, payload: z.ZodType) => {
+  const op = (name: MerchantOperation) => {
+    const { summary } = MERCHANT_CALLS[name]
+    const body: z.ZodType = BODIES[name]
+    const payload: z.ZodType = PAYLOADS[name]
     const responses: Record<string, unknown> = {
       '200': {
         description: 'SUCCESS, or a carrier/business failure (status FAIL, HTTP 200)',
         content: { 'application/json': { schema: envelope({ oneOf: [json(payload), { type: 'null' }] }) } },
       },
     }
-    for (const code of ERRORS[name]!) {
+    for (const code of errorsOf(name)) {
       const spec = OUTCOMES[code]
       const key = String(spec.http)
       const prev = responses[key] as { description: string } | undefined
@@ -134,9 +137,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
       },
     },
     paths: {
-      '/subscriptions/init': op('init', 'Start a subscription flow for an MSISDN', InitBody, InitPayload),
-      '/subscriptions/verify': op('verify', 'Submit the OTP; activates the subscription and attempts the first charge', VerifyBody, VerifyPayload),
-      '/subscriptions/status': op('status', 'Read the state of one subscription of the calling merchant', StatusBody, StatusPayload),
+      ...Object.fromEntries(MERCHANT_OPERATIONS.map((name) => [MERCHANT_CALLS[name].path, op(name)])),
       ...controlPaths(),
     },
   }

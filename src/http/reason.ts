@@ -4,7 +4,8 @@
  * allowlist, body, schema) are worded here; the engine words its own (`src/core/why.ts`). Built only
  * when an answer fails.
  */
-import type { z } from 'zod'
+import type { BodyProblem } from '../contract/merchant-calls.js'
+import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
 import { quote } from '../core/why.js'
 
 export { quote }
@@ -20,8 +21,13 @@ export function headerReason(reason: string): string {
 
 export const methodReason = (method: string | undefined, path: string) => `method ${quote(method ?? '')} is not allowed on ${path}: use POST`
 
+/** The merchant paths as a refusal lists them: `POST /subscriptions/init, /subscriptions/verify and /subscriptions/status`. */
+const PATHS_SAID = ((paths: string[]) => `POST ${paths.slice(0, -1).join(', ')} and ${paths[paths.length - 1]}`)(
+  Object.values(MERCHANT_CALLS).map((c) => c.path),
+)
+
 export const notFoundReason = (method: string | undefined, path: string) =>
-  `no merchant API path ${quote(path)} for ${quote(method ?? '')}: the paths are POST /subscriptions/init, /subscriptions/verify and /subscriptions/status`
+  `no merchant API path ${quote(path)} for ${quote(method ?? '')}: the paths are ${PATHS_SAID}`
 
 export const noKeyReason = () => 'no API-KEY header: send the API-KEY of a merchant'
 export const unknownKeyReason = () => 'the API-KEY is not the key of any merchant'
@@ -85,31 +91,26 @@ function distance(a: string, b: string): number {
   return prev[b.length]!
 }
 
-/** What a field's value must be, by field (the schema's rules, in words). */
-const SHAPES: Record<string, string> = {
-  country_code: 'two lower-case letters (ISO-3166-1 alpha-2, e.g. "my")',
-  language: 'an ISO-639-1 code or BCP-47 tag (e.g. "ms" or "ms-MY")',
-}
-
 /**
- * The first schema problem of a body, naming the field and the rule: `country_code: must be lower
- * case (got "MY")`, `msisdn: must be a string (got number 60123456001)`, `service_code: required
- * (the body has "service": did you mean service_code?)`.
+ * The first problem of a body (`checkBody`), naming the field and the rule: `country_code: must be
+ * lower case (got "MY")`, `msisdn: must be a string (got number 60123456001)`, `service_code: required
+ * (the body has "service": did you mean service_code?)`. `known`: the body's fields (a key that looks
+ * like a misspelling of one is named).
  */
-export function schemaReason(error: z.ZodError, body: Record<string, unknown> = {}, known: Iterable<string> = []): string {
-  const issue = error.issues[0]
-  if (!issue) return 'the body failed validation'
-  const field = issue.path.map(String).join('.') || '(body)'
-  const value = issue.path.length ? body[String(issue.path[0])] : body
-  if (value === undefined) {
-    const like = lookalikes(field, body, new Set(known))
-    return `${field}: required${like.length ? ` (the body has ${quote(like[0])}: did you mean ${field}?)` : ''}`
+export function bodyReason(problem: BodyProblem, body: Record<string, unknown> = {}, known: Iterable<string> = []): string {
+  const { field, value, kind, rule } = problem
+  switch (kind) {
+    case 'required': {
+      const like = lookalikes(field, body, new Set(known))
+      return `${field}: required${like.length ? ` (the body has ${quote(like[0])}: did you mean ${field}?)` : ''}`
+    }
+    case 'type':
+      return `${field}: must be a string (got ${describeType(value)})`
+    case 'empty':
+      return `${field}: must not be empty`
+    case 'case':
+      return `${field}: must be lower case (got ${quote(value)})`
+    case 'shape':
+      return `${field}: must be ${rule.shape ?? rule.patternName ?? 'text of its form'} (got ${quote(value)})`
   }
-  if (issue.code === 'invalid_type') return `${field}: must be ${issue.expected === 'string' ? 'a string' : issue.expected} (got ${describeType(value)})`
-  if (typeof value === 'string') {
-    if (value === '') return `${field}: must not be empty`
-    if (field === 'country_code' && /^[A-Za-z]{2}$/.test(value)) return `${field}: must be lower case (got ${quote(value)})`
-    if (SHAPES[field]) return `${field}: must be ${SHAPES[field]} (got ${quote(value)})`
-  }
-  return `${field}: ${issue.message} (got ${describeType(value)})`
 }

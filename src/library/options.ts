@@ -5,9 +5,11 @@
  * ('Invalid array length', 'text.trim is not a function').
  */
 import { SandboxError } from '../core/errors.js'
-import { RENAMED_OPTIONS, renamedProblem, unknownOption } from '../contract/option-names.js'
+import { checkOptionNames, RENAMED_OPTIONS, renamedProblem } from '../contract/option-names.js'
 import { checkHeaderValues } from '../client/header-value.js'
 import type { SandboxOptions } from './sandbox.js'
+
+export { checkOptionNames }
 import { readBaseUrl } from './route.js'
 
 const FAILURE_FORMS = ['auto', 'null', 'absent']
@@ -20,23 +22,6 @@ function wholeNumber(name: string, value: unknown, min: number, max: number): vo
   if (value === undefined) return
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
     throw new SandboxError('BAD_REQUEST', `${name} must be a whole number from ${min} to ${max.toLocaleString('en')} (got ${shown(value)})`)
-}
-
-/**
- * Refuses an options object that is not one, and any key `fn` does not take, naming it (and the option it
- * is a typo of): left out without a word, `clok` ran the sandbox on real time and `apikey` called as the
- * demo merchant. `names` is a record of every option so the compiler keeps it in step with the type.
- */
-export function checkOptionNames(fn: string, opts: unknown, names: Record<string, true>): void {
-  const known = Object.keys(names)
-  if (opts === undefined) throw new SandboxError('BAD_REQUEST', `${fn}: options are needed: ${fn}({ ${known[0]}: … })`)
-  if (typeof opts !== 'object' || opts === null || Array.isArray(opts))
-    throw new SandboxError(
-      'BAD_REQUEST',
-      `${fn}: options must be an object such as { ${known[0]}: … } (got ${Array.isArray(opts) ? 'an array' : opts === null ? 'null' : shown(opts)})`,
-    )
-  const problem = unknownOption(opts, names)
-  if (problem) throw new SandboxError('BAD_REQUEST', `${fn}: ${problem}`)
 }
 
 /** Every option of `createSandbox`. */

@@ -16,16 +16,20 @@ import { normalizeIp } from '../http/ip.js'
 import { createHost, isSessionName, memorySessions } from '../runtime/host.js'
 import { version } from '../version.js'
 import { SandboxError } from '../core/errors.js'
-import { libraryMessage } from './errors.js'
 import { abortableAnswer } from './abortable-answer.js'
 import { checkSandboxOptions } from './options.js'
 import { yieldToEventLoop } from '../yield.js'
 import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
 import { DEFAULT_WORLD_FILE, DEMO_API_KEY, dotNameRefusal, isDotName, SESSION_NAME_RULE } from '../contract/defaults.js'
-import { merchantOperations, type PageMount } from '../client/fetch.js'
+import { controlAnswer, LIBRARY_WORDS, merchantOperations, type ClientWords, type PageMount } from '../client/fetch.js'
 import { deriveOperations, type ControlRequest } from '../contract/calls.js'
 import { isUnder, readBaseUrl, ROUTE, type BaseUrl, type Route, type RoutedSandbox } from './route.js'
 
+/** The library's words, but for an answer with no JSON: in process there is no server to ask about. */
+const IN_PROCESS_WORDS: ClientWords = {
+  ...LIBRARY_WORDS,
+  notJson: (_url, status) => new SandboxError('ERROR', `the control API answered ${status} with no JSON`, status),
+}
 export type { Rule, World } from './world-input.js'
 
 export interface SandboxOptions {
@@ -220,17 +224,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
       )
       const b = raw.body
       const text = typeof b === 'string' ? b : b instanceof Uint8Array ? Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8') : ''
-      let data: unknown
-      try {
-        data = JSON.parse(text)
-      } catch {
-        throw new SandboxError('ERROR', `the control API answered ${raw.status} with no JSON`, raw.status)
-      }
-      if (raw.status !== 200) {
-        const e = data as { error?: string; message?: string }
-        throw new SandboxError(e.error ?? 'ERROR', libraryMessage(e.error ?? 'ERROR', e.message ?? `the control API answered ${raw.status}`), raw.status)
-      }
-      return data
+      return controlAnswer(`/_sandbox${r.path}`, raw.status, text, IN_PROCESS_WORDS)
     }
     return {
       name: session ?? 'default',

@@ -1,30 +1,28 @@
 import { describe, expect, it } from 'vitest'
-import { InitBody, VerifyBody } from '../../src/contract/merchant.js'
-import { REASON_MAX, schemaReason } from '../../src/http/reason.js'
+import { checkBody, type MerchantOperation } from '../../src/contract/merchant-calls.js'
+import { bodyReason, REASON_MAX } from '../../src/http/reason.js'
 import { useSandbox } from '../helpers.js'
 
-const reasonOf = (schema: typeof InitBody | typeof VerifyBody, body: unknown) => {
-  const r = schema.safeParse(body)
-  if (r.success) throw new Error('parsed')
-  return schemaReason(r.error, body as Record<string, unknown>)
+const reasonOf = (op: MerchantOperation, body: unknown) => {
+  const r = checkBody(op, body as Record<string, unknown>)
+  if (!('problem' in r)) throw new Error('parsed')
+  return bodyReason(r.problem, body as Record<string, unknown>)
 }
 
 describe('why a schema failure was answered', () => {
   const init = { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }
 
   it('names the field and the rule, with the input echoed', () => {
-    expect(reasonOf(InitBody, { ...init, country_code: 'MY' })).toBe('country_code: must be lower case (got "MY")')
-    expect(reasonOf(InitBody, { ...init, country_code: 'mys' })).toBe(
-      'country_code: must be two lower-case letters (ISO-3166-1 alpha-2, e.g. "my") (got "mys")',
-    )
-    expect(reasonOf(InitBody, { ...init, msisdn: undefined })).toBe('msisdn: required')
-    expect(reasonOf(InitBody, { ...init, msisdn: 60123456001 })).toBe('msisdn: must be a string (got number 60123456001)')
-    expect(reasonOf(InitBody, { ...init, service_code: '' })).toBe('service_code: must not be empty')
-    expect(reasonOf(VerifyBody, { verif_request_id: 'x', otp: ['1'] })).toBe('otp: must be a string (got an array)')
+    expect(reasonOf('init', { ...init, country_code: 'MY' })).toBe('country_code: must be lower case (got "MY")')
+    expect(reasonOf('init', { ...init, country_code: 'mys' })).toBe('country_code: must be two lower-case letters (ISO-3166-1 alpha-2, e.g. "my") (got "mys")')
+    expect(reasonOf('init', { ...init, msisdn: undefined })).toBe('msisdn: required')
+    expect(reasonOf('init', { ...init, msisdn: 60123456001 })).toBe('msisdn: must be a string (got number 60123456001)')
+    expect(reasonOf('init', { ...init, service_code: '' })).toBe('service_code: must not be empty')
+    expect(reasonOf('verify', { verif_request_id: 'x', otp: ['1'] })).toBe('otp: must be a string (got an array)')
   })
 
   it('is one line of printable ASCII, at most 200 characters, whatever the input', () => {
-    const r = reasonOf(InitBody, { ...init, country_code: 'é\n"' + 'x'.repeat(500) })
+    const r = reasonOf('init', { ...init, country_code: 'é\n"' + 'x'.repeat(500) })
     expect(r).toMatch(/^[\x20-\x7e]+$/)
     expect(r.length).toBeLessThanOrEqual(REASON_MAX)
     expect(r).toContain('(got "\\u00e9\\n\\"xx')

@@ -4,7 +4,8 @@
  * the ones that created it: the verification it came from (its Init and every Verify attempt, the
  * consent page's decision), the MO that subscribed it and the Init that gave that MO's short code.
  */
-import type { JournalEntry } from './request-log.js'
+import type { JournalEntry } from '../contract/control.js'
+import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
 
 type Json = Record<string, unknown>
 const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {})
@@ -31,12 +32,12 @@ export function aboutSubscription(entries: JournalEntry[], id: string): JournalE
   // The verification it came from: a Verify that answered it, or the consent page that approved it.
   const verifs = new Set<string>()
   for (const e of named) {
-    const v = e.path === '/subscriptions/verify' ? str(obj(e.request).verif_request_id) : e.path.startsWith('/consent/') ? consentId(e.path) : undefined
+    const v = e.path === MERCHANT_CALLS.verify.path ? str(obj(e.request).verif_request_id) : e.path.startsWith('/consent/') ? consentId(e.path) : undefined
     if (v) verifs.add(v)
   }
   // The MO that subscribed it: the Init that gave its short code is the latest before it for that MSISDN and service.
   const mo = named.find((e) => e.path === '/_sandbox/mo' && obj(e.response).action === 'subscribed')
-  const moInit = mo && entries.find((e) => e.id < mo.id && e.path === '/subscriptions/init' && psmsInitFor(e, mo))
+  const moInit = mo && entries.find((e) => e.id < mo.id && e.path === MERCHANT_CALLS.init.path && psmsInitFor(e, mo))
   const created = (e: JournalEntry): boolean => {
     if (e === moInit) return true
     if (!verifs.size) return false
