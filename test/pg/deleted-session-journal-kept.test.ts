@@ -38,11 +38,12 @@ describe('the request journal of a session deleted by another replica', () => {
       await stream.event('hello')
       /** The entries the live stream sent after its `mark`-th event, once one of `msisdn` came: id and MSISDN, oldest first. */
       const streamed = async (mark: number, msisdn: string) => {
-        const sent = () => stream.events.slice(mark).flatMap((e) => (e.event === 'requests' ? (e.data.requests as RequestsAnswer['requests']) : []))
+        // Each frame lists its entries newest first; frames come oldest first. So the entries in order
+        // are each frame's reversed, one frame after another (two Inits may share a frame, or not).
+        const sent = () =>
+          stream.events.slice(mark).flatMap((e) => (e.event === 'requests' ? (e.data.requests as RequestsAnswer['requests']).slice().reverse() : []))
         await stream.next(() => sent().find((r) => r.msisdn === msisdn))
-        return sent()
-          .map((r) => [r.id, r.msisdn])
-          .reverse()
+        return sent().map((r) => [r.id, r.msisdn])
       }
       expect((await init('60123456010')).status).toBe(200)
       expect((await init('60123456011')).status).toBe(200)
