@@ -54,6 +54,8 @@ export class Host {
   private opens = 0
   private readonly openedAt = new WeakMap<Session, number>()
   private readonly budget: JournalBudget
+  /** Whether the host shuts down (`interrupt`): a session opened after is interrupted as it opens. */
+  private interrupted = false
   /** What every session's engine is made with (the world as the default session indexed it). */
   private shared: HostOptions['engine']
 
@@ -148,6 +150,8 @@ export class Host {
     // Shared: a write that makes it anew (deleted by another process meanwhile) counts against the cap.
     const { store, state } = await this.store.open(name, this.opts.maxSessions ?? DEFAULT_MAX_SESSIONS)
     const session = this.build(name, state, store)
+    // Opened while the host shuts down (its request came just before): it is told at once, as the others were.
+    if (this.interrupted) session.engine.interrupt()
     this.sessions.set(name, session)
     this.openedAt.set(session, ++this.opens)
     // Events that fell due while it was stored run now, as for the default session at start.
@@ -321,6 +325,7 @@ export class Host {
 
   /** The host shuts down: every session's running clock move stops at its next batch boundary. */
   interrupt(): void {
+    this.interrupted = true
     for (const s of this.all()) s.engine.interrupt()
   }
 
