@@ -2,11 +2,13 @@
  * The package as a consumer installs it: `npm pack`, the tarball unpacked into a copy of
  * `examples/merchant` as `node_modules/dcb-sandbox`, the other packages linked from this repository's
  * node_modules (offline, fast). There the example's vitest suite (msw + dcb-sandbox) runs, and
- * `tsc --strict` compiles it against the declarations the package ships.
+ * `tsc --strict` compiles it against the declarations the package ships. The suite runs a second
+ * time against the tarball's `dcb serve`, and its `dcb coverage --policy` gates the sessions it used.
  */
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { MODULES, packedConsumer, ROOT, run } from './packed.js'
 
 describe('the packed package in a consumer project (examples/merchant)', () => {
@@ -26,6 +28,62 @@ describe('the packed package in a consumer project (examples/merchant)', () => {
     const r = await run(process.execPath, [join(MODULES, 'vitest', 'vitest.mjs'), 'run'], app)
     expect(r.out).toMatch(/Tests\s+6 passed \(6\)/)
     expect(r.code).toBe(0)
+  }, 120_000)
+
+  /** The tarball's `dcb serve` on a free port; answers its URL once it prints it. */
+  const serve = (bin: string): Promise<{ url: string; child: ChildProcess }> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--in-memory'], {
+        cwd: app,
+        env: { ...process.env, NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      let out = ''
+      const seen = (d: Buffer) => {
+        out += d
+        const m = /listening on (http:\/\/\S+)/.exec(out)
+        if (m) resolve({ url: m[1]!, child })
+      }
+      child.stdout.on('data', seen)
+      child.stderr.on('data', seen)
+      child.on('exit', (code) => reject(new Error(`dcb serve exited ${code}: ${out}`)))
+    })
+  /** A command in the example with DCB_BASE_URL set, as `npm run test:served` runs its steps. */
+  const against = (url: string, args: string[]) =>
+    new Promise<{ code: number; out: string; stderr: string }>((resolve) =>
+      execFile(process.execPath, args, { cwd: app, env: { ...process.env, CI: 'true', NO_COLOR: '1', DCB_BASE_URL: url } }, (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr, stderr }),
+      ),
+    )
+  let server: ChildProcess | undefined
+  afterAll(() => {
+    server?.kill()
+  })
+
+  it("runs the example's suite against the packed dcb serve, then its dcb coverage --policy gates the file's sessions", async () => {
+    const bin = join(app, 'node_modules', 'dcb-sandbox', 'bin', 'dcb.js')
+    const s = await serve(bin)
+    server = s.child
+    // The order npm run test:served documents: the suite, then the gate over its sessions.
+    expect(JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')).scripts['test:served']).toBe(
+      "vitest run && dcb coverage --sessions 'file-*' --policy coverage-policy.json --junit coverage-report.xml",
+    )
+    const suite = await against(s.url, [join(MODULES, 'vitest', 'vitest.mjs'), 'run'])
+    // Served, the suite does not gate itself: five tests, no coverage test.
+    expect(suite.out).toMatch(/Tests\s+5 passed \(5\)/)
+    expect(suite.code).toBe(0)
+    const sessions = (await (await fetch(`${s.url}/_sandbox/sessions`)).json()) as { sessions: { name: string }[] }
+    expect(sessions.sessions.map((x) => x.name).filter((n) => n.startsWith('file-'))).toEqual(['file-billing', 'file-billing-worker-2'])
+    const gate = await against(s.url, [bin, 'coverage', '--sessions', 'file-*', '--policy', 'coverage-policy.json', '--junit', 'coverage-report.xml'])
+    expect([gate.code, gate.stderr]).toEqual([0, ''])
+    expect(readFileSync(join(app, 'coverage-report.xml'), 'utf8')).toMatch(/<testsuites name="dcb coverage" tests="\d+" failures="0"/)
+
+    // The gate can fail: a policy that also requires a wrong OTP, which the suite never sends.
+    const policy = JSON.parse(readFileSync(join(app, 'coverage-policy.json'), 'utf8')) as { require: string[] }
+    writeFileSync(join(app, 'stricter-policy.json'), JSON.stringify({ ...policy, require: [...policy.require, 'verify.INVALID_PIN'] }))
+    const stricter = await against(s.url, [bin, 'coverage', '--sessions', 'file-*', '--policy', 'stricter-policy.json'])
+    expect(stricter.code).toBe(1)
+    expect(stricter.stderr).toContain('required outcome verify.INVALID_PIN was never seen')
   }, 120_000)
 
   it("names the default world's rules fixtures/world.json in the installed library, not a node_modules path", async () => {

@@ -1,6 +1,6 @@
 /**
  * A merchant's integration of the DCB subscription API: what a shop would write. It knows nothing
- * of the sandbox; its tests point it at one through msw.
+ * of the sandbox; its tests point it at one, in process through msw or at a running `dcb serve`.
  */
 export interface Envelope<P> {
   status: 'SUCCESS' | 'FAIL'
@@ -24,12 +24,17 @@ export class CarrierBilling {
   constructor(
     private readonly baseUrl: string,
     private readonly apiKey: string,
+    /**
+     * Sent on every call. A real integration sends none: the tests pass `X-DCB-Session` here so that,
+     * against a shared `dcb serve`, each test file works in its own sandbox session.
+     */
+    private readonly extraHeaders: Record<string, string> = {},
   ) {}
 
   private async post<P>(path: string, body: unknown): Promise<P> {
     const res = await fetch(`${this.baseUrl}${path}`, {
       method: 'POST',
-      headers: { 'API-KEY': this.apiKey, 'Content-Type': 'application/json' },
+      headers: { ...this.extraHeaders, 'API-KEY': this.apiKey, 'Content-Type': 'application/json' },
       body: JSON.stringify(body),
     })
     const envelope = (await res.json()) as Envelope<P>
