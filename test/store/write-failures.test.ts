@@ -236,7 +236,7 @@ describe('snapshots', () => {
     const ids = [await c.subscribe('60123456030'), await c.subscribe('60123456031')]
     const named = await c.api('/subscriptions/init', INIT('60123456032'), { headers: { 'x-dcb-session': 'kept' } })
     f.short = (file) => file.endsWith('.tmp')
-    await expect(c.close()).rejects.toThrow(/journals are kept/)
+    await expect(c.close()).rejects.toThrow(/write-ahead logs are kept/)
     expect(f.hits).toBeGreaterThan(0)
     // The old snapshot (none yet) was not replaced by a cut-off one; no temp file stays.
     expect(readdirSync(tmp.dir).filter((n) => n.startsWith('short.json') && !journal(n) && !n.endsWith('.sessions'))).toEqual([])
