@@ -22,6 +22,7 @@ import { loadWorld } from '../src/world/load.js'
 import { createClient } from '../src/client/create.js'
 import { createSandbox } from '../src/library/sandbox.js'
 import { startClient, type Client } from './helpers.js'
+import { slug } from './docs/glossary-terms.js'
 
 const read = (path: string) => readFileSync(path, 'utf8')
 const docPages = (dir = 'docs'): string[] =>
@@ -45,14 +46,6 @@ function sections(text: string): Map<string, string> {
   }
   return out
 }
-
-/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
-const slug = (heading: string) =>
-  heading
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N} _-]/gu, '')
-    .replace(/ /g, '-')
 
 function anchors(text: string): Set<string> {
   const seen = new Map<string, number>()

@@ -10,8 +10,8 @@ export interface Term {
   anchor: string
 }
 
-/** GitHub's anchor for a heading, as test/docs.test.ts computes it. */
-const slug = (heading: string) =>
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
+export const slug = (heading: string) =>
   heading
     .trim()
     .toLowerCase()

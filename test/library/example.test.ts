@@ -5,11 +5,11 @@
  * `tsc --strict` compiles it against the declarations the package ships. The suite runs a second
  * time against the tarball's `dcb serve`, and its `dcb coverage --policy` gates the sessions it used.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { execFile, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { MODULES, packedConsumer, ROOT, run } from './packed.js'
+import { MODULES, packedConsumer, ROOT, run, servePacked } from './packed.js'
 
 describe('the packed package in a consumer project (examples/merchant)', () => {
   const packed = packedConsumer()
@@ -30,24 +30,6 @@ describe('the packed package in a consumer project (examples/merchant)', () => {
     expect(r.code).toBe(0)
   }, 120_000)
 
-  /** The tarball's `dcb serve` on a free port; answers its URL once it prints it. */
-  const serve = (bin: string): Promise<{ url: string; child: ChildProcess }> =>
-    new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--in-memory'], {
-        cwd: app,
-        env: { ...process.env, NO_COLOR: '1' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      })
-      let out = ''
-      const seen = (d: Buffer) => {
-        out += d
-        const m = /listening on (http:\/\/\S+)/.exec(out)
-        if (m) resolve({ url: m[1]!, child })
-      }
-      child.stdout.on('data', seen)
-      child.stderr.on('data', seen)
-      child.on('exit', (code) => reject(new Error(`dcb serve exited ${code}: ${out}`)))
-    })
   /** A command in the example with DCB_BASE_URL set, as `npm run test:served` runs its steps. */
   const against = (url: string, args: string[]) =>
     new Promise<{ code: number; out: string; stderr: string }>((resolve) =>
@@ -62,7 +44,7 @@ describe('the packed package in a consumer project (examples/merchant)', () => {
 
   it("runs the example's suite against the packed dcb serve, then its dcb coverage --policy gates the file's sessions", async () => {
     const bin = join(app, 'node_modules', 'dcb-sandbox', 'bin', 'dcb.js')
-    const s = await serve(bin)
+    const s = await servePacked(bin, app)
     server = s.child
     // The order npm run test:served documents: the suite, then the gate over its sessions.
     expect(JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')).scripts['test:served']).toBe(

@@ -5,28 +5,11 @@
  * The JUnit report the binary writes is the XML the installed library's `coverageJUnit` gives for the
  * merged sessions, so a suite gates the same way in process and against a server.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { packedConsumer, run } from './packed.js'
-
-/** The tarball's `dcb serve` on a free port; answers its URL once it prints it. */
-function served(bin: string, cwd: string): Promise<{ url: string; child: ChildProcess }> {
-  return new Promise((resolve, reject) => {
-    const args = [bin, 'serve', '--port', '0', '--in-memory', '--clock', '2026-01-31T00:00:00']
-    const child = spawn(process.execPath, args, { cwd, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    const seen = (d: Buffer) => {
-      out += d
-      const m = /listening on (http:\/\/\S+)/.exec(out)
-      if (m) resolve({ url: m[1]!, child })
-    }
-    child.stdout.on('data', seen)
-    child.stderr.on('data', seen)
-    child.on('exit', (code) => reject(new Error(`dcb serve exited ${code}: ${out}`)))
-  })
-}
+import { packedConsumer, run, servePacked } from './packed.js'
 
 describe("the packed package: examples/merchant's policy against dcb serve, one session per test file", () => {
   const packed = packedConsumer()
@@ -38,7 +21,7 @@ describe("the packed package: examples/merchant's policy against dcb serve, one 
   it('fails while a file has not run, passes once both ran, and writes the XML the library gives for the merged sessions', async () => {
     const app = packed.app
     const bin = join(app, 'node_modules', 'dcb-sandbox', 'bin', 'dcb.js')
-    const s = await served(bin, app)
+    const s = await servePacked(bin, app, ['--clock', '2026-01-31T00:00:00'])
     server = s.child
     /** One test file: its calls in its own session, through the installed client. */
     const file = (session: string, body: string) =>

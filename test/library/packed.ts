@@ -5,7 +5,7 @@
  * fast). Call `packedConsumer()` inside a `describe`: it packs before the file's tests and removes the
  * folder after them.
  */
-import { execFile } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { cpSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect } from 'vitest'
@@ -83,4 +83,24 @@ export function packedConsumer(opts: ConsumerOptions = {}): PackedConsumer {
     },
     script: (code) => run(process.execPath, ['--input-type=module', '-e', code], app),
   }
+}
+
+/** The tarball's `dcb serve` (`bin`) on a free port in memory, run in `cwd` with `args` more; answers its URL once it prints it. */
+export function servePacked(bin: string, cwd: string, args: string[] = []): Promise<{ url: string; child: ChildProcess }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--in-memory', ...args], {
+      cwd,
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let out = ''
+    const seen = (d: Buffer) => {
+      out += d
+      const m = /listening on (http:\/\/\S+)/.exec(out)
+      if (m) resolve({ url: m[1]!, child })
+    }
+    child.stdout.on('data', seen)
+    child.stderr.on('data', seen)
+    child.on('exit', (code) => reject(new Error(`dcb serve exited ${code}: ${out}`)))
+  })
 }
