@@ -6,6 +6,7 @@ import chalk from 'chalk'
 import module from 'node:module'
 import { DEFAULT_HOST, DEFAULT_WORLD_FILE } from '../contract/defaults.js'
 import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
+import { renamedProblem } from '../contract/option-names.js'
 import { defaultWorldPath, FixtureError } from '../world/default-world.js'
 import { allowIpProblem, isWildcardAddress, ServeError, startSandbox } from '../server.js'
 import { StoreError } from '../store/types.js'
@@ -256,11 +257,9 @@ const flag = (name: string) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerC
 
 /** An option given by its name or its old name; both, with different values, is refused by name. */
 function oneOf(opts: ServeCliOptions, name: 'requestLogSize' | 'requestLogMib', old: 'journalSize' | 'journalMib'): number | undefined {
-  const a = opts[name]
-  const b = opts[old]
-  if (a !== undefined && b !== undefined && a !== b)
-    throw new CliError(`${flag(old)} is the old name of ${flag(name)}: give one of them (${a} and ${b} were given)`, EXIT.USAGE)
-  return a ?? b
+  const problem = renamedProblem(opts, name, old, flag)
+  if (problem) throw new CliError(problem, EXIT.USAGE)
+  return opts[name] ?? opts[old]
 }
 
 function interfaceUrls(bound: string, url: string): string[] {

@@ -28,12 +28,15 @@ export const RENAMED_OPTIONS = [
 
 const OLD_NAMES: ReadonlySet<string> = new Set(RENAMED_OPTIONS.map(([, old]) => old))
 
-/** An option given both by its name and by its old name, with different values: what to say, or undefined. */
-export function renamedProblem(opts: Record<string, unknown>, name: string, old: string): string | undefined {
-  const a = opts[name]
-  const b = opts[old]
+/**
+ * An option given both by its name and by its old name, with different values: what to say, or
+ * undefined. `said` writes a name as the user typed it (the CLI's `--request-log-size`).
+ */
+export function renamedProblem(opts: object, name: string, old: string, said = (n: string) => n): string | undefined {
+  const a = (opts as Record<string, unknown>)[name]
+  const b = (opts as Record<string, unknown>)[old]
   if (a === undefined || b === undefined || a === b) return undefined
-  return `${old} is the old name of ${name}: give one of them (${JSON.stringify(a)} and ${JSON.stringify(b)} were given)`
+  return `${said(old)} is the old name of ${said(name)}: give one of them (${JSON.stringify(a)} and ${JSON.stringify(b)} were given)`
 }
 
 function shown(value: unknown): string {
