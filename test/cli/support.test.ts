@@ -157,9 +157,7 @@ describe('dcb reset --help', () => {
   it('says it also empties the request log', async () => {
     const r = await dcb(['reset', '--help'])
     expect(r.code).toBe(0)
-    expect(r.stdout.replace(/\s+/g, ' ')).toContain(
-      'back to the loaded fixtures (drops subscriptions, messages, runtime rules) and empties the request log',
-    )
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain('back to the loaded fixtures (drops subscriptions, messages, runtime rules) and empties the request log')
   })
 })
 
