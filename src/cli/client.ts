@@ -195,8 +195,9 @@ export async function clock(args: string[], o: Opts): Promise<void> {
 /**
  * Runs a clock move, which takes as long as its events do (no time-out unless --timeout gives one).
  * Meanwhile the clock is read (reads answer during a move, between its batches): on a terminal a
- * line on stderr says where the move is, rewritten in place and wiped when the answer comes; a read
- * that gets no answer ends the wait (exit 3), so a server that is gone or hung is not waited on forever.
+ * line on stderr says where the move is, rewritten in place and wiped when the answer comes. A read
+ * that gets no answer ends the wait (exit 3), so a hung server is not waited on forever; a server that
+ * is gone ends the move's own connection.
  */
 async function withProgress(c: DcbClient, move: () => Promise<MoveAnswer>): Promise<MoveAnswer> {
   const started = Date.now()
@@ -212,7 +213,10 @@ async function withProgress(c: DcbClient, move: () => Promise<MoveAnswer>): Prom
       view = await c.now()
     } catch (e) {
       if (done) return
-      if (e instanceof TransportError) return lost(new TransportError(`${e.message} (asked where the clock move is, while waiting for its answer)`))
+      // Only a read with no answer ends the wait: the server is hung. A refused read (a server shutting
+      // down stops listening first) leaves the move's own connection to bring its answer or its failure.
+      if (e instanceof TransportError && e.timedOut)
+        return lost(new TransportError(`${e.message} (asked where the clock move is, while waiting for its answer)`))
     }
     if (done) return
     if (tty) {

@@ -177,6 +177,31 @@ describe('a long clock move through dcb', () => {
     }
   }, 120_000)
 
+  it("goes on waiting when a read of the clock is cut (a server shutting down stops listening first): the move's own answer ends it", async () => {
+    // Holds the move; cuts the first read of the clock, unanswered; at the second read answers the move 503.
+    let move: ServerResponse | undefined
+    let reads = 0
+    const server = createServer((req, res) => {
+      if (req.method === 'POST') return void (move = res)
+      if (++reads === 1) return void res.socket?.destroy()
+      move
+        ?.writeHead(503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: 'SHUTTING_DOWN', message: 'the server is shutting down: the clock move stopped at 2026-01-01' }))
+      res.socket?.destroy()
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    try {
+      const r = await dcb(['clock', 'advance', 'P1D'], { env: { DCB_BASE_URL: url } })
+      expect(reads).toBe(2)
+      expect(r.stderr).toBe('dcb: SHUTTING_DOWN: the server is shutting down: the clock move stopped at 2026-01-01\n')
+      expect(r.code).toBe(1)
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
   it('does not wait forever on a server that answers nothing: the clock it reads meanwhile gets no answer either (exit 3)', async () => {
     // Takes every request and answers none.
     const held: ServerResponse[] = []
