@@ -111,6 +111,43 @@ describe('reads of the request log', () => {
   }, 120_000)
 })
 
+/**
+ * A live stream that reads everything: `until(n)` waits until its `requests` frames have counted `n`
+ * new request-log entries (sent or skipped), that is until the batch holding the `n`th went out.
+ */
+function witness(url: string): Promise<{ until: (n: number) => Promise<void>; close: () => void }> {
+  const u = new URL(url)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(u.port), u.hostname)
+    let text = ''
+    let counted = 0
+    let waiting: { n: number; done: () => void } | null = null
+    socket.setEncoding('utf8')
+    socket.on('data', (d: string) => {
+      text += d
+      let end: number
+      while ((end = text.indexOf('\n\n')) >= 0) {
+        const frame = text.slice(0, end)
+        text = text.slice(end + 2)
+        if (frame.includes('event: hello')) resolve({ until, close: () => socket.destroy() })
+        const data = /^event: requests\ndata: (.*)$/m.exec(frame)?.[1]
+        if (data) {
+          const { requests, skipped } = JSON.parse(data) as { requests: unknown[]; skipped: number }
+          counted += requests.length + skipped
+        }
+        if (waiting && counted >= waiting.n) {
+          const { done } = waiting
+          waiting = null
+          done()
+        }
+      }
+    })
+    socket.on('error', reject)
+    const until = (n: number) => new Promise<void>((done) => (counted >= n ? done() : (waiting = { n, done })))
+    socket.write(`GET /_sandbox/events HTTP/1.1\r\nHost: localhost\r\n\r\n`)
+  })
+}
+
 /** A live stream on a raw socket that reads its first frame (`hello`), then nothing. */
 function stream(url: string): Promise<{ ended: Promise<void>; resume: () => void }> {
   const u = new URL(url)
@@ -138,10 +175,19 @@ describe('the live stream', () => {
       // The request log full first (its 32 MiB of bodies): what grows after is the streams'.
       await fill(s.url, 700, 60)
       const before = memory(s)
-      /** 300 streams that stop reading, 700 calls of 60 KiB (over 20 MiB of frames to each), then the streams read to their end. */
+      /**
+       * 300 streams that stop reading, then 25 batches of 20 calls of 60 KiB (30 MiB of frames to
+       * each, past what the sockets' buffers take), then the streams read to their end. Each batch
+       * goes out before the next 20 calls: calls made faster would be skipped in one batch, not sent.
+       */
       const round = async () => {
         const clients = await Promise.all(Array.from({ length: 300 }, () => stream(s.url)))
-        await fill(s.url, 700, 60)
+        const reader = await witness(s.url)
+        for (let calls = 20; calls <= 500; calls += 20) {
+          await fill(s.url, 20, 60)
+          await reader.until(calls)
+        }
+        reader.close()
         const during = memory(s)
         // Each stream the server cut ends once what it was sent is read; one it kept would stay open.
         for (const c of clients) c.resume()
