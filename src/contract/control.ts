@@ -259,7 +259,7 @@ export const WorldWithSources = z.object({
     .describe('the files each record (all that gave fields of it) and rule came from; null for a world given as an object'),
 })
 export const DeletedAnswer = z.object({ deleted: z.number().int() })
-export const JournalEntry = z.object({
+export const RequestLogEntry = z.object({
   id: z.number().int(),
   time: z.string().describe('real time, ISO-8601'),
   sandbox_time: timestamp,
@@ -281,8 +281,12 @@ export const JournalEntry = z.object({
   duration_ms: z.number(),
   request: z.unknown(),
   response: z.unknown().describe('the envelope, or the text really sent (a gateway’s page)'),
+  headers: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('a merchant call’s request headers, the API key masked unless shipped; absent on other entries'),
 })
-export const RequestsAnswer = z.object({ capacity: z.number().int(), requests: z.array(JournalEntry).describe('newest first') })
+export const RequestsAnswer = z.object({ capacity: z.number().int(), requests: z.array(RequestLogEntry).describe('newest first') })
 export const ResetAnswer = z.object({ ok: z.literal(true), clock: ClockView, seed: z.number().describe('the seed delay distributions are drawn from') })
 export const SessionView = z.object({
   name: z.string().describe('`default` for the default session'),
@@ -390,7 +394,7 @@ export type WorldDocument = z.infer<typeof WorldDocument>
 export type WorldWithSources = z.infer<typeof WorldWithSources>
 export type RulesAnswer = z.infer<typeof RulesAnswer>
 export type DeletedAnswer = z.infer<typeof DeletedAnswer>
-export type JournalEntry = z.infer<typeof JournalEntry>
+export type RequestLogEntry = z.infer<typeof RequestLogEntry>
 export type RequestsAnswer = z.infer<typeof RequestsAnswer>
 export type ResetAnswer = z.infer<typeof ResetAnswer>
 export type SessionView = z.infer<typeof SessionView>

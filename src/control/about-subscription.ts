@@ -4,7 +4,7 @@
  * the ones that created it: the verification it came from (its Init and every Verify attempt, the
  * consent page's decision), the MO that subscribed it and the Init that gave that MO's short code.
  */
-import type { JournalEntry } from '../contract/control.js'
+import type { RequestLogEntry } from '../contract/control.js'
 import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
 
 type Json = Record<string, unknown>
@@ -19,8 +19,8 @@ const consentId = (pathOrUrl: unknown): string | undefined => {
 }
 
 /** Entries (newest first, as the journal lists them) about subscription `id`, newest first. */
-export function aboutSubscription(entries: JournalEntry[], id: string): JournalEntry[] {
-  const names = (e: JournalEntry): boolean => {
+export function aboutSubscription(entries: RequestLogEntry[], id: string): RequestLogEntry[] {
+  const names = (e: RequestLogEntry): boolean => {
     const request = obj(e.request)
     const response = obj(e.response)
     const payload = obj(response.payload)
@@ -38,7 +38,7 @@ export function aboutSubscription(entries: JournalEntry[], id: string): JournalE
   // The MO that subscribed it: the Init that gave its short code is the latest before it for that MSISDN and service.
   const mo = named.find((e) => e.path === '/_sandbox/mo' && obj(e.response).action === 'subscribed')
   const moInit = mo && entries.find((e) => e.id < mo.id && e.path === MERCHANT_CALLS.init.path && psmsInitFor(e, mo))
-  const created = (e: JournalEntry): boolean => {
+  const created = (e: RequestLogEntry): boolean => {
     if (e === moInit) return true
     if (!verifs.size) return false
     const request = obj(e.request)
@@ -51,7 +51,7 @@ export function aboutSubscription(entries: JournalEntry[], id: string): JournalE
 }
 
 /** An Init that answered the short code and keyword the MO then used, for its MSISDN. */
-function psmsInitFor(init: JournalEntry, mo: JournalEntry): boolean {
+function psmsInitFor(init: RequestLogEntry, mo: RequestLogEntry): boolean {
   const request = obj(init.request)
   const payload = obj(obj(init.response).payload)
   const m = obj(mo.request)

@@ -12,15 +12,15 @@ import { SandboxError } from '../core/errors.js'
 import { scenarioList } from '../core/scenarios.js'
 import type { SmsRecord } from '../core/state.js'
 import { formatTimestamp, parseTimestamp, timeProblem } from '../core/time.js'
-import type { JournalEntry, MoAnswer, OtpAnswer, SmsMessage, SubscriptionDetail, SubscriptionView, WorldDocument } from '../contract/control.js'
+import type { RequestLogEntry, MoAnswer, OtpAnswer, SmsMessage, SubscriptionDetail, SubscriptionView, WorldDocument } from '../contract/control.js'
 import type { ControlOperations } from '../contract/operations.js'
 import { aboutSubscription } from './about-subscription.js'
 import { HINT_KEYS } from '../core/nearest.js'
 
-/** What the operations read of a session's request log (runtime's `RequestJournal`): control stands below runtime. */
+/** What the operations read of a session's request log (runtime's `RequestLog`): control stands below runtime. */
 export interface RequestLogReader {
   readonly capacity: number
-  list(limit: number, since: number, msisdn?: string): JournalEntry[]
+  list(limit: number, since: number, msisdn?: string): RequestLogEntry[]
   holds(id: number): boolean
   clear(): void
   /** A shared store's log: read what the other replicas added first. */

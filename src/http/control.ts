@@ -20,7 +20,7 @@ import { accessRefusal, bearerAdmin, CONTROL_API_WORDS, type AccessWords } from 
 import { clientIp, peerIp, type ProxyTrust } from './ip.js'
 import { whenSocketCloses } from './connections.js'
 import { refuseReadIfFull, sendBounded } from './control-answers.js'
-import type { RequestJournal } from '../runtime/request-log.js'
+import type { RequestLog } from '../runtime/request-log.js'
 import { sendJson, sendControlError } from './respond.js'
 import { nearestName } from '../core/nearest.js'
 import { DECIMAL } from '../contract/defaults.js'
@@ -31,7 +31,7 @@ export { smsView } from '../control/operations.js'
 /** Where a control call runs: a session's engine, request journal and operations. */
 export interface ControlTarget {
   engine: Engine
-  journal: RequestJournal
+  journal: RequestLog
   operations: ControlOperations
 }
 

@@ -13,7 +13,8 @@ import { isJsonContentType, isPlainObject, parseJson, readBodyThen } from './bod
 import { inProcessCall } from './inprocess.js'
 import { journalHeaders } from './journal-headers.js'
 import { Allowlist, clientIp, clientUsedHttps, type ProxyTrust } from './ip.js'
-import type { JournalRecord, RequestJournal } from '../runtime/request-log.js'
+import type { RequestLog } from '../runtime/request-log.js'
+import type { RequestLogRecord } from '../store/request-log-feed.js'
 import {
   abortedReason,
   headerReason,
@@ -42,7 +43,7 @@ export type Operation = MerchantOperation
 /** Where a call runs: a session's engine and request journal. */
 export interface MerchantTarget {
   engine: Engine
-  journal: RequestJournal
+  journal: RequestLog
 }
 
 export interface MerchantContext {
@@ -102,7 +103,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
       const msisdn = outcome.msisdn ?? (op === 'init' && isPlainObject(request) && typeof request.msisdn === 'string' ? request.msisdn : null)
       const answeredAt = Date.now()
       // One literal of one shape (no spread): this runs for every call.
-      const entry: JournalRecord = {
+      const entry: RequestLogRecord = {
         time: answeredAt,
         sandbox_time: sandboxAt,
         method: req.method ?? '',

@@ -10,7 +10,7 @@ import { BODY_LIMIT, readBody } from './body.js'
 import { headerReason } from './reason.js'
 import { inProcessCall } from './inprocess.js'
 import { clientIp, type ProxyTrust } from './ip.js'
-import type { RequestJournal } from '../runtime/request-log.js'
+import type { RequestLog } from '../runtime/request-log.js'
 import { escapeHtml as h, redirect, sendHtml } from './respond.js'
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#222}
@@ -37,7 +37,7 @@ export async function consentPage(
   req: IncomingMessage,
   res: ServerResponse,
   id: string,
-  journal?: RequestJournal,
+  journal?: RequestLog,
   trustProxy?: ProxyTrust,
   reasons = true,
 ): Promise<void> {

@@ -11,7 +11,7 @@ import { SandboxError } from '../core/errors.js'
 import type { State } from '../core/state.js'
 import { StoreError, type Sessions, type Store } from '../store/types.js'
 import type { LiveHubOptions } from './live.js'
-import { JournalBudget } from './request-log.js'
+import { RequestLogBudget } from './request-log.js'
 import { createSession, DEFAULT_SESSION, type Session } from './session.js'
 
 export { DEFAULT_SESSION, type Session } from './session.js'
@@ -53,7 +53,7 @@ export class Host {
   /** How many sessions were opened, and when each was (a list read before one was opened does not name it). */
   private opens = 0
   private readonly openedAt = new WeakMap<Session, number>()
-  private readonly budget: JournalBudget
+  private readonly budget: RequestLogBudget
   /** Whether the host shuts down (`interrupt`): a session opened after is interrupted as it opens. */
   private interrupted = false
   /** What every session's engine is made with (the world as the default session indexed it). */
@@ -64,7 +64,7 @@ export class Host {
     readonly store: Sessions,
     private readonly opts: HostOptions,
   ) {
-    this.budget = new JournalBudget(opts.journalBytes)
+    this.budget = new RequestLogBudget(opts.journalBytes)
     this.shared = opts.engine
     const first = store.default()
     this.default = this.build(DEFAULT_SESSION, first.state, first.store)

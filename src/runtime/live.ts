@@ -20,7 +20,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Engine } from '../core/engine.js'
 import type { Change, SmsRecord } from '../core/state.js'
 import { smsView } from '../control/operations.js'
-import type { RequestJournal } from './request-log.js'
+import type { RequestLog } from './request-log.js'
 
 /** The most of each kind one batch carries. */
 const BATCH_SMS = 50
@@ -62,7 +62,7 @@ export class LiveHub {
 
   constructor(
     private readonly engine: Engine,
-    private readonly journal: RequestJournal,
+    private readonly journal: RequestLog,
     opts: LiveHubOptions = {},
   ) {
     this.batchMs = opts.batchMs ?? 250

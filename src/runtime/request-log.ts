@@ -1,56 +1,10 @@
+import type { RequestLogEntry } from '../contract/control.js'
 import { formatTimestamp } from '../core/time.js'
-import type { FaultKind, When } from '../core/wire.js'
+import type { FedRequestLog, RequestLogFeed, RequestLogRecord } from '../store/request-log-feed.js'
 
-/**
- * The request journal: the latest API exchanges, bounded by count and by the bytes of the request
- * bodies it keeps (a ring). Not persisted. Bodies are kept as the text that arrived (one string per
- * request, not the object graph JSON.parse made of it) and parsed again only when read.
- */
-export interface JournalEntry {
-  id: number
-  time: string
-  sandbox_time: string
-  method: string
-  path: string
-  ip: string | null
-  merchant: string | null
-  /** The MSISDN the request concerns, when its merchant may see it; null when none. */
-  msisdn: string | null
-  http_status: number
-  message: string
-  /** Why it failed (the X-DCB-Reason text); null on success. */
-  reason: string | null
-  /** The client went away before the answer (it was done all the same). */
-  client_closed?: true
-  /** What the connection did instead of the answer (a rule's fault); `response` is the answer it cut. */
-  fault?: { kind: FaultKind; when: When }
-  /** The headers sent with a body that is not the envelope (a gateway's page). */
-  response_headers?: Record<string, string>
-  /** How long a rule held the answer back (its `delay_ms`, a distribution's draw; with `delay_per_unit`), when one did. */
-  delay_ms?: number
-  duration_ms: number
-  request: unknown
-  response: unknown
-  /** A merchant call's request headers, the API key masked unless shipped (absent on other entries). */
-  headers?: Record<string, string>
-}
+type Stored = RequestLogRecord & { id: number }
 
-/** As recorded on the hot path: times as numbers (formatted when read), the body as its text. */
-export interface JournalRecord extends Omit<JournalEntry, 'id' | 'time' | 'sandbox_time' | 'msisdn' | 'reason' | 'request' | 'headers'> {
-  time: number
-  sandbox_time: number
-  /** The request body as received, or null. */
-  request: string | null
-  /** Null when absent (every entry read has both). */
-  msisdn?: string | null
-  reason?: string | null
-  /** The request headers as JSON text (see `journalHeaders`; bounded per entry, outside the body budget). */
-  headers?: string
-}
-
-type Stored = JournalRecord & { id: number }
-
-export const DEFAULT_JOURNAL_BYTES = 32 * 2 ** 20
+export const DEFAULT_REQUEST_LOG_BYTES = 32 * 2 ** 20
 
 /** Bodies nested deeper than this are listed as their text (re-encoding them would overflow the stack). */
 const MAX_LISTED_DEPTH = 64
@@ -60,15 +14,15 @@ const MAX_LISTED_DEPTH = 64
  * sessions, not one each: memory stays bounded however many sessions there are). Past it, the
  * oldest entries of any journal go first (each entry carries a server-wide sequence number).
  */
-export class JournalBudget {
+export class RequestLogBudget {
   bytes = 0
   private seq = 0
-  private readonly journals = new Set<RequestJournal>()
+  private readonly journals = new Set<RequestLog>()
 
-  constructor(readonly limit = DEFAULT_JOURNAL_BYTES) {}
+  constructor(readonly limit = DEFAULT_REQUEST_LOG_BYTES) {}
 
   /** @internal A journal that keeps its bodies within this budget. */
-  join(journal: RequestJournal): void {
+  join(journal: RequestLog): void {
     this.journals.add(journal)
   }
 
@@ -79,15 +33,15 @@ export class JournalBudget {
   }
 
   /** A journal that is gone (its session dropped) gives its bytes back. */
-  release(journal: RequestJournal): void {
+  release(journal: RequestLog): void {
     journal.clear()
     this.journals.delete(journal)
   }
 
   /** Drops the oldest entries, server-wide, until the bodies fit (never `keep`, the entry just added). */
-  settle(keep: RequestJournal): void {
+  settle(keep: RequestLog): void {
     while (this.bytes > this.limit) {
-      let oldest: RequestJournal | undefined
+      let oldest: RequestLog | undefined
       let seq = Infinity
       for (const j of this.journals) {
         const s = j.oldestSeq()
@@ -99,17 +53,11 @@ export class JournalBudget {
 }
 
 /**
- * Where the entries of a journal that several processes share go (a shared store): `add` hands them
- * to it, and the journal holds what it is given back by `mirror`, in the order the store numbered
- * them (every process's entries, the same ids everywhere).
+ * The request journal: the latest API exchanges, bounded by count and by the bytes of the request
+ * bodies it keeps (a ring). Not persisted. Bodies are kept as the text that arrived (one string per
+ * request, not the object graph JSON.parse made of it) and parsed again only when read.
  */
-export interface JournalFeed {
-  write(entry: JournalRecord): void
-  /** The journal was cleared (a reset): the store forgets the entries too. */
-  clear(): void
-}
-
-export class RequestJournal {
+export class RequestLog implements FedRequestLog {
   private readonly ring: (Stored | undefined)[]
   private readonly seqs: number[]
   private next = 1
@@ -119,15 +67,15 @@ export class RequestJournal {
   private first = 1
   private bytes = 0
   /** The byte budget, shared by every journal of a server (a number: a budget of this journal's own). */
-  readonly budget: JournalBudget
+  readonly budget: RequestLogBudget
 
   constructor(
     readonly capacity = 1000,
-    budget: number | JournalBudget = DEFAULT_JOURNAL_BYTES,
+    budget: number | RequestLogBudget = DEFAULT_REQUEST_LOG_BYTES,
   ) {
     this.ring = new Array(Math.max(1, capacity))
     this.seqs = new Array(this.ring.length).fill(0)
-    this.budget = typeof budget === 'number' ? new JournalBudget(budget) : budget
+    this.budget = typeof budget === 'number' ? new RequestLogBudget(budget) : budget
     this.budget.join(this)
   }
 
@@ -135,13 +83,13 @@ export class RequestJournal {
     return this.budget.limit
   }
 
-  /** Set when the journal is shared by several processes (see `JournalFeed`). */
-  feed: JournalFeed | null = null
+  /** Set when the journal is shared by several processes (see `RequestLogFeed`). */
+  feed: RequestLogFeed | null = null
   /** Shared: brings in what the other processes journaled (before `list` answers a reader). */
   sync: (() => Promise<void>) | null = null
 
   /** Adds an entry; answers its id (0 when a shared store numbers it later). */
-  add(e: JournalRecord): number {
+  add(e: RequestLogRecord): number {
     if (this.feed) {
       this.feed.write(e)
       return 0
@@ -150,7 +98,7 @@ export class RequestJournal {
   }
 
   /** An entry of a shared journal, as the store numbered it (ids only grow). */
-  mirror(e: JournalRecord, id: number): void {
+  mirror(e: RequestLogRecord, id: number): void {
     if (id < this.next) return
     this.keep(e as Stored, id)
   }
@@ -209,8 +157,8 @@ export class RequestJournal {
   }
 
   /** Newest first; only entries with id > `since` (and about `msisdn`, when given). */
-  list(limit = 100, since = 0, msisdn?: string): JournalEntry[] {
-    const out: JournalEntry[] = []
+  list(limit = 100, since = 0, msisdn?: string): RequestLogEntry[] {
+    const out: RequestLogEntry[] = []
     for (let id = this.next - 1; id > since && id >= this.first && out.length < limit; id--) {
       const e = this.ring[id % this.ring.length]
       if (!e || e.id !== id || (msisdn !== undefined && e.msisdn !== msisdn)) continue

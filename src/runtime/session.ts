@@ -10,7 +10,7 @@ import type { State } from '../core/state.js'
 import type { Store } from '../store/types.js'
 import { engineOverStore } from './engine-store.js'
 import { LiveHub, type LiveHubOptions } from './live.js'
-import { RequestJournal, type JournalBudget } from './request-log.js'
+import { RequestLog, type RequestLogBudget } from './request-log.js'
 
 export const DEFAULT_SESSION = 'default'
 
@@ -19,7 +19,7 @@ export interface Session {
   readonly engine: Engine
   readonly store: Store
   /** The request journal (`GET /_sandbox/requests`). */
-  readonly journal: RequestJournal
+  readonly journal: RequestLog
   /** The control operations over this session (what `/_sandbox` calls). */
   readonly operations: ControlOperations
   /** The console's live stream of this session (made on first use). */
@@ -39,7 +39,7 @@ export interface SessionSpec {
   engine: Omit<EngineOptions, 'state' | 'persist'>
   journalSize?: number
   /** The byte budget of request bodies, shared by every session's journal. */
-  journalBudget: JournalBudget | number
+  journalBudget: RequestLogBudget | number
   version: string
   /** What `health` says of the store. */
   storeInfo?: () => Record<string, unknown>
@@ -49,7 +49,7 @@ export interface SessionSpec {
 export function createSession(spec: SessionSpec): Session {
   const { store } = spec
   const engine = engineOverStore(spec.engine, spec.state, store)
-  const journal = new RequestJournal(spec.journalSize ?? 1000, spec.journalBudget)
+  const journal = new RequestLog(spec.journalSize ?? 1000, spec.journalBudget)
   const operations = createControlOperations({ engine, journal, version: spec.version, storeInfo: spec.storeInfo })
   let hub: LiveHub | undefined
   const closeStreams = () => hub?.close()

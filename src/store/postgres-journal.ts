@@ -3,11 +3,11 @@
  * the entries this replica answers go to the database (numbered there, after the answer, on a
  * connection of their own), and the journal lists every replica's, as the database numbered them.
  */
-import type { JournalFeed, JournalRecord, RequestJournal } from '../runtime/request-log.js'
+import type { FedRequestLog, RequestLogFeed, RequestLogRecord } from './request-log-feed.js'
 import type { SessionDatabase } from './postgres-session.js'
 
-export class PostgresJournalFeed implements JournalFeed {
-  private journal: RequestJournal | null = null
+export class PostgresRequestLogFeed implements RequestLogFeed {
+  private journal: FedRequestLog | null = null
   private pending: string[] = []
   /** The entries on their way to the database, or null. */
   writing: Promise<void> | null = null
@@ -18,13 +18,13 @@ export class PostgresJournalFeed implements JournalFeed {
   ) {}
 
   /** The session's request journal: its entries go to the database, and it holds every replica's. */
-  attach(journal: RequestJournal): void {
+  attach(journal: FedRequestLog): void {
     this.journal = journal
     journal.feed = this
     journal.sync = () => this.refresh()
   }
 
-  write(entry: JournalRecord): void {
+  write(entry: RequestLogRecord): void {
     this.pending.push(JSON.stringify(entry))
     if (!this.writing) this.writing = this.writeAll()
   }
@@ -74,6 +74,6 @@ export class PostgresJournalFeed implements JournalFeed {
       // The database away: the control API answers 503 STORE_UNAVAILABLE naming it, as for any read.
       throw this.db.unreadable(e)
     }
-    for (const r of rows) journal.mirror(JSON.parse(r.entry) as JournalRecord, Number(r.id))
+    for (const r of rows) journal.mirror(JSON.parse(r.entry) as RequestLogRecord, Number(r.id))
   }
 }

@@ -15,8 +15,8 @@ import type pg from 'pg'
 import type { Gate } from '../core/context.js'
 import { SandboxError } from '../core/errors.js'
 import type { Change, State, SubscriptionRecord } from '../core/state.js'
-import type { RequestJournal } from '../runtime/request-log.js'
-import { PostgresJournalFeed } from './postgres-journal.js'
+import type { FedRequestLog } from './request-log-feed.js'
+import { PostgresRequestLogFeed } from './postgres-journal.js'
 import { literal } from './postgres-connection.js'
 import { remakeSession } from './postgres-making.js'
 import { StoreError, type Store } from './types.js'
@@ -90,7 +90,7 @@ export class PostgresSessionStore implements Store, Gate {
   private busy = false
   /** The turn running now: the changes its transactions made and how to take each back. */
   private turn: { changes: Change[]; undos: (() => void)[]; done: Promise<void>; settle: (e?: Error) => void } | null = null
-  private readonly journal: PostgresJournalFeed
+  private readonly journal: PostgresRequestLogFeed
   private closed = false
 
   constructor(
@@ -99,7 +99,7 @@ export class PostgresSessionStore implements Store, Gate {
     /** The most named sessions the database may hold when a write makes this one anew (none: no cap). */
     private readonly maxSessions = Infinity,
   ) {
-    this.journal = new PostgresJournalFeed(db, name)
+    this.journal = new PostgresRequestLogFeed(db, name)
   }
 
   // ------------------------------------------------------------ Store
@@ -413,7 +413,7 @@ export class PostgresSessionStore implements Store, Gate {
   }
 
   /** The session's request journal: its entries go to the database, and it holds every replica's. */
-  attach(journal: RequestJournal): void {
+  attach(journal: FedRequestLog): void {
     this.journal.attach(journal)
   }
 }

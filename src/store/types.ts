@@ -1,7 +1,7 @@
 import type { Gate } from '../core/context.js'
 import { SandboxError } from '../core/errors.js'
 import type { Change, State } from '../core/state.js'
-import type { RequestJournal } from '../runtime/request-log.js'
+import type { FedRequestLog } from './request-log-feed.js'
 
 /**
  * Persistence behind the engine. The engine applies changes to its in-memory state and hands them
@@ -33,7 +33,7 @@ export interface Store {
   /** A store several processes share: the engine runs every transaction in a turn of it. */
   readonly gate?: Gate
   /** A store several processes share: the session's request journal holds every process's entries through it. */
-  attach?(journal: RequestJournal): void
+  attach?(journal: FedRequestLog): void
   /** A store several processes share: whether its state lacks entries of a log whose last one is `head`. */
   behind?(head: number): boolean
 }

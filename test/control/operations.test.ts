@@ -8,7 +8,7 @@ import { Engine } from '../../src/core/engine.js'
 import { CONTROL_ERRORS, SandboxError, statusOf } from '../../src/core/errors.js'
 import { parseTimestamp } from '../../src/core/time.js'
 import { loadWorld } from '../../src/world/load.js'
-import { RequestJournal } from '../../src/runtime/request-log.js'
+import { RequestLog } from '../../src/runtime/request-log.js'
 import { useSandbox } from '../helpers.js'
 
 const world = loadWorld([]).world
@@ -16,7 +16,7 @@ const world = loadWorld([]).world
 /** The operations over a fresh engine (clock frozen) and journal: no HTTP anywhere. */
 function inProcess() {
   const engine = new Engine({ world, clockStart: { at: parseTimestamp('2026-01-31T00:00:00'), frozen: true } })
-  const journal = new RequestJournal(10)
+  const journal = new RequestLog(10)
   const ops = createControlOperations({ engine, journal, version: '1.2.3' })
   const init = (msisdn: string) =>
     engine.init(engine.authenticate(DEMO_API_KEY)!, { msisdn, service_code: 'STREAMPLUS', country_code: 'my' }, { baseUrl: 'http://x' })

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CONTROL_ROUTES, SESSION_ROUTES } from '../../src/http/control-routes.js'
-import { SessionsAnswer, SubscriptionDetail } from '../../src/contract/control.js'
+import { RequestLogEntry, SessionsAnswer, SubscriptionDetail } from '../../src/contract/control.js'
 import { CONTROL_CALLS } from '../../src/contract/calls.js'
 import { tempDir, useSandbox } from '../helpers.js'
 
@@ -50,6 +50,10 @@ describe('/openapi.json', () => {
       cancelable: true,
       timeline: expect.any(Array),
     })
+    // Each request-log entry is as documented, a merchant call's with its headers.
+    const { requests } = (await (await fetch(`${c.url}/_sandbox/requests`)).json()) as { requests: unknown[] }
+    const entries = requests.map((e) => RequestLogEntry.strict().parse(e))
+    expect(entries.filter((e) => e.headers?.['content-type'] === 'application/json').length).toBeGreaterThan(0)
     expect(doc.paths['/_sandbox/otp'].get.parameters.map((p: any) => [p.name, p.required])).toEqual([
       ['msisdn', false],
       ['verif_request_id', false],
