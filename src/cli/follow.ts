@@ -20,7 +20,7 @@ export async function follow(c: DcbClient, opts: { msisdn?: string; last: number
     for (const e of [...entries].sort((a, b) => a.id - b.id)) if (e.id > last && about(e)) opts.print(e)
   }
   /** Prints what the journal holds after `last` up to `upTo` (the stream said there is more than it sent). */
-  const catchUp = async (upTo: number) => {
+  const fetchSkipped = async (upTo: number) => {
     if (upTo <= last) return
     // The journal answers the newest `limit` entries after `last`: entries added since the stream said
     // `upTo` take places in that answer, so ask again with room for them until none is left out.
@@ -67,11 +67,11 @@ export async function follow(c: DcbClient, opts: { msisdn?: string; last: number
             note(`${c.baseUrl} started a new request log; following it from its first entry`)
             last = 0
           }
-          await catchUp(newest)
+          await fetchSkipped(newest)
         } else if (event === 'requests') {
           const entries = data.requests as Entry[]
           const newest = entries.reduce((n, e) => Math.max(n, e.id), 0)
-          if (data.skipped > 0) await catchUp(newest)
+          if (data.skipped > 0) await fetchSkipped(newest)
           else {
             show(entries)
             last = Math.max(last, newest)

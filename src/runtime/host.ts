@@ -186,10 +186,10 @@ export class Host {
       if (s) this.forget(name, s)
       return
     }
-    // A bad name refuses (a notice is only a hint: the next read catches up).
+    // A bad name refuses (a notice is only a hint: the next read syncs).
     if (kind === 'S') return void (async () => isSessionName(name) && this.follow(name))().catch(() => {})
     const s = this.peek(name)
-    // Only a session someone watches (the console's stream, an OTP long poll) follows at once; others catch up when next asked.
+    // Only a session someone watches (the console's stream, an OTP long poll) follows at once; others sync when next asked.
     if (!s?.engine.watched) return
     if (kind === 'C') void s.engine.sync().catch(() => {})
     else if (kind === 'R') void s.journal.sync?.().catch(() => {})

@@ -198,7 +198,7 @@ export class PostgresSessionStore implements Store, Gate {
   private async readTurn(waiters: Waiter[]): Promise<void> {
     let changes: readonly Change[]
     try {
-      changes = await this.catchUp(this.db.pool, 'read')
+      changes = await this.syncWith(this.db.pool, 'read')
       this.db.worked()
     } catch (e) {
       const err = this.db.unreadable(e)
@@ -224,7 +224,7 @@ export class PostgresSessionStore implements Store, Gate {
       const results = (await client.query(
         `BEGIN; SELECT pg_advisory_xact_lock(4242, hashtext(${literal(this.name)})); ${this.logSince(literal(this.name), String(this.seq))}`,
       )) as unknown as pg.QueryResult<Row>[]
-      taken = await this.catchUp(client, waiters.some((w) => w.write === true) ? 'write' : 'soft', results[2]!.rows)
+      taken = await this.syncWith(client, waiters.some((w) => w.write === true) ? 'write' : 'soft', results[2]!.rows)
     } catch (e) {
       client.release(true)
       // Made anew past the cap, a . or .., or only soft changes: its writes are refused; its reads run next (they find it gone).
@@ -342,7 +342,7 @@ export class PostgresSessionStore implements Store, Gate {
    * when the state was read anew). A log folded past our last entry, or a session deleted and made
    * again, is read from its snapshot again.
    */
-  private async catchUp(q: pg.Pool | pg.PoolClient, turn: 'read' | 'write' | 'soft', fetched?: Row[]): Promise<readonly Change[]> {
+  private async syncWith(q: pg.Pool | pg.PoolClient, turn: 'read' | 'write' | 'soft', fetched?: Row[]): Promise<readonly Change[]> {
     const rows = fetched ?? (await q.query<Row>(this.logSince('$1', '$2'), [this.name, this.seq])).rows
     // Gone, or made anew elsewhere (its log starts over): what the journal holds here was the deleted session's.
     if (!rows.length || Number(rows[0]!.head) < this.seq) this.journal.restart()
@@ -396,7 +396,7 @@ export class PostgresSessionStore implements Store, Gate {
     const client = await this.db.pool.connect()
     try {
       await client.query(`BEGIN; SELECT pg_advisory_xact_lock(4242, hashtext(${literal(this.name)}))`)
-      await this.catchUp(client, 'soft')
+      await this.syncWith(client, 'soft')
       const seq = this.seq
       await client.query(
         `INSERT INTO dcb_snapshots (session, seq, state) VALUES ($1, $2, $3) ON CONFLICT (session) DO UPDATE SET seq = EXCLUDED.seq, state = EXCLUDED.state`,
