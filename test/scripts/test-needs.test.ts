@@ -25,10 +25,12 @@ describe('npm test checks what npm does not install', () => {
   it('runs a check where a command is not enough: a python3 without pytest lacks python3-pytest', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dcb-needs-'))
     try {
-      // A python3 first on PATH whose every import fails, as one without pytest fails `import pytest`.
+      // A python3 first on PATH whose every import fails, as one without pytest fails `import pytest`;
+      // Debian's is the same (this machine's may have pytest).
       writeFileSync(join(dir, 'python3'), '#!/bin/sh\nexit 1\n')
       chmodSync(join(dir, 'python3'), 0o755)
-      const r = run({ PATH: `${dir}${delimiter}${process.env.PATH}`, DCB_TEST_NEEDS_NO_INSTALL: '1' })
+      const python = join(dir, 'python3')
+      const r = run({ PATH: `${dir}${delimiter}${process.env.PATH}`, DCB_TEST_NEEDS_NO_INSTALL: '1', DCB_TEST_NEEDS_SYSTEM_PYTHON: python })
       expect(r.status).toBe(1)
       expect(r.stderr).toContain('the tests need python3-pytest: install with `sudo apt-get install python3-pytest`')
     } finally {
