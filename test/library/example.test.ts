@@ -6,7 +6,7 @@
  * time against the tarball's `dcb serve`, and its `dcb coverage --policy` gates the sessions it used.
  */
 import { execFile, type ChildProcess } from 'node:child_process'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { MODULES, packedConsumer, ROOT, run, servePacked } from './packed.js'
@@ -24,10 +24,36 @@ describe('the packed package in a consumer project (examples/merchant)', () => {
     expect(pkg.peerDependenciesMeta).toEqual({ msw: { optional: true } })
   })
 
-  it("runs the example's vitest suite: OTP flow, a magic-ending failure, a renewal by advance('P1M'), sessions, its coverage policy", async () => {
+  it("runs the example's vitest suite, one file per concept, and its gate holds the files' coverage merged to its policy", async () => {
     const r = await run(process.execPath, [join(MODULES, 'vitest', 'vitest.mjs'), 'run'], app)
-    expect(r.out).toMatch(/Tests\s+6 passed \(6\)/)
+    expect(r.out).toMatch(/Test Files\s+3 passed \(3\)/)
+    expect(r.out).toMatch(/Tests\s+5 passed \(5\)/)
     expect(r.code).toBe(0)
+    // Each file left its own coverage; the gate merged them into the one report.
+    expect(readdirSync(join(app, 'dcb-coverage')).sort()).toEqual(['renewal.json', 'sessions.json', 'subscribe.json'])
+    expect(readFileSync(join(app, 'coverage-report.xml'), 'utf8')).toMatch(/<testsuites name="dcb coverage" tests="\d+" failures="0"/)
+  }, 120_000)
+
+  it('fails the in-process run when the policy does not hold: every test passes, the gate names each required outcome never seen', async () => {
+    const file = join(app, 'coverage-policy.json')
+    const policy = readFileSync(file, 'utf8')
+    const { require } = JSON.parse(policy) as { require: string[] }
+    // A stricter policy: a wrong OTP and a canceled subscription, which no test produces.
+    writeFileSync(file, JSON.stringify({ require: [...require, 'verify.INVALID_PIN', 'status.CANCELED'] }))
+    try {
+      const r = await run(process.execPath, [join(MODULES, 'vitest', 'vitest.mjs'), 'run'], app)
+      expect(r.out).toMatch(/Tests\s+5 passed \(5\)/)
+      expect(r.code).toBe(1)
+      const lines = r.stderr.split('\n')
+      expect(lines).toContain('coverage-policy.json does not hold over renewal.test.ts, sessions.test.ts, subscribe.test.ts:')
+      expect(lines.filter((l) => l.startsWith('  demo: '))).toEqual([
+        expect.stringMatching(/^  demo: outcome verify\.INVALID_PIN was never seen since [\d:.T-]+; Verify with a wrong OTP$/),
+        expect.stringMatching(/^  demo: outcome status\.CANCELED was never seen since [\d:.T-]+; Status after /),
+      ])
+      expect(readFileSync(join(app, 'coverage-report.xml'), 'utf8')).toMatch(/<testsuites name="dcb coverage" tests="\d+" failures="2"/)
+    } finally {
+      writeFileSync(file, policy)
+    }
   }, 120_000)
 
   /** A command in the example with DCB_BASE_URL set, as `npm run test:served` runs its steps. */
@@ -42,7 +68,7 @@ describe('the packed package in a consumer project (examples/merchant)', () => {
     server?.kill()
   })
 
-  it("runs the example's suite against the packed dcb serve, then its dcb coverage --policy gates the file's sessions", async () => {
+  it("runs the example's suite against the packed dcb serve, then its dcb coverage --policy gates the files' sessions", async () => {
     const bin = join(app, 'node_modules', 'dcb-sandbox', 'bin', 'dcb.js')
     const s = await servePacked(bin, app)
     server = s.child
@@ -50,12 +76,23 @@ describe('the packed package in a consumer project (examples/merchant)', () => {
     expect(JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')).scripts['test:served']).toBe(
       "vitest run && dcb coverage --sessions 'file-*' --policy coverage-policy.json --junit coverage-report.xml",
     )
-    const suite = await against(s.url, [join(MODULES, 'vitest', 'vitest.mjs'), 'run'])
-    // Served, the suite does not gate itself: five tests, no coverage test.
-    expect(suite.out).toMatch(/Tests\s+5 passed \(5\)/)
-    expect(suite.code).toBe(0)
-    const sessions = (await (await fetch(`${s.url}/_sandbox/sessions`)).json()) as { sessions: { name: string }[] }
-    expect(sessions.sessions.map((x) => x.name).filter((n) => n.startsWith('file-'))).toEqual(['file-billing', 'file-billing-worker-2'])
+    // Twice: each file resets its sessions, so the second run counts only its own calls.
+    const counts: { name: string; requests: number }[][] = []
+    for (const time of [1, 2]) {
+      const suite = await against(s.url, [join(MODULES, 'vitest', 'vitest.mjs'), 'run'])
+      expect(suite.out, `run ${time}`).toMatch(/Tests\s+5 passed \(5\)/)
+      expect(suite.code).toBe(0)
+      const sessions = (await (await fetch(`${s.url}/_sandbox/sessions`)).json()) as { sessions: { name: string; requests: number }[] }
+      counts.push(
+        sessions.sessions
+          .filter((x) => x.name.startsWith('file-'))
+          .map(({ name, requests }) => ({ name, requests }))
+          .sort((a, b) => a.name.localeCompare(b.name)),
+      )
+    }
+    // One session per test file, and the sessions file's worker beside its own.
+    expect(counts[0]!.map((x) => x.name)).toEqual(['file-renewal', 'file-sessions', 'file-sessions-worker-2', 'file-subscribe'])
+    expect(counts[1]).toEqual(counts[0])
     const gate = await against(s.url, [bin, 'coverage', '--sessions', 'file-*', '--policy', 'coverage-policy.json', '--junit', 'coverage-report.xml'])
     expect([gate.code, gate.stderr]).toEqual([0, ''])
     expect(readFileSync(join(app, 'coverage-report.xml'), 'utf8')).toMatch(/<testsuites name="dcb coverage" tests="\d+" failures="0"/)
