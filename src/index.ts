@@ -10,7 +10,7 @@ import { worldOf, type World } from './library/sandbox.js'
 import type { WorldDocument } from './contract/control.js'
 import { checkOptionNames, checkSharedOptions } from './library/options.js'
 import { SandboxError } from './core/errors.js'
-import { checkPolicy, coverageJUnit as junit, mergeCoverage as merge, parsePolicy } from './core/coverage-gate.js'
+import { checkPolicy, coverageJUnit as junit, coverageVerdict as verdict, mergeCoverage as merge, parsePolicy } from './core/coverage-gate.js'
 import { countableIds } from './core/coverage-outcomes.js'
 import type { CoverageAnswer } from './contract/control.js'
 
@@ -64,15 +64,26 @@ export function mergeCoverage(...reports: CoverageAnswer[]): CoverageAnswer {
  * same function writes `--junit`. A policy naming an unknown outcome or finding throws.
  */
 export function coverageJUnit(report: CoverageAnswer, policy?: CoveragePolicy): string {
-  if (policy === undefined) return junit(report)
-  let checked
+  return policy === undefined ? junit(report) : junit(report, checkedPolicy(report, policy))
+}
+
+/**
+ * Why `report` fails `policy`, one line per reason, as `dcb coverage --policy` prints them before
+ * it exits 1 (none: the policy holds). A policy naming an unknown outcome or finding throws.
+ */
+export function coverageVerdict(report: CoverageAnswer, policy: CoveragePolicy): string[] {
+  return verdict(report, checkedPolicy(report, policy))
+}
+
+/** A policy as the CLI reads its file: unknown keys, outcomes and findings refused by name. */
+function checkedPolicy(report: CoverageAnswer, policy: CoveragePolicy) {
   try {
-    checked = parsePolicy(JSON.stringify(policy))
+    const checked = parsePolicy(JSON.stringify(policy))
     checkPolicy(checked, [...countableIds(), ...report.coverage.flatMap((m) => m.outcomes.map((o) => o.id))])
+    return checked
   } catch (e) {
     throw new SandboxError('BAD_REQUEST', (e as Error).message.replace(/^the policy/, 'policy'))
   }
-  return junit(report, checked)
 }
 
 /** The options of `startSandbox`: those of `dcb serve`; `world` as `createSandbox` takes it (checked as a fixture file). */

@@ -116,8 +116,12 @@ export function coverageVerdict(answer: GateAnswer, policy: CoveragePolicy): str
   const allowed = new Set(policy.allow ?? [])
   for (const m of answer.coverage) {
     if (authenticated(m)) {
-      const counts = new Map(m.outcomes.map((o) => [o.id, o.count]))
-      for (const id of required(m, policy)) if (!counts.get(id)) reasons.push(`${m.merchant}: required outcome ${id} was never seen`)
+      const byId = new Map(m.outcomes.map((o) => [o.id, o]))
+      for (const id of required(m, policy)) {
+        const o = byId.get(id)
+        // With how to produce it, as the report says it for each outcome never seen.
+        if (!o?.count) reasons.push(`${m.merchant}: required outcome ${id} was never seen${o?.how ? `; ${o.how}` : ''}`)
+      }
       if (policy.min !== undefined && m.percent < policy.min) reasons.push(`${m.merchant}: coverage ${m.percent}% is below min ${policy.min}%`)
     }
     if (findingsFail(policy))

@@ -32,11 +32,13 @@ describe('dcb coverage: a policy', () => {
     const fail = await run(['--require', 'init.otp', '--require', 'status.*', '--allow', 'INVALID_REQUEST'])
     expect(fail.code).toBe(1)
     const lines = fail.stderr.trim().split('\n')
-    const ids: string[] = (await c.control('/coverage?merchant=demo')).body.coverage[0].outcomes
-      .map((o: any) => o.id)
-      .filter((id: string) => id.startsWith('status.'))
+    const unseen: { id: string; how: string }[] = (await c.control('/coverage?merchant=demo')).body.coverage[0].outcomes.filter((o: any) =>
+      o.id.startsWith('status.'),
+    )
+    // Each with how to produce it, as the report says it.
+    expect(unseen.every((o) => o.how)).toBe(true)
     expect(lines).toEqual([
-      ...ids.map((id, i) => `${i ? '' : 'dcb: '}demo: required outcome ${id} was never seen`),
+      ...unseen.map((o, i) => `${i ? '' : 'dcb: '}demo: required outcome ${o.id} was never seen; ${o.how}`),
       expect.stringMatching(/^demo: finding INIT_WHILE_ACTIVE x1 is not allowed: /),
     ])
     // The same from a policy file; min too.

@@ -1,6 +1,6 @@
 /** coverage() in the library (in-process, per session) and in the HTTP client: the control API's answer, the same either way. */
 import { describe, expect, it } from 'vitest'
-import { coverageJUnit, createSandbox, mergeCoverage } from '../../src/index.js'
+import { coverageJUnit, coverageVerdict, createSandbox, mergeCoverage } from '../../src/index.js'
 import { DcbClient } from '../../src/client/index.js'
 import { startSandbox } from '../../src/server.js'
 
@@ -82,6 +82,15 @@ describe('coverage()', () => {
     expect(xml).toContain('name="finding AUTH_FAILURE"><system-out>')
     const failing = coverageJUnit(merged, { require: ['verify.*'] })
     expect(failing).toContain('name="verify.SUCCESS"><failure message="never seen" type="uncovered">')
+    // The same policy's reasons, as dcb coverage --policy prints them.
+    expect(coverageVerdict(merged, { require: ['init.otp'], allow: ['AUTH_FAILURE'] })).toEqual([])
+    const reasons = coverageVerdict(merged, { require: ['verify.*'], allow: [] })
+    expect(reasons).toContainEqual(expect.stringMatching(/^demo: required outcome verify\.SUCCESS was never seen; Verify /))
+    // The refused merchant is not held to what is required; its finding is not allowed.
+    expect(reasons.filter((r) => !r.startsWith('demo: required outcome verify.'))).toEqual([
+      expect.stringMatching(/^inactive: finding AUTH_FAILURE x1 is not allowed: /),
+    ])
+    expect(() => coverageVerdict(merged, { allow: ['NOPE'] })).toThrow(/allow: "NOPE" is not a finding code/)
     // A policy file's own checks: an unknown finding, a glob matching nothing, an unknown key.
     expect(() => coverageJUnit(merged, { allow: ['NOPE'] })).toThrow(/allow: "NOPE" is not a finding code/)
     expect(() => coverageJUnit(merged, { require: ['nope.*'] })).toThrow(/the glob "nope\.\*" matches no outcome/)

@@ -24,6 +24,7 @@ export const LIBRARY_EXPORTS = [
   'FixtureError',
   'SandboxError',
   'coverageJUnit',
+  'coverageVerdict',
   'createClient',
   'createSandbox',
   'mergeCoverage',

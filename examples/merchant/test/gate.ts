@@ -1,5 +1,5 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { coverageJUnit, mergeCoverage, type CoverageAnswer, type CoveragePolicy } from 'dcb-sandbox'
+import { coverageJUnit, coverageVerdict, mergeCoverage, type CoverageAnswer, type CoveragePolicy } from 'dcb-sandbox'
 
 // vitest's globalSetup: `setup` runs once before any test file, `teardown` once after all of them, in
 // the main process. In process, each test file leaves its coverage in REPORTS (test/sandbox.ts); the
@@ -25,9 +25,9 @@ export function teardown(): void {
     files = readdirSync(REPORTS).filter((f) => f.endsWith('.json'))
     const reports = files.map((f) => JSON.parse(readFileSync(new URL(f, REPORTS), 'utf8')) as CoverageAnswer)
     const policy = JSON.parse(readFileSync(POLICY, 'utf8')) as CoveragePolicy
-    const xml = coverageJUnit(mergeCoverage(...reports), policy)
-    writeFileSync(JUNIT, xml)
-    reasons = failures(xml)
+    const merged = mergeCoverage(...reports)
+    writeFileSync(JUNIT, coverageJUnit(merged, policy))
+    reasons = coverageVerdict(merged, policy)
   } catch (e) {
     // A policy coverageJUnit refuses (an unknown outcome id, say) fails the gate too.
     reasons = [(e as Error).message]
@@ -37,11 +37,4 @@ export function teardown(): void {
   console.error(`coverage-policy.json does not hold over ${ran}:\n${reasons.map((r) => `  ${r}`).join('\n')}`)
   // vitest 4 only logs an error thrown by a teardown, and exits 0: the exit code is set instead.
   process.exitCode = 1
-}
-
-/** A line per failing case of the JUnit report: the merchant, then the case's text (for an outcome never seen, how to produce it). */
-function failures(xml: string): string[] {
-  const text = (s: string) => s.replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n)))
-  const cases = xml.matchAll(/<testcase classname="dcb\.coverage\.?([^"]*)" name="[^"]*"><failure [^>]*>([^<]*)<\/failure>/g)
-  return [...cases].map(([, merchant, body]) => text(merchant ? `${merchant}: ${body}` : body!))
 }
