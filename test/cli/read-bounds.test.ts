@@ -148,6 +148,12 @@ function witness(url: string): Promise<{ until: (n: number) => Promise<void>; cl
   })
 }
 
+/** Whether `ok()` came to hold within `ms`, looked at every 100 ms. */
+async function returned(ok: () => boolean, ms: number): Promise<boolean> {
+  for (const end = Date.now() + ms; !ok(); await new Promise((r) => setTimeout(r, 100))) if (Date.now() > end) return false
+  return true
+}
+
 /** A live stream on a raw socket that reads its first frame (`hello`), then nothing. */
 function stream(url: string): Promise<{ ended: Promise<void>; resume: () => void }> {
   const u = new URL(url)
@@ -169,7 +175,7 @@ function stream(url: string): Promise<{ ended: Promise<void>; resume: () => void
 }
 
 describe('the live stream', () => {
-  it('cuts clients that never read once they hold 1 MiB unread, and a third round of them takes no more memory than the second', async () => {
+  it('cuts clients that never read once they hold 1 MiB unread; a third round of them takes no more memory than the second, and memory comes back once they leave', async () => {
     const s = await serve(['--in-memory'])
     try {
       // The request log full first (its 32 MiB of bodies): what grows after is the streams'.
@@ -206,6 +212,11 @@ describe('the live stream', () => {
       const third = await round()
       expect(third.peak - second.peak).toBeLessThan(32)
       expect(third.now - second.now).toBeLessThan(32)
+      // Once they have left, resident size comes back within 32 MiB of where it was before the first
+      // round (the server gives freed memory back when it falls idle: looked at until it has, or 20 s).
+      const back = await returned(() => memory(s).now - before.now < 32, 20_000)
+      expect(memory(s).now - before.now, `RSS ${memory(s).now} MiB after, ${before.now} MiB before`).toBeLessThan(32)
+      expect(back).toBe(true)
     } finally {
       await s.stop('SIGKILL')
     }
