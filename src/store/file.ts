@@ -73,7 +73,7 @@ export class FileStore implements Store {
     this.wal = new WriteAheadLog({
       pathOf: (gen) => this.journalPath(gen),
       dir: this.dir,
-      describe: `the journal of ${this.path}`,
+      describe: `the write-ahead log of ${this.path}`,
       sync: !this.unsafeNoSync,
       io: opts.io,
     })
@@ -219,7 +219,7 @@ export class FileStore implements Store {
   /** Replays one journal file. Only a last line without its newline (a write a crash cut short) is dropped; `activate` cuts it off. */
   private replay(gen: number): void {
     const file = this.journalPath(gen)
-    readJournalLines(file, readOrRefuse(file, 'the journal'), this.recovered, this.torn, (line, lineNo) => {
+    readJournalLines(file, readOrRefuse(file, 'the write-ahead log'), this.recovered, this.torn, (line, lineNo) => {
       let entry: { s: number; ch: Change[] }
       let problem: string | undefined
       try {
@@ -232,7 +232,7 @@ export class FileStore implements Store {
       if (applies) problem = applyAll(this.state, entry!.ch)
       if (problem) {
         throw new StoreError(
-          `the journal ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshot alone, or repair that line`,
+          `the write-ahead log ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshot alone, or repair that line`,
         )
       }
       if (applies) {
@@ -364,7 +364,7 @@ function mergeProblem(c: string, id: unknown, merge: unknown, v: unknown): strin
 
 /** What is wrong with one journal line's entry, if anything. */
 function entryProblem(e: unknown): string | undefined {
-  if (!isObject(e) || !isCount(e.s) || !Array.isArray(e.ch)) return 'not a journal entry { s, ch }'
+  if (!isObject(e) || !isCount(e.s) || !Array.isArray(e.ch)) return 'not a write-ahead log entry { s, ch }'
   return changesProblem(e.ch)
 }
 

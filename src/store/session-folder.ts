@@ -106,7 +106,7 @@ export async function readSessionsFolder(folder: string, seed?: SeedSession): Pr
   }
   found.legacy = replayLegacy(folder, found, snapshotGen)
   const gens = generations(folder)
-  const journals = gens.map((gen) => ({ gen, buf: readOrRefuse(journalPath(folder, gen), 'the sessions journal') }))
+  const journals = gens.map((gen) => ({ gen, buf: readOrRefuse(journalPath(folder, gen), "the sessions' write-ahead log") }))
   // Appends go to a generation no snapshot is newer than: a session's lines of a generation
   // older than its snapshot's are skipped at replay (its journals may be gone, or never were).
   const newestSnapshot = Math.max(0, ...snapshotGen.values())
@@ -136,7 +136,7 @@ function replayLegacy(folder: string, found: FolderContents, snapshotGen: Map<st
     // Its snapshot counts generations of its own journal: shared journal lines all apply.
     snapshotGen.delete(name)
     entry.saved = undefined
-    for (const text of readOrRefuse(join(folder, file), 'the session journal').toString('utf8').split('\n')) {
+    for (const text of readOrRefuse(join(folder, file), "a session's write-ahead log").toString('utf8').split('\n')) {
       let line: { s: number; ch: Change[] }
       try {
         line = JSON.parse(text)
@@ -166,7 +166,7 @@ function replay(folder: string, found: FolderContents, gen: number, buf: Buffer,
     }
     const damaged = (problem: string) =>
       new StoreError(
-        `the sessions journal ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshots alone, or repair that line`,
+        `the sessions' write-ahead log ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshots alone, or repair that line`,
       )
     if (problem) throw damaged(problem)
     // Lines before the session's last drop are forgotten by it. One of a generation older than its snapshot's

@@ -62,7 +62,7 @@ export class SessionJournal {
     this.wal = new WriteAheadLog({
       pathOf: (gen) => this.journalPath(gen),
       dir: folder,
-      describe: `the sessions journal in ${folder}`,
+      describe: `the sessions' write-ahead log in ${folder}`,
       sync: this.sync,
       io: opts.io,
     })

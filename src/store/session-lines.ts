@@ -8,9 +8,9 @@ import { linesEnd } from './wal.js'
 
 /** What is wrong with one line of the sessions journal, if anything. */
 export function lineProblem(e: unknown): string | undefined {
-  if (!isObject(e) || typeof e.n !== 'string' || !SESSION_NAME.test(e.n)) return 'not a sessions journal entry { n, s, ch } or { n, drop }'
+  if (!isObject(e) || typeof e.n !== 'string' || !SESSION_NAME.test(e.n)) return "not a sessions' write-ahead log entry { n, s, ch } or { n, drop }"
   if (e.drop !== undefined) return e.drop === 1 && e.s === undefined && e.ch === undefined ? undefined : 'a drop that is not { n, drop: 1 }'
-  if (!isCount(e.s) || !Array.isArray(e.ch)) return 'not a sessions journal entry { n, s, ch } or { n, drop }'
+  if (!isCount(e.s) || !Array.isArray(e.ch)) return "not a sessions' write-ahead log entry { n, s, ch } or { n, drop }"
   return changesProblem(e.ch)
 }
 
