@@ -345,14 +345,14 @@ export class Host {
   }
 
   /** Closes every session (streams and stores, the default one's last) and the shared journal: a snapshot of every
-   * session changed since its last one; throws (journals kept) when one cannot be written. */
+   * session changed since its last one; throws (write-ahead logs kept) when one cannot be written. */
   async close(): Promise<void> {
     // A session still being opened (a request in flight) is closed with the others, not left open after them.
     while (this.opening.size) await Promise.allSettled([...this.opening.values()])
     const named = [...this.sessions.values()]
     this.sessions.clear()
     this.default.closeStreams()
-    // Every store is closed (each writes its snapshots) even when another cannot; a failure keeps its journals.
+    // Every store is closed (each writes its snapshots) even when another cannot; a failure keeps its write-ahead logs.
     const closing = async () => {
       await Promise.all(named.map((s) => s.close()))
       await this.store.close()

@@ -119,7 +119,7 @@ export class PostgresSessionStore implements Store, Gate {
 
   /**
    * A transaction's changes join the turn it runs in; they are durable once the turn commits. Called
-   * as the transaction ends, so the state holds each record as it left it: a record the file journal
+   * as the transaction ends, so the state holds each record as it left it: a record the file store's write-ahead log
    * would write as the fields that changed goes whole (see `logged`).
    */
   append(changes: Change[], undo?: () => void): Promise<void> {

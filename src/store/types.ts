@@ -9,7 +9,7 @@ import type { FedRequestLog } from './request-log-feed.js'
  */
 export interface Store {
   readonly kind: 'memory' | 'file' | 'postgres'
-  /** Loads what was persisted into `state` (replaying the journal after a crash): `load` then `activate`. */
+  /** Loads what was persisted into `state` (replaying the write-ahead log after a crash): `load` then `activate`. */
   open(state: State): Promise<void>
   /** The read half of `open`: loads and checks, takes the data file, writes nothing. */
   load(state: State): Promise<void>
