@@ -52,7 +52,7 @@ export function sandboxHandlers(sandbox: Sandbox, opts: SandboxHandlersOptions):
   const under = new RegExp(`^${escapeRegExp(publicBase)}(?:[/?#]|$)`)
   const info = { prefix, publicBase, session: opts.session }
   // A request the caller gave up: msw already rejected its fetch with the signal's reason (the
-  // sandbox journaled a client that went away); a network error ends the handler without msw
+  // sandbox logged a client that went away); a network error ends the handler without msw
   // reporting the reason again as an exception of the handler.
   const answer = ({ request }: { request: Request }) =>
     route.call(routed, request, info).catch((e: unknown) => {

@@ -112,7 +112,7 @@ export async function mo(msisdn: string, shortCode: string, text: string[], o: O
   if (missing && r.action === 'stop' && !r.canceled?.length) stopInNewSession(missing)
   if (r.action === 'charge_failed' || r.action === 'rejected') process.exitCode = EXIT.FAIL
   // An MO that did nothing (a keyword no service has there, a short code the carrier lacks) is no
-  // success: a script would go on as if it had subscribed. Its reason (the journal's) ends the command.
+  // success: a script would go on as if it had subscribed. Its reason (the request log's) ends the command.
   const nothing =
     r.action === 'unknown_keyword'
       ? `${r.message ?? 'not a keyword'}${r.keywords?.length ? ` (keywords there: ${r.keywords.filter(Boolean).join(', ')})` : ''}`
@@ -121,7 +121,7 @@ export async function mo(msisdn: string, shortCode: string, text: string[], o: O
         : undefined
   if (o.json) printJson(r)
   else {
-    // A STOP with nothing to cancel exits 0 (the carrier answered it, the journal counts it a STOP, and
+    // A STOP with nothing to cancel exits 0 (the carrier answered it, the request log counts it a STOP, and
     // the handset ends with no subscription there, as asked), but it is not shown as a success.
     const ok = r.action === 'subscribed' || (r.action === 'stop' && !!r.canceled?.length)
     out(`${ok ? chalk.green('✔') : chalk.yellow('•')} ${r.action}${r.code ? `: ${chalk.bold(r.code)}` : ''}`)
@@ -320,7 +320,7 @@ export async function logs(o: Opts): Promise<void> {
     )
     for (const line of moveLines(e, o.subscription === undefined ? undefined : String(o.subscription))) out(`    ${chalk.dim('ran:')} ${line}`)
   }
-  // --all: every entry the journal holds (it is bounded); otherwise the latest --limit. Both: one would be dropped.
+  // --all: every entry the request log holds (it is bounded); otherwise the latest --limit. Both: one would be dropped.
   if (o.all && o.limit !== undefined)
     throw new CliError('--all shows every entry the request log holds: it cannot go with --limit (drop one of them)', EXIT.USAGE)
   const limit = o.all ? 1_000_000 : decimal(String(o.limit ?? 20))
@@ -355,7 +355,7 @@ export async function logs(o: Opts): Promise<void> {
   await follow(c, { msisdn: o.msisdn, last: first.requests[0]?.id ?? 0, print })
 }
 
-/** The subscription state a Status call answered (ACTIVE, CANCELED, EXPIRED), read from the envelope the journal kept. */
+/** The subscription state a Status call answered (ACTIVE, CANCELED, EXPIRED), read from the envelope the request log kept. */
 function answeredState(e: Record<string, any>): string | undefined {
   const state = e.path === MERCHANT_CALLS.status.path ? e.response?.payload?.status : undefined
   return typeof state === 'string' ? state : undefined
@@ -367,8 +367,8 @@ const stateColor = (state: string) => (state === 'ACTIVE' ? chalk.green : state 
 const LOGGED_EVENTS = 5
 
 /**
- * What a clock move in the journal ran (a renewal that failed shows only there): its events, those of
- * `subscription` when the journal is shown for one, listed up to a few, else counted by kind.
+ * What a clock move in the request log ran (a renewal that failed shows only there): its events, those of
+ * `subscription` when the request log is shown for one, listed up to a few, else counted by kind.
  */
 function moveLines(e: Record<string, any>, subscription: string | undefined): string[] {
   const r = e.response

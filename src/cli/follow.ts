@@ -1,5 +1,5 @@
 /**
- * `dcb logs --follow`: follows the live stream (`GET /_sandbox/events`) and prints each new journal
+ * `dcb logs --follow`: follows the live stream (`GET /_sandbox/events`) and prints each new request log
  * entry, oldest first. A batch that left entries out (`skipped`), a reconnection and the start are
  * filled from `GET /_sandbox/requests?since=`, so no entry is lost or printed twice. A server that
  * goes away is waited for (a progress line on stderr); Ctrl-C ends it with exit 0.
@@ -19,10 +19,10 @@ export async function follow(c: DcbClient, opts: { msisdn?: string; last: number
   const show = (entries: Entry[]) => {
     for (const e of [...entries].sort((a, b) => a.id - b.id)) if (e.id > last && about(e)) opts.print(e)
   }
-  /** Prints what the journal holds after `last` up to `upTo` (the stream said there is more than it sent). */
+  /** Prints what the request log holds after `last` up to `upTo` (the stream said there is more than it sent). */
   const fetchSkipped = async (upTo: number) => {
     if (upTo <= last) return
-    // The journal answers the newest `limit` entries after `last`: entries added since the stream said
+    // The request log answers the newest `limit` entries after `last`: entries added since the stream said
     // `upTo` take places in that answer, so ask again with room for them until none is left out.
     let limit = upTo - last
     let entries: Entry[]
@@ -62,7 +62,7 @@ export async function follow(c: DcbClient, opts: { msisdn?: string; last: number
           if (lostAt) note(`reconnected to ${c.baseUrl} after ${Math.round((Date.now() - lostAt) / 1000)} s`)
           lostAt = 0
           const newest = Number(data.next_request_id) - 1
-          // A journal that starts below what was printed is a new one (the server restarted): follow it from its start.
+          // A request log that starts below what was printed is a new one (the server restarted): follow it from its start.
           if (newest < last) {
             note(`${c.baseUrl} started a new request log; following it from its first entry`)
             last = 0

@@ -65,7 +65,7 @@ const CANCEL = /^\/_sandbox\/subscriptions\/([^/]+)\/cancel$/
 
 /**
  * The entries of a recording: JSON lines, a JSON array, or a `GET /_sandbox/requests` answer; in the
- * order they were answered (`time`, then `id`). A shared store's journal numbers its entries as the
+ * order they were answered (`time`, then `id`). A shared store's request log numbers its entries as the
  * replicas write them, after their answers, so a call one replica answered may have a higher id than
  * one another replica answered after it; on one server the two orders are the same.
  */
@@ -109,7 +109,7 @@ export function readRecording(file: string): Entry[] {
     )
   const byId = (a: Entry, b: Entry) => (a.id ?? 0) - (b.id ?? 0)
   const answered = (entries as Entry[]).map((e) => Date.parse(e.time ?? ''))
-  // A recording without answer times (made by hand) keeps the journal's order.
+  // A recording without answer times (made by hand) keeps the request log's order.
   if (answered.some((t) => Number.isNaN(t))) return (entries as Entry[]).slice().sort(byId)
   return (entries as Entry[])
     .map((e, i) => ({ e, at: answered[i]! }))
@@ -185,12 +185,12 @@ export async function replay(file: string, o: ClientCliOptions & { merchant?: st
     const got = await guard(() => send(c, e, map, learn))
     // A control change's answer is no envelope (a canceled subscription's `status` is CANCELED).
     const envelope = isMerchantPath(e.path) || e.path.startsWith('/consent/')
-    // An MO fails when the carrier refused it; one that did nothing is no failure, whatever the journal's message.
+    // An MO fails when the carrier refused it; one that did nothing is no failure, whatever the request log's message.
     const moAction = e.path === '/_sandbox/mo' && typeof e.response?.action === 'string' ? (e.response.action as string) : undefined
     const want: Answer = {
       http: e.http_status,
       status: (envelope ? e.response?.status : undefined) ?? (moAction ? (MO_FAILED.has(moAction) ? 'FAIL' : 'SUCCESS') : e.message ? 'FAIL' : 'SUCCESS'),
-      // An MO that did nothing: its action (a recording made before the journal said it has message "").
+      // An MO that did nothing: its action (a recording made before the request log said it has message "").
       message: e.message || (moAction && MO_NOTHING.has(moAction) ? moAction : ''),
       ...subscriptionStatus(e.path, e.response),
     }

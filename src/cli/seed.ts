@@ -93,7 +93,7 @@ export async function seed(o: {
       if (!(e instanceof StoreError)) throw e
       failed = e
     } finally {
-      // A snapshot that cannot be written leaves the journals, which the next start reads back.
+      // A snapshot that cannot be written leaves the write-ahead logs, which the next start reads back.
       await store.close().catch((e: unknown) => {
         if (!(e instanceof StoreError)) throw e
         failed ??= e

@@ -33,7 +33,7 @@ const wholeNumber = (what: string, min: number) =>
 
 // ---------------------------------------------------------------- requests
 
-/** The most entries one read of the request log answers: the most `--journal-size` keeps. */
+/** The most entries one read of the request log answers: the most `--request-log-size` keeps. */
 export const MAX_REQUESTS_LIMIT = 1_000_000
 /** The most subscriptions one read of the list answers (a session may hold more: filter them). */
 export const MAX_SUBSCRIPTIONS_LIMIT = 100_000

@@ -8,7 +8,7 @@ export const DEFAULT_HOST = '127.0.0.1'
 export const DEFAULT_BASE_URL = `http://${DEFAULT_HOST}:${DEFAULT_PORT}`
 /** The demo merchant's API key in the default world (`fixtures/world.json`). */
 export const DEMO_API_KEY = 'sandbox-demo-key'
-/** The data file of `dcb serve` and `dcb seed` (snapshot + journal beside it), relative to the working directory. */
+/** The data file of `dcb serve` and `dcb seed` (snapshot + write-ahead log beside it), relative to the working directory. */
 export const DEFAULT_DATA_FILE = '.dcb/sandbox.json'
 /** The default world, relative to the package root. */
 export const DEFAULT_WORLD_FILE = 'fixtures/world.json'

@@ -94,11 +94,11 @@ export interface ControlOperations {
   /** `POST /_sandbox/clock/set {to}`: forward only (CLOCK_BACKWARDS). */
   setTime(to: string): Promise<ClockMoveAnswer>
   rules: RuleOperations
-  /** `GET /_sandbox/requests?limit=&since=&msisdn=`: the request journal, newest first. */
+  /** `GET /_sandbox/requests?limit=&since=&msisdn=`: the request log, newest first. */
   requests(opts?: RequestsQuery): Promise<RequestsAnswer>
   /** `GET /_sandbox/coverage?merchant=`: per merchant, the outcomes its traffic exercised and its findings, since the last reset. */
   coverage(opts?: CoverageQuery): Promise<CoverageAnswer>
-  /** `POST /_sandbox/reset {clock?, frozen?, seed?}`: back to the loaded world (and an empty journal), at `clock` when given; delays drawn from `seed` (default 0). */
+  /** `POST /_sandbox/reset {clock?, frozen?, seed?}`: back to the loaded world (and an empty request log), at `clock` when given; delays drawn from `seed` (default 0). */
   reset(opts?: ResetBody): Promise<ResetAnswer>
   /** `GET /_sandbox/world`: the world as loaded, as one fixture document (runtime rules not included). */
   world(): Promise<WorldDocument>

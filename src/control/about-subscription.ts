@@ -1,5 +1,5 @@
 /**
- * The request journal's entries about one subscription (`GET /_sandbox/requests?subscription=ID`,
+ * The request log's entries about one subscription (`GET /_sandbox/requests?subscription=ID`,
  * `dcb logs --subscription ID`, the console's link from a subscription): the ones that name it, and
  * the ones that created it: the verification it came from (its Init and every Verify attempt, the
  * consent page's decision), the MO that subscribed it and the Init that gave that MO's short code.
@@ -18,7 +18,7 @@ const consentId = (pathOrUrl: unknown): string | undefined => {
   return s && at >= 0 ? decodeURIComponent(s.slice(at + '/consent/'.length)) : undefined
 }
 
-/** Entries (newest first, as the journal lists them) about subscription `id`, newest first. */
+/** Entries (newest first, as the request log lists them) about subscription `id`, newest first. */
 export function aboutSubscription(entries: RequestLogEntry[], id: string): RequestLogEntry[] {
   const names = (e: RequestLogEntry): boolean => {
     const request = obj(e.request)

@@ -1,7 +1,7 @@
 /**
- * The control operations in-process, over one engine and its request journal: what `/_sandbox`
+ * The control operations in-process, over one engine and its request log: what `/_sandbox`
  * does, as typed functions. The HTTP handlers call them (parse, call, send); the library exports
- * them as they are. Made per (engine, journal) pair, so a session can get its own set.
+ * them as they are. Made per (engine, request log) pair, so a session can get its own set.
  * Arguments are checked with the wire contract's schemas: a library caller gets the same
  * `SandboxError` (BAD_REQUEST naming the field) as an HTTP caller.
  */
@@ -29,7 +29,7 @@ export interface RequestLogReader {
 
 export interface OperationsContext {
   engine: Engine
-  journal: RequestLogReader
+  requestLog: RequestLogReader
   version: string
   /** What `health` says of the store (file, sizes). */
   storeInfo?: () => Record<string, unknown>
@@ -63,7 +63,7 @@ export function smsView(m: SmsRecord): SmsMessage {
 }
 
 export function createControlOperations(ctx: OperationsContext): ControlOperations {
-  const { engine, journal } = ctx
+  const { engine, requestLog } = ctx
   const otpView = (m: SmsRecord): OtpAnswer => ({
     otp: m.otp!,
     verif_request_id: m.verif_request_id!,
@@ -159,9 +159,9 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
       return { subscriptions: engine.listSubscriptions(f) as SubscriptionView[] }
     },
     async subscription(id) {
-      await journal.sync?.()
+      await requestLog.sync?.()
       // The request log's entries about it (bounded: the whole log is read), oldest first in its timeline.
-      const requests = aboutSubscription(journal.list(journal.capacity, 0), id).map((e) => ({
+      const requests = aboutSubscription(requestLog.list(requestLog.capacity, 0), id).map((e) => ({
         at: parseTimestamp(e.sandbox_time),
         request_id: e.id,
         method: e.method,
@@ -209,12 +209,12 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
     },
     async requests(opts = {}) {
       const S = schemas ?? (await loadSchemas())
-      await journal.sync?.()
+      await requestLog.sync?.()
       const { limit = 100, since = 0, msisdn, subscription } = check(S.RequestsQuery, opts)
-      if (subscription === undefined) return { capacity: journal.capacity, requests: journal.list(limit, since, msisdn) }
-      // The entries that created it are found from the ones that name it: the whole journal is read (it is bounded).
-      const about = aboutSubscription(journal.list(journal.capacity, since, msisdn), subscription)
-      return { capacity: journal.capacity, requests: about.slice(0, limit) }
+      if (subscription === undefined) return { capacity: requestLog.capacity, requests: requestLog.list(limit, since, msisdn) }
+      // The entries that created it are found from the ones that name it: the whole request log is read (it is bounded).
+      const about = aboutSubscription(requestLog.list(requestLog.capacity, since, msisdn), subscription)
+      return { capacity: requestLog.capacity, requests: about.slice(0, limit) }
     },
     async coverage(opts = {}) {
       const S = schemas ?? (await loadSchemas())
@@ -226,8 +226,8 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
         coverage: engine.coverageReport(merchant).map((c) => ({
           ...c,
           since: formatTimestamp(c.since),
-          // An example the journal no longer holds (dropped, or before a restart) reads as null.
-          findings: c.findings.map((f) => ({ ...f, example: f.example !== null && journal.holds(f.example) ? f.example : null })),
+          // An example the request log no longer holds (dropped, or before a restart) reads as null.
+          findings: c.findings.map((f) => ({ ...f, example: f.example !== null && requestLog.holds(f.example) ? f.example : null })),
         })),
       }
     },
@@ -242,7 +242,7 @@ export function createControlOperations(ctx: OperationsContext): ControlOperatio
         start = { at, frozen }
       }
       await engine.reset(start, seed)
-      journal.clear()
+      requestLog.clear()
       return { ok: true, clock: engine.clockView(), seed: seedOf(engine.state) }
     },
   }

@@ -1,11 +1,11 @@
 /**
  * Coverage: what each merchant's traffic exercised (outcome counts) and what it did that a real
  * integration must not (findings), per session since its last reset. Counts live in the state's
- * `counters` (so they are stored, survive restarts and are not bounded by the request journal):
+ * `counters` (so they are stored, survive restarts and are not bounded by the request log):
  * `cov|ID|MERCHANT` for an outcome or a finding, `unrec|SUB` for a subscription the merchant has not
  * reconciled yet. A write counts inside its own transaction; a read (Status) and what only the HTTP
  * layer sees (a 400, a client gone) count through `EngineContext.soft`, which nobody waits for.
- * Examples (journal ids) live in memory: the request journal is not stored either.
+ * Examples (request log ids) live in memory: the request log is not stored either.
  */
 import { isGatewayStatus } from './wire.js'
 import type { EngineContext } from './context.js'
@@ -51,7 +51,7 @@ export interface CoverageReport {
   percent: number
   /** `how`: on an outcome never seen, how to produce it in the world in force; `codes`: counts per carrier code. */
   outcomes: { id: CoverageOutcome; count: number; how?: string; codes?: Record<string, number> }[]
-  /** Journal ids as examples; the caller says which the journal still holds. */
+  /** Request log ids as examples; the caller says which the request log still holds. */
   findings: { code: FindingCode; count: number; example: number | null; advice: string }[]
 }
 
@@ -80,9 +80,9 @@ export interface AnsweredCall {
 }
 
 export class Coverage {
-  /** merchant|code -> the journal id of the latest occurrence. */
+  /** merchant|code -> the request log id of the latest occurrence. */
   private readonly examples = new Map<string, number>()
-  /** Findings raised and not yet given their journal entry (merchant|code). */
+  /** Findings raised and not yet given their request log entry (merchant|code). */
   private raised: string[] = []
   /** merchant|op|body -> wall time of its latest 5xx answer. */
   private readonly failures = new Map<string, number>()
@@ -225,17 +225,17 @@ export class Coverage {
     return this.raised.length
   }
 
-  /** The findings raised since `mark` (a merchant call's own, given its journal entry later), taken off the list. */
+  /** The findings raised since `mark` (a merchant call's own, given its request log entry later), taken off the list. */
   take(mark: number): string[] | undefined {
     return this.raised.length > mark ? this.raised.splice(mark) : undefined
   }
 
   /**
-   * A merchant request answered (or its client gone); `journalId` its journal entry, `raised` what
+   * A merchant request answered (or its client gone); `entryId` its request log entry, `raised` what
    * its transaction raised (`take`). Soft changes only.
    */
-  answered(merchant: string, call: AnsweredCall, journalId: number | null, raised?: string[]): void {
-    if (raised && journalId !== null) for (const k of raised) this.examples.set(k, journalId)
+  answered(merchant: string, call: AnsweredCall, entryId: number | null, raised?: string[]): void {
+    if (raised && entryId !== null) for (const k of raised) this.examples.set(k, entryId)
     // The usual answer (200, client there, no 5xx remembered) costs these few comparisons.
     const refused = call.http === 401 || (call.http === 403 && call.code === 'UNAUTHORIZED')
     if (call.http === 400 || call.http === 413) {
@@ -266,14 +266,14 @@ export class Coverage {
         this.failures.set(k, call.answeredAt)
       }
     }
-    this.exampleOf(journalId)
+    this.exampleOf(entryId)
   }
 
   /** A consent approval that activated a subscription whose browser had gone before the answer. */
-  consentLost(merchant: string, journalId: number | null, tookMs = 0, subscriptionId: string | null = null): void {
+  consentLost(merchant: string, entryId: number | null, tookMs = 0, subscriptionId: string | null = null): void {
     this.lost(merchant, tookMs)
     if (subscriptionId !== null) this.unseen(subscriptionId)
-    this.exampleOf(journalId)
+    this.exampleOf(entryId)
   }
 
   /** A lost activation, and how long its answer took (the slowest is kept: the timeout the advice names). */
@@ -283,10 +283,10 @@ export class Coverage {
     this.ctx.soft('counters', this.key(merchant, SLOWEST), (n) => Math.max((n as number | undefined) ?? 0, ms))
   }
 
-  /** The findings raised and not taken (by a control call, a consent) get this journal entry as their example (none: dropped). */
-  exampleOf(journalId: number | null): void {
+  /** The findings raised and not taken (by a control call, a consent) get this request log entry as their example (none: dropped). */
+  exampleOf(entryId: number | null): void {
     if (!this.raised.length) return
-    if (journalId !== null) for (const k of this.raised) this.examples.set(k, journalId)
+    if (entryId !== null) for (const k of this.raised) this.examples.set(k, entryId)
     this.raised = []
   }
 

@@ -183,7 +183,7 @@ export class Engine {
     if (this.ctx.gate) await (opts.synced ? this.ctx.softSettled() : this.sync())
     const mark = this.coverage.mark()
     const ran = await catchUp(this.ctx)
-    // Findings of a catch-up no call asked for have no journal entry to point at.
+    // Findings of a catch-up no call asked for have no request log entry to point at.
     this.coverage.take(mark)
     return ran
   }

@@ -4,7 +4,7 @@
  * events: as bytes they cost the garbage collector nothing and go out over HTTP as they are; code
  * that wants objects gets them parsed once, on first use.
  */
-import { ENCODED_JSON, JOURNAL_VIEW, type EncodedJson, type JournalViewable } from './encoded.js'
+import { ENCODED_JSON, REQUEST_LOG_VIEW, type EncodedJson, type RequestLogViewable } from './encoded.js'
 import { formatTimestamp, writeTimestamp } from './time.js'
 
 /** What a subscription's clock event says happened (`renewal_skipped`, `retry_skipped`: an inactive merchant, nothing charged). */
@@ -310,7 +310,7 @@ export class EventLog {
  * The answer of a clock move: the clock after it and what happened, in time order. Reads as the
  * control API's JSON (`clock`, `events`, `events_omitted`); the HTTP layer writes its bytes as they are.
  */
-export class ClockMove<C> implements EncodedJson, JournalViewable {
+export class ClockMove<C> implements EncodedJson, RequestLogViewable {
   constructor(
     readonly clock: C,
     private readonly log: EventLog,
@@ -339,8 +339,8 @@ export class ClockMove<C> implements EncodedJson, JournalViewable {
   }
 
   /**
-   * What the request journal keeps of this move: the events when there are at most `limit`, else
-   * their number (a year over thousands of subscriptions is megabytes; the journal keeps 1000 calls).
+   * What the request log keeps of this move: the events when there are at most `limit`, else
+   * their number (a year over thousands of subscriptions is megabytes; the request log keeps 1000 calls).
    */
   summary(limit = 100): { clock: C; event_count: number; events?: SandboxEvent[]; events_kept?: false } {
     const n = this.eventCount
@@ -351,7 +351,7 @@ export class ClockMove<C> implements EncodedJson, JournalViewable {
     return this.jsonParts()
   }
 
-  [JOURNAL_VIEW](): ReturnType<ClockMove<C>['summary']> {
+  [REQUEST_LOG_VIEW](): ReturnType<ClockMove<C>['summary']> {
     return this.summary()
   }
 

@@ -148,11 +148,11 @@ export interface Outcome {
   payloadJson?: string
   /** Why it failed, in words (the X-DCB-Reason header; see why.ts). Set on failures only. */
   reason?: string
-  /** The MSISDN the call concerns, when the calling merchant may see it (for the journal). */
+  /** The MSISDN the call concerns, when the calling merchant may see it (for the request log). */
   msisdn?: string
   /** How the answer leaves instead of the envelope (a fault, a gateway's answer): `wire.ts`. */
   wire?: Wire
-  /** Coverage findings this call raised (`Coverage.take`): their example is this call's journal entry. */
+  /** Coverage findings this call raised (`Coverage.take`): their example is this call's request log entry. */
   raised?: string[]
 }
 

@@ -2,7 +2,7 @@
  * SMS texts made from a template when read, not stored rendered: an OTP message keeps a pointer to
  * one shared template (per language, service and TTL) and renders with its own OTP. A stored text
  * cost ~100 heap bytes per message; the pointer 8. Readers see `text` as any other field (an
- * enumerable getter in the field's place), so answers, the journal and snapshots are unchanged and
+ * enumerable getter in the field's place), so answers, both logs and snapshots are unchanged and
  * old data files (rendered texts) load as they are.
  */
 import type { SmsRecord } from './state.js'

@@ -142,7 +142,7 @@ export type CollectionName = keyof Collections
 /**
  * One change of one record (`v` null: deleted), or a reset. With `merge`, `v` holds only the fields
  * that changed, over the record as it was; with `add`, a subscription's charge history is the one
- * it had with `add` appended, then cut to its last `keep` (the journal's deltas: see Tx). A reset
+ * it had with `add` appended, then cut to its last `keep` (the write-ahead log's deltas: see Tx). A reset
  * marked `reloaded` is a shared store's state read afresh (nobody reset anything).
  */
 export type Change = { c: CollectionName; id: string; v: unknown; merge?: true; add?: Charge[]; keep?: number } | { reset: true; reloaded?: true }
@@ -154,7 +154,7 @@ const NO_IDS: readonly string[] = Object.freeze([])
  * Joins a string built by concatenation into one piece, in place: every reference sees the joined
  * string. Node's randomUUID builds an id from 20 pieces, and a rendered text from a few: kept as
  * pieces an id costs ~490 heap bytes, joined ~70. (Serializing a string joins it: the file store's
- * journal did so by chance, the memory store never.)
+ * write-ahead log did so by chance, the memory store never.)
  */
 export function joined(s: string): void {
   JSON.stringify(s)
@@ -211,7 +211,7 @@ export class State {
     return c === 'sms' ? this.smsOrder.oldest(this.sms) : this.verifOrder.oldest(this.verifs)
   }
 
-  /** Applies one change (from a transaction or from a store replaying its journal). */
+  /** Applies one change (from a transaction or from a store replaying its write-ahead log). */
   apply(change: Change): void {
     if ('reset' in change) return this.clear()
     const map = this[change.c] as Map<string, unknown>
@@ -228,12 +228,12 @@ export class State {
     if (prev === change.v) return
     let v = change.v
     if (change.merge) {
-      // A journaled delta: the fields that changed, over the record as it was (a new record: `prev` may be shared).
+      // A logged delta: the fields that changed, over the record as it was (a new record: `prev` may be shared).
       if (prev === undefined) throw new Error(`a change to ${change.c} record "${change.id}", which does not exist`)
       v = { ...(prev as object), ...(change.v as object) }
     }
     if (change.add) {
-      // A journaled subscription with only its new charges: the rest comes from its previous version.
+      // A logged subscription with only its new charges: the rest comes from its previous version.
       const rec = v as SubscriptionRecord
       rec.charges = ((prev as SubscriptionRecord | undefined)?.charges ?? []).concat(change.add).slice(-(change.keep ?? Infinity))
     }

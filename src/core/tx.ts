@@ -48,7 +48,7 @@ export class Tx {
 
   /**
    * Records a change (before it is applied: the record as it was is kept for `rollback` and for the
-   * journal's delta); answers the record as it was before this transaction (of a message: before this change).
+   * write-ahead log's delta); answers the record as it was before this transaction (of a message: before this change).
    */
   private record(c: CollectionName, id: string, change: RecordChange): unknown {
     if (c === 'sms') {
@@ -117,10 +117,10 @@ export class Tx {
     return this.count + (this.wasReset ? 1 : 0)
   }
 
-  /** The changes as a store journals them: a record changed in place as only its changed fields. */
+  /** The changes as a store logs them: a record changed in place as only its changed fields. */
   get changes(): Change[] {
     const out: Change[] = this.wasReset ? [{ reset: true }] : []
-    for (const m of this.byCollection.values()) for (const t of m.values()) out.push(journaled(t))
+    for (const m of this.byCollection.values()) for (const t of m.values()) out.push(logged(t))
     for (const ch of this.smsChanges) out.push(ch)
     return out
   }
@@ -149,12 +149,12 @@ interface Touched {
 const CHANGED_IN_PLACE = new Set<CollectionName>(['subs', 'verifs', 'rules'])
 
 /**
- * A change as journaled. A record that existed before the transaction goes as the fields that
+ * A change as logged. A record that existed before the transaction goes as the fields that
  * changed (`merge`): a Verify writes the four fields it sets, not the whole verification again. A
  * subscription whose charge history only grew goes with the charges it added (`add`, the history
  * then cut to its last `keep`), not up to a hundred of them again.
  */
-function journaled({ change, before }: Touched): Change {
+function logged({ change, before }: Touched): Change {
   const v = change.v as Record<string, unknown> | null
   // New, deleted, a plain value, or changed in place (nothing to compare with): the whole record.
   if (!v || !before || before === v || !CHANGED_IN_PLACE.has(change.c)) return change

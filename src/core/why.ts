@@ -1,6 +1,6 @@
 /**
  * Why a failure was answered, in words (docs/reference/errors.md): the text of the `X-DCB-Reason` header
- * and of the journal's `reason`. Built only when an answer fails, never on the success path.
+ * and of the request log's `reason`. Built only when an answer fails, never on the success path.
  * Input it echoes is JSON-escaped and ASCII-only, so a reason is always one printable line.
  */
 import { describeMatch } from './scenarios.js'

@@ -152,9 +152,9 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       if (session === null) return undefined
       try {
         const s = await host.get(session)
-        // A shared store's journal is the database's: read it first, so the hello names its next id
+        // A shared store's request log is the database's: read it first, so the hello names its next id
         // and the first batch carries only what is new (not what this replica had not read yet).
-        await s.journal.sync?.()
+        await s.requestLog.sync?.()
         return s.live()
       } catch (e) {
         // A refused session (bad name, the cap) or one that could not be stored: the error JSON, never a 500.
@@ -240,7 +240,7 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
         // A consent page never makes a session: one not open is looked up by the consent id, as without the header.
         await host.resync()
         const session = (req.headers['x-dcb-session'] !== undefined && host.peek(name)) || consentSession(id)
-        return consentPage(session.engine, req, res, id, session.journal, trustProxy, reasons)
+        return consentPage(session.engine, req, res, id, session.requestLog, trustProxy, reasons)
       }
       case 'openapi':
         if (req.method === 'GET' || req.method === 'HEAD') {

@@ -3,12 +3,12 @@
  * -> the route the app's dispatch table found for the path, by method (405 naming the others) ->
  * query and body read with their zod schemas (a bad one is 400 naming the field) -> the session
  * (made now if new) -> the typed operation -> JSON. Failures answer `{ "error": CODE, "message" }`
- * with the status of the control error table. Changes are journaled like merchant calls.
+ * with the status of the control error table. Changes are logged like merchant calls.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { z } from 'zod'
 import type { Engine } from '../core/engine.js'
-import { journalView } from '../core/encoded.js'
+import { requestLogView } from '../core/encoded.js'
 import { SandboxError } from '../core/errors.js'
 import type { ControlOperations } from '../contract/operations.js'
 import { check } from '../control/operations.js'
@@ -28,10 +28,10 @@ import { mergedCoverage, sessionsNamed } from './coverage-sessions.js'
 
 export { smsView } from '../control/operations.js'
 
-/** Where a control call runs: a session's engine, request journal and operations. */
+/** Where a control call runs: a session's engine, request log and operations. */
 export interface ControlTarget {
   engine: Engine
-  journal: RequestLog
+  requestLog: RequestLog
   operations: ControlOperations
 }
 
@@ -250,9 +250,9 @@ export function createControlHandler(ctx: ControlContext) {
       stopWaiting()
     }
     if (!res.destroyed) sendBounded(res, result, readKey)
-    // Changes made through the control API (MO, rules, clock, cancel) are journaled too; reset empties the journal.
+    // Changes made through the control API (MO, rules, clock, cancel) are logged too; reset empties the request log.
     if (r.method !== 'GET' && r.path !== '/reset') {
-      const id = target.journal.add({
+      const id = target.requestLog.add({
         time: Date.now(),
         sandbox_time: target.engine.now(),
         method: req.method ?? '',
@@ -264,9 +264,9 @@ export function createControlHandler(ctx: ControlContext) {
         message: moOutcome(result)?.code ?? '',
         reason: moOutcome(result)?.reason ?? null,
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
-        // The journal keeps bodies as text (bounded by bytes); this one is schema-shaped, so small and shallow.
+        // The request log keeps bodies as text (bounded by bytes); this one is schema-shaped, so small and shallow.
         request: body === null ? null : JSON.stringify(body),
-        response: journalView(result),
+        response: requestLogView(result),
       })
       // Coverage findings this call raised (a subscription changed outside the merchant's calls) point here.
       target.engine.coverage.exampleOf(id)
@@ -312,7 +312,7 @@ function msisdnOf(route: string, body: unknown, result: unknown): string | null 
 }
 
 /**
- * An MO that did not do what it asked: its code and reason (the journal's message and reason). A
+ * An MO that did not do what it asked: its code and reason (the request log's message and reason). A
  * refused or failed charge gives its carrier code; a keyword no service has, or a message the carrier
  * drops, its action (a support engineer following a PSMS ticket reads why nothing happened).
  */

@@ -299,7 +299,7 @@ export interface RawRequest {
 /**
  * Runs `listener` for one request, in memory. A `signal` that aborts before the answer rejects with
  * its reason, as fetch does, and the listener sees a client that went away (the response closes, as
- * when a socket closes): a held answer is journaled `client_closed`. One that aborts later errors a
+ * when a socket closes): a held answer is logged `client_closed`. One that aborts later errors a
  * streamed body with its reason.
  */
 export function runListener(listener: NodeListener, request: RawRequest, call: InProcessCall, signal?: AbortSignal | null): Promise<RawResponse> {

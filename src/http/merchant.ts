@@ -11,7 +11,7 @@ import { answerOf, writeAnswer, type Answer } from './answer.js'
 import type { Merchant, WorldIndex } from '../core/world.js'
 import { isJsonContentType, isPlainObject, parseJson, readBodyThen } from './body.js'
 import { inProcessCall } from './inprocess.js'
-import { journalHeaders } from './journal-headers.js'
+import { requestLogHeaders } from './request-log-headers.js'
 import { Allowlist, clientIp, clientUsedHttps, type ProxyTrust } from './ip.js'
 import type { RequestLog } from '../runtime/request-log.js'
 import type { RequestLogRecord } from '../store/request-log-feed.js'
@@ -40,10 +40,10 @@ import { StoreError } from '../store/types.js'
 
 export type Operation = MerchantOperation
 
-/** Where a call runs: a session's engine and request journal. */
+/** Where a call runs: a session's engine and request log. */
 export interface MerchantTarget {
   engine: Engine
-  journal: RequestLog
+  requestLog: RequestLog
 }
 
 export interface MerchantContext {
@@ -79,7 +79,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
   return function serve(req: IncomingMessage, res: ServerResponse, op: Operation, path: string, session: string, done: () => void = noop): void {
     const started = performance.now()
     const sentAt = Date.now()
-    // A named session not made yet stays so until the request passed every check (nothing journaled before).
+    // A named session not made yet stays so until the request passed every check (nothing logged before).
     let target: MerchantTarget | undefined = ctx.sessions.peek(session)
     let sandboxAt = target ? target.engine.now() : 0
     const ip = clientIp(req, ctx.trustProxy) ?? null
@@ -89,7 +89,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
     /** The answer is the crash envelope, not the engine's outcome. */
     let crashed = false
     let request: unknown = null
-    /** The body as received: what the journal keeps (one string, not the object graph of it). */
+    /** The body as received: what the request log keeps (one string, not the object graph of it). */
     let requestText: string | null = null
     let allowPost = false
     let closeAfter = false
@@ -117,13 +117,13 @@ export function createMerchantHandler(ctx: MerchantContext) {
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
         request: requestText,
         response: sent.logged,
-        headers: journalHeaders(req.headers),
+        headers: requestLogHeaders(req.headers),
       }
       if (clientClosed) entry.client_closed = true
       if (heldMs) entry.delay_ms = heldMs
       if (sent.fault) entry.fault = { kind: sent.fault.kind, when: sent.fault.when }
       if (sent.replaced) entry.response_headers = sent.headers
-      const id = target.journal.add(entry)
+      const id = target.requestLog.add(entry)
       const who = merchant ?? refused
       if (who)
         target.engine.coverage.answered(
@@ -165,7 +165,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
         return hold(outcome, Math.max(0, Math.min(hangMs, MAX_DELAY_MS - heldMs)))
       }
       if (res.destroyed || res.headersSent) {
-        // The client went away before its answer: journaled all the same, as what it would have got.
+        // The client went away before its answer: logged all the same, as what it would have got.
         if (res.destroyed && !res.headersSent) record(outcome, sending(outcome), true)
         return done()
       }
@@ -174,10 +174,10 @@ export function createMerchantHandler(ctx: MerchantContext) {
       record(outcome, sent, false)
       done()
     }
-    /** A delayed answer (5NN endings, delay rules): a client that leaves meanwhile is journaled at once. */
+    /** A delayed answer (5NN endings, delay rules): a client that leaves meanwhile is logged at once. */
     const hold = (outcome: Outcome, ms: number) => {
       const later = { ...outcome, delayMs: undefined }
-      // Gone already (while the answer was worked out): journaled now, not after the delay.
+      // Gone already (while the answer was worked out): logged now, not after the delay.
       if (res.destroyed) {
         record(later, sending(later), true)
         return done()
@@ -259,7 +259,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
           // A store other processes share: the call runs in a turn of it (null: this process owns its state).
           const turn = engine.turn(call)
           // A session made anew by the turn (deleted meanwhile) may be refused as a new one is: SESSION_LIMIT,
-          // journaled nowhere (as a refused new one): the refusal says the session is not there.
+          // logged nowhere (as a refused new one): the refusal says the session is not there.
           if (turn)
             return void turn.then(
               () => perform(engine),

@@ -37,7 +37,7 @@ export async function consentPage(
   req: IncomingMessage,
   res: ServerResponse,
   id: string,
-  journal?: RequestLog,
+  requestLog?: RequestLog,
   trustProxy?: ProxyTrust,
   reasons = true,
 ): Promise<void> {
@@ -73,8 +73,8 @@ export async function consentPage(
       const out = await engine.consent(id, action)
       // A return path on the sandbox itself (the default world's /_sandbox/return) stays under the mount path.
       if (out.location?.startsWith('/') && !out.location.startsWith('//')) out.location = mountPath(req) + out.location
-      // Approvals and denials are journaled: a redirect that failed shows there, with why.
-      const entry = journal?.add({
+      // Approvals and denials are logged: a redirect that failed shows there, with why.
+      const entry = requestLog?.add({
         time: Date.now(),
         sandbox_time: sandboxAt,
         method: 'POST',

@@ -1,6 +1,6 @@
 /**
  * Why a merchant API request failed, in one line (docs/reference/errors.md): the `X-DCB-Reason` header,
- * the journal entry's `reason`, the CLI's failure line. The checks before the engine (method, key,
+ * the request log entry's `reason`, the CLI's failure line. The checks before the engine (method, key,
  * allowlist, body, schema) are worded here; the engine words its own (`src/core/why.ts`). Built only
  * when an answer fails.
  */

@@ -24,7 +24,7 @@ export function sessionRoutes(sessions: Host, checkAccess: (req: IncomingMessage
         // Shared with other processes, the list and its counts are the database's (nothing to do otherwise).
         await sessions.syncSessions()
         await sessions.resync()
-        // Shared: what the database's journal holds, not this process's copy of it (filled only as it is listed here).
+        // Shared: what the database's request log holds, not this process's copy of it (filled only as it is listed here).
         const requests = await sessions.requestCounts()
         const answer: SessionsAnswer = {
           sessions: sessions.all().map((s) => ({

@@ -1,7 +1,7 @@
 /**
  * The options of `createSandbox` (and those `startSandbox` shares with it) checked before anything is
  * built, each refused by name as `dcb serve` refuses its flags: a wrong value reached the engine as
- * it was (a journal of -1 requests, a failure form of 'none') or failed deep inside it
+ * it was (a request log of -1 requests, a failure form of 'none') or failed deep inside it
  * ('Invalid array length', 'text.trim is not a function').
  */
 import { SandboxError } from '../core/errors.js'

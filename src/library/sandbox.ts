@@ -144,7 +144,7 @@ export async function createSandbox(opts: SandboxOptions = {}): Promise<Sandbox>
   const host = createHost(memorySessions(), {
     // Between two batches of a long clock move, the test's other work (timers, I/O) gets a turn.
     engine: { world, sources, clockStart, maxSubscriptions: opts.maxSubscriptions, yieldToHost: yieldToEventLoop, workClock: () => performance.now() },
-    journalSize: opts.requestLogSize ?? opts.journalSize,
+    requestLogSize: opts.requestLogSize ?? opts.journalSize,
     maxSessions: opts.maxSessions,
     version: version(),
     storeInfo: () => ({ kind: 'memory' }),

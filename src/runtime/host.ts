@@ -27,9 +27,9 @@ export function isSessionName(name: string): boolean {
 export interface HostOptions {
   /** World, limits and host hooks every session's engine gets (not state or persist). */
   engine: Omit<EngineOptions, 'state' | 'persist'>
-  journalSize?: number
-  /** Bytes of request bodies the request journals of all sessions keep together (default 32 MiB). */
-  journalBytes?: number
+  requestLogSize?: number
+  /** Bytes of request bodies the request logs of all sessions keep together (default 32 MiB). */
+  requestLogBytes?: number
   /** The most sessions beside the default one (default 1,000); of a shared store, the most it holds, whoever made them. */
   maxSessions?: number
   version: string
@@ -64,7 +64,7 @@ export class Host {
     readonly store: Sessions,
     private readonly opts: HostOptions,
   ) {
-    this.budget = new RequestLogBudget(opts.journalBytes)
+    this.budget = new RequestLogBudget(opts.requestLogBytes)
     this.shared = opts.engine
     const first = store.default()
     this.default = this.build(DEFAULT_SESSION, first.state, first.store)
@@ -79,13 +79,13 @@ export class Host {
       state,
       store,
       engine: this.shared,
-      journalSize: o.journalSize,
-      journalBudget: this.budget,
+      requestLogSize: o.requestLogSize,
+      requestLogBudget: this.budget,
       version: o.version,
       storeInfo: o.storeInfo,
       live: o.live,
     })
-    store.attach?.(session.journal)
+    store.attach?.(session.requestLog)
     return session
   }
 
@@ -192,13 +192,13 @@ export class Host {
     // Only a session someone watches (the console's stream, an OTP long poll) follows at once; others sync when next asked.
     if (!s?.engine.watched) return
     if (kind === 'C') void s.engine.sync().catch(() => {})
-    else if (kind === 'R') void s.journal.sync?.().catch(() => {})
+    else if (kind === 'R') void s.requestLog.sync?.().catch(() => {})
   }
 
   /** Forgets a session here (deleted in the shared database by another process). */
   private forget(name: string, s: Session): void {
     this.sessions.delete(name)
-    this.budget.release(s.journal)
+    this.budget.release(s.requestLog)
     void s.close().catch(() => {})
   }
 
@@ -255,7 +255,7 @@ export class Host {
    */
   async discardUnused(name: string): Promise<void> {
     const s = this.sessions.get(name)
-    if (!s || s.journal.size > 0 || Object.values(s.engine.sizes()).some((n) => n > 0)) return
+    if (!s || s.requestLog.size > 0 || Object.values(s.engine.sizes()).some((n) => n > 0)) return
     await this.drop(name, true).catch(() => {})
   }
 
@@ -292,13 +292,13 @@ export class Host {
   }
 
   /**
-   * How many entries each session's request journal holds: shared, the database's journal (every
+   * How many entries each session's request log holds: shared, the database's request log (every
    * process's entries, this one's written first), the same through every process; else this one's.
    */
   async requestCounts(): Promise<Map<string, number>> {
     const all = this.all()
     const flush = async () => void (await Promise.all(all.map((s) => s.store.flush())))
-    return this.store.countRequests(new Map(all.map((s) => [s.name, s.journal.size])), flush)
+    return this.store.countRequests(new Map(all.map((s) => [s.name, s.requestLog.size])), flush)
   }
 
   /** Runs what fell due in every session (the server's timer). */
@@ -344,15 +344,15 @@ export class Host {
     return this.store.failure()
   }
 
-  /** Closes every session (streams and stores, the default one's last) and the shared journal: a snapshot of every
-   * session changed since its last one; throws (journals kept) when one cannot be written. */
+  /** Closes every session (streams and stores, the default one's last) and the shared write-ahead log: a snapshot of every
+   * session changed since its last one; throws (write-ahead logs kept) when one cannot be written. */
   async close(): Promise<void> {
     // A session still being opened (a request in flight) is closed with the others, not left open after them.
     while (this.opening.size) await Promise.allSettled([...this.opening.values()])
     const named = [...this.sessions.values()]
     this.sessions.clear()
     this.default.closeStreams()
-    // Every store is closed (each writes its snapshots) even when another cannot; a failure keeps its journals.
+    // Every store is closed (each writes its snapshots) even when another cannot; a failure keeps its write-ahead logs.
     const closing = async () => {
       await Promise.all(named.map((s) => s.close()))
       await this.store.close()
@@ -365,7 +365,7 @@ export class Host {
   }
 }
 
-/** A shared session, once it took in what the other processes wrote (its journal is brought in when read). */
+/** A shared session, once it took in what the other processes wrote (its request log is brought in when read). */
 async function syncOf(s: Session): Promise<Session> {
   await s.engine.sync()
   return s

@@ -1,7 +1,7 @@
 /**
  * The live stream: one server-sent-events stream (`GET /_sandbox/events`) that tells the console and
  * `dcb logs --follow` what happens: SMS sent and received, subscriptions changed, requests
- * journaled, clock moves, resets. The hub listens to the engine and the journal only while a client
+ * logged, clock moves, resets. The hub listens to the engine and the request log only while a client
  * is connected (no client: no listener, no work on the merchant hot path), gathers what happened for
  * a moment and sends it in bounded batches: a year of renewals or a load test sends a summary, not
  * one event per change.
@@ -11,7 +11,7 @@
  * - `sms` {message}: an SMS (as `GET /_sandbox/sms` lists it); `sms-many` {count}: more than a batch
  *   holds arrived (read `GET /_sandbox/messages` again).
  * - `subscriptions` {ids, more}: these subscriptions changed (`more`: others too, ids not listed).
- * - `requests` {requests, skipped}: journal entries newest first; `skipped` entries between them and
+ * - `requests` {requests, skipped}: request log entries newest first; `skipped` entries between them and
  *   the previous batch were not sent (read them with `GET /_sandbox/requests?since=`).
  * - `clock` {clock}: the clock moved. `reset` {}: the sandbox was reset.
  * - a comment line (`: keep-alive`) at least every 15 s.
@@ -55,14 +55,14 @@ export class LiveHub {
   private clockMoved = false
   private wasReset = false
   private requestsAdded = 0
-  /** The newest journal entry sent. */
+  /** The newest request log entry sent. */
   private lastRequest = 0
-  /** The journal's `restarts` that `lastRequest` counts in. */
+  /** The request log's `restarts` that `lastRequest` counts in. */
   private restarts = 0
 
   constructor(
     private readonly engine: Engine,
-    private readonly journal: RequestLog,
+    private readonly requestLog: RequestLog,
     opts: LiveHubOptions = {},
   ) {
     this.batchMs = opts.batchMs ?? 250
@@ -84,13 +84,13 @@ export class LiveHub {
     req.socket.setTimeout(0)
     req.socket.setNoDelay(true)
     if (!this.clients.size) {
-      // Journal entries from before the first client are not news; the clients already connected keep their place.
-      this.lastRequest = this.journal.nextId - 1
-      this.restarts = this.journal.restarts
+      // Request log entries from before the first client are not news; the clients already connected keep their place.
+      this.lastRequest = this.requestLog.nextId - 1
+      this.restarts = this.requestLog.restarts
       this.attach()
     }
     this.clients.add(res)
-    res.write(`retry: 2000\n: dcb live stream\n\n${frame('hello', { clock: this.engine.clockView(), next_request_id: this.journal.nextId })}`)
+    res.write(`retry: 2000\n: dcb live stream\n\n${frame('hello', { clock: this.engine.clockView(), next_request_id: this.requestLog.nextId })}`)
     const gone = () => {
       this.clients.delete(res)
       if (!this.clients.size) this.stop()
@@ -114,7 +114,7 @@ export class LiveHub {
       this.schedule()
     })
     const offChange = this.engine.onChange((changes) => this.changed(changes))
-    this.journal.onAdd = () => {
+    this.requestLog.onAdd = () => {
       this.requestsAdded++
       this.schedule()
     }
@@ -123,7 +123,7 @@ export class LiveHub {
     this.detach = () => {
       offSms()
       offChange()
-      this.journal.onAdd = null
+      this.requestLog.onAdd = null
     }
   }
 
@@ -170,9 +170,9 @@ export class LiveHub {
       if (this.subs.size || this.subsMore) out += frame('subscriptions', { ids: [...this.subs], more: this.subsMore })
       if (this.requestsAdded) {
         // Numbered anew since (a shared session deleted, then made again): every entry is news.
-        if (this.journal.restarts !== this.restarts) [this.lastRequest, this.restarts] = [0, this.journal.restarts]
-        const newest = this.journal.nextId - 1
-        const requests = this.journal.list(BATCH_REQUESTS, this.lastRequest)
+        if (this.requestLog.restarts !== this.restarts) [this.lastRequest, this.restarts] = [0, this.requestLog.restarts]
+        const newest = this.requestLog.nextId - 1
+        const requests = this.requestLog.list(BATCH_REQUESTS, this.lastRequest)
         const skipped = newest - this.lastRequest - requests.length
         this.lastRequest = newest
         out += frame('requests', { requests, skipped })

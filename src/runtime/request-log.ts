@@ -10,20 +10,20 @@ export const DEFAULT_REQUEST_LOG_BYTES = 32 * 2 ** 20
 const MAX_LISTED_DEPTH = 64
 
 /**
- * The bytes of request bodies every journal of a server keeps together (one budget for all the
+ * The bytes of request bodies every request log of a server keeps together (one budget for all the
  * sessions, not one each: memory stays bounded however many sessions there are). Past it, the
- * oldest entries of any journal go first (each entry carries a server-wide sequence number).
+ * oldest entries of any request log go first (each entry carries a server-wide sequence number).
  */
 export class RequestLogBudget {
   bytes = 0
   private seq = 0
-  private readonly journals = new Set<RequestLog>()
+  private readonly logs = new Set<RequestLog>()
 
   constructor(readonly limit = DEFAULT_REQUEST_LOG_BYTES) {}
 
-  /** @internal A journal that keeps its bodies within this budget. */
-  join(journal: RequestLog): void {
-    this.journals.add(journal)
+  /** @internal A request log that keeps its bodies within this budget. */
+  join(requestLog: RequestLog): void {
+    this.logs.add(requestLog)
   }
 
   /** @internal An entry `bytes` long was added; answers its sequence number. */
@@ -32,10 +32,10 @@ export class RequestLogBudget {
     return ++this.seq
   }
 
-  /** A journal that is gone (its session dropped) gives its bytes back. */
-  release(journal: RequestLog): void {
-    journal.clear()
-    this.journals.delete(journal)
+  /** A request log that is gone (its session dropped) gives its bytes back. */
+  release(requestLog: RequestLog): void {
+    requestLog.clear()
+    this.logs.delete(requestLog)
   }
 
   /** Drops the oldest entries, server-wide, until the bodies fit (never `keep`, the entry just added). */
@@ -43,7 +43,7 @@ export class RequestLogBudget {
     while (this.bytes > this.limit) {
       let oldest: RequestLog | undefined
       let seq = Infinity
-      for (const j of this.journals) {
+      for (const j of this.logs) {
         const s = j.oldestSeq()
         if (s < seq) [oldest, seq] = [j, s]
       }
@@ -53,7 +53,7 @@ export class RequestLogBudget {
 }
 
 /**
- * The request journal: the latest API exchanges, bounded by count and by the bytes of the request
+ * The request log: the latest API exchanges, bounded by count and by the bytes of the request
  * bodies it keeps (a ring). Not persisted. Bodies are kept as the text that arrived (one string per
  * request, not the object graph JSON.parse made of it) and parsed again only when read.
  */
@@ -66,7 +66,7 @@ export class RequestLog implements FedRequestLog {
   /** The oldest id still kept (older ones were dropped for count or for bytes). */
   private first = 1
   private bytes = 0
-  /** The byte budget, shared by every journal of a server (a number: a budget of this journal's own). */
+  /** The byte budget, shared by every request log of a server (a number: a budget of this request log's own). */
   readonly budget: RequestLogBudget
 
   constructor(
@@ -83,9 +83,9 @@ export class RequestLog implements FedRequestLog {
     return this.budget.limit
   }
 
-  /** Set when the journal is shared by several processes (see `RequestLogFeed`). */
+  /** Set when the request log is shared by several processes (see `RequestLogFeed`). */
   feed: RequestLogFeed | null = null
-  /** Shared: brings in what the other processes journaled (before `list` answers a reader). */
+  /** Shared: brings in what the other processes logged (before `list` answers a reader). */
   sync: (() => Promise<void>) | null = null
 
   /** Adds an entry; answers its id (0 when a shared store numbers it later). */
@@ -97,7 +97,7 @@ export class RequestLog implements FedRequestLog {
     return this.keep(e as Stored, this.next)
   }
 
-  /** An entry of a shared journal, as the store numbered it (ids only grow). */
+  /** An entry of a shared request log, as the store numbered it (ids only grow). */
   mirror(e: RequestLogRecord, id: number): void {
     if (id < this.next) return
     this.keep(e as Stored, id)
@@ -180,7 +180,7 @@ export class RequestLog implements FedRequestLog {
     this.forgetAll()
   }
 
-  /** Forgets every entry here (a shared journal cleared by another process). */
+  /** Forgets every entry here (a shared request log cleared by another process). */
   forgetAll(): void {
     this.ring.fill(undefined)
     this.first = this.next

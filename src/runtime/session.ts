@@ -1,6 +1,6 @@
 /**
  * The one place a session is built: its engine (over the shared world), its store, its request
- * journal and its live stream. The default session and every named one (X-DCB-Session) are made
+ * request log and its live stream. The default session and every named one (X-DCB-Session) are made
  * here alike; the host (`host.ts`) keeps them, the HTTP layer serves them.
  */
 import { createControlOperations } from '../control/operations.js'
@@ -18,8 +18,8 @@ export interface Session {
   readonly name: string
   readonly engine: Engine
   readonly store: Store
-  /** The request journal (`GET /_sandbox/requests`). */
-  readonly journal: RequestLog
+  /** The request log (`GET /_sandbox/requests`). */
+  readonly requestLog: RequestLog
   /** The control operations over this session (what `/_sandbox` calls). */
   readonly operations: ControlOperations
   /** The console's live stream of this session (made on first use). */
@@ -37,9 +37,9 @@ export interface SessionSpec {
   store: Store
   /** World, limits and host hooks shared by every session (not state or persist). */
   engine: Omit<EngineOptions, 'state' | 'persist'>
-  journalSize?: number
-  /** The byte budget of request bodies, shared by every session's journal. */
-  journalBudget: RequestLogBudget | number
+  requestLogSize?: number
+  /** The byte budget of request bodies, shared by every session's request log. */
+  requestLogBudget: RequestLogBudget | number
   version: string
   /** What `health` says of the store. */
   storeInfo?: () => Record<string, unknown>
@@ -49,17 +49,17 @@ export interface SessionSpec {
 export function createSession(spec: SessionSpec): Session {
   const { store } = spec
   const engine = engineOverStore(spec.engine, spec.state, store)
-  const journal = new RequestLog(spec.journalSize ?? 1000, spec.journalBudget)
-  const operations = createControlOperations({ engine, journal, version: spec.version, storeInfo: spec.storeInfo })
+  const requestLog = new RequestLog(spec.requestLogSize ?? 1000, spec.requestLogBudget)
+  const operations = createControlOperations({ engine, requestLog, version: spec.version, storeInfo: spec.storeInfo })
   let hub: LiveHub | undefined
   const closeStreams = () => hub?.close()
   return {
     name: spec.name,
     engine,
     store,
-    journal,
+    requestLog,
     operations,
-    live: () => (hub ??= new LiveHub(engine, journal, spec.live)),
+    live: () => (hub ??= new LiveHub(engine, requestLog, spec.live)),
     closeStreams,
     async close() {
       closeStreams()

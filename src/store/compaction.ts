@@ -1,12 +1,12 @@
 /**
- * When a journaled file store compacts: the default data file's store and the sessions' journal
+ * When a file store compacts its write-ahead log: the default data file's store and the sessions' log
  * both decide it here, so they cannot drift apart.
- * - A compaction rewrites the snapshots whole. It starts once the journal passes `minBytes` or the
- *   snapshots' size, whichever is larger: at most a byte rewritten per byte journaled, however large
- *   the state grows, and a restart replays at most about a snapshot's worth of journal.
+ * - A compaction rewrites the snapshots whole. It starts once the log passes `minBytes` or the
+ *   snapshots' size, whichever is larger: at most a byte rewritten per byte logged, however large
+ *   the state grows, and a restart replays at most about a snapshot's worth of log.
  * - One runs at a time; asking while one runs answers that one.
  * - One that failed (a full disk) is tried again after a later write, no sooner than
- *   COMPACT_RETRY_MS: the journals and the old snapshots stay meanwhile.
+ *   COMPACT_RETRY_MS: the logs and the old snapshots stay meanwhile.
  */
 import { StoreError } from './types.js'
 import type { WriteAheadLog } from './wal.js'
@@ -14,15 +14,15 @@ import type { WriteAheadLog } from './wal.js'
 /** A compaction that failed is tried again after a write, no sooner than this. */
 export const COMPACT_RETRY_MS = 1000
 
-/** The journal size past which compaction starts, when the snapshots are smaller. */
+/** The log size past which compaction starts, when the snapshots are smaller. */
 export const DEFAULT_COMPACT_BYTES = 64 * 1024 * 1024
 
 export interface CompactionOptions {
-  /** Compact once the journal passes this many bytes (or the snapshots' size, when larger). */
+  /** Compact once the log passes this many bytes (or the snapshots' size, when larger). */
   minBytes?: number
   /** Whether the store is closed (no compaction starts after a write then: `close` makes its own). */
   closed: () => boolean
-  /** Writes the snapshots and starts a new journal generation; answers the snapshots' size on disk. */
+  /** Writes the snapshots and starts a new log generation; answers the snapshots' size on disk. */
   run: () => Promise<number>
   /** The error a failed run is reported as (a StoreError is reported as it is). */
   failed: (e: unknown) => StoreError

@@ -1,19 +1,19 @@
 /**
  * The sessions of a data file, as a host keeps them: every session, the default one too, in one
- * write-ahead log in `DATAFILE.sessions/` (`session-journal.ts`), each line naming its session, and
+ * write-ahead log in `DATAFILE.sessions/` (`session-wal.ts`), each line naming its session, and
  * a snapshot per session (the default session's: the data file itself; the others': `NAME.json`).
  *
  * A data file of an earlier layout (its default session in a log of its own, `DATAFILE.journal.G`,
  * as `dcb seed` still writes it) is read by `FileStore` and moved into the sessions' log at the
- * start: its snapshot is written in this layout, then its own journals go.
+ * start: its snapshot is written in this layout, then its own logs go.
  */
 import { SandboxError } from '../core/errors.js'
 import { State } from '../core/state.js'
 import { FileStore, type FileStoreOptions } from './file.js'
-import { SessionJournal, type SessionStore } from './session-journal.js'
+import { SessionWal, type SessionStore } from './session-wal.js'
 import { admitHere, type Sessions } from './types.js'
 import { existsSync, readFileSync } from 'node:fs'
-import { generations, journalPath } from './session-folder.js'
+import { generations, logPath } from './session-folder.js'
 import { linesEnd } from './wal.js'
 
 /** Folder of the sessions' write-ahead log and snapshots beside a data file: `sandbox.json` -> `sandbox.json.sessions/`. */
@@ -30,22 +30,22 @@ export function unfoldedLog(dataFile: string): string | undefined {
   const folder = sessionsFolderOf(dataFile)
   if (!existsSync(folder)) return undefined
   for (const gen of generations(folder)) {
-    const file = journalPath(folder, gen)
+    const file = logPath(folder, gen)
     if (linesEnd(readFileSync(file)) > 0) return file
   }
 }
 
 export function fileSessions(dataFile: string, opts: FileStoreOptions = {}): Sessions {
-  // Takes the lock, makes the folder and reads the data file (and an earlier layout's journals).
+  // Takes the lock, makes the folder and reads the data file (and an earlier layout's logs).
   const file = new FileStore(dataFile, opts)
   const state = new State()
-  const journal = new SessionJournal(sessionsFolderOf(file.path), { ...opts, dataFile: file.path })
+  const log = new SessionWal(sessionsFolderOf(file.path), { ...opts, dataFile: file.path })
   let first: SessionStore | undefined
   /** The data file is of the earlier layout: moved into the sessions' log once the server is bound. */
   let moving = false
   /** The named sessions as the start read them back, once the folder is ready for writes (every one is opened then). */
   let named: Promise<string[]> | undefined
-  const ready = () => (named ??= journal.open())
+  const ready = () => (named ??= log.open())
   return {
     kind: 'file',
     shared: false,
@@ -54,18 +54,18 @@ export function fileSessions(dataFile: string, opts: FileStoreOptions = {}): Ses
       const { seq, saved, generation } = file.loaded()
       moving = file.found === 'own'
       // Moving, the snapshot is not one of this layout yet (none on disk for the sessions' log).
-      journal.seedDefault(state, seq, moving ? undefined : (saved ?? 0), file.found === 'sessions' ? generation : 0)
+      log.seedDefault(state, seq, moving ? undefined : (saved ?? 0), file.found === 'sessions' ? generation : 0)
       try {
-        await journal.load()
+        await log.load()
       } catch (e) {
         // Damage in the sessions' files refuses the start: the data file is given back as found.
         await file.abandon()
         throw e
       }
-      journal.recovered.replayed += file.recovered.replayed
-      journal.recovered.tornBytes += file.recovered.tornBytes
-      first = journal.storeOf('default')
-      const notes = [...file.recovered.notes, ...journal.recovered.notes]
+      log.recovered.replayed += file.recovered.replayed
+      log.recovered.tornBytes += file.recovered.tornBytes
+      first = log.storeOf('default')
+      const notes = [...file.recovered.notes, ...log.recovered.notes]
       if (moving)
         notes.push(
           `${file.path} is of an earlier layout: its default session moves into the write-ahead log of every session (${sessionsFolderOf(file.path)}); an earlier dcb cannot read it after this start`,
@@ -77,16 +77,16 @@ export function fileSessions(dataFile: string, opts: FileStoreOptions = {}): Ses
       return { store: first, state }
     },
     async activate() {
-      await journal.activate()
+      await log.activate()
       // Before anything is written: a copy of damage that cannot be made refuses the start, files as found.
       file.cutTails()
-      // The earlier layout's journals go once their default session is in a snapshot of this one.
-      if (moving) await journal.compact()
-      file.removeJournals()
+      // The earlier layout's logs go once their default session is in a snapshot of this one.
+      if (moving) await log.compact()
+      file.removeLogs()
       moving = false
     },
     async abandon() {
-      await Promise.allSettled([journal.abandon(), file.abandon()])
+      await Promise.allSettled([log.abandon(), file.abandon()])
     },
     names: ready,
     async admit(name, max, open) {
@@ -107,22 +107,22 @@ export function fileSessions(dataFile: string, opts: FileStoreOptions = {}): Ses
     },
     async open(name) {
       await ready()
-      const made = await journal.store(name)
+      const made = await log.store(name)
       return { store: made, state: made.state }
     },
     // Every stored session is open in the host: one that is not is not stored.
     drop: async (name, here = false) => {
       if (!here) return false
-      await journal.drop(name)
+      await log.drop(name)
       return true
     },
-    discard: (name) => journal.drop(name).then(() => true),
+    discard: (name) => log.drop(name).then(() => true),
     countRequests: async (here) => here,
-    failure: () => journal.failure(),
+    failure: () => log.failure(),
     async close() {
       try {
         if (named) await named.catch(() => {})
-        await journal.close()
+        await log.close()
       } finally {
         file.release()
       }

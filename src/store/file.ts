@@ -5,9 +5,9 @@
  * sessions' one write-ahead log (`file-sessions.ts`), using this store for the lock and the read. Each transaction is one JSON line, written and fdatasync'd before the
  * answer leaves (concurrent transactions share one fsync: group commit), so the cost of a write does
  * not grow with the data. The snapshot is rewritten only by compaction (compaction.ts says when, and at
- * shutdown), under a new journal generation so appends never wait for it.
+ * shutdown), under a new log generation so appends never wait for it.
  *
- * Recovery: load the snapshot (seq S, generation G), replay every journal of generation >= G in
+ * Recovery: load the snapshot (seq S, generation G), replay every log of generation >= G in
  * order, skipping lines with seq <= S. A torn last line (no newline) is cut off and reported; any other
  * damage (a complete line that does not parse, an unknown record, a bad snapshot field) refuses the
  * start naming file and line, and nothing on disk changes.
@@ -21,7 +21,7 @@ import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
 import { makeDirs, removeMadeDirs } from './folders.js'
 import { DataFileLock } from './lock.js'
-import { cutTornTails, readJournalLines, type TornTail } from './torn-tail.js'
+import { cutTornTails, readLogLines, type TornTail } from './torn-tail.js'
 import { describeError, fsyncDir, WriteAheadLog, type StoreIo } from './wal.js'
 import { fileKind, readOrRefuse, sizeOf } from './read-files.js'
 
@@ -30,7 +30,7 @@ export { fileKind, listOrRefuse, readOrRefuse, sizeOf } from './read-files.js'
 type Snapshot = SnapshotData
 
 export interface FileStoreOptions {
-  /** Compact when the current journal passes this many bytes (or the snapshot's size, when larger). */
+  /** Compact when the current log passes this many bytes (or the snapshot's size, when larger). */
   compactBytes?: number
   /** Skip fsync (only for benchmarks that want to see the cost of it). */
   unsafeNoSync?: boolean
@@ -53,7 +53,7 @@ export class FileStore implements Store {
   private readonly io: StoreIo | undefined
   private readonly unsafeNoSync: boolean
   recovered = { replayed: 0, tornBytes: 0, notes: [] as string[] }
-  /** Torn journal tails found by `load`, cut by `activate`. */
+  /** Torn log tails found by `load`, cut by `activate`. */
   private torn: TornTail[] = []
   /** The generation of the loaded snapshot. */
   private base = 0
@@ -71,9 +71,9 @@ export class FileStore implements Store {
     this.unsafeNoSync = opts.unsafeNoSync ?? false
     this.io = opts.io
     this.wal = new WriteAheadLog({
-      pathOf: (gen) => this.journalPath(gen),
+      pathOf: (gen) => this.logPath(gen),
       dir: this.dir,
-      describe: `the journal of ${this.path}`,
+      describe: `the write-ahead log of ${this.path}`,
       sync: !this.unsafeNoSync,
       io: opts.io,
     })
@@ -85,11 +85,11 @@ export class FileStore implements Store {
     })
   }
 
-  private journalPath(gen: number): string {
+  private logPath(gen: number): string {
     return `${this.path}.journal.${gen}`
   }
 
-  /** Journal generations on disk, ascending. */
+  /** Log generations on disk, ascending. */
   private generations(): number[] {
     const prefix = `${basename(this.path)}.journal.`
     return readdirSync(this.dir)
@@ -104,9 +104,9 @@ export class FileStore implements Store {
   }
 
   /**
-   * Reads and checks everything (snapshot, every journal) into `state` and takes the lock, writing
+   * Reads and checks everything (snapshot, every log) into `state` and takes the lock, writing
    * nothing: a damaged file refuses the start with one message naming the file and line, and the
-   * files stay as they were. `activate` does the writes (cutting a torn tail, opening the journal).
+   * files stay as they were. `activate` does the writes (cutting a torn tail, opening the log).
    */
   async load(state: State): Promise<void> {
     this.state = state
@@ -152,7 +152,7 @@ export class FileStore implements Store {
       const base = snap?.generation ?? 0
       const own = this.generations()
       this.found = snap?.log === 'sessions' ? 'sessions' : snap || own.length ? 'own' : 'none'
-      // Written in the sessions' log's layout, a journal of its own is one a start that moved it there left (all in the snapshot).
+      // Written in the sessions' log's layout, a log of its own is one a start that moved it there left (all in the snapshot).
       const gens = this.found === 'sessions' ? [] : own.filter((g) => g >= base)
       for (const g of gens) this.replay(g)
       this.generation = gens.length ? gens[gens.length - 1]! : base
@@ -164,19 +164,19 @@ export class FileStore implements Store {
     }
   }
 
-  /** After a successful start: cuts torn tails, drops journals the snapshot covers, opens the journal for appends. */
+  /** After a successful start: cuts torn tails, drops logs the snapshot covers, opens the log for appends. */
   async activate(): Promise<void> {
     cutTornTails(this.torn)
     this.torn = []
     // Older generations are covered by the snapshot.
-    for (const g of this.generations()) if (g < this.base) unlinkSync(this.journalPath(g))
+    for (const g of this.generations()) if (g < this.base) unlinkSync(this.logPath(g))
     await this.wal.start(this.generation)
   }
 
   /**
    * A start that failed (after `load`, or after `activate` too): releases the data file without a
-   * snapshot. Nothing is written; what `activate` made (an empty journal, the folders) is taken back,
-   * and whatever the journals hold is read by the next start.
+   * snapshot. Nothing is written; what `activate` made (an empty log, the folders) is taken back,
+   * and whatever the logs hold is read by the next start.
    */
   async abandon(): Promise<void> {
     this.closed = true
@@ -190,17 +190,17 @@ export class FileStore implements Store {
     return { seq: this.seq, saved: this.saved, generation: this.base }
   }
 
-  /** The journals' torn tails cut as `activate` cuts them (damage past the zeroed space copied aside first: a copy that cannot be made throws). */
+  /** The logs' torn tails cut as `activate` cuts them (damage past the zeroed space copied aside first: a copy that cannot be made throws). */
   cutTails(): void {
     cutTornTails(this.torn)
     this.torn = []
   }
 
-  /** The journals removed, once what they held is in a snapshot elsewhere (the sessions' log took it over). */
-  removeJournals(): void {
+  /** The logs removed, once what they held is in a snapshot elsewhere (the sessions' log took it over). */
+  removeLogs(): void {
     const gens = this.generations()
     if (!gens.length) return
-    for (const g of gens) unlinkSync(this.journalPath(g))
+    for (const g of gens) unlinkSync(this.logPath(g))
     if (!this.unsafeNoSync) fsyncDir(this.dir, this.io)
   }
 
@@ -216,10 +216,10 @@ export class FileStore implements Store {
     this.madeDirs = []
   }
 
-  /** Replays one journal file. Only a last line without its newline (a write a crash cut short) is dropped; `activate` cuts it off. */
+  /** Replays one log file. Only a last line without its newline (a write a crash cut short) is dropped; `activate` cuts it off. */
   private replay(gen: number): void {
-    const file = this.journalPath(gen)
-    readJournalLines(file, readOrRefuse(file, 'the journal'), this.recovered, this.torn, (line, lineNo) => {
+    const file = this.logPath(gen)
+    readLogLines(file, readOrRefuse(file, 'the write-ahead log'), this.recovered, this.torn, (line, lineNo) => {
       let entry: { s: number; ch: Change[] }
       let problem: string | undefined
       try {
@@ -232,7 +232,7 @@ export class FileStore implements Store {
       if (applies) problem = applyAll(this.state, entry!.ch)
       if (problem) {
         throw new StoreError(
-          `the journal ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshot alone, or repair that line`,
+          `the write-ahead log ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshot alone, or repair that line`,
         )
       }
       if (applies) {
@@ -243,7 +243,7 @@ export class FileStore implements Store {
   }
 
   /**
-   * Journals one transaction; resolves once it is durable. When it cannot be made durable `undo`
+   * Logs one transaction; resolves once it is durable. When it cannot be made durable `undo`
    * runs (the engine puts its state back) and the promise rejects with a StoreError.
    */
   append(changes: Change[], undo?: () => void): Promise<void> {
@@ -266,16 +266,16 @@ export class FileStore implements Store {
   }
 
   /**
-   * Writes a snapshot of the state as of now and starts a new journal generation. Appends go on
-   * during the write; the old journals are removed once the snapshot is durable and read back
-   * whole. A compaction that fails keeps the journals and the old snapshot, and is tried again
+   * Writes a snapshot of the state as of now and starts a new log generation. Appends go on
+   * during the write; the old logs are removed once the snapshot is durable and read back
+   * whole. A compaction that fails keeps the logs and the old snapshot, and is tried again
    * after a later write.
    */
   compact(): Promise<void> {
     return this.compaction.start()
   }
 
-  /** A compaction's work: a new journal generation, the snapshot as of the swap; answers its size on disk. */
+  /** A compaction's work: a new log generation, the snapshot as of the swap; answers its size on disk. */
   private async writeSnapshot(): Promise<number> {
     let snapshot!: Snapshot
     const gen = await this.wal.rotate((newGen) => {
@@ -294,7 +294,7 @@ export class FileStore implements Store {
     }
     if (!this.unsafeNoSync) fsyncDir(this.dir, this.io)
     this.saved = snapshot.seq
-    for (const g of this.generations()) if (g < gen) unlinkSync(this.journalPath(g))
+    for (const g of this.generations()) if (g < gen) unlinkSync(this.logPath(g))
     return sizeOf(this.path)
   }
 
@@ -306,7 +306,7 @@ export class FileStore implements Store {
   /**
    * Writes the snapshot when the state changed since the last one, and releases the data file. A
    * server started and stopped without a write leaves the snapshot as it was. A snapshot that cannot
-   * be written leaves the journals in place (the next start recovers every acknowledged write from
+   * be written leaves the logs in place (the next start recovers every acknowledged write from
    * them) and throws.
    */
   async close(): Promise<void> {
@@ -344,7 +344,7 @@ function recordProblem(c: string, id: unknown, v: unknown): string | undefined {
   if (c === 'sms' && typeof v.n !== 'number') return `sms record "${id}" has no number n`
 }
 
-/** Applies a journal line's changes; answers what is wrong when one cannot apply (fields changed in a record that is not there). */
+/** Applies a log line's changes; answers what is wrong when one cannot apply (fields changed in a record that is not there). */
 export function applyAll(state: State, changes: Change[]): string | undefined {
   try {
     for (const ch of changes) state.apply(ch)
@@ -362,13 +362,13 @@ function mergeProblem(c: string, id: unknown, merge: unknown, v: unknown): strin
   if (c === 'subs' && v.charges !== undefined && !Array.isArray(v.charges)) return `subs record "${id}" has charges that are not a list`
 }
 
-/** What is wrong with one journal line's entry, if anything. */
+/** What is wrong with one log line's entry, if anything. */
 function entryProblem(e: unknown): string | undefined {
-  if (!isObject(e) || !isCount(e.s) || !Array.isArray(e.ch)) return 'not a journal entry { s, ch }'
+  if (!isObject(e) || !isCount(e.s) || !Array.isArray(e.ch)) return 'not a write-ahead log entry { s, ch }'
   return changesProblem(e.ch)
 }
 
-/** What is wrong with a journal line's list of changes, if anything (the sessions' journal checks its lines by this too). */
+/** What is wrong with a log line's list of changes, if anything (the sessions' log checks its lines by this too). */
 export function changesProblem(list: unknown[]): string | undefined {
   for (const ch of list) {
     if (!isObject(ch)) return 'a change that is not an object'
@@ -399,7 +399,7 @@ export function snapshotProblem(snap: SnapshotData): string | undefined {
 }
 
 /**
- * The file a data path names: through a symbolic link, the file it points to. Its lock and journals
+ * The file a data path names: through a symbolic link, the file it points to. Its lock and logs
  * go beside that one, so a server started through the link and one started on the file share them
  * (the second is refused), and the snapshot replaces the file, not the link.
  */

@@ -16,7 +16,7 @@ import type { Gate } from '../core/context.js'
 import { SandboxError } from '../core/errors.js'
 import type { Change, State, SubscriptionRecord } from '../core/state.js'
 import type { FedRequestLog } from './request-log-feed.js'
-import { PostgresRequestLogFeed } from './postgres-journal.js'
+import { PostgresRequestLogFeed } from './postgres-request-log.js'
 import { literal } from './postgres-connection.js'
 import { remakeSession } from './postgres-making.js'
 import { StoreError, type Store } from './types.js'
@@ -36,7 +36,7 @@ export interface SessionDatabase {
   /** A call to the database worked: it is back. */
   worked(): void
   failure(): Error | null
-  /** Entries of a journal go here; numbered by the database. */
+  /** Entries of a request log go here; numbered by the database. */
   writeRequests(session: string, entries: string[], capacity: number): Promise<void>
   clearRequests(session: string): Promise<void>
 }
@@ -90,7 +90,7 @@ export class PostgresSessionStore implements Store, Gate {
   private busy = false
   /** The turn running now: the changes its transactions made and how to take each back. */
   private turn: { changes: Change[]; undos: (() => void)[]; done: Promise<void>; settle: (e?: Error) => void } | null = null
-  private readonly journal: PostgresRequestLogFeed
+  private readonly requestLog: PostgresRequestLogFeed
   private closed = false
 
   constructor(
@@ -99,7 +99,7 @@ export class PostgresSessionStore implements Store, Gate {
     /** The most named sessions the database may hold when a write makes this one anew (none: no cap). */
     private readonly maxSessions = Infinity,
   ) {
-    this.journal = new PostgresRequestLogFeed(db, name)
+    this.requestLog = new PostgresRequestLogFeed(db, name)
   }
 
   // ------------------------------------------------------------ Store
@@ -119,7 +119,7 @@ export class PostgresSessionStore implements Store, Gate {
 
   /**
    * A transaction's changes join the turn it runs in; they are durable once the turn commits. Called
-   * as the transaction ends, so the state holds each record as it left it: a record the file journal
+   * as the transaction ends, so the state holds each record as it left it: a record the file store's write-ahead log
    * would write as the fields that changed goes whole (see `logged`).
    */
   append(changes: Change[], undo?: () => void): Promise<void> {
@@ -145,7 +145,7 @@ export class PostgresSessionStore implements Store, Gate {
   async flush(): Promise<void> {
     if (this.busy || this.waiting.length)
       await new Promise<void>((resolve) => this.waiting.push({ write: false, resolve: () => resolve(), reject: () => resolve() }))
-    await this.journal.writing
+    await this.requestLog.writing
   }
 
   async close(): Promise<void> {
@@ -344,8 +344,8 @@ export class PostgresSessionStore implements Store, Gate {
    */
   private async syncWith(q: pg.Pool | pg.PoolClient, turn: 'read' | 'write' | 'soft', fetched?: Row[]): Promise<readonly Change[]> {
     const rows = fetched ?? (await q.query<Row>(this.logSince('$1', '$2'), [this.name, this.seq])).rows
-    // Gone, or made anew elsewhere (its log starts over): what the journal holds here was the deleted session's.
-    if (!rows.length || Number(rows[0]!.head) < this.seq) this.journal.restart()
+    // Gone, or made anew elsewhere (its log starts over): what the request log holds here was the deleted session's.
+    if (!rows.length || Number(rows[0]!.head) < this.seq) this.requestLog.restart()
     if (!rows.length) {
       // Deleted by another replica: a write makes it anew as a session is made on first use (under the cap, told to the
       // others: their lists follow), in its turn's transaction, or is refused as one; a soft turn is refused; a read finds it empty.
@@ -360,7 +360,7 @@ export class PostgresSessionStore implements Store, Gate {
       for (const c of JSON.parse(row.changes!) as Change[]) {
         this.state.apply(c)
         out.push(c)
-        if ('reset' in c) this.journal.forgetAll()
+        if ('reset' in c) this.requestLog.forgetAll()
       }
       this.seq = Number(row.seq)
     }
@@ -412,8 +412,8 @@ export class PostgresSessionStore implements Store, Gate {
     }
   }
 
-  /** The session's request journal: its entries go to the database, and it holds every replica's. */
-  attach(journal: FedRequestLog): void {
-    this.journal.attach(journal)
+  /** The session's request log: its entries go to the database, and it holds every replica's. */
+  attach(requestLog: FedRequestLog): void {
+    this.requestLog.attach(requestLog)
   }
 }

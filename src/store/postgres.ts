@@ -322,7 +322,7 @@ export class SharedDatabase implements SessionDatabase {
     try {
       await client.query('BEGIN')
       await client.query(`SELECT pg_advisory_xact_lock(4242, hashtext($1))`, [name])
-      // Its row first: a journal write holding it is waited for (its entries are then deleted below), one after it writes none.
+      // Its row first: a request log write holding it is waited for (its entries are then deleted below), one after it writes none.
       // `ifEmpty` (a refused call's session): only a session nobody wrote to; a replica writing to it later makes it anew.
       const empty = `AND seq = 0 AND NOT EXISTS (SELECT 1 FROM dcb_requests WHERE session = $1) AND NOT EXISTS (SELECT 1 FROM dcb_snapshots WHERE session = $1)`
       const dropped = ((await client.query(`DELETE FROM dcb_sessions WHERE name = $1 ${ifEmpty ? empty : ''}`, [name])).rowCount ?? 0) > 0
@@ -344,7 +344,7 @@ export class SharedDatabase implements SessionDatabase {
   }
 
   /**
-   * Journal entries, numbered after the session's last (one statement: the row lock keeps the numbers in commit order);
+   * Request log entries, numbered after the session's last (one statement: the row lock keeps the numbers in commit order);
    * none of a session that is not there (another replica deleted it while this one answered a call of it).
    */
   async writeRequests(session: string, entries: string[], capacity: number): Promise<void> {
@@ -354,7 +354,7 @@ export class SharedDatabase implements SessionDatabase {
     // row is held (KEY SHARE, which a turn's update of it does not wait for) so that a delete, which takes it
     // first, either waits for the entries and deletes them, or leaves none written.
     await (
-      await this.journalClient()
+      await this.requestLogClient()
     ).query(
       `WITH s AS (SELECT name FROM dcb_sessions WHERE name = $1 FOR KEY SHARE),
             r AS (INSERT INTO dcb_journals (session, requests) SELECT name, $2 FROM s ON CONFLICT (session) DO UPDATE SET requests = dcb_journals.requests + $2 RETURNING requests),
@@ -366,14 +366,14 @@ export class SharedDatabase implements SessionDatabase {
   }
 
   /**
-   * The connection journal entries are written on: the request journal is not durable (as with the file
+   * The connection request log entries are written on: the request log is not durable (as with the file
    * store), so its commits do not wait for the disk (synchronous_commit off) and cost the turns no fsync.
    */
-  private journalClient(): Promise<pg.Client> {
-    if (this.journalConn) return this.journalConn
+  private requestLogClient(): Promise<pg.Client> {
+    if (this.requestLogConn) return this.requestLogConn
     const client = new pg.Client(connectionConfig(this.opts.url, this.callTimeoutMs, this.callTimeoutMs, { synchronous_commit: 'off' }))
     const drop = () => {
-      if (this.journalConn === made) this.journalConn = null
+      if (this.requestLogConn === made) this.requestLogConn = null
       client.end().catch(() => {})
     }
     client.on('error', drop)
@@ -385,13 +385,13 @@ export class SharedDatabase implements SessionDatabase {
         throw e
       },
     )
-    this.journalConn = made
+    this.requestLogConn = made
     return made
   }
-  private journalConn: Promise<pg.Client> | null = null
+  private requestLogConn: Promise<pg.Client> | null = null
 
   async clearRequests(session: string): Promise<void> {
-    await (await this.journalClient()).query(`DELETE FROM dcb_requests WHERE session = $1`, [session])
+    await (await this.requestLogClient()).query(`DELETE FROM dcb_requests WHERE session = $1`, [session])
   }
 
   info(): Record<string, unknown> {
@@ -404,9 +404,9 @@ export class SharedDatabase implements SessionDatabase {
     const listener = this.listener
     this.listener = null
     await listener?.end().catch(() => {})
-    const journal = this.journalConn
-    this.journalConn = null
-    await journal?.then((c) => c.end()).catch(() => {})
+    const requestLog = this.requestLogConn
+    this.requestLogConn = null
+    await requestLog?.then((c) => c.end()).catch(() => {})
     await this.pool.end().catch(() => {})
   }
 }

@@ -1,15 +1,15 @@
 /**
  * The sessions folder on disk (beside the default data file: `sandbox.json.sessions/`), and reading
- * it back at start-up; session-journal.ts writes it while the server runs.
+ * it back at start-up; session-wal.ts writes it while the server runs.
  *
  * Layout:
  * - `journal.G`: JSON lines `{"n": NAME, "s": SEQ, "ch": [changes]}` (a transaction of session NAME)
  *   or `{"n": NAME, "drop": 1}` (the session was deleted). Appends from every session are written
  *   and fdatasync'd together before their answers leave (group commit).
  * - `NAME.json`: a session's snapshot, in the default data file's format (`dcb-sandbox/1`: seq,
- *   generation, collections), written by compaction under a new journal generation.
+ *   generation, collections), written by compaction under a new log generation.
  *
- * Recovery: load each snapshot (seq S, generation G); replay the journals in order, applying a
+ * Recovery: load each snapshot (seq S, generation G); replay the logs in order, applying a
  * session's lines with seq > S, and its drop lines of generation >= G; a drop forgets the session so far (the lines
  * before a session's last drop are not applied: they may change records of the snapshot the drop
  * removed). A torn last line is cut off and reported; any other damage (a complete line that does
@@ -23,27 +23,27 @@ import { applyAll, listOrRefuse, readOrRefuse, snapshotProblem } from './file.js
 import { before, lastDrops, lineProblem, type LinePlace } from './session-lines.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError } from './types.js'
-import { readJournalLines, type TornTail } from './torn-tail.js'
+import { readLogLines, type TornTail } from './torn-tail.js'
 
 /** A session's snapshot file: `NAME.json`. */
 export const SNAPSHOT = /^([A-Za-z0-9._-]{1,64})\.json$/
-const JOURNAL = /^journal\.(\d+)$/
-/** Files of the first layout (a journal and a lock per session), read once and replaced. */
+const LOG = /^journal\.(\d+)$/
+/** Files of the first layout (a log and a lock per session), read once and replaced. */
 const LEGACY = /^([A-Za-z0-9._-]{1,64})\.json\.(?:journal\.(\d+)|lock)$/
 
-export const journalPath = (folder: string, gen: number): string => join(folder, `journal.${gen}`)
+export const logPath = (folder: string, gen: number): string => join(folder, `journal.${gen}`)
 export const snapshotPath = (folder: string, name: string): string => join(folder, `${name}.json`)
 
-/** The generations of the journals in the folder, ascending. */
+/** The generations of the logs in the folder, ascending. */
 export function generations(folder: string): number[] {
   return readdirSync(folder)
-    .map((f) => JOURNAL.exec(f))
+    .map((f) => LOG.exec(f))
     .filter((m) => m !== null)
     .map((m) => Number(m[1]))
     .sort((a, b) => a - b)
 }
 
-/** A session as stored: its state and where it is in the journal. */
+/** A session as stored: its state and where it is in the log. */
 export interface SessionEntry {
   state: State
   seq: number
@@ -66,13 +66,13 @@ export interface FolderContents {
   generation: number
   /** Files of the first layout, to replace once the server is bound. */
   legacy: string[]
-  /** Journal tails past the last complete line, to cut once the server is bound. */
+  /** Log tails past the last complete line, to cut once the server is bound. */
   torn: TornTail[]
   recovered: { replayed: number; tornBytes: number; notes: string[] }
 }
 
 /**
- * Reads and checks the folder (snapshots, then journals) into memory, writing nothing: a damaged
+ * Reads and checks the folder (snapshots, then logs) into memory, writing nothing: a damaged
  * file refuses the start with one message naming the file and line.
  */
 export async function readSessionsFolder(folder: string, seed?: SeedSession): Promise<FolderContents> {
@@ -106,37 +106,37 @@ export async function readSessionsFolder(folder: string, seed?: SeedSession): Pr
   }
   found.legacy = replayLegacy(folder, found, snapshotGen)
   const gens = generations(folder)
-  const journals = gens.map((gen) => ({ gen, buf: readOrRefuse(journalPath(folder, gen), 'the sessions journal') }))
+  const logs = gens.map((gen) => ({ gen, buf: readOrRefuse(logPath(folder, gen), "the sessions' write-ahead log") }))
   // Appends go to a generation no snapshot is newer than: a session's lines of a generation
-  // older than its snapshot's are skipped at replay (its journals may be gone, or never were).
+  // older than its snapshot's are skipped at replay (its logs may be gone, or never were).
   const newestSnapshot = Math.max(0, ...snapshotGen.values())
-  const drops = lastDrops(journals)
-  for (const { gen, buf } of journals) replay(folder, found, gen, buf, snapshotGen, drops)
+  const drops = lastDrops(logs)
+  for (const { gen, buf } of logs) replay(folder, found, gen, buf, snapshotGen, drops)
   found.generation = Math.max(gens.length ? gens[gens.length - 1]! : 0, newestSnapshot)
   return found
 }
 
 /**
- * Sessions stored by the first layout (one journal per session, `NAME.json.journal.G`, lines
+ * Sessions stored by the first layout (one log per session, `NAME.json.journal.G`, lines
  * `{"s", "ch"}` over the snapshot `NAME.json`): replayed into memory; answers their files.
  */
 function replayLegacy(folder: string, found: FolderContents, snapshotGen: Map<string, number>): string[] {
   const files: string[] = []
-  const journals: { name: string; gen: number; file: string }[] = []
+  const logs: { name: string; gen: number; file: string }[] = []
   for (const f of readdirSync(folder)) {
     const m = LEGACY.exec(f)
     if (!m) continue
     files.push(f)
-    if (m[2] !== undefined) journals.push({ name: m[1]!, gen: Number(m[2]), file: f })
+    if (m[2] !== undefined) logs.push({ name: m[1]!, gen: Number(m[2]), file: f })
   }
-  journals.sort((a, b) => a.gen - b.gen)
-  for (const { name, file } of journals) {
+  logs.sort((a, b) => a.gen - b.gen)
+  for (const { name, file } of logs) {
     let entry = found.sessions.get(name)
     if (!entry) found.sessions.set(name, (entry = { state: new State(), seq: 0, saved: undefined }))
-    // Its snapshot counts generations of its own journal: shared journal lines all apply.
+    // Its snapshot counts generations of its own log: shared log lines all apply.
     snapshotGen.delete(name)
     entry.saved = undefined
-    for (const text of readOrRefuse(join(folder, file), 'the session journal').toString('utf8').split('\n')) {
+    for (const text of readOrRefuse(join(folder, file), "a session's write-ahead log").toString('utf8').split('\n')) {
       let line: { s: number; ch: Change[] }
       try {
         line = JSON.parse(text)
@@ -152,10 +152,10 @@ function replayLegacy(folder: string, found: FolderContents, snapshotGen: Map<st
   return files
 }
 
-/** Replays one journal file (checked line by line). Only a last line without its newline is dropped; it is cut once the server is bound. */
+/** Replays one log file (checked line by line). Only a last line without its newline is dropped; it is cut once the server is bound. */
 function replay(folder: string, found: FolderContents, gen: number, buf: Buffer, snapshotGen: Map<string, number>, drops: Map<string, LinePlace>): void {
-  const file = journalPath(folder, gen)
-  readJournalLines(file, buf, found.recovered, found.torn, (text, lineNo, at) => {
+  const file = logPath(folder, gen)
+  readLogLines(file, buf, found.recovered, found.torn, (text, lineNo, at) => {
     let line: { n: string; s?: number; ch?: Change[]; drop?: 1 }
     let problem: string | undefined
     try {
@@ -166,11 +166,11 @@ function replay(folder: string, found: FolderContents, gen: number, buf: Buffer,
     }
     const damaged = (problem: string) =>
       new StoreError(
-        `the sessions journal ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshots alone, or repair that line`,
+        `the sessions' write-ahead log ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshots alone, or repair that line`,
       )
     if (problem) throw damaged(problem)
     // Lines before the session's last drop are forgotten by it. One of a generation older than its snapshot's
-    // is in it by its seq, not its generation (an earlier dcb appended there after the snapshot, once its journals were gone).
+    // is in it by its seq, not its generation (an earlier dcb appended there after the snapshot, once its logs were gone).
     const drop = drops.get(line!.n)
     if (drop && before({ gen, at }, drop)) return
     if (line!.drop === 1) {

@@ -1,9 +1,9 @@
 /**
- * What a journal holds past its last complete line, and cutting it off at start-up (both file
+ * What a log holds past its last complete line, and cutting it off at start-up (both file
  * stores). Usually a write a crash cut short: a part of a line, then the space zeroed ahead of the
  * writes. Bytes past a run of zeros are different: a write whose later pages reached the disk before
  * its first ones, or damage to lines that were written whole. The two cannot be told apart, so those
- * bytes are copied beside the journal (FILE.cut-OFFSET) before the cut: nothing that may have been
+ * bytes are copied beside the log (FILE.cut-OFFSET) before the cut: nothing that may have been
  * acknowledged is thrown away unseen.
  */
 import { closeSync, fsyncSync, ftruncateSync, openSync, writeSync } from 'node:fs'
@@ -13,7 +13,7 @@ import { dataEnd, describeError, fsyncDir, linesEnd } from './wal.js'
 
 export interface TornTail {
   file: string
-  /** Where the journal's complete lines end: it is cut back to here. */
+  /** Where the log's complete lines end: it is cut back to here. */
   good: number
   /** The bytes cut that are not zero (0: only the zeroed space, nothing to say). */
   bytes: number
@@ -23,7 +23,7 @@ export interface TornTail {
   note?: string
 }
 
-/** What a start found reading the journals back: lines replayed, bytes cut, what it says of them. */
+/** What a start found reading the logs back: lines replayed, bytes cut, what it says of them. */
 export interface Recovered {
   replayed: number
   tornBytes: number
@@ -31,12 +31,12 @@ export interface Recovered {
 }
 
 /**
- * Reads a journal file's complete lines (they end at its first NUL byte: past it is space zeroed ahead
+ * Reads a log file's complete lines (they end at its first NUL byte: past it is space zeroed ahead
  * of the writes), each to `line` with its number from 1 and its offset; then keeps its torn tail, if
  * any, in `torn` (cut once the server is bound) and counts it in `recovered`. A line `line` throws on
  * stops the reading.
  */
-export function readJournalLines(
+export function readLogLines(
   file: string,
   buf: Buffer,
   recovered: Recovered,
@@ -60,7 +60,7 @@ export function readJournalLines(
   }
 }
 
-/** The tail of a journal read into `buf` whose complete lines end at `good`, or undefined when it has none. */
+/** The tail of a log read into `buf` whose complete lines end at `good`, or undefined when it has none. */
 export function tornTail(file: string, buf: Buffer, good: number): TornTail | undefined {
   if (good >= buf.length) return undefined
   const end = dataEnd(buf, good)
@@ -87,7 +87,7 @@ export function tornTail(file: string, buf: Buffer, good: number): TornTail | un
   }
 }
 
-/** Cuts each journal back to its last complete line, durably; bytes past a run of zeros are copied first. */
+/** Cuts each log back to its last complete line, durably; bytes past a run of zeros are copied first. */
 export function cutTornTails(torn: readonly TornTail[]): void {
   for (const t of torn) {
     if (t.copy) keepCopy(t.file, t.copy.path, t.copy.data)
@@ -105,8 +105,8 @@ export function cutTornTails(torn: readonly TornTail[]): void {
   }
 }
 
-/** Writes the copy whole and durably (its name too), or refuses the start: the journal is then not cut. */
-function keepCopy(journal: string, path: string, data: Buffer): void {
+/** Writes the copy whole and durably (its name too), or refuses the start: the log is then not cut. */
+function keepCopy(log: string, path: string, data: Buffer): void {
   try {
     // An older copy of the same bytes (a start that failed after it) is replaced.
     const fd = openSync(path, 'w')
@@ -118,6 +118,6 @@ function keepCopy(journal: string, path: string, data: Buffer): void {
     }
     fsyncDir(dirname(path))
   } catch (e) {
-    throw new StoreError(`cannot keep the bytes past a run of zeros in ${journal} (${describeError(e)}): it is kept as it was`)
+    throw new StoreError(`cannot keep the bytes past a run of zeros in ${log} (${describeError(e)}): it is kept as it was`)
   }
 }

@@ -9,7 +9,7 @@ import type { FedRequestLog } from './request-log-feed.js'
  */
 export interface Store {
   readonly kind: 'memory' | 'file' | 'postgres'
-  /** Loads what was persisted into `state` (replaying the journal after a crash): `load` then `activate`. */
+  /** Loads what was persisted into `state` (replaying the write-ahead log after a crash): `load` then `activate`. */
   open(state: State): Promise<void>
   /** The read half of `open`: loads and checks, takes the data file, writes nothing. */
   load(state: State): Promise<void>
@@ -32,8 +32,8 @@ export interface Store {
   info(): Record<string, unknown>
   /** A store several processes share: the engine runs every transaction in a turn of it. */
   readonly gate?: Gate
-  /** A store several processes share: the session's request journal holds every process's entries through it. */
-  attach?(journal: FedRequestLog): void
+  /** A store several processes share: the session's request log holds every process's entries through it. */
+  attach?(requestLog: FedRequestLog): void
   /** A store several processes share: whether its state lacks entries of a log whose last one is `head`. */
   behind?(head: number): boolean
 }
@@ -121,7 +121,7 @@ export interface SharedSessions extends Sessions {
    * `count` is what it holds when it refuses.
    */
   claim(name: string, max: number | null): Promise<{ stored: true } | { stored: false; count: number }>
-  /** How many entries each session's request journal holds in the store (every process's; a session with none is absent). */
+  /** How many entries each session's request log holds in the store (every process's; a session with none is absent). */
   requestCounts(): Promise<Map<string, number>>
 }
 

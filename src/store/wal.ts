@@ -1,8 +1,8 @@
 /**
- * The write-ahead log both file stores share (the default data file's journal and the sessions'
- * shared journal), so a fix to how they write reaches both:
+ * The write-ahead log both file stores share (the default data file's log and the sessions'
+ * shared log), so a fix to how they write reaches both:
  * - Group commit: the lines appended in one turn of the event loop go out together at its end, in
- *   one write that is durable when it returns (the journal is opened O_DSYNC: no fdatasync after it);
+ *   one write that is durable when it returns (the log is opened O_DSYNC: no fdatasync after it);
  *   each append resolves once its line is durable. That write is made on the main thread: a trip to
  *   the thread pool cost more CPU than the write itself (waking a worker, then the loop), and the
  *   requests that arrive while it blocks are taken in one turn after it, so the next group is bigger.
@@ -10,9 +10,9 @@
  * - Checked writes: every byte is written or the write failed (a short write is a failed write).
  * - A failed write (ENOSPC, EIO, a failed fsync, anything) fails every transaction of its group and
  *   every one queued behind it (they were built on it): each is undone in memory, the latest first,
- *   before any of them is told. The journal's tail past the last durable byte may hold part of that
+ *   before any of them is told. The log's tail past the last durable byte may hold part of that
  *   write: it is cut back before the next write, so writing resumes by itself once it can.
- * - Generations: compaction starts a new journal file and writes snapshots; journals it replaces
+ * - Generations: compaction starts a new log file and writes snapshots; logs it replaces
  *   are removed only after those are durable and read back whole.
  */
 import { closeSync, constants, existsSync, fsyncSync, openSync, rmSync, write, writeSync } from 'node:fs'
@@ -39,7 +39,7 @@ export async function writeAll(handle: FileHandle, file: string, data: Buffer, i
   checkWhole(file, len > 0 ? await writeAt(handle.fd, data, len, position) : 0, data)
 }
 
-/** `writeAll` on the main thread (the journal's group write: see the top of this file). */
+/** `writeAll` on the main thread (the log's group write: see the top of this file). */
 function writeAllNow(fd: number, file: string, data: Buffer, io: StoreIo | undefined, position: number): void {
   const len = allowedBytes(io, file, data)
   checkWhole(file, len > 0 ? writeSync(fd, data, 0, len, position) : 0, data)
@@ -61,21 +61,21 @@ function writeAt(fd: number, data: Buffer, len: number, position: number | null)
 }
 
 /**
- * Journals are written into space zeroed ahead of the writes, this much at a time: an O_DSYNC write
+ * Logs are written into space zeroed ahead of the writes, this much at a time: an O_DSYNC write
  * inside the file's size needs no metadata commit (here ~30% quicker and ~20% less CPU than one
- * that grows the file). Zeros are never part of a line (JSON has no raw NUL): a journal's lines end
+ * that grows the file). Zeros are never part of a line (JSON has no raw NUL): a log's lines end
  * at its first NUL byte.
  */
 const ZEROED_STEP = 2 ** 20
 let zeros: Buffer | undefined
 
-/** Where a journal's lines end: at its first NUL byte (the space zeroed ahead of its writes), or its end. */
+/** Where a log's lines end: at its first NUL byte (the space zeroed ahead of its writes), or its end. */
 export function linesEnd(buf: Buffer): number {
   const i = buf.indexOf(0)
   return i < 0 ? buf.length : i
 }
 
-/** One past a journal's last byte that is not zero, from `from` on (what a write cut short left past its lines). */
+/** One past a log's last byte that is not zero, from `from` on (what a write cut short left past its lines). */
 export function dataEnd(buf: Buffer, from: number): number {
   let end = buf.length
   const BLOCK = 65536
@@ -96,7 +96,7 @@ export async function syncFile(handle: FileHandle, file: string, io: StoreIo | u
 const DIR_SYNC_UNSUPPORTED = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP', 'EISDIR', 'EBADF', 'EPERM', 'EACCES'])
 
 /**
- * Makes the names in a folder durable (a file renamed into it, a journal made, one removed). Any
+ * Makes the names in a folder durable (a file renamed into it, a log made, one removed). Any
  * other failure (EIO) throws: what needs the name durable must not go on as if it were.
  */
 export function fsyncDir(dir: string, io?: StoreIo): void {
@@ -121,7 +121,7 @@ export function describeError(e: unknown): string {
   return err?.message ?? String(e)
 }
 
-/** One journal file open for appends. */
+/** One log file open for appends. */
 interface Segment {
   handle: FileHandle
   file: string
@@ -131,7 +131,7 @@ interface Segment {
   dirty: boolean
   /** The file is zeroed up to here (its size): writes before it need no metadata commit. */
   zeroedTo: number
-  /** Whether to zero ahead (not once it failed, a full disk: the journal then grows by its writes). */
+  /** Whether to zero ahead (not once it failed, a full disk: the log then grows by its writes). */
   zeroing: boolean
 }
 
@@ -149,11 +149,11 @@ const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 const WRITE_DSYNC = constants.O_WRONLY | constants.O_CREAT | constants.O_DSYNC
 
 export interface WalOptions {
-  /** The journal file of generation `gen`. */
+  /** The log file of generation `gen`. */
   pathOf: (gen: number) => string
-  /** The folder of the journals (fsynced after files come and go). */
+  /** The folder of the logs (fsynced after files come and go). */
   dir: string
-  /** What the log is, for messages ("the journal of /x/sandbox.json"). */
+  /** What the log is, for messages ("the write-ahead log of /x/sandbox.json"). */
   describe: string
   sync: boolean
   io?: StoreIo
@@ -170,17 +170,17 @@ export class WriteAheadLog {
   private closed = false
   /** Called after each group written (the stores start a compaction from here). */
   onWritten: (() => void) | null = null
-  /** Whether `start` made the journal it opened (a start that fails takes it back while it is empty). */
+  /** Whether `start` made the log it opened (a start that fails takes it back while it is empty). */
   private made = false
 
   constructor(private readonly opts: WalOptions) {}
 
-  /** Whether `start` opened a journal (a store that never started has nothing to compact). */
+  /** Whether `start` opened a log (a store that never started has nothing to compact). */
   get started(): boolean {
     return this.seg !== null
   }
 
-  /** Bytes of the current generation's journal. */
+  /** Bytes of the current generation's log. */
   get bytes(): number {
     return this.seg?.good ?? 0
   }
@@ -202,7 +202,7 @@ export class WriteAheadLog {
     const file = this.opts.pathOf(gen)
     const handle = await open(file, this.opts.sync ? WRITE_DSYNC : constants.O_WRONLY | constants.O_CREAT)
     try {
-      // A journal is opened after its replay cut it back to its last line: its size is where writes go.
+      // A log is opened after its replay cut it back to its last line: its size is where writes go.
       const size = (await handle.stat()).size
       return { handle, file, good: size, dirty: false, zeroedTo: size, zeroing: this.opts.sync }
     } catch (e) {
@@ -286,13 +286,13 @@ export class WriteAheadLog {
       if ((await writeAt(seg.handle.fd, block, len, seg.zeroedTo)) !== len) throw new Error('short write')
       seg.zeroedTo += len
     } catch {
-      // A full disk: the zeros that fitted give their space back, and the writes grow the journal themselves.
+      // A full disk: the zeros that fitted give their space back, and the writes grow the log themselves.
       seg.zeroing = false
       await seg.handle.truncate(seg.zeroedTo).catch(() => {})
     }
   }
 
-  /** Cuts a journal back to its last durable byte (what a failed write may have left is not a transaction). */
+  /** Cuts a log back to its last durable byte (what a failed write may have left is not a transaction). */
   private async cut(seg: Segment): Promise<void> {
     await seg.handle.truncate(seg.good)
     seg.zeroedTo = seg.good
@@ -320,20 +320,20 @@ export class WriteAheadLog {
 
   /**
    * Starts the next generation for compaction: `capture` runs at the swap, synchronously (it sees
-   * every transaction appended so far, none after), and every later line goes to the new journal.
+   * every transaction appended so far, none after), and every later line goes to the new log.
    * Resolves with the new generation once everything captured is durable; throws when a write of
-   * it failed (what was captured may hold an undone change) or the old journal cannot be left
-   * clean: the snapshot is then not taken and the journals stay.
+   * it failed (what was captured may hold an undone change) or the old log cannot be left
+   * clean: the snapshot is then not taken and the logs stay.
    */
   async rotate(capture: (gen: number) => void): Promise<number> {
     const prev = this.seg!
-    // A tail a failed write left is cut first: the journal left behind must hold only transactions.
+    // A tail a failed write left is cut first: the log left behind must hold only transactions.
     if (prev.dirty) await this.barrier()
     const gen = this.generation + 1
     const next = await this.openSegment(gen)
     try {
       if (prev.dirty) throw new StoreError(`${this.opts.describe}: a write failed; the snapshot is taken once writing works again`)
-      // The new journal's name is durable before any line is acknowledged in it.
+      // The new log's name is durable before any line is acknowledged in it.
       if (this.opts.sync) fsyncDir(this.opts.dir, this.opts.io)
     } catch (e) {
       await next.handle.close()
@@ -348,7 +348,7 @@ export class WriteAheadLog {
     } catch {
       throw new StoreError(`${this.opts.describe}: a write failed while the snapshot was taken; it is taken again later`)
     } finally {
-      // Nothing writes to the old journal any more.
+      // Nothing writes to the old log any more.
       if (prev.dirty) await this.cut(prev).catch(() => {})
       await prev.handle.close().catch(() => {})
     }
@@ -364,7 +364,7 @@ export class WriteAheadLog {
     await seg?.handle.close().catch(() => {})
   }
 
-  /** A start that failed: closes the journal, and removes it if `start` made it and nothing was written to it. */
+  /** A start that failed: closes the log, and removes it if `start` made it and nothing was written to it. */
   async discard(): Promise<void> {
     const seg = this.seg
     await this.close()

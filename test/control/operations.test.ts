@@ -17,7 +17,7 @@ const world = loadWorld([]).world
 function inProcess() {
   const engine = new Engine({ world, clockStart: { at: parseTimestamp('2026-01-31T00:00:00'), frozen: true } })
   const journal = new RequestLog(10)
-  const ops = createControlOperations({ engine, journal, version: '1.2.3' })
+  const ops = createControlOperations({ engine, requestLog: journal, version: '1.2.3' })
   const init = (msisdn: string) =>
     engine.init(engine.authenticate(DEMO_API_KEY)!, { msisdn, service_code: 'STREAMPLUS', country_code: 'my' }, { baseUrl: 'http://x' })
   return { engine, journal, ops, init }

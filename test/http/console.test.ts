@@ -208,7 +208,7 @@ describe('the live stream', () => {
   })
 
   it('listens to the engine only while a client is connected', async () => {
-    const journal = c.sandbox.sessions.default.journal
+    const journal = c.sandbox.sessions.default.requestLog
     expect(journal.onAdd).toBeNull()
     const onServer = nextRequest(c.sandbox.server, '/_sandbox/events')
     const s = await openStream(c.url + '/_sandbox/events')

@@ -173,7 +173,7 @@ describe('memory bounded by bytes', () => {
       expect(list.length).toBeGreaterThanOrEqual(3)
       expect(list.length).toBeLessThanOrEqual(5)
       expect(list[0].request.subscription_id).toBe('id-11')
-      expect(c.sandbox.sessions.default.journal.bodyBytes).toBeLessThanOrEqual(256 * 1024)
+      expect(c.sandbox.sessions.default.requestLog.bodyBytes).toBeLessThanOrEqual(256 * 1024)
     } finally {
       await c.close()
     }

@@ -68,7 +68,7 @@ describe('damaged data files', () => {
     const data = await makeData()
     const journal = journalOf(data)
     appendFileSync(journal, '{"s":1,"ch":[]}\nnot json at all\n')
-    await refuses(data, new RegExp(`^dcb: the journal ${journal.replace(/[.]/g, '\\.')} is damaged at line 2 \\(not JSON\\)`))
+    await refuses(data, new RegExp(`^dcb: the write-ahead log ${journal.replace(/[.]/g, '\\.')} is damaged at line 2 \\(not JSON\\)`))
   })
 
   it('an unknown record type in the journal refuses the start', async () => {
@@ -140,7 +140,7 @@ describe('damaged data files', () => {
     const journal = journalOf(data)
     rmSync(journal)
     execFileSync('mkfifo', [journal])
-    await refuses(data, /^dcb: cannot read the journal .* \(it is a FIFO, not a regular file\); nothing was changed: move it away$/)
+    await refuses(data, /^dcb: cannot read the write-ahead log .* \(it is a FIFO, not a regular file\); nothing was changed: move it away$/)
   })
 
   it('a torn final line (no newline) is dropped and said so; the server starts', async () => {
@@ -281,7 +281,7 @@ describe("damaged files of the sessions' shared journal", () => {
     appendFileSync(journal, '{"n":"alice","s":1,"ch":[]}\nnot json at all\n')
     await refuses(
       data,
-      new RegExp(`^dcb: the sessions journal ${journal.replace(/[.]/g, '\\.')} is damaged at line ${n + 2} \\(not JSON\\); nothing was changed`),
+      new RegExp(`^dcb: the sessions' write-ahead log ${journal.replace(/[.]/g, '\\.')} is damaged at line ${n + 2} \\(not JSON\\); nothing was changed`),
     )
   })
 
@@ -294,7 +294,7 @@ describe("damaged files of the sessions' shared journal", () => {
     writeFileSync(journal, Buffer.concat([clean, Buffer.from('{"n":"alice","s":99,"ch":[{"c":"subs","id":"s1","v":"not a record"}]}\n')]))
     await refuses(data, /\(subs record "s1" is not an object\)/)
     writeFileSync(journal, Buffer.concat([clean, Buffer.from('{"s":99,"ch":[]}\n')]))
-    await refuses(data, /\(not a sessions journal entry \{ n, s, ch \} or \{ n, drop \}\)/)
+    await refuses(data, /\(not a sessions' write-ahead log entry \{ n, s, ch \} or \{ n, drop \}\)/)
     writeFileSync(journal, Buffer.concat([clean, Buffer.from('{"n":"alice","drop":true}\n')]))
     await refuses(data, /\(a drop that is not \{ n, drop: 1 \}\)/)
   })

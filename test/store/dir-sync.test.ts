@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { State } from '../../src/core/state.js'
 import { Tx } from '../../src/core/tx.js'
 import { FileStore } from '../../src/store/file.js'
-import { SessionJournal } from '../../src/store/session-journal.js'
+import { SessionWal } from '../../src/store/session-wal.js'
 import type { StoreIo } from '../../src/store/wal.js'
 import { tempDir } from '../helpers.js'
 
@@ -95,7 +95,7 @@ describe('the sessions: a folder that cannot be synced', () => {
   it('fails the compaction and keeps the journal; a restart recovers every write', async () => {
     const folder = join(tmp.dir, 'sandbox.json.sessions')
     const f = seam(folder)
-    const j = new SessionJournal(folder, { io: f.io })
+    const j = new SessionWal(folder, { io: f.io })
     await j.open()
     const a = await j.store('a')
     await a.append(counter(a.state, 'x', 1))
@@ -106,7 +106,7 @@ describe('the sessions: a folder that cannot be synced', () => {
     await a.append(counter(a.state, 'y', 2))
     await j.close()
 
-    const again = new SessionJournal(folder)
+    const again = new SessionWal(folder)
     expect(await again.open()).toEqual(['a'])
     expect(Object.fromEntries(again.stateOf('a')!.counters)).toEqual({ x: 1, y: 2 })
     await again.close()
@@ -115,7 +115,7 @@ describe('the sessions: a folder that cannot be synced', () => {
   it('acknowledges no line in a new journal before the folder holding its name is synced', async () => {
     const folder = join(tmp.dir, 'sandbox.json.sessions')
     const f = seam(folder)
-    const j = new SessionJournal(folder, { io: f.io })
+    const j = new SessionWal(folder, { io: f.io })
     await j.open()
     const a = await j.store('a')
     await a.append(counter(a.state, 'x', 1))

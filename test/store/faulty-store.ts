@@ -9,7 +9,7 @@ import { Engine, SandboxError } from '../../src/core/engine.js'
 import { State, type Change } from '../../src/core/state.js'
 import { loadWorld } from '../../src/world/load.js'
 import { FileStore } from '../../src/store/file.js'
-import { SessionJournal } from '../../src/store/session-journal.js'
+import { SessionWal } from '../../src/store/session-wal.js'
 import { StoreError } from '../../src/store/types.js'
 import type { StoreIo } from '../../src/store/wal.js'
 
@@ -104,7 +104,7 @@ export async function openFile(dir: string, io: StoreIo, c: Compacting): Promise
 }
 
 export async function openSessions(dir: string, io: StoreIo, c: Compacting): Promise<Opened> {
-  const journal = new SessionJournal(join(dir, 'sessions'), { io, compactBytes: compactBytes(c) })
+  const journal = new SessionWal(join(dir, 'sessions'), { io, compactBytes: compactBytes(c) })
   await journal.open()
   const names = ['a', 'b']
   const stores = await Promise.all(names.map((n) => journal.store(n)))

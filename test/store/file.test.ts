@@ -24,9 +24,9 @@ async function crash(store: FileStore, path: string): Promise<void> {
 }
 
 /** As `crash`, for the sessions' write-ahead log (the default session's store is one view of it). */
-async function crashLog(journal: unknown, path: string): Promise<void> {
+async function crashLog(log: unknown, path: string): Promise<void> {
   writeFileSync(`${path}.lock`, '999999999\n')
-  await (journal as any).wal.close()
+  await (log as any).wal.close()
 }
 
 /** Adds text right after a journal's lines, where its next write would go (past them is space zeroed ahead of writes). */
@@ -398,7 +398,7 @@ describe('charge history in the journal', () => {
       })
       verification = a.sandbox.engine.state.verifs.get(change.id)
       expect(verification).toMatchObject({ msisdn: '60123456001', otp: expect.any(String), state: 'used' })
-      await crashLog((a.sandbox.store as any).journal, data)
+      await crashLog((a.sandbox.store as any).log, data)
     } finally {
       await a.close().catch(() => {})
     }

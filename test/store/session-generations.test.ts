@@ -5,7 +5,7 @@
 import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { SessionJournal } from '../../src/store/session-journal.js'
+import { SessionWal } from '../../src/store/session-wal.js'
 import { tempDir } from '../helpers.js'
 import { counters, crash, put } from './session-helpers.js'
 
@@ -19,9 +19,9 @@ afterEach(() => tmp.cleanup())
 
 const journals = () => readdirSync(folder).filter((f) => f.startsWith('journal.'))
 
-describe('SessionJournal: files of different generations', () => {
+describe('SessionWal: files of different generations', () => {
   it('keeps the writes made after a restart whose snapshots are newer than every journal left (the journals were removed)', async () => {
-    const j = new SessionJournal(folder)
+    const j = new SessionWal(folder)
     await j.open()
     const a = await j.store('a')
     await put(a, 'x', 1)
@@ -32,13 +32,13 @@ describe('SessionJournal: files of different generations', () => {
     expect(journals()).toEqual(['journal.2'])
     for (const f of journals()) rmSync(join(folder, f))
 
-    const k = new SessionJournal(folder)
+    const k = new SessionWal(folder)
     await k.open()
     await put(await k.store('a'), 'x', 3)
     await put(await k.store('b'), 'y', 1)
     await crash(k)
 
-    const again = new SessionJournal(folder)
+    const again = new SessionWal(folder)
     expect(await again.open()).toEqual(['a', 'b'])
     expect(counters(again.stateOf('a'))).toEqual({ x: 3 })
     expect(counters(again.stateOf('b'))).toEqual({ y: 1 })
@@ -46,7 +46,7 @@ describe('SessionJournal: files of different generations', () => {
   })
 
   it('recovers the writes an earlier dcb appended to a journal older than the snapshots (after their journals were removed)', async () => {
-    const j = new SessionJournal(folder)
+    const j = new SessionWal(folder)
     await j.open()
     await put(await j.store('a'), 'x', 1)
     await j.compact()
@@ -58,19 +58,19 @@ describe('SessionJournal: files of different generations', () => {
     const line = (s: number, v: number) => JSON.stringify({ n: 'a', s, ch: [{ c: 'counters', id: 'x', v }] }) + '\n'
     writeFileSync(join(folder, 'journal.0'), line(seq + 1, 2) + line(seq + 2, 3))
 
-    const again = new SessionJournal(folder)
+    const again = new SessionWal(folder)
     expect(await again.open()).toEqual(['a'])
     expect(counters(again.stateOf('a'))).toEqual({ x: 3 })
     await again.compact()
     await again.close()
-    const last = new SessionJournal(folder)
+    const last = new SessionWal(folder)
     await last.open()
     expect(counters(last.stateOf('a'))).toEqual({ x: 3 })
     await last.close()
   })
 
   it('a dropped session whose snapshot a crash left behind stays dropped once the journal holding its drop is compacted away', async () => {
-    const j = new SessionJournal(folder)
+    const j = new SessionWal(folder)
     await j.open()
     await put(await j.store('a'), 'x', 1)
     await j.compact()
@@ -80,20 +80,20 @@ describe('SessionJournal: files of different generations', () => {
     writeFileSync(join(folder, 'a.json'), snapshot)
     await crash(j)
 
-    const k = new SessionJournal(folder)
+    const k = new SessionWal(folder)
     expect(await k.open()).toEqual([])
     await put(await k.store('b'), 'y', 1)
     await k.compact()
     await k.close()
 
-    const again = new SessionJournal(folder)
+    const again = new SessionWal(folder)
     expect(await again.open()).toEqual(['b'])
     expect(readdirSync(folder).filter((f) => f.endsWith('.json'))).toEqual(['b.json'])
     await again.close()
   })
 
   it('a session made again under a dropped name starts empty, whatever the old snapshot a crash left behind', async () => {
-    const j = new SessionJournal(folder)
+    const j = new SessionWal(folder)
     await j.open()
     await put(await j.store('a'), 'old', 1)
     await j.compact()
@@ -102,13 +102,13 @@ describe('SessionJournal: files of different generations', () => {
     writeFileSync(join(folder, 'a.json'), snapshot)
     await crash(j)
 
-    const k = new SessionJournal(folder)
+    const k = new SessionWal(folder)
     await k.open()
     await k.compact() // nothing changed: the journal holding the drop goes
     await put(await k.store('a'), 'new', 2)
     await crash(k)
 
-    const again = new SessionJournal(folder)
+    const again = new SessionWal(folder)
     expect(await again.open()).toEqual(['a'])
     expect(counters(again.stateOf('a'))).toEqual({ new: 2 })
     await again.close()

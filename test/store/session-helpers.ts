@@ -1,7 +1,7 @@
 /** What the sessions' journal tests share: a one-change write, a session's counters, a crash. */
 import type { State } from '../../src/core/state.js'
 import { Tx } from '../../src/core/tx.js'
-import type { SessionJournal, SessionStore } from '../../src/store/session-journal.js'
+import type { SessionWal, SessionStore } from '../../src/store/session-wal.js'
 
 /** Writes one counter into a session's store (one transaction). */
 export const put = (store: SessionStore, id: string, v: number) => {
@@ -14,6 +14,6 @@ export const put = (store: SessionStore, id: string, v: number) => {
 export const counters = (state: State | undefined) => Object.fromEntries(state?.counters ?? [])
 
 /** Leaves the journal as a killed server would: nothing flushed beyond what was acknowledged, no compaction. */
-export async function crash(j: SessionJournal): Promise<void> {
+export async function crash(j: SessionWal): Promise<void> {
   await (j as any).wal.close()
 }

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { State } from '../../src/core/state.js'
 import { Tx } from '../../src/core/tx.js'
 import { FileStore } from '../../src/store/file.js'
-import { SessionJournal, type SessionStore } from '../../src/store/session-journal.js'
+import { SessionWal, type SessionStore } from '../../src/store/session-wal.js'
 import { linesEnd } from '../../src/store/wal.js'
 import { tempDir } from '../helpers.js'
 import { counters, crash, put } from './session-helpers.js'
@@ -15,10 +15,10 @@ beforeEach(() => {
 })
 afterEach(() => tmp.cleanup())
 
-describe('SessionJournal: the sessions in one journal', () => {
+describe('SessionWal: the sessions in one journal', () => {
   it('brings back every acknowledged change of every session after a crash, in one journal file with no file per session', async () => {
     const folder = join(tmp.dir, 'db.json.sessions')
-    const j = new SessionJournal(folder)
+    const j = new SessionWal(folder)
     expect(await j.open()).toEqual([])
     const stores = await Promise.all(['a', 'b', 'c'].map((n) => j.store(n)))
     await Promise.all(stores.flatMap((s, k) => Array.from({ length: 20 }, (_, i) => put(s, `k${i}`, i * 10 + k))))
@@ -27,7 +27,7 @@ describe('SessionJournal: the sessions in one journal', () => {
     await crash(j)
     expect(readdirSync(folder)).toEqual(['journal.0'])
 
-    const again = new SessionJournal(folder)
+    const again = new SessionWal(folder)
     expect(await again.open()).toEqual(['a', 'b', 'c', 'empty'])
     expect(counters(again.stateOf('b'))).toMatchObject({ k0: 1, k19: 191 })
     expect(again.stateOf('b')!.counters.size).toBe(20)
@@ -39,9 +39,9 @@ describe('SessionJournal: the sessions in one journal', () => {
   it('compacts again only once the journal passes the size of the sessions snapshots too, before and after a restart', async () => {
     const folder = join(tmp.dir, 'db.json.sessions')
     const generation = () => Math.max(...readdirSync(folder).flatMap((f) => (f.startsWith('journal.') ? [Number(f.slice(8))] : [])))
-    const bytes = (j: SessionJournal) => (j as any).wal.bytes as number
+    const bytes = (j: SessionWal) => (j as any).wal.bytes as number
     /** Appends until the journal holds `until` bytes or a compaction starts a generation; answers the most it held before. */
-    const fill = async (j: SessionJournal, s: SessionStore, until: number) => {
+    const fill = async (j: SessionWal, s: SessionStore, until: number) => {
       const gen = generation()
       let most = 0
       for (let i = 0; bytes(j) < until && generation() === gen; i++) {
@@ -51,7 +51,7 @@ describe('SessionJournal: the sessions in one journal', () => {
       }
       return most
     }
-    const j = new SessionJournal(folder, { compactBytes: 2000 })
+    const j = new SessionWal(folder, { compactBytes: 2000 })
     await j.open()
     const big = await j.store('big')
     // Snapshots of about 30 KB in all, far past compactBytes.
@@ -67,7 +67,7 @@ describe('SessionJournal: the sessions in one journal', () => {
     expect(generation()).toBe(gen + 1)
     await j.close()
     // Opened again: the threshold comes from the snapshots it loads.
-    const again = new SessionJournal(folder, { compactBytes: 2000 })
+    const again = new SessionWal(folder, { compactBytes: 2000 })
     await again.open()
     const gen2 = generation()
     await fill(again, await again.store('big'), statSync(join(folder, 'big.json')).size - 1000)
@@ -78,7 +78,7 @@ describe('SessionJournal: the sessions in one journal', () => {
 
   it('compacts into one snapshot per changed session (the default data file format) under a new generation; a dropped session stays dropped', async () => {
     const folder = join(tmp.dir, 'db.json.sessions')
-    const j = new SessionJournal(folder, { compactBytes: 2000 })
+    const j = new SessionWal(folder, { compactBytes: 2000 })
     await j.open()
     const a = await j.store('a')
     const b = await j.store('b')
@@ -97,7 +97,7 @@ describe('SessionJournal: the sessions in one journal', () => {
     await put(a, 'after', 99)
     await crash(j)
 
-    const again = new SessionJournal(folder)
+    const again = new SessionWal(folder)
     expect(await again.open()).toEqual(['a', 'b'])
     expect(again.stateOf('a')!.counters.size).toBe(21)
     expect(counters(again.stateOf('a')).after).toBe(99)
@@ -113,11 +113,11 @@ describe('SessionJournal: the sessions in one journal', () => {
     const folder = join(tmp.dir, 's')
     const file = join(folder, 'journal.0')
     const reopen = async () => {
-      const j = new SessionJournal(folder)
+      const j = new SessionWal(folder)
       expect(await j.open()).toEqual(['a'])
       return j
     }
-    const j = new SessionJournal(folder)
+    const j = new SessionWal(folder)
     await j.open()
     await put(await j.store('a'), 'k', 1)
     await crash(j)
@@ -158,13 +158,13 @@ describe('SessionJournal: the sessions in one journal', () => {
       await (fs as any).wal.close()
     }
     expect(readdirSync(folder).some((f) => /\.json\.journal\.\d+$/.test(f))).toBe(true)
-    const j = new SessionJournal(folder)
+    const j = new SessionWal(folder)
     expect(await j.open()).toEqual(['old1', 'old2'])
     expect(j.stateOf('old2')!.counters.size).toBe(10)
     expect(readdirSync(folder).filter((f) => /\.json\.(journal\.\d+|lock)$/.test(f))).toEqual([])
     await put(await j.store('old1'), 'new', 1)
     await crash(j)
-    const again = new SessionJournal(folder)
+    const again = new SessionWal(folder)
     await again.open()
     expect(again.stateOf('old1')!.counters.size).toBe(11)
     expect(again.stateOf('old2')!.counters.size).toBe(10)

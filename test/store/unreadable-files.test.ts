@@ -32,17 +32,17 @@ async function refuses(pattern: RegExp): Promise<void> {
 describe('unreadable store files refuse the start by name', () => {
   it('a folder named like a journal of the data file', async () => {
     mkdirSync(join(tmp.dir, 'sandbox.json.journal.3'))
-    await refuses(/cannot read the journal .*sandbox\.json\.journal\.3 \(EISDIR/)
+    await refuses(/cannot read the write-ahead log .*sandbox\.json\.journal\.3 \(EISDIR/)
   })
 
   it('a folder named like the sessions journal', async () => {
     mkdirSync(join(tmp.dir, 'sandbox.json.sessions', 'journal.2'), { recursive: true })
-    await refuses(/cannot read the sessions journal .*sandbox\.json\.sessions\/journal\.2 \(EISDIR/)
+    await refuses(/cannot read the sessions' write-ahead log .*sandbox\.json\.sessions\/journal\.2 \(EISDIR/)
   })
 
   it("a folder named like a session's journal of the earlier layout (one journal per session)", async () => {
     mkdirSync(join(tmp.dir, 'sandbox.json.sessions', 'alice.json.journal.0'), { recursive: true })
-    await refuses(/cannot read the session journal .*sandbox\.json\.sessions\/alice\.json\.journal\.0 \(EISDIR/)
+    await refuses(/cannot read a session's write-ahead log .*sandbox\.json\.sessions\/alice\.json\.journal\.0 \(EISDIR/)
   })
 
   it('a file where the sessions folder goes', async () => {
@@ -129,6 +129,6 @@ describe('a journal that cannot be written refuses the start by name', () => {
     const { data } = folderWith('sandbox.json.sessions/journal.0', '{"n":"a","s":0,"ch":[]}\n')
     const r = await serveAsNobody(data)
     expect(r.code).toBe(1)
-    expect(r.stderr.trim()).toMatch(/^dcb: cannot open the sessions journal in .*sandbox\.json\.sessions for writing: EACCES/)
+    expect(r.stderr.trim()).toMatch(/^dcb: cannot open the sessions' write-ahead log in .*sandbox\.json\.sessions for writing: EACCES/)
   })
 })

@@ -15,7 +15,7 @@ const SHIPPED_KEYS = new Set(['sandbox-demo-key', 'sandbox-demo-key-2', 'sandbox
 const LEFT_OUT = new Set(['cookie', 'authorization', 'proxy-authorization', 'x-dcb-admin-token', 'host', 'connection', 'content-length', 'keep-alive'])
 
 /** The headers as kept, one JSON text (sized like a body against the log's byte budget). */
-export function journalHeaders(headers: IncomingHttpHeaders): string {
+export function requestLogHeaders(headers: IncomingHttpHeaders): string {
   const out: Record<string, string> = {}
   let n = 0
   for (const [name, raw] of Object.entries(headers)) {

@@ -1,13 +1,13 @@
 /**
- * One session's request journal in a PostgreSQL database that several `dcb serve` replicas share:
+ * One session's request log in a PostgreSQL database that several `dcb serve` replicas share:
  * the entries this replica answers go to the database (numbered there, after the answer, on a
- * connection of their own), and the journal lists every replica's, as the database numbered them.
+ * connection of their own), and the request log lists every replica's, as the database numbered them.
  */
 import type { FedRequestLog, RequestLogFeed, RequestLogRecord } from './request-log-feed.js'
 import type { SessionDatabase } from './postgres-session.js'
 
 export class PostgresRequestLogFeed implements RequestLogFeed {
-  private journal: FedRequestLog | null = null
+  private requestLog: FedRequestLog | null = null
   private pending: string[] = []
   /** The entries on their way to the database, or null. */
   writing: Promise<void> | null = null
@@ -17,11 +17,11 @@ export class PostgresRequestLogFeed implements RequestLogFeed {
     private readonly name: string,
   ) {}
 
-  /** The session's request journal: its entries go to the database, and it holds every replica's. */
-  attach(journal: FedRequestLog): void {
-    this.journal = journal
-    journal.feed = this
-    journal.sync = () => this.refresh()
+  /** The session's request log: its entries go to the database, and it holds every replica's. */
+  attach(requestLog: FedRequestLog): void {
+    this.requestLog = requestLog
+    requestLog.feed = this
+    requestLog.sync = () => this.refresh()
   }
 
   write(entry: RequestLogRecord): void {
@@ -34,7 +34,7 @@ export class PostgresRequestLogFeed implements RequestLogFeed {
       while (this.pending.length) {
         const batch = this.pending
         this.pending = []
-        await this.db.writeRequests(this.name, batch, this.journal?.capacity ?? 1000).catch(() => {})
+        await this.db.writeRequests(this.name, batch, this.requestLog?.capacity ?? 1000).catch(() => {})
       }
     } finally {
       this.writing = null
@@ -45,9 +45,9 @@ export class PostgresRequestLogFeed implements RequestLogFeed {
     void this.db.clearRequests(this.name).catch(() => {})
   }
 
-  /** Another replica cleared the journal (a reset): its entries here go too. */
+  /** Another replica cleared the request log (a reset): its entries here go too. */
   forgetAll(): void {
-    this.journal?.forgetAll()
+    this.requestLog?.forgetAll()
   }
 
   /**
@@ -56,24 +56,24 @@ export class PostgresRequestLogFeed implements RequestLogFeed {
    */
   restart(): void {
     this.pending = []
-    this.journal?.restart()
+    this.requestLog?.restart()
   }
 
-  /** The journal gets the entries every replica wrote since its newest (this replica's own written first). */
+  /** The request log gets the entries every replica wrote since its newest (this replica's own written first). */
   private async refresh(): Promise<void> {
-    const journal = this.journal
-    if (!journal) return
+    const requestLog = this.requestLog
+    if (!requestLog) return
     await this.writing
     let rows: { id: string; entry: string }[]
     try {
       ;({ rows } = await this.db.pool.query<{ id: string; entry: string }>(
         `SELECT id, entry FROM (SELECT id, entry FROM dcb_requests WHERE session = $1 AND id >= $2 ORDER BY id DESC LIMIT $3) r ORDER BY id`,
-        [this.name, journal.nextId, journal.capacity],
+        [this.name, requestLog.nextId, requestLog.capacity],
       ))
     } catch (e) {
       // The database away: the control API answers 503 STORE_UNAVAILABLE naming it, as for any read.
       throw this.db.unreadable(e)
     }
-    for (const r of rows) journal.mirror(JSON.parse(r.entry) as RequestLogRecord, Number(r.id))
+    for (const r of rows) requestLog.mirror(JSON.parse(r.entry) as RequestLogRecord, Number(r.id))
   }
 }

@@ -1,20 +1,20 @@
 import { describe, expect, it } from 'vitest'
-import { journalHeaders, MASKED } from '../../src/http/journal-headers.js'
+import { requestLogHeaders, MASKED } from '../../src/http/request-log-headers.js'
 
 describe('the request headers the request log keeps', () => {
   it('masks an API key the package does not ship, keeps a shipped one, leaves out cookies and authorization', () => {
-    expect(JSON.parse(journalHeaders({ 'api-key': 'live-secret', cookie: 'a=b', authorization: 'Bearer x', accept: '*/*' }))).toEqual({
+    expect(JSON.parse(requestLogHeaders({ 'api-key': 'live-secret', cookie: 'a=b', authorization: 'Bearer x', accept: '*/*' }))).toEqual({
       'api-key': MASKED,
       accept: '*/*',
     })
-    expect(JSON.parse(journalHeaders({ 'api-key': 'sandbox-demo-key' }))['api-key']).toBe('sandbox-demo-key')
+    expect(JSON.parse(requestLogHeaders({ 'api-key': 'sandbox-demo-key' }))['api-key']).toBe('sandbox-demo-key')
   })
 
   it('is bounded: 24 headers of 200 characters at most', () => {
     const many = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`x-h${i}`, 'v'.repeat(5000)]))
-    const kept = JSON.parse(journalHeaders(many)) as Record<string, string>
+    const kept = JSON.parse(requestLogHeaders(many)) as Record<string, string>
     expect(Object.keys(kept)).toHaveLength(24)
     expect(Object.values(kept).every((v) => v.length === 201)).toBe(true)
-    expect(journalHeaders(many).length).toBeLessThan(24 * 220)
+    expect(requestLogHeaders(many).length).toBeLessThan(24 * 220)
   })
 })

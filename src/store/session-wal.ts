@@ -6,7 +6,7 @@
  *
  * The folder's files and how a start reads them back are in session-folder.ts; this file keeps the
  * sessions while the server runs: appends, drops, compaction (a snapshot per changed session under a
- * new journal generation) and shutdown.
+ * new log generation) and shutdown.
  */
 import { readdirSync, rmSync, unlinkSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
@@ -15,7 +15,7 @@ import { COLLECTIONS, State, type Change } from '../core/state.js'
 import { Compaction } from './compaction.js'
 import { sizeOf } from './file.js'
 import { makeDirs, removeMadeDirs } from './folders.js'
-import { generations, journalPath, readSessionsFolder, SNAPSHOT, snapshotPath, type SeedSession, type SessionEntry } from './session-folder.js'
+import { generations, logPath, readSessionsFolder, SNAPSHOT, snapshotPath, type SeedSession, type SessionEntry } from './session-folder.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
 import { cutTornTails, type TornTail } from './torn-tail.js'
@@ -25,8 +25,8 @@ type Entry = SessionEntry
 
 const dirty = (e: Entry) => e.saved !== e.seq
 
-export interface SessionJournalOptions {
-  /** Compact when the current journal passes this many bytes (or the sessions' snapshots, when larger). */
+export interface SessionWalOptions {
+  /** Compact when the current log passes this many bytes (or the sessions' snapshots, when larger). */
   compactBytes?: number
   /** Skip fsync (only for benchmarks that want to see the cost of it). */
   unsafeNoSync?: boolean
@@ -39,7 +39,7 @@ export interface SessionJournalOptions {
 /** The name of the default session's lines in the write-ahead log. */
 const DEFAULT = 'default'
 
-export class SessionJournal {
+export class SessionWal {
   private readonly sessions = new Map<string, Entry>()
   private generation = 0
   private readonly wal: WriteAheadLog
@@ -54,15 +54,15 @@ export class SessionJournal {
 
   constructor(
     readonly folder: string,
-    opts: SessionJournalOptions = {},
+    opts: SessionWalOptions = {},
   ) {
     this.sync = !opts.unsafeNoSync
     this.io = opts.io
     this.dataFile = opts.dataFile
     this.wal = new WriteAheadLog({
-      pathOf: (gen) => this.journalPath(gen),
+      pathOf: (gen) => this.logPath(gen),
       dir: folder,
-      describe: `the sessions journal in ${folder}`,
+      describe: `the sessions' write-ahead log in ${folder}`,
       sync: this.sync,
       io: opts.io,
     })
@@ -74,8 +74,8 @@ export class SessionJournal {
     })
   }
 
-  private journalPath(gen: number): string {
-    return journalPath(this.folder, gen)
+  private logPath(gen: number): string {
+    return logPath(this.folder, gen)
   }
   private snapshotPath(name: string): string {
     return name === DEFAULT && this.dataFile ? this.dataFile : snapshotPath(this.folder, name)
@@ -110,7 +110,7 @@ export class SessionJournal {
   private activated: Promise<void> | undefined
 
   /**
-   * Reads and checks the folder (snapshots, then journals) into memory, writing nothing: a damaged
+   * Reads and checks the folder (snapshots, then logs) into memory, writing nothing: a damaged
    * file (a complete line that does not parse, an unknown record, a bad snapshot field) refuses the
    * start with one message naming the file and line, and the files stay as they were; a torn last
    * line is noted and left for `activate` to cut. Answers the names of the stored sessions.
@@ -133,10 +133,10 @@ export class SessionJournal {
   private legacy: string[] = []
   /** The folders `activate` made: taken back by `abandon` while they are empty. */
   private madeDirs: string[] = []
-  /** Torn journal tails found by `load`, cut by `activate`. */
+  /** Torn log tails found by `load`, cut by `activate`. */
   private torn: TornTail[] = []
 
-  /** Once the server is bound: makes the folder, cuts torn tails, opens the journal, replaces the first layout. */
+  /** Once the server is bound: makes the folder, cuts torn tails, opens the log, replaces the first layout. */
   activate(): Promise<void> {
     return (this.activated ??= (async () => {
       await this.load()
@@ -215,26 +215,26 @@ export class SessionJournal {
   }
 
   /**
-   * Starts a new journal generation and writes a snapshot of every session changed since its last
+   * Starts a new log generation and writes a snapshot of every session changed since its last
    * one (each written, fsynced and read back whole before it replaces the old one; a session is
-   * marked saved only then); the old journals are removed once all of them are. A compaction that
-   * fails keeps the journals, and is tried again after a later write.
+   * marked saved only then); the old logs are removed once all of them are. A compaction that
+   * fails keeps the logs, and is tried again after a later write.
    */
   compact(): Promise<void> {
     return this.compaction.start()
   }
 
-  /** A compaction's work: a new journal generation, the changed sessions' snapshots as of the swap; answers all snapshots' size. */
+  /** A compaction's work: a new log generation, the changed sessions' snapshots as of the swap; answers all snapshots' size. */
   private async writeSnapshots(): Promise<number> {
     const snapshots: [string, Entry, SnapshotData][] = []
     const gen = await this.wal.rotate((newGen) => {
-      // Each snapshot holds exactly its session's changes up to its seq; later lines go to the new journal.
+      // Each snapshot holds exactly its session's changes up to its seq; later lines go to the new log.
       for (const [name, entry] of this.sessions) {
         if (!dirty(entry)) continue
         const collections: SnapshotData['collections'] = {}
         for (const c of COLLECTIONS) collections[c] = [...(entry.state[c] as Map<string, unknown>)]
         const snap: SnapshotData = { format: 'dcb-sandbox/1', seq: entry.seq, generation: newGen, saved_at: new Date().toISOString(), collections }
-        // The data file says its generation counts this log's, not its own journals' (an earlier version's).
+        // The data file says its generation counts this log's, not its own logs' (an earlier version's).
         if (name === DEFAULT && this.dataFile) snap.log = 'sessions'
         snapshots.push([name, entry, snap])
       }
@@ -246,7 +246,7 @@ export class SessionJournal {
       entry.saved = snap.seq
     }
     // A snapshot that is not its session's own (a dropped session's that a crash or a failed removal
-    // left, under a name perhaps made again since) goes before the journals holding the drop: else the
+    // left, under a name perhaps made again since) goes before the logs holding the drop: else the
     // next start would bring the dropped session back, or lay a new one's lines over the old records.
     for (const f of readdirSync(this.folder)) {
       const m = SNAPSHOT.exec(f)
@@ -255,7 +255,7 @@ export class SessionJournal {
     if (this.sync) fsyncDir(this.folder, this.io)
     // The data file is renamed in its own folder: that one holds its new name.
     if (this.sync && this.dataFile && snapshots.some(([name]) => name === DEFAULT)) fsyncDir(dirname(this.dataFile), this.io)
-    for (const g of this.generations()) if (g < gen) unlinkSync(this.journalPath(g))
+    for (const g of this.generations()) if (g < gen) unlinkSync(this.logPath(g))
     return this.sizeOfSnapshots()
   }
 
@@ -272,8 +272,8 @@ export class SessionJournal {
   }
 
   /**
-   * Shutdown: a snapshot of every session changed since its last one, then the journal is
-   * released. One that cannot be written leaves the journals in place (the next start recovers
+   * Shutdown: a snapshot of every session changed since its last one, then the log is
+   * released. One that cannot be written leaves the logs in place (the next start recovers
    * from them) and throws.
    */
   async close(): Promise<void> {
@@ -289,8 +289,8 @@ export class SessionJournal {
   }
 
   /**
-   * A start that failed (the server's other stores, or this one's `activate`): the journal is
-   * released without a snapshot; what `activate` made (an empty journal, the folder) is taken back.
+   * A start that failed (the server's other stores, or this one's `activate`): the log is
+   * released without a snapshot; what `activate` made (an empty log, the folder) is taken back.
    */
   async abandon(): Promise<void> {
     if (this.closed) return
@@ -317,17 +317,17 @@ export class SessionJournal {
   }
 }
 
-/** One session's view of the shared journal, as the engine's Store. */
+/** One session's view of the shared log, as the engine's Store. */
 export class SessionStore implements Store {
   readonly kind = 'file' as const
   constructor(
-    private readonly journal: SessionJournal,
+    private readonly log: SessionWal,
     readonly name: string,
     /** The session's state as stored (the engine works on this one). */
     readonly state: State,
   ) {}
 
-  /** The state is loaded by the journal already (`state` is that state). */
+  /** The state is loaded by the log already (`state` is that state). */
   async open(state: State): Promise<void> {
     if (state !== this.state) throw new StoreError('a session store opens only on its own state')
   }
@@ -338,16 +338,16 @@ export class SessionStore implements Store {
   async activate(): Promise<void> {}
   async abandon(): Promise<void> {}
   append(changes: Change[], undo?: () => void): Promise<void> {
-    return this.journal.append(this.name, this.journal.nextSeq(this.name), changes, undo)
+    return this.log.append(this.name, this.log.nextSeq(this.name), changes, undo)
   }
   flush(): Promise<void> {
-    return this.journal.flush()
+    return this.log.flush()
   }
-  /** The journal is shared: the registry closes it once for all sessions. */
+  /** The log is shared: the registry closes it once for all sessions. */
   async close(): Promise<void> {
-    await this.journal.flush().catch(() => {})
+    await this.log.flush().catch(() => {})
   }
   info(): Record<string, unknown> {
-    return this.journal.info(this.name)
+    return this.log.info(this.name)
   }
 }
