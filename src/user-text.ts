@@ -9,6 +9,7 @@ export const USER_FILES = {
   fixture: { what: 'a fixture file', maxBytes: 16 * 2 ** 20 },
   run: { what: 'a run file', maxBytes: 16 * 2 ** 20 },
   rules: { what: 'a rules file', maxBytes: 16 * 2 ** 20 },
+  policy: { what: 'a policy file', maxBytes: 16 * 2 ** 20 },
   recording: { what: 'a recording', maxBytes: 256 * 2 ** 20 },
 } as const
 
@@ -150,7 +151,7 @@ function loneSurrogateAt(text: string): number {
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /**
- * A text file a user wrote (a fixture, run, rules or replay file), bounded by its kind's size (see
+ * A text file a user wrote (a fixture, run, rules, policy or replay file), bounded by its kind's size (see
  * USER_FILES) and a regular file, or a UserFileError saying why not. Without the UTF-8 byte-order
  * mark some editors put first (Windows Notepad does): JSON.parse refuses it, naming a character
  * nobody can see. A file that starts with a UTF-16 byte-order mark is read as UTF-16: Windows

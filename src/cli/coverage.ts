@@ -1,9 +1,21 @@
 /** `dcb coverage`: what each merchant's traffic exercised and what it did wrong, for people, as JSON, or as a JUnit report for CI. */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import chalk from 'chalk'
 import type { CoverageAnswer, SessionsAnswer } from '../contract/index.js'
 import { countableIds } from '../core/coverage-outcomes.js'
-import { checkPolicy, coverageJUnit, coverageVerdict, authenticated, mergeCoverage, parsePolicy, type CoveragePolicy } from '../core/coverage-gate.js'
+import { nearestName } from '../core/nearest.js'
+import { describeJsonProblem, parseJsonText } from '../json-text.js'
+import { readUserText, UserFileError } from '../user-text.js'
+import {
+  checkPolicy,
+  coverageJUnit,
+  coverageVerdict,
+  authenticated,
+  mergeCoverage,
+  parsePolicy,
+  POLICY_KEYS,
+  type CoveragePolicy,
+} from '../core/coverage-gate.js'
 import { CliError, EXIT } from './errors.js'
 import { clientFrom, guard, out, printJson, sessionGiven, warnOfNewSession, type ClientCliOptions } from './common.js'
 
@@ -23,16 +35,37 @@ export interface CoverageCliOptions extends Omit<ClientCliOptions, 'session'> {
   failOnFindings?: boolean
 }
 
+/** How deep a policy file may nest arrays and objects (it needs two levels). */
+const POLICY_MAX_DEPTH = 64
+
+/**
+ * A policy file's text, checked as a user's file is (a regular file within its bound, UTF-8, JSON
+ * within its depth), or a CliError (exit 2). The path may name any file: what is wrong says where,
+ * never what the file holds, and a JSON object with no key of a policy (nor one near it) is said to
+ * be none without its keys.
+ */
+function readPolicyText(file: string): string {
+  let text: string
+  try {
+    text = readUserText(file, 'policy')
+  } catch (e) {
+    if (e instanceof UserFileError) throw new CliError(`cannot read the policy ${file}: ${e.message}`, EXIT.USAGE)
+    throw e
+  }
+  const parsed = parseJsonText(text, POLICY_MAX_DEPTH)
+  if ('problem' in parsed) throw new CliError(`the policy ${file} is not JSON: ${describeJsonProblem(parsed.problem)}`, EXIT.USAGE)
+  const v = parsed.value
+  const keys = v && typeof v === 'object' && !Array.isArray(v) ? Object.keys(v) : []
+  if (keys.length && !keys.some((k) => POLICY_KEYS.includes(k) || nearestName(k, POLICY_KEYS) !== undefined))
+    throw new CliError(`the policy ${file} is not a policy: a JSON object with require, allow and min was expected`, EXIT.USAGE)
+  return text
+}
+
 /** The policy the flags and the file give; undefined: none (today's behaviour, `--min` alone). */
 function policyOf(o: CoverageCliOptions): CoveragePolicy | undefined {
   let p: CoveragePolicy | undefined
   if (o.policy !== undefined) {
-    let text: string
-    try {
-      text = readFileSync(o.policy, 'utf8')
-    } catch (e) {
-      throw new CliError(`cannot read the policy ${o.policy}: ${(e as Error).message}`, EXIT.USAGE)
-    }
+    const text = readPolicyText(o.policy)
     try {
       p = parsePolicy(text, `the policy ${o.policy}`)
     } catch (e) {

@@ -39,7 +39,8 @@ export interface CoveragePolicy {
   failOnFindings?: boolean
 }
 
-const POLICY_KEYS = ['require', 'allow', 'min']
+/** The keys a policy file may hold. */
+export const POLICY_KEYS = ['require', 'allow', 'min']
 
 /** A policy file's text, checked: JSON, only the known keys, each of its type. Throws an Error naming the problem. */
 export function parsePolicy(text: string, file = 'the policy'): CoveragePolicy {

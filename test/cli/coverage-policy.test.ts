@@ -3,7 +3,8 @@
  * repeated, --sessions GLOB, and the control API's ?sessions=), --min holding only merchants with a
  * call past authentication, and bad policies refused by name.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { tempDir, useSandbox } from '../helpers.js'
@@ -96,6 +97,48 @@ describe('dcb coverage: a policy', () => {
       expect(r.code, args.join(' ')).toBe(2)
       expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1)
       expect(r.stderr).toContain(text)
+    }
+  })
+})
+
+describe("a policy file is read as a user's file", () => {
+  it('a FIFO, a device, a file past 16 MiB, bytes not UTF-8: refused by what they are, unread (exit 2)', async () => {
+    const fifo = join(tmp.dir, 'pipe.json')
+    execFileSync('mkfifo', [fifo])
+    const zero = join(tmp.dir, 'zero.json')
+    symlinkSync('/dev/zero', zero)
+    // Sparse: 20 GiB on the file system's word, no block written.
+    const huge = policyFile('huge.json', '')
+    truncateSync(huge, 20 * 1024 * 2 ** 20)
+    const prefix = '{ "require": ["init.otp"], "allow": ["Caf'
+    const latin1 = join(tmp.dir, 'latin1.json')
+    writeFileSync(latin1, Buffer.concat([Buffer.from(prefix), Buffer.from([0xe9]), Buffer.from('"] }')]))
+    const cases: [string, string][] = [
+      [fifo, `dcb: cannot read the policy ${fifo}: is a FIFO (a named pipe), not a regular file\n`],
+      [zero, `dcb: cannot read the policy ${zero}: is a character device, not a regular file\n`],
+      [huge, `dcb: cannot read the policy ${huge}: is 20480 MiB, over the 16 MiB a policy file may be\n`],
+      [latin1, `dcb: cannot read the policy ${latin1}: is not valid UTF-8: the byte at offset ${prefix.length} (counting from 0)\n`],
+    ]
+    for (const [file, stderr] of cases) {
+      const r = await dcb(['coverage', '--policy', file], { env: { DCB_BASE_URL: c.url }, timeoutMs: 10_000 })
+      expect([file, r.code, r.stderr]).toEqual([file, 2, stderr])
+    }
+  })
+
+  it('a file that is not a policy is refused without its content', async () => {
+    const secret = policyFile('secret.txt', 'password=hunter2 and more\n')
+    const keyFile = policyFile('key.json', JSON.stringify({ password: 'hunter2', token: 'hunter2' }))
+    const refused = [
+      [
+        secret,
+        `dcb: the policy ${secret} is not JSON: invalid JSON: line 1, column 1: a value (an object, array, string, number, true, false or null) was expected\n`,
+      ],
+      [keyFile, `dcb: the policy ${keyFile} is not a policy: a JSON object with require, allow and min was expected\n`],
+    ]
+    for (const [file, stderr] of refused) {
+      const r = await run(['--policy', file!])
+      expect([r.code, r.stderr]).toEqual([2, stderr])
+      expect(r.stderr).not.toMatch(/hunter2|password/)
     }
   })
 })
