@@ -37,14 +37,19 @@ export function wrapWords(text: string, width: number, indent: number): string[]
   return lines.map((l, i) => (i ? ' '.repeat(indent) + l : l))
 }
 
+/** A term on a line of its own, wrapped at spaces when wider than the help (mo's arguments at 40 columns). */
+const termLines = (term: string, width: number) => wrapWords(term, width - 2, 4).map((l) => `  ${l}`)
+
 /** The longest word of a text, in columns. */
 const longestWord = (text: string) => Math.max(0, ...text.split(/\s+/).map((w) => w.length))
 
 /** The help settings every command gets (commander copies them to each subcommand). */
 export const helpSettings: Partial<Help> = {
+  // Commander leaves the command's own description unwrapped below 40 columns: wrap it at any width.
+  minWidthToWrap: 1,
   formatItem(this: Help, term: string, termWidth: number, description: string, helper: Help): string {
     const width = this.helpWidth ?? 80
-    if (!description) return `  ${term}`
+    if (!description) return termLines(term, width).join('\n')
     // The column of the descriptions: after the terms, unless that leaves them too little room.
     const column = Math.min(termWidth, width - 4 - MIN_DESCRIPTION)
     const beside = width - column - 4
@@ -53,10 +58,10 @@ export const helpSettings: Partial<Help> = {
     if (column >= 10 && longestWord(text) <= beside) {
       const wrapped = wrapWords(text, beside, 0).map((l, i) => (i ? ' '.repeat(column + 4) + l : l))
       const own = helper.displayWidth(term) > column
-      const first = own ? [`  ${term}`, ' '.repeat(column + 4) + wrapped[0]] : [`  ${term.padEnd(column)}  ${wrapped[0]}`]
+      const first = own ? [...termLines(term, width), ' '.repeat(column + 4) + wrapped[0]] : [`  ${term.padEnd(column)}  ${wrapped[0]}`]
       return [...first, ...wrapped.slice(1)].join('\n')
     }
-    return [`  ${term}`, ...wrapWords(text, width - UNDER_INDENT, 0).map((l) => ' '.repeat(UNDER_INDENT) + l)].join('\n')
+    return [...termLines(term, width), ...wrapWords(text, width - UNDER_INDENT, 0).map((l) => ' '.repeat(UNDER_INDENT) + l)].join('\n')
   },
   formatHelp(this: Help, cmd, helper): string {
     const width = this.helpWidth ?? 80

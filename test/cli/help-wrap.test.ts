@@ -1,6 +1,7 @@
 /**
  * `dcb --help` and every command's help wrap at spaces within the width: no line longer than it
- * (a terminal would break it inside a word) and no word broken, at 60, 80 and 120 columns, from
+ * (a terminal would break it inside a word) but a word longer than a line, alone on it, and no word
+ * broken, at 30, 40, 60, 80 and 120 columns, from
  * COLUMNS (a pipe) or the terminal's own width (a pty). Through the binary; the words are compared
  * with the same help printed unwrapped, and that with the descriptions commander holds.
  */
@@ -59,11 +60,12 @@ describe('help wraps at word boundaries', () => {
     })
   })
 
-  it.each([60, 80, 120])('at %i columns (COLUMNS): no line longer, no word broken, every command', { timeout: 120_000 }, async (columns) => {
+  // Below 60 columns a word may be longer than a line (serve's postgres://USER:PASSWORD@… URL): it stays whole, alone on its line.
+  it.each([30, 40, 60, 80, 120])('at %i columns (COLUMNS): no line longer, no word broken, every command', { timeout: 120_000 }, async (columns) => {
     const wrapped = await eachOf(ALL, ([path]) => help(path, columns))
     ALL.forEach(([path], i) => {
       const text = wrapped[i]!
-      const long = text.split('\n').filter((l) => l.length > columns)
+      const long = text.split('\n').filter((l) => l.length > columns && (columns >= 60 || /\s/.test(l.trim())))
       expect({ command: path.join(' '), long }).toEqual({ command: path.join(' '), long: [] })
       expect({ command: path.join(' '), words: words(text) }).toEqual({ command: path.join(' '), words: words(wide[i]!) })
     })
