@@ -1,7 +1,8 @@
 /**
  * A property test of the one-subscription rule, through the engine on a frozen (injected) clock:
- * random sequences of OTP, consent and PSMS flows, STOPs, clock moves (carrier renewals, retries and
- * rule cancels), control API cancels, runtime rules and seeds, each checked after every step:
+ * random sequences of OTP, consent and PSMS flows (a bare MO, or a merchant's Init then the MO it
+ * asks for, at once or steps later), STOPs, clock moves (carrier renewals, retries and rule cancels),
+ * control API cancels, runtime rules and seeds, each checked after every step:
  *   - at most one subscription of an MSISDN to a service is ACTIVE;
  *   - no two successful charges of an MSISDN and service pay for overlapping time (a charge pays
  *     from when it is made to the next charge of its subscription, or its expiry, cut at its cancel).
@@ -47,6 +48,8 @@ type Step =
   | { op: 'verify'; pick: number }
   | { op: 'consent'; pick: number; deny: boolean }
   | { op: 'mo'; msisdn: string; keyword: string }
+  | { op: 'psms'; msisdn: string; service: string; mo: 'now' | 'later' }
+  | { op: 'confirm'; pick: number }
   | { op: 'stop'; msisdn: string; keyword: string | null }
   | { op: 'advance'; by: string }
   | { op: 'cancel'; pick: number }
@@ -54,7 +57,12 @@ type Step =
   | { op: 'unrule'; pick: number }
   | { op: 'seed'; msisdn: string; service: string }
 
-function randomSteps(rand: () => number): Step[] {
+/**
+ * The steps of one seed. The PSMS Inits (and their later MOs) come from a second stream, put between
+ * the other steps: those are drawn as they were before the Inits were added, so a seed still plays them.
+ */
+function randomSteps(seed: number): Step[] {
+  const rand = prng(seed)
   const one = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)]!
   const pick = () => Math.floor(rand() * 1000)
   const n = 30 + Math.floor(rand() * 31)
@@ -76,11 +84,28 @@ function randomSteps(rand: () => number): Step[] {
     // `dcb seed` of one of the always-succeeds numbers (a runtime rule may fail its renewals).
     else steps.push({ op: 'seed', msisdn: one(['60123456001', '60133456001']), service: one(MY_SERVICES) })
   }
-  return steps
+  const extra = prng(seed ^ 0x5a5a5a5a)
+  const mixed: Step[] = []
+  for (const s of steps) {
+    const r = extra()
+    if (r < 0.08) {
+      const msisdn = PSMS[Math.floor(extra() * PSMS.length)]!
+      mixed.push({ op: 'psms', msisdn, service: MY_SERVICES[Math.floor(extra() * MY_SERVICES.length)]!, mo: extra() < 0.5 ? 'now' : 'later' })
+    } else if (r < 0.12) mixed.push({ op: 'confirm', pick: Math.floor(extra() * 1000) })
+    mixed.push(s)
+  }
+  return mixed
+}
+
+/** A PSMS Init's answer: the MO the user is asked to send. */
+interface PsmsAsk {
+  msisdn: string
+  short_code: string
+  keyword: string
 }
 
 /** Runs one step; answers what it did, in words (for the failure's step list). */
-async function run(engine: Engine, pending: string[], s: Step): Promise<string> {
+async function run(engine: Engine, pending: string[], asked: PsmsAsk[], s: Step): Promise<string> {
   const demo = engine.authenticate('sandbox-demo-key')!
   const of = <T>(list: T[], n: number): T | undefined => (list.length ? list[n % list.length] : undefined)
   switch (s.op) {
@@ -123,6 +148,22 @@ async function run(engine: Engine, pending: string[], s: Step): Promise<string> 
       const text = s.op === 'mo' ? s.keyword : s.keyword ? `STOP ${s.keyword}` : 'STOP'
       const r = await engine.mo({ msisdn: s.msisdn, short_code: '32123', text: text! })
       return `mo ${JSON.stringify(r)}`
+    }
+    case 'psms': {
+      const init = await engine.init(demo, { msisdn: s.msisdn, service_code: s.service, country_code: 'my' }, { baseUrl: 'http://x' })
+      if (init.code !== 'SUCCESS') return `init ${init.code}`
+      const ask = { msisdn: s.msisdn, short_code: init.payload!.short_code as string, keyword: init.payload!.keyword as string }
+      if (s.mo === 'later') {
+        asked.push(ask)
+        return `asked ${ask.keyword} to ${ask.short_code}`
+      }
+      return `mo ${JSON.stringify(await engine.mo({ msisdn: ask.msisdn, short_code: ask.short_code, text: ask.keyword }))}`
+    }
+    case 'confirm': {
+      if (!asked.length) return 'no PSMS Init'
+      // The user may send it long after, or twice: it stays asked.
+      const ask = asked[s.pick % asked.length]!
+      return `mo ${ask.msisdn} ${ask.keyword} ${JSON.stringify(await engine.mo({ msisdn: ask.msisdn, short_code: ask.short_code, text: ask.keyword }))}`
     }
     case 'advance': {
       const m = await engine.advance(s.by)
@@ -195,12 +236,13 @@ export function violation(subs: Iterable<SubscriptionRecord>): string | null {
 
 /** Plays one seeded sequence; throws naming the seed, the steps and what broke. */
 async function sequence(seed: number): Promise<void> {
-  const steps = randomSteps(prng(seed))
+  const steps = randomSteps(seed)
   const { engine } = build({ clockStart: { at: Date.parse('2026-01-28T09:00:00Z'), frozen: true }, chargesPerSubscription: 1_000_000 })
   const pending: string[] = []
+  const asked: PsmsAsk[] = []
   const done: string[] = []
   for (const [i, s] of steps.entries()) {
-    done.push(`${String(i).padStart(2)} ${JSON.stringify(s)} -> ${await run(engine, pending, s)}`)
+    done.push(`${String(i).padStart(2)} ${JSON.stringify(s)} -> ${await run(engine, pending, asked, s)}`)
     const broken = violation(engine.state.subs.values())
     if (broken)
       throw new Error(
@@ -212,7 +254,7 @@ async function sequence(seed: number): Promise<void> {
 describe('one ACTIVE subscription per MSISDN and service, and no time paid twice (property)', () => {
   const only = process.env.DCB_PROPERTY_SEED
   const runs = Number(process.env.DCB_PROPERTY_RUNS ?? 200)
-  it(`holds after every step of ${only ? `seed ${only}` : `${runs} random sequences of 30-60 steps`}`, { timeout: 120_000 }, async () => {
+  it(`holds after every step of ${only ? `seed ${only}` : `${runs} random sequences of 30-60 steps and PSMS Inits`}`, { timeout: 120_000 }, async () => {
     const seeds = only ? [Number(only)] : Array.from({ length: runs }, (_, i) => 0x41 * 1000 + i)
     for (const seed of seeds) await sequence(seed)
   })
