@@ -60,6 +60,47 @@ describe('replicas at once on one database', () => {
     }
   })
 
+  // Two verifications, two rows: only the session's lock orders the two activations. Without it both
+  // replicas decide on a state with no ACTIVE subscription and write the same log entry: one Verify is
+  // answered HTTP 500 (the entry's key taken), not ALREADY_SUBSCRIBED; numbered apart, two would be ACTIVE.
+  it('concurrent Verifies of two verifications of one MSISDN and service on two replicas: one subscription, the other ALREADY_SUBSCRIBED', async () => {
+    const r = await sandbox('two_verifies')
+    const body = (msisdn: string) => ({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
+    for (let round = 0; round < 5; round++) {
+      const msisdn = `601237910${String(round).padStart(2, '0')}`
+      // Both Inits first: once one Verify has won, an Init is refused ALREADY_SUBSCRIBED itself.
+      const verifs: { id: string; otp: string }[] = []
+      for (const x of [r[0]!, r[1]!]) {
+        const init = await merchant(x.url, 'init', body(msisdn))
+        expect(init.body.status).toBe('SUCCESS')
+        const id = init.body.payload.verif_request_id as string
+        const otp = await control(r[2]!.url, `/otp?verif_request_id=${id}`)
+        expect(otp.http).toBe(200)
+        verifs.push({ id, otp: otp.body.otp as string })
+      }
+      expect(verifs[0]!.id).not.toBe(verifs[1]!.id)
+      const pair = round % 2 ? [r[1]!, r[0]!] : [r[0]!, r[1]!]
+      const answers = await Promise.all(verifs.map((v, i) => merchant(pair[i]!.url, 'verify', { verif_request_id: v.id, otp: v.otp })))
+      const won = answers.filter((a) => a.body.status === 'SUCCESS')
+      expect(won, JSON.stringify(answers)).toHaveLength(1)
+      const sub = won[0]!.body.payload.subscription_id as string
+      const lost = answers.find((a) => a !== won[0])!
+      // What a single server answers to a Verify for a number that holds an ACTIVE subscription (subscriptions.ts).
+      expect(lost.http).toBe(200)
+      expect(lost.body).toMatchObject({ status: 'FAIL', message: 'ALREADY_SUBSCRIBED' })
+      expect(lost.reason).toBe(`msisdn ${msisdn} has ACTIVE subscription ${sub} to STREAMPLUS`)
+      const subs = (await control(r[2]!.url, `/subscriptions?msisdn=${msisdn}`)).body.subscriptions as {
+        subscription_id: string
+        service_code: string
+        status: string
+        charges: { outcome: string }[]
+      }[]
+      const active = subs.filter((s) => s.service_code === 'STREAMPLUS' && s.status === 'ACTIVE')
+      expect(active.map((s) => s.subscription_id)).toEqual([sub])
+      expect(subs.flatMap((s) => s.charges).filter((c) => c.outcome === 'SUCCESS')).toHaveLength(1)
+    }
+  })
+
   it('a clock move through one replica is what every replica reports next', async () => {
     const r = await sandbox('clock')
     const moves = ['PT1H', 'P1D', 'PT90M']
