@@ -150,6 +150,7 @@ function witness(url: string): Promise<{ until: (n: number) => Promise<void>; cl
 
 /** Whether `ok()` came to hold within `ms`, looked at every 100 ms. */
 async function returned(ok: () => boolean, ms: number): Promise<boolean> {
+  // wall-clock: resident size has no event to wait on; the server gives memory back once it falls idle
   for (const end = Date.now() + ms; !ok(); await new Promise((r) => setTimeout(r, 100))) if (Date.now() > end) return false
   return true
 }
