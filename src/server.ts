@@ -20,7 +20,7 @@ import { capRemoteConnections } from './http/connections.js'
 import { beingClosed, endAndLinger, lingerOnClose } from './http/linger.js'
 import { answerProtocolErrors, missingHost, rawAnswer } from './http/protocol.js'
 import { compileTrust, isLoopback, normalizeIp, TrustProxyError } from './http/ip.js'
-import { createHost, DEFAULT_SESSION, type Host } from './runtime/host.js'
+import { createHost, DEFAULT_SESSION, type Host, type Session } from './runtime/host.js'
 import { fileSessions } from './store/file-sessions.js'
 import { memorySessions } from './store/memory.js'
 import type { Sessions, Store } from './store/types.js'
@@ -62,6 +62,19 @@ export interface RunningSandbox {
   recoveryNotes: string[]
   /** Requests received so far (whether the server is idle). */
   readonly requests: number
+}
+
+/**
+ * The runtime rules a session leaves out, a line each: a rule stored before its regex was bounded
+ * would stall or exhaust the server, and the regex pool of all sessions has a budget.
+ */
+function leftOut(s: Session): string[] {
+  return s.engine
+    .disabledRules()
+    .map(
+      (d) =>
+        `session "${s.name}": runtime rule ${d.id} is left out (${d.problem}); remove it with dcb rules remove ${d.id}${s.name === DEFAULT_SESSION ? '' : ` --session ${s.name}`}`,
+    )
 }
 
 /** Why an `allowIps` entry is not an IPv4 or IPv6 address or CIDR range, or undefined when it is one. */
@@ -112,7 +125,8 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
   }
   const { world, sources } = withAllowedIps(loaded.world, loaded.sources, opts.allowIps ?? [])
   // Warnings (a service left with no integration) load, but are said once at start-up.
-  for (const w of loaded.warnings) (opts.onWarning ?? ((text: string) => process.stderr.write(`dcb: warning: ${text}\n`)))(w)
+  const warn = opts.onWarning ?? ((text: string) => void process.stderr.write(`dcb: warning: ${text}\n`))
+  for (const w of loaded.warnings) warn(w)
   let clockStart: { at: number; frozen: boolean } | undefined
   // Alone it would do nothing (the clock runs unless --clock freezes it): say so instead.
   if (opts.clockRunning && !opts.clock) throw new ServeError('--clock-running (clockRunning) goes with --clock: the time the clock runs from', 'usage')
@@ -179,6 +193,10 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
       maxSessions: opts.maxSessions,
       version: version(),
       storeInfo: () => store.info(),
+      // A session opened at start-up says it with the recovery notes; one opened later (a shared store's), as a warning.
+      onOpen: (s) => {
+        for (const note of leftOut(s)) (ready ? warn : (n: string) => recoveryNotes.push(n))(note)
+      },
     })
     app = createSandboxApp({
       host: sessions,
@@ -279,12 +297,8 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     // Only once the port is ours (a start that fails before changes no data file): the stores made
     // ready for writes, then events that fell due while the server was down run, in order, once, in every session.
     await sessions.activate()
-    // A rule stored before its regex was bounded would stall or exhaust the server: it is left out, and said.
-    for (const s of sessions.all())
-      for (const d of s.engine.disabledRules())
-        recoveryNotes.push(
-          `session "${s.name}": runtime rule ${d.id} is left out (${d.problem}); remove it with dcb rules remove ${d.id}${s.name === DEFAULT_SESSION ? '' : ` --session ${s.name}`}`,
-        )
+    // The named sessions said theirs as they opened (`onOpen`).
+    recoveryNotes.push(...leftOut(sessions.default))
   } catch (e) {
     server.close()
     server.closeAllConnections()

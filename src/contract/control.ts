@@ -231,6 +231,10 @@ export const RulesAnswer = z.object({
     .array(RuleInForce)
     .describe('every rule in force, in the order consulted: runtime rules (last added first), then the fixture files (last first), the default world last'),
   runtime: z.array(RuntimeRule).describe('the runtime rules as added, oldest first'),
+  left_out: z
+    .array(z.object({ id: z.string(), problem: z.string() }))
+    .optional()
+    .describe('stored runtime rules not in force, each with why (a regex past the bound of one rule, or of all sessions together); absent when none'),
 })
 export const WorldDocument = z
   .looseObject({

@@ -12,6 +12,7 @@ import { DEFAULT_MAX_SUBSCRIPTIONS } from './limits.js'
 import { EventQueue } from './queue.js'
 import type { RenewalPlan } from './renewal-plan.js'
 import { RuleSet } from './ruleset.js'
+import type { RegexPool } from './regex-pool.js'
 import { State, type Change } from './state.js'
 import { Tx } from './tx.js'
 import type { WorldSources } from './layering.js'
@@ -61,12 +62,10 @@ export interface EngineOptions {
   moveBatchMs?: number
   /** Monotonic milliseconds (`performance.now`), to measure a batch's work; none: batches by count only. */
   workClock?: () => number
-  /**
-   * Gives the host's event loop a turn between two batches of a long clock move (the server passes a
-   * `setImmediate` promise: HTTP requests and signals are served meanwhile). The default only lets
-   * pending promises run (an engine with no host to serve, as in unit tests).
-   */
+  /** Gives the host's event loop a turn between two batches of a long clock move (the server: `setImmediate`, so requests and signals are served meanwhile). */
   yieldToHost?: () => Promise<void>
+  /** The regexes of runtime rules held for every session of a host, under one budget (default: this engine's own). */
+  regexPool?: RegexPool
 }
 
 /**
@@ -179,7 +178,7 @@ export class EngineContext {
     this.clockStart = opts.clockStart
     this.world = opts.world instanceof WorldIndex ? opts.world : new WorldIndex(opts.world, opts.sources)
     this.sources = this.world.sources
-    this.ruleset = new RuleSet(this.state, this.world.world.rules, this.sources?.rules)
+    this.ruleset = new RuleSet(this.state, this.world.world.rules, this.sources?.rules, opts.regexPool)
     this.queue = new EventQueue(this.state)
   }
 

@@ -348,14 +348,20 @@ export class Engine {
 
   /**
    * Every rule in force in the order consulted (`rules`, each with its source and `used`), and the
-   * runtime rule records as added (`runtime`, oldest first).
+   * runtime rule records as added (`runtime`, oldest first); the stored ones left out, with why (`left_out`).
    */
-  rules(): { rules: RuleInForce[]; runtime: RuntimeRuleRecord[] } {
-    return { rules: this.ctx.ruleset.list(), runtime: this.ctx.ruleset.runtimeRecords() }
+  rules(): { rules: RuleInForce[]; runtime: RuntimeRuleRecord[]; left_out?: { id: string; problem: string }[] } {
+    const { ruleset } = this.ctx
+    return { rules: ruleset.list(), runtime: ruleset.runtimeRecords(), ...(ruleset.disabled.length ? { left_out: [...ruleset.disabled] } : {}) }
   }
 
-  /** Stored runtime rules left out of force, each with why (a regex costlier than a rule may be: stored by an older version). */
+  /** Stored runtime rules left out of force, each with why (a regex costlier than a rule may be, or no room in the host's regex pool). */
   readonly disabledRules = (): readonly { id: string; problem: string }[] => this.ctx.ruleset.disabled
+
+  /** The session is closed: what it holds in the host's regex pool goes back. */
+  release(): void {
+    this.ctx.ruleset.release()
+  }
 
   /**
    * Adds a runtime rule, checked by the one rule validation (schema, step/effect table, names in

@@ -9,6 +9,7 @@ import { ruleReason } from './why.js'
 import type { DelaySpec } from './delays.js'
 import { MAX_DELAY_MS } from './limits.js'
 import { MAX_REGEX_INPUT, takeCompiled } from './regex-cost.js'
+import type { HeldRegex } from './regex-pool.js'
 import type { Rule, RuleEffect, Step } from './world-schema.js'
 
 export interface RuleContext {
@@ -34,14 +35,16 @@ export interface CompiledRule {
   source: string
 }
 
-export function compileRule(rule: Rule, source: string): CompiledRule {
-  let regex = rule.match.regex !== undefined ? takeCompiled(rule.match.regex) : undefined
+/** `held`: the rule's regex as the host's pool holds it (a runtime rule's), else compiled for this rule alone. */
+export function compileRule(rule: Rule, source: string, held?: HeldRegex): CompiledRule {
+  let regex = rule.match.regex !== undefined && !held ? takeCompiled(rule.match.regex) : undefined
   return {
     rule,
     steps: new Set(Array.isArray(rule.step) ? rule.step : [rule.step]),
     get regex() {
       // The schema compiled it once already when the rule came in, so this cannot throw. A rule whose
       // regex costs too much never gets here (the schema refuses it, `RuleSet` leaves a stored one out).
+      if (held) return held.compiled()
       return rule.match.regex ? (regex ??= RE2JS.compile(rule.match.regex)) : undefined
     },
     source,

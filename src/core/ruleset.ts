@@ -16,6 +16,7 @@ import { StepRules } from './rule-index.js'
 import { compileRule, type CompiledRule, type RegexMatch, type RuleContext } from './rules.js'
 import type { RuntimeRuleRecord, State } from './state.js'
 import { regexCostProblem } from './regex-cost.js'
+import { RegexPool, type HeldRegex } from './regex-pool.js'
 import type { Tx } from './tx.js'
 
 /** The most runtime rules a session holds (`POST /_sandbox/rules`): each is stored and consulted by every call. */
@@ -58,15 +59,19 @@ export class RuleSet {
   private cache = new Map<string, Candidates>()
   /** Candidates per step of a record that stays (a subscription, a verification request): no key to build. */
   private byRecord = new WeakMap<object, { version: number; steps: Map<Step, Candidates> }>()
-  /** Stored runtime rules left out, each with why: their regex costs more than a rule may (`regexCostProblem`). */
+  /** Stored runtime rules left out, each with why: their regex costs more than a rule may (`regexCostProblem`), or the pool is full. */
   disabled: readonly { id: string; problem: string }[] = []
   /** Counts changes of the rules: what was found under an older version is to be found anew. */
   version = 0
+  /** The pool each runtime rule's regex is held in (the rule's hold), while the session is open. */
+  private holds = new Map<CompiledRule, HeldRegex>()
 
+  /** `pool`: the regexes held for every session of the host (default: this session's own). */
   constructor(
     private readonly state: State,
     worldRules: Rule[],
     sources: Record<string, string> = {},
+    private pool: RegexPool | undefined = new RegexPool(),
   ) {
     let compiled = compiledWorlds.get(worldRules)
     if (!compiled) compiledWorlds.set(worldRules, (compiled = worldRules.map((r) => compileRule(r, sources[r.id] ?? 'world'))))
@@ -81,15 +86,29 @@ export class RuleSet {
     const before = new Map(this.runtime.map((c) => [c.rule.id, this.decisions.get(c) ?? 0]))
     // A record holds the rule as the rule schema made it when it came in (`Engine.addRule`): not parsed
     // again. A rule kept compiled is not compiled anew (adding the 1,000th rule recompiles nothing).
-    // One whose regex costs more than a rule may (stored by an older version) is left out, and said.
-    const kept = new Map(this.runtime.map((c) => [c.rule.id, c]))
+    // One whose regex costs more than a rule may (stored by an older version), or that the pool has no
+    // room for (another replica added it), is left out, and said.
+    const prior = new Map(this.runtime.map((c) => [c.rule.id, c]))
+    const kept = new Set(records.flatMap((r) => (prior.get(r.id)?.rule === r.rule ? [prior.get(r.id)!] : [])))
+    const slots: (CompiledRule | RuntimeRuleRecord)[] = records.map((r) => (prior.get(r.id)?.rule === r.rule ? prior.get(r.id)! : r))
+    const unheld = this.runtime.filter((c) => !kept.has(c))
+    // What is held already is taken before the rules that go give theirs back: a pattern both use is not compiled anew.
+    const fill = (last: boolean) => {
+      for (let i = 0; i < slots.length; i++) {
+        const slot = slots[i]!
+        if (!('created_at' in slot)) continue
+        const compiled = this.compileRuntime(slot.rule as Rule, last)
+        if (compiled) slots[i] = compiled
+      }
+    }
+    fill(false)
+    for (const c of unheld) this.unhold(c)
+    fill(true)
     const disabled: { id: string; problem: string }[] = []
     this.runtime = []
-    for (const r of records) {
-      const rule = r.rule as Rule
-      const costly = rule.match.regex !== undefined ? regexCostProblem(rule.match.regex) : undefined
-      if (costly) disabled.push({ id: r.id, problem: `match.regex: ${costly}` })
-      else this.runtime.push(kept.get(r.id)?.rule === rule ? kept.get(r.id)! : compileRule(rule, 'runtime'))
+    for (const slot of slots) {
+      if (!('created_at' in slot)) this.runtime.push(slot)
+      else disabled.push({ id: slot.id, problem: `match.regex: ${this.regexProblem(slot.rule as Rule)}` })
     }
     this.disabled = disabled
     this.decisions = new Map([...this.world, ...this.runtime].map((c) => [c, (c.source === 'runtime' ? before.get(c.rule.id) : this.decisions.get(c)) ?? 0]))
@@ -105,6 +124,44 @@ export class RuleSet {
     this.byStep = new Map([...byStep].map(([step, rules]) => [step, new StepRules(rules)]))
     this.cache = new Map()
     this.version++
+  }
+
+  /**
+   * A runtime rule compiled, its regex held in the pool; undefined when its regex costs more than a
+   * rule may or (`last`: no rule gives room back after) the pool has no room for it.
+   */
+  private compileRuntime(rule: Rule, last: boolean): CompiledRule | undefined {
+    const pattern = rule.match.regex
+    if (pattern === undefined) return compileRule(rule, 'runtime')
+    if (regexCostProblem(pattern)) return undefined
+    if (!this.pool) return compileRule(rule, 'runtime')
+    if (!last && this.pool.problem(pattern)) return undefined
+    const held = this.pool.acquire(pattern)
+    if (!held) return undefined
+    const compiled = compileRule(rule, 'runtime', held)
+    this.holds.set(compiled, held)
+    return compiled
+  }
+
+  /** Gives back what a runtime rule holds in the pool. */
+  private unhold(c: CompiledRule): void {
+    const held = this.holds.get(c)
+    if (!held) return
+    this.holds.delete(c)
+    this.pool?.release(held)
+  }
+
+  /** Why a runtime rule's regex cannot be taken now (it costs too much, or the pool is full), or undefined. */
+  regexProblem(rule: Rule): string | undefined {
+    const pattern = rule.match.regex
+    if (pattern === undefined) return undefined
+    return regexCostProblem(pattern) ?? this.pool?.problem(pattern)
+  }
+
+  /** The session is closed: its regexes go back to the pool (a rule read after is compiled for itself alone). */
+  release(): void {
+    for (const c of this.runtime) this.unhold(c)
+    this.pool = undefined
   }
 
   /** Forgets the in-memory decision counts (a reset). */

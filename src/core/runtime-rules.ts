@@ -33,6 +33,9 @@ export class RuntimeRules {
           'BAD_RULE',
           `the session holds ${MAX_RUNTIME_RULES} runtime rules, the most it takes; remove some first (DELETE /_sandbox/rules/ID)`,
         )
+      // Every session's regexes are held under one budget: checked as the write runs, like the count.
+      const costly = this.ctx.ruleset.regexProblem(rule)
+      if (costly) throw new SandboxError('BAD_RULE', `match.regex: ${costly}`)
       let seq = 0
       for (const r of this.ctx.state.rules.values()) seq = Math.max(seq, r.seq ?? 0)
       const rec: RuntimeRuleRecord = { id: rule.id, created_at: now, seq: seq + 1, rule, used: 0 }

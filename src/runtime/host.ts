@@ -11,6 +11,7 @@ import { SandboxError } from '../core/errors.js'
 import type { State } from '../core/state.js'
 import { StoreError, type Sessions, type Store } from '../store/types.js'
 import type { LiveHubOptions } from './live.js'
+import { RegexPool } from '../core/regex-pool.js'
 import { RequestLogBudget } from './request-log.js'
 import { createSession, DEFAULT_SESSION, type Session } from './session.js'
 
@@ -37,6 +38,8 @@ export interface HostOptions {
   storeInfo?: () => Record<string, unknown>
   /** The console's live streams (tests shorten their intervals). */
   live?: LiveHubOptions
+  /** Told of each named session as it opens here (the server says the runtime rules it leaves out). */
+  onOpen?: (session: Session) => void
 }
 
 /** A host of the sessions `sessions` keeps (loaded: its default session read). */
@@ -65,11 +68,12 @@ export class Host {
     private readonly opts: HostOptions,
   ) {
     this.budget = new RequestLogBudget(opts.requestLogBytes)
-    this.shared = opts.engine
+    // One pool of rule regexes for every session: their memory is bounded however many sessions there are.
+    this.shared = { ...opts.engine, regexPool: opts.engine.regexPool ?? new RegexPool() }
     const first = store.default()
     this.default = this.build(DEFAULT_SESSION, first.state, first.store)
     // Every other session shares the default one's index of the world (its compiled rules included).
-    this.shared = { ...opts.engine, world: this.default.engine.world }
+    this.shared = { ...this.shared, world: this.default.engine.world }
   }
 
   private build(name: string, state: State, store: Store): Session {
@@ -156,6 +160,7 @@ export class Host {
     this.openedAt.set(session, ++this.opens)
     // Events that fell due while it was stored run now, as for the default session at start.
     await session.engine.catchUp()
+    this.opts.onOpen?.(session)
     return session
   }
 

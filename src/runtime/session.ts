@@ -65,6 +65,7 @@ export function createSession(spec: SessionSpec): Session {
       closeStreams()
       // A shared store: the coverage counts still waiting for a turn are written first (a store away keeps them unwritten).
       await engine.sync().catch(() => {})
+      engine.release()
       await store.close()
     },
   }

@@ -126,4 +126,39 @@ describe('rule regexes are bounded by what they cost', () => {
       await s.stop()
     }
   }, 60_000)
+
+  it('all sessions together hold regexes up to one budget: past it refused by name, room back once a session goes', async () => {
+    const s = await serve(['--in-memory'])
+    const add = (session: string, i: number) =>
+      fetch(`${s.url}/_sandbox/rules`, {
+        method: 'POST',
+        headers: { ...H, 'x-dcb-session': session },
+        // 983 instructions each (the most one rule takes is 1,000), each pattern its own.
+        body: JSON.stringify({ match: { regex: `^${i}\\d{1,490}` }, step: 'init', effect: { error: 'BARRED' } }),
+      })
+    try {
+      let taken = 0
+      let refused: { error: string; message: string } | undefined
+      for (let i = 0; !refused && i < 400; i++) {
+        const r = await add(`team-${i % 3}`, i)
+        if (r.status === 200) taken++
+        else {
+          expect(r.status).toBe(400)
+          refused = await r.json()
+        }
+      }
+      // 200,000 instructions in all: 203 such rules, whatever the sessions they are in.
+      expect(taken).toBe(203)
+      expect(refused!.error).toBe('BAD_RULE')
+      expect(refused!.message).toMatch(
+        /^match\.regex: the runtime rules of all sessions hold regexes of \d+ instructions, and this one adds \d+: the most the sandbox holds is 200000;/,
+      )
+      // The same pattern again costs nothing: another session takes it.
+      expect((await add('team-1', 0)).status).toBe(200)
+      expect((await fetch(`${s.url}/_sandbox/sessions/team-0`, { method: 'DELETE' })).status).toBe(200)
+      expect((await add('team-4', 1000)).status).toBe(200)
+    } finally {
+      await s.stop('SIGKILL')
+    }
+  }, 60_000)
 })
