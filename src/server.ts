@@ -68,13 +68,11 @@ export interface RunningSandbox {
  * The runtime rules a session leaves out, a line each: a rule stored before its regex was bounded
  * would stall or exhaust the server, and the regex pool of all sessions has a budget.
  */
-function leftOut(s: Session): string[] {
-  return s.engine
-    .disabledRules()
-    .map(
-      (d) =>
-        `session "${s.name}": runtime rule ${d.id} is left out (${d.problem}); remove it with dcb rules remove ${d.id}${s.name === DEFAULT_SESSION ? '' : ` --session ${s.name}`}`,
-    )
+function leftOut(s: Session, rules: readonly { id: string; problem: string }[]): string[] {
+  return rules.map(
+    (d) =>
+      `session "${s.name}": runtime rule ${d.id} is left out (${d.problem}); remove it with dcb rules remove ${d.id}${s.name === DEFAULT_SESSION ? '' : ` --session ${s.name}`}`,
+  )
 }
 
 /** Why an `allowIps` entry is not an IPv4 or IPv6 address or CIDR range, or undefined when it is one. */
@@ -193,9 +191,9 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
       maxSessions: opts.maxSessions,
       version: version(),
       storeInfo: () => store.info(),
-      // A session opened at start-up says it with the recovery notes; one opened later (a shared store's), as a warning.
-      onOpen: (s) => {
-        for (const note of leftOut(s)) (ready ? warn : (n: string) => recoveryNotes.push(n))(note)
+      // Said with the recovery notes at start-up; after it (a shared store's session or rule), as a warning.
+      onLeftOut: (s, rules) => {
+        for (const note of leftOut(s, rules)) (ready ? warn : (n: string) => recoveryNotes.push(n))(note)
       },
     })
     app = createSandboxApp({
@@ -297,8 +295,8 @@ export async function startSandbox(opts: ServeHooks = {}): Promise<RunningSandbo
     // Only once the port is ours (a start that fails before changes no data file): the stores made
     // ready for writes, then events that fell due while the server was down run, in order, once, in every session.
     await sessions.activate()
-    // The named sessions said theirs as they opened (`onOpen`).
-    recoveryNotes.push(...leftOut(sessions.default))
+    // The named sessions said theirs as they opened (`onLeftOut`).
+    recoveryNotes.push(...leftOut(sessions.default, sessions.default.engine.disabledRules()))
   } catch (e) {
     server.close()
     server.closeAllConnections()

@@ -358,6 +358,11 @@ export class Engine {
   /** Stored runtime rules left out of force, each with why (a regex costlier than a rule may be, or no room in the host's regex pool). */
   readonly disabledRules = (): readonly { id: string; problem: string }[] => this.ctx.ruleset.disabled
 
+  /** Calls `listener` with the stored rules a later change leaves out (another replica's rule past this one's regex budget). */
+  onRulesLeftOut(listener: (rules: readonly { id: string; problem: string }[]) => void): void {
+    this.ctx.ruleset.onLeftOut = listener
+  }
+
   /** The session is closed: what it holds in the host's regex pool goes back. */
   release(): void {
     this.ctx.ruleset.release()

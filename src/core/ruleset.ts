@@ -61,6 +61,8 @@ export class RuleSet {
   private byRecord = new WeakMap<object, { version: number; steps: Map<Step, Candidates> }>()
   /** Stored runtime rules left out, each with why: their regex costs more than a rule may (`regexCostProblem`), or the pool is full. */
   disabled: readonly { id: string; problem: string }[] = []
+  /** Told of the stored rules a reload leaves out that were not left out before. */
+  onLeftOut: ((rules: readonly { id: string; problem: string }[]) => void) | undefined
   /** Counts changes of the rules: what was found under an older version is to be found anew. */
   version = 0
   /** The pool each runtime rule's regex is held in (the rule's hold), while the session is open. */
@@ -110,7 +112,11 @@ export class RuleSet {
       if (!('created_at' in slot)) this.runtime.push(slot)
       else disabled.push({ id: slot.id, problem: `match.regex: ${this.regexProblem(slot.rule as Rule)}` })
     }
+    // Left out by this reload (another replica's rule, or a rule that lost its room): the host says it.
+    const was = new Set(this.disabled.map((d) => d.id))
+    const fresh = disabled.filter((d) => !was.has(d.id))
     this.disabled = disabled
+    if (fresh.length) this.onLeftOut?.(fresh)
     this.decisions = new Map([...this.world, ...this.runtime].map((c) => [c, (c.source === 'runtime' ? before.get(c.rule.id) : this.decisions.get(c)) ?? 0]))
     const shadowed = new Set(this.runtime.map((c) => c.rule.id))
     this.ordered = [...this.runtime, ...this.world.filter((c) => !shadowed.has(c.rule.id))]

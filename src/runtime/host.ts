@@ -38,8 +38,8 @@ export interface HostOptions {
   storeInfo?: () => Record<string, unknown>
   /** The console's live streams (tests shorten their intervals). */
   live?: LiveHubOptions
-  /** Told of each named session as it opens here (the server says the runtime rules it leaves out). */
-  onOpen?: (session: Session) => void
+  /** Told of the runtime rules a session leaves out: a named one's as it opens here, any session's as a change leaves one out. */
+  onLeftOut?: (session: Session, rules: readonly { id: string; problem: string }[]) => void
 }
 
 /** A host of the sessions `sessions` keeps (loaded: its default session read). */
@@ -90,6 +90,7 @@ export class Host {
       live: o.live,
     })
     store.attach?.(session.requestLog)
+    session.engine.onRulesLeftOut((rules) => this.opts.onLeftOut?.(session, rules))
     return session
   }
 
@@ -160,7 +161,8 @@ export class Host {
     this.openedAt.set(session, ++this.opens)
     // Events that fell due while it was stored run now, as for the default session at start.
     await session.engine.catchUp()
-    this.opts.onOpen?.(session)
+    const left = session.engine.disabledRules()
+    if (left.length) this.opts.onLeftOut?.(session, left)
     return session
   }
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { SandboxError } from '../../src/core/errors.js'
 import { regexSize } from '../../src/core/regex-cost.js'
 import { RegexPool } from '../../src/core/regex-pool.js'
-import { State } from '../../src/core/state.js'
+import { State, type Change } from '../../src/core/state.js'
 import { build } from './harness.js'
 
 /** A distinct pattern of `regexSize` 983 (the most one rule takes is 1,000) for each `i` under 10. */
@@ -109,6 +109,32 @@ describe('the runtime rules of sessions sharing a pool', () => {
         .rules.filter((r) => r.source === 'runtime')
         .map((r) => r.id),
     ).toEqual(['r2', 'r1'])
+  })
+
+  it('tell the listener of a rule another process stored that the pool has no room for', async () => {
+    const regexPool = new RegexPool(2_000)
+    const other = build({ regexPool: new RegexPool() })
+    const theirs = await other.engine.addRule(rule(costly(3), 'theirs'))
+    const state = new State()
+    // A store several processes share: the next turn brings in the rule the other process stored.
+    let incoming: Change[] = [{ c: 'rules', id: theirs.id, v: theirs }]
+    const gate = {
+      enter: async () => {
+        for (const c of incoming) if ('c' in c) state.rules.set(c.id, c.v as never)
+        const taken = incoming
+        incoming = []
+        return taken
+      },
+      sync: async () => [],
+    }
+    const here = build({ state, regexPool, gate })
+    const told: { id: string; problem: string }[] = []
+    here.engine.onRulesLeftOut((rules) => told.push(...rules))
+    regexPool.acquire(costly(1))
+    regexPool.acquire(costly(2))
+    await here.engine.addRule(rule('^60', 'mine'))
+    expect(told).toEqual([{ id: 'theirs', problem: expect.stringMatching(FULL) }])
+    expect(here.engine.rules().left_out?.map((d) => d.id)).toEqual(['theirs'])
   })
 
   it('say nothing is left out when every rule fits', () => {
