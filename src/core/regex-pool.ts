@@ -7,7 +7,7 @@
 import { RE2JS } from 're2js'
 import { regexSize, takeCompiled } from './regex-cost.js'
 
-/** The most regex instructions a host holds for all its sessions' runtime rules together (about 170 bytes each: 34 MiB). */
+/** The most regex instructions a host holds for all its sessions' runtime rules together (about 170 bytes of heap each: 32 MiB). */
 export const MAX_REGEX_HELD = 200_000
 
 /** A pattern held by some rules: compiled when first matched, or taken from the rule schema's compile. */
