@@ -38,7 +38,7 @@ function snapshotDir(dir: string): Record<string, string> {
 /**
  * A data file with one subscription whose default session has a journal of its own (the earlier
  * layout, as `dcb seed` writes it): the start reads it so, then moves it into the sessions' log.
- * (Damage in that shared log: test/store/session-journal.test.ts, test/store/untouched-files.test.ts.)
+ * (Damage in that shared log: test/store/session-wal.test.ts, test/store/untouched-files.test.ts.)
  */
 async function makeData(): Promise<string> {
   const data = join(tmp.dir, 'sandbox.json')
