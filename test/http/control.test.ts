@@ -149,7 +149,7 @@ describe('control API', () => {
     })
   })
 
-  it('requests: the journal keeps the latest N merchant calls, newest first', async () => {
+  it('requests: the request log keeps the latest N merchant calls, newest first', async () => {
     for (let i = 0; i < 7; i++) await c.api('/subscriptions/status', { subscription_id: `id-${i}` })
     const r = await c.control('/requests')
     expect(r.body.capacity).toBe(5)

@@ -164,7 +164,7 @@ describe('proxy trust (--trust-proxy, proxy-addr semantics)', () => {
 })
 
 describe('memory bounded by bytes', () => {
-  it('the request journal keeps request bodies within its byte budget, newest first', async () => {
+  it('the request log keeps request bodies within its byte budget, newest first', async () => {
     const c = await startClient({ journalBytes: 256 * 1024 })
     try {
       const pad = 'x'.repeat(60 * 1024)
