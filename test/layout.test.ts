@@ -3,6 +3,7 @@ import { join, relative, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 const SRC = resolve(import.meta.dirname, '../src')
+const TEST = import.meta.dirname
 /** Files a person can hold in their head: split a file by concern before it passes this. */
 const MAX_LINES = 450
 
@@ -19,5 +20,14 @@ describe('source layout', () => {
       .filter((f) => f.lines > MAX_LINES)
       .map((f) => `${f.file}: ${f.lines} lines`)
     expect(long).toEqual([])
+  })
+
+  it('has a test folder for every folder of src/, of the same name (test/ mirrors src/)', () => {
+    const folders = (dir: string) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [e.name] : []))
+    const src = folders(SRC)
+    expect(src.length).toBeGreaterThan(5)
+    // A folder counts once it holds a test, not when it is only there.
+    const tested = new Set(folders(TEST).filter((name) => readdirSync(join(TEST, name)).some((f) => f.endsWith('.test.ts'))))
+    expect(src.filter((name) => !tested.has(name))).toEqual([])
   })
 })

@@ -22,7 +22,7 @@ describe('the package as a library', () => {
     expect(JSON.parse(out)).toEqual({ status: 'SUCCESS', now: '2026-02-28T00:00:00.000000', events: 1, count: 1 })
   })
 
-  it('the main entry exports the public API only (no engine, stores, request journal or HTTP app)', async () => {
+  it('the main entry exports the public API only (no engine, stores, request log or HTTP app)', async () => {
     const out = await new Promise<string>((resolve, reject) =>
       execFile(
         process.execPath,

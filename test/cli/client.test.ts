@@ -229,7 +229,7 @@ describe('sandbox commands', () => {
     expect(none.stderr).toMatch(/^dcb: NO_OTP: /)
   })
 
-  it('logs shows the journal; reset exits 0', async () => {
+  it('logs shows the request log; reset exits 0', async () => {
     await c.api('/subscriptions/init', { msisdn: '60123456005', service_code: 'STREAMPLUS', country_code: 'my' })
     const logs = await run(['logs'])
     expect(logs.stdout).toMatch(/POST \/subscriptions\/init 200 SUCCESS demo/)

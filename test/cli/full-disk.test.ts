@@ -58,7 +58,7 @@ async function subscribe(url: string, msisdn: string, headers: Record<string, st
 }
 
 describe('dcb serve on a disk that fills up', () => {
-  it('answers 500 and keeps nothing of a call it cannot store; health 503, then 200 once space is freed; a SIGTERM on a full disk keeps the journals and the next start finds every acknowledged write', async () => {
+  it('answers 500 and keeps nothing of a call it cannot store; health 503, then 200 once space is freed; a SIGTERM on a full disk keeps the write-ahead logs and the next start finds every acknowledged write', async () => {
     const data = join(dir, 'sandbox.json')
     const filler = join(dir, 'filler')
     const s = await serve(['--data', data, '--clock', '2026-01-31T00:00:00'])
@@ -110,7 +110,7 @@ describe('dcb serve on a disk that fills up', () => {
 
 // The journal is zeroed 1 MiB ahead of its writes: on a disk that fills up, writes go on into that
 // space, then the zeroing fails (given back) and the journal grows by its writes, which fail in turn.
-describe('dcb serve on a disk that fills up after the journal was zeroed ahead', () => {
+describe('dcb serve on a disk that fills up after the write-ahead log was zeroed ahead', () => {
   let roomy: string
   beforeAll(() => {
     roomy = mkdtempSync(join(tmpdir(), 'dcb-zeroed-'))

@@ -25,7 +25,7 @@ describe('dcb logs: a clock move says what it ran', () => {
     expect(r.stdout.match(/ran:/g)).toHaveLength(1)
   })
 
-  it('in the whole journal: many events counted by kind', async () => {
+  it('in the whole request log: many events counted by kind', async () => {
     const r = await dcb(['logs', '--limit', '1', '--base-url', c.url])
     expect(r.stdout).toMatch(/POST \/_sandbox\/clock\/advance 200 SUCCESS .*\n {4}ran: 7 events: 6 renewed, 1 renewal_failed INSUFFICIENT_FUNDS\n$/)
   })

@@ -188,7 +188,7 @@ describe('big answers summarised for people', () => {
     expect(one.stdout).toMatch(/^\S+ {2}1 event$/m)
   })
 
-  it('dcb logs on an empty journal says so', async () => {
+  it('dcb logs on an empty request log says so', async () => {
     const r = await run(['logs'])
     expect(r.code).toBe(0)
     expect(r.stdout).toBe('the request log is empty (no merchant call since the server started or was reset)\n')

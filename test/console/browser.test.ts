@@ -255,7 +255,7 @@ describe('the console in chromium', () => {
     expect((await list.locator('summary').allTextContents()).every((t) => t.includes('60123456022'))).toBe(true)
   })
 
-  it('Requests: a clock move says what it ran (a failed renewal is seen in the journal, not only in its body)', async () => {
+  it('Requests: a clock move says what it ran (a failed renewal is seen in the request log, not only in its body)', async () => {
     const id = await c.subscribe('60123456301')
     await c.control('/clock/advance', { by: 'P1M' })
     const fresh = await openPage()

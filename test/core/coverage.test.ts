@@ -11,7 +11,7 @@ import { engineAt, world } from './harness.js'
 const counters = (changes: Change[]) => changes.filter((c) => 'c' in c && c.c === 'counters').map((c) => c as { id: string; v: unknown })
 
 describe('coverage counts in the store', () => {
-  it('an Init counts in its own transaction (journaled with the call)', async () => {
+  it('an Init counts in its own transaction (written with the call)', async () => {
     const h = engineAt('2026-01-31T09:00:00')
     const demo = h.engine.authenticate('sandbox-demo-key')!
     await h.engine.init(demo, { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }, { baseUrl: '' })

@@ -74,13 +74,17 @@ describe('consent (redirect flow)', () => {
     expect(h.engine.sizes().subscriptions).toBe(0)
   })
 
-  it('a consent link expires after its TTL (5 minutes): an event, then PIN_EXPIRED; an unknown link is refused by name', async () => {
+  it('a consent link expires after its TTL (5 minutes): an event, then PIN_EXPIRED', async () => {
     const h = engineAt('2026-01-31T09:00:00')
     const id = await init(h)
     const move = await h.engine.advance('PT5M')
     expect(move.events).toEqual([expect.objectContaining({ type: 'consent_expired', verif_request_id: id, at: T('2026-01-31T09:05:00') })])
     expect(h.engine.consentView(id)!.problem).toBe('This link has expired.')
     expect((await h.engine.consent(id, 'approve')).result).toBe('PIN_EXPIRED')
+  })
+
+  it('an unknown consent link is refused by name (404 CONSENT_NOT_FOUND)', async () => {
+    const h = engineAt('2026-01-31T09:00:00')
     await expect(h.engine.consent('nope', 'approve')).rejects.toMatchObject({ status: 404, code: 'CONSENT_NOT_FOUND' })
   })
 })

@@ -158,13 +158,17 @@ describe('the world as one document', () => {
 })
 
 describe('reset with a clock', () => {
-  it('starts over at an earlier time; a frozen clock stays frozen', async () => {
+  it('is named by the refusal of a move back of the clock (CLOCK_BACKWARDS)', async () => {
     const h = engineAt('2026-06-01T00:00:00')
-    await h.subscribe('60123456001')
     await expect(h.engine.setTime('2026-01-01T00:00:00')).rejects.toMatchObject({
       code: 'CLOCK_BACKWARDS',
       message: expect.stringContaining('reset with a clock: POST /_sandbox/reset {"clock": "2026-01-01T00:00:00"} or dcb reset --clock 2026-01-01T00:00:00'),
     })
+  })
+
+  it('starts over at an earlier time with nothing kept, the clock still frozen', async () => {
+    const h = engineAt('2026-06-01T00:00:00')
+    await h.subscribe('60123456001')
     await h.engine.reset({ at: at('2026-01-01T00:00:00') })
     expect(h.engine.clockView()).toMatchObject({ now: '2026-01-01T00:00:00.000000', frozen: true })
     expect(h.engine.listSubscriptions({})).toEqual([])

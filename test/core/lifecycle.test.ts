@@ -94,7 +94,7 @@ describe('renewals on the sandbox clock', () => {
     expect(r.events.filter((e: any) => e.subscription_id === monthly)).toHaveLength(1)
   })
 
-  it('the request journal keeps a small move whole and only the number of events of a big one', async () => {
+  it('the request log keeps a small move whole and only the number of events of a big one', async () => {
     const s = await startClient({ clock: '2026-01-31T09:00:00' })
     try {
       await s.subscribe('60123456001', 'QUICKTEST')

@@ -140,16 +140,26 @@ describe('carrier cancellations', () => {
     expect((await engine.advance('P1M')).eventCount).toBe(0)
   })
 
-  it('cancel(): CANCELED at once, then no renewals; a second cancel and an unknown id are refused by name', async () => {
+  it('cancel(): CANCELED at once, then no renewals', async () => {
     const { engine, subscribe } = engineAt('2026-01-31T09:00:00')
     const id = await subscribe('60123456001')
     await engine.advance('P1D')
     const done = await engine.cancel(id)
     expect(done).toMatchObject({ subscription_id: id, status: 'CANCELED', cancel_reason: 'carrier', canceled_dt: T('2026-02-01T09:00:00') })
+    expect((await engine.advance('P1Y')).eventCount).toBe(0)
+  })
+
+  it('cancel(): a second cancel is refused ALREADY_CANCELED (409)', async () => {
+    const { engine, subscribe } = engineAt('2026-01-31T09:00:00')
+    const id = await subscribe('60123456001')
+    await engine.cancel(id)
     await expect(engine.cancel(id)).rejects.toMatchObject({ status: 409, code: 'ALREADY_CANCELED' })
+  })
+
+  it('cancel(): an unknown id is refused SUBSCRIPTION_NOT_FOUND (404)', async () => {
+    const { engine } = engineAt('2026-01-31T09:00:00')
     await expect(engine.cancel('nope')).rejects.toBeInstanceOf(SandboxError)
     await expect(engine.cancel('nope')).rejects.toMatchObject({ status: 404, code: 'SUBSCRIPTION_NOT_FOUND' })
-    expect((await engine.advance('P1Y')).eventCount).toBe(0)
   })
 })
 

@@ -144,7 +144,7 @@ describe('the live stream', () => {
       expect(otp.message.verif_request_id).toBe(init.body.payload.verif_request_id)
     })
 
-    it('sends the requests journaled, with why a 400 was answered', async () => {
+    it('sends the requests logged, with why a 400 was answered', async () => {
       await c.api('/subscriptions/init', { msisdn: '60123456007', service_code: 'STREAMPLUS', country_code: 'MY' })
       const bad = await s.event('requests', (d) => d.requests.some((r: any) => r.http_status === 400))
       expect(bad.requests.find((r: any) => r.http_status === 400).reason).toBe('country_code: must be lower case (got "MY")')

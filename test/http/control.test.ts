@@ -43,13 +43,16 @@ describe('control API', () => {
       })
     })
 
-    it('with ?wait, answers 404 when none came within the wait; refuses a wait that is no number', async () => {
+    it('with ?wait, answers 404 when none came within the wait', async () => {
       await withFakeTimers(async (t) => {
         const late = c.control('/otp?msisdn=60123456008&wait=0.2')
         expect(await Promise.race([t.next(), late])).toBe(200)
         await t.advance(200)
         expect((await late).status).toBe(404)
       })
+    })
+
+    it('refuses a wait that is no number (400)', async () => {
       expect((await c.control('/otp?msisdn=60123456008&wait=abc')).status).toBe(400)
     })
   })
@@ -108,7 +111,7 @@ describe('control API', () => {
       expect((await c.control('/subscriptions?service=STREAMPLUS')).body.subscriptions).toHaveLength(1)
     })
 
-    it('shows one subscription with its charges; an unknown id is 404', async () => {
+    it('shows one subscription with its charges', async () => {
       const a = await c.subscribe('60123456001')
       const one = await c.control(`/subscriptions/${a}`)
       expect(one.body).toMatchObject({
@@ -117,6 +120,9 @@ describe('control API', () => {
         carrier_code: 'sbx-my-otp',
         charges: [{ kind: 'first', outcome: 'SUCCESS', amount: '9.90', currency: 'MYR' }],
       })
+    })
+
+    it('answers 404 for an unknown subscription id', async () => {
       expect((await c.control('/subscriptions/nope')).status).toBe(404)
     })
   })
@@ -133,23 +139,32 @@ describe('control API', () => {
       expect(diff).toBeLessThan(86_400_000 + 5_000)
     })
 
-    it('advances by a short form; refuses a duration that is nonsense or missing', async () => {
+    it('advances by a short form', async () => {
       expect((await c.control('/clock/advance', { by: '36h' })).status).toBe(200)
+    })
+
+    it('refuses a duration that is nonsense (BAD_DURATION) or missing (400)', async () => {
       expect((await c.control('/clock/advance', { by: 'soon' })).body.error).toBe('BAD_DURATION')
       expect((await c.control('/clock/advance', {})).status).toBe(400)
     })
 
-    it('sets a later time; refuses an earlier one and nonsense', async () => {
+    it('refuses to set an earlier time (409 CLOCK_BACKWARDS)', async () => {
       const back = await c.control('/clock/set', { to: '2001-01-01T00:00:00' })
       expect(back.status).toBe(409)
       expect(back.body.error).toBe('CLOCK_BACKWARDS')
+    })
+
+    it('refuses to set a time that is nonsense (BAD_TIME)', async () => {
       expect((await c.control('/clock/set', { to: 'tomorrow' })).body.error).toBe('BAD_TIME')
+    })
+
+    it('sets a later time', async () => {
       const set = await c.control('/clock/set', { to: '2040-02-29T12:00:00' })
       expect(set.body.clock.now.startsWith('2040-02-29T12:00:0')).toBe(true)
     })
   })
 
-  it('requests: the journal keeps the latest N merchant calls, newest first', async () => {
+  it('requests: the request log keeps the latest N merchant calls, newest first', async () => {
     for (let i = 0; i < 7; i++) await c.api('/subscriptions/status', { subscription_id: `id-${i}` })
     const r = await c.control('/requests')
     expect(r.body.capacity).toBe(5)
@@ -248,12 +263,15 @@ describe('control API', () => {
     })
   })
 
-  it('405 names the methods a call takes; HEAD answers for GET', async () => {
+  it('405 names the methods a call takes', async () => {
     expect((await c.control('/rules/x', undefined, { method: 'GET' })).body).toEqual({
       error: 'METHOD_NOT_ALLOWED',
       message: 'GET is not allowed on /_sandbox/rules/x; use DELETE',
     })
     expect((await c.control('/rules', undefined, { method: 'PUT' })).body.message).toBe('PUT is not allowed on /_sandbox/rules; use GET or POST or DELETE')
+  })
+
+  it('HEAD answers for GET', async () => {
     const head = await fetch(`${c.url}/_sandbox/health`, { method: 'HEAD' })
     expect(head.status).toBe(200)
     expect(head.headers.get('content-type')).toMatch(/application\/json/)

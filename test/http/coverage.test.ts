@@ -355,7 +355,7 @@ describe('findings: each provoked, and a traffic pattern that must not raise it'
     expect(await finding('UNRECONCILED')).toBeUndefined()
   })
 
-  it('an example the journal no longer holds reads as null; counts are not bounded by the journal', async () => {
+  it('an example the request log no longer holds reads as null; counts are not bounded by the request log', async () => {
     const small = await startClient({ journalSize: 10 })
     try {
       await small.api('/subscriptions/init', {}, { raw: '{' })

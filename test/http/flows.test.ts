@@ -239,7 +239,7 @@ describe('runtime rules', () => {
     expect((await c.control('/rules')).body.rules.filter((r: { source: string }) => r.source === 'runtime')).toEqual([])
   })
 
-  it('journals rule changes in the request journal and keeps rules across a restart', async () => {
+  it('logs rule changes in the request log and keeps rules across a restart', async () => {
     const r = await c.control('/rules', { match: { msisdn: '60123456041' }, step: 'init', effect: { error: 'BARRED' } })
     const journal = (await c.control('/requests')).body.requests
     expect(journal[0]).toMatchObject({ method: 'POST', path: '/_sandbox/rules', response: { id: r.body.id } })

@@ -120,13 +120,21 @@ describe('the OTP flow', () => {
     expectFail(await c.api('/subscriptions/verify', { verif_request_id: id, otp }), 200, 'PIN_EXPIRED', 'absent')
   })
 
-  it('PIN_EXPIRED for a request already used; INVALID_PIN for an unknown or foreign one', async () => {
+  it('PIN_EXPIRED for a request already used', async () => {
     const r = await init('60123456001')
     const id = r.body.payload.verif_request_id
     const otp = (await c.control('/otp?msisdn=60123456001')).body.otp
     expect((await c.api('/subscriptions/verify', { verif_request_id: id, otp })).body.status).toBe('SUCCESS')
     expectFail(await c.api('/subscriptions/verify', { verif_request_id: id, otp }), 200, 'PIN_EXPIRED', 'absent')
+  })
+
+  it('INVALID_PIN for an unknown request', async () => {
+    await init('60123456001')
+    const otp = (await c.control('/otp?msisdn=60123456001')).body.otp
     expectFail(await c.api('/subscriptions/verify', { verif_request_id: '00000000-0000-4000-8000-000000000000', otp }), 200, 'INVALID_PIN', 'absent')
+  })
+
+  it("INVALID_PIN for another merchant's request", async () => {
     const other = await c.api('/subscriptions/init', { msisdn: '60123456009', service_code: 'NEWSDAILY', country_code: 'my' }, { key: 'sandbox-other-key' })
     const otherOtp = (await c.control('/otp?msisdn=60123456009')).body.otp
     expectFail(await c.api('/subscriptions/verify', { verif_request_id: other.body.payload.verif_request_id, otp: otherOtp }), 200, 'INVALID_PIN', 'absent')

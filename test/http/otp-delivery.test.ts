@@ -114,15 +114,21 @@ describe('GET /_sandbox/otp?verif_request_id=', () => {
     expect((await c.control('/otp?msisdn=60123456071')).body.verif_request_id).not.toBe(first)
   })
 
-  it('an unknown id is a 404 naming it; both or neither of msisdn and verif_request_id a 400', async () => {
+  it('an unknown id is a 404 naming it', async () => {
     expect(await c.control('/otp?verif_request_id=nope-42')).toEqual({
       status: 404,
       body: { error: 'VERIFICATION_NOT_FOUND', message: expect.stringContaining('no verification request "nope-42"') },
     })
+  })
+
+  it('both msisdn and verif_request_id are a 400', async () => {
     expect(await c.control('/otp?msisdn=60123456071&verif_request_id=x')).toEqual({
       status: 400,
       body: { error: 'BAD_REQUEST', message: 'give msisdn or verif_request_id, not both' },
     })
+  })
+
+  it('neither msisdn nor verif_request_id (or an empty one) is a 400', async () => {
     expect((await c.control('/otp')).body).toEqual({
       error: 'BAD_REQUEST',
       message: expect.stringContaining('give msisdn (the latest OTP sent to it) or verif_request_id'),

@@ -29,7 +29,7 @@ describe('why a schema failure was answered', () => {
   })
 })
 
-describe('the journal keeps why a 400 was answered', () => {
+describe('the request log keeps why a 400 was answered', () => {
   const c = useSandbox()
 
   it('as reason, on the merchant call that failed its schema only', async () => {

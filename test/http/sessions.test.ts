@@ -45,7 +45,7 @@ describe('sessions (X-DCB-Session)', () => {
   })
   afterEach(() => c.close())
 
-  describe('isolate subscriptions, inboxes, clock, runtime rules and journal; the world is shared', () => {
+  describe('isolate subscriptions, inboxes, clock, runtime rules and request log; the world is shared', () => {
     const onlyB = () => c.control('/rules', { id: 'only-b', match: { msisdn: '60123456012' }, step: 'init', effect: { error: 'BARRED' } }, { headers: S('b') })
 
     it('subscriptions and inboxes', async () => {
@@ -74,7 +74,7 @@ describe('sessions (X-DCB-Session)', () => {
       expect((await subscribe(c.url, '60123456106', 'a')).message).toBe('BLACKLISTED')
     })
 
-    it('the request journal', async () => {
+    it('the request log', async () => {
       await subscribe(c.url, '60123456011', 'b')
       await onlyB()
       await subscribe(c.url, '60123456012', 'b')

@@ -110,11 +110,11 @@ describe('sessions are made only by requests that passed their checks', () => {
   })
 })
 
-describe('one request-journal budget for the whole server', () => {
+describe('one request-log budget for the whole server', () => {
   let c: Client
   afterEach(() => c.close())
 
-  it('the bodies of every session together stay within --journal-mib; the newest are kept', async () => {
+  it('the bodies of every session together stay within --request-log-mib; the newest are kept', async () => {
     const budget = 64 * 1024
     c = await startClient({ journalBytes: budget })
     const body = (tag: string) => JSON.stringify({ subscription_id: `${tag}-${'x'.repeat(8000)}` })

@@ -26,7 +26,7 @@ const FACTORIES: [string, () => Promise<Target>][] = [
 ]
 
 describe.each(FACTORIES)('%s', (_, make) => {
-  it('runs an OTP flow: init, otp, verify, status, and the journal of that MSISDN only', async () => {
+  it('runs an OTP flow: init, otp, verify, status, and the request log of that MSISDN only', async () => {
     const sandbox = await make()
     const init = await sandbox.init({ msisdn: '60123456011', service_code: 'STREAMPLUS', country_code: 'my' })
     expect(init.httpStatus).toBe(200)

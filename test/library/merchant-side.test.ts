@@ -40,7 +40,7 @@ describe('sandbox.fetch honours AbortSignal', () => {
     expect((await sandbox.requests()).requests).toEqual([])
   })
 
-  it('one that aborts while the answer is delayed rejects with its reason, and the journal says client_closed', async () => {
+  it('one that aborts while the answer is delayed rejects with its reason, and the request log says client_closed', async () => {
     const controller = new AbortController()
     const { answer } = await slowInit(
       (signal) => sandbox.fetch('http://localhost/subscriptions/init', { method: 'POST', headers: H, body: initBody(SLOW), signal }),
@@ -74,7 +74,7 @@ describe('through msw', () => {
   })
   afterAll(() => server.close())
 
-  it('global fetch aborted while the answer is delayed rejects with its reason; the journal says client_closed', async () => {
+  it('global fetch aborted while the answer is delayed rejects with its reason; the request log says client_closed', async () => {
     const controller = new AbortController()
     const { answer } = await slowInit((signal) => fetch(`${BASE}/subscriptions/init`, { method: 'POST', headers: H, body: initBody(SLOW), signal }), controller)
     const reason = new Error('timeout in the merchant code')

@@ -38,7 +38,7 @@ function snapshotDir(dir: string): Record<string, string> {
 /**
  * A data file with one subscription whose default session has a journal of its own (the earlier
  * layout, as `dcb seed` writes it): the start reads it so, then moves it into the sessions' log.
- * (Damage in that shared log: test/store/session-journal.test.ts, test/store/untouched-files.test.ts.)
+ * (Damage in that shared log: test/store/session-wal.test.ts, test/store/untouched-files.test.ts.)
  */
 async function makeData(): Promise<string> {
   const data = join(tmp.dir, 'sandbox.json')
@@ -71,13 +71,13 @@ describe('damaged data files', () => {
     await refuses(data, new RegExp(`^dcb: the write-ahead log ${journal.replace(/[.]/g, '\\.')} is damaged at line 2 \\(not JSON\\)`))
   })
 
-  it('an unknown record type in the journal refuses the start', async () => {
+  it('an unknown record type in the write-ahead log refuses the start', async () => {
     const data = await makeData()
     appendFileSync(journalOf(data), '{"s":99,"ch":[{"c":"wallets","id":"w1","v":{}}]}\n')
     await refuses(data, /is damaged at line 1 \(unknown record type "wallets"\)/)
   })
 
-  it('changed fields of a record the journal never made refuse the start naming the line', async () => {
+  it('changed fields of a record the write-ahead log never made refuse the start naming the line', async () => {
     const data = await makeData()
     appendFileSync(journalOf(data), '{"s":99,"ch":[{"c":"verifs","id":"nowhere","v":{"attempts":1},"merge":true}]}\n')
     await refuses(data, /is damaged at line 1 \(a change to verifs record "nowhere", which does not exist\)/)
@@ -135,7 +135,7 @@ describe('damaged data files', () => {
     await refuses(zero, /^dcb: the data file \/dev\/zero is a device, not a regular file: give a file path$/)
   })
 
-  it('a FIFO in place of the journal is refused by name, unread', async () => {
+  it('a FIFO in place of the write-ahead log is refused by name, unread', async () => {
     const data = await makeData()
     const journal = journalOf(data)
     rmSync(journal)
@@ -155,7 +155,7 @@ describe('damaged data files', () => {
     }
   })
 
-  it('complete lines past a run of zero bytes (damage, or a write whose later pages reached the disk first) are not replayed but kept in a copy beside the journal, and the start says where', async () => {
+  it('complete lines past a run of zero bytes (damage, or a write whose later pages reached the disk first) are not replayed but kept in a copy beside the write-ahead log, and the start says where', async () => {
     const data = await makeData()
     const journal = journalOf(data)
     const clean = readFileSync(journal).subarray(0, linesEnd(readFileSync(journal)))
@@ -174,7 +174,7 @@ describe('damaged data files', () => {
     expect(readFileSync(copy)).toEqual(Buffer.concat([Buffer.alloc(4096), Buffer.from(past)]))
   })
 
-  it('a copy that cannot be made refuses the start naming it, and the journal stays as it was', async () => {
+  it('a copy that cannot be made refuses the start naming it, and the write-ahead log stays as it was', async () => {
     const data = await makeData()
     const journal = journalOf(data)
     const clean = readFileSync(journal).subarray(0, linesEnd(readFileSync(journal)))
@@ -253,7 +253,7 @@ describe('a start that fails leaves the data files byte-identical and no lock', 
   })
 })
 
-describe("damaged files of the sessions' shared journal", () => {
+describe("damaged files of the sessions' shared write-ahead log", () => {
   /** A data file whose session "alice" has a subscription attempt in the sessions' journal; answers that journal. */
   async function makeSessionData(): Promise<{ data: string; folder: string; journal: string }> {
     const data = join(tmp.dir, 'sandbox.json')
@@ -332,7 +332,7 @@ describe("damaged files of the sessions' shared journal", () => {
     expect(readFileSync(journal, 'utf8')).not.toContain('"s":50')
   })
 
-  it('in the sessions journal too: complete lines past a run of zero bytes are kept in a copy, not replayed, and the start says where', async () => {
+  it("in the sessions' write-ahead log too: complete lines past a run of zero bytes are kept in a copy, not replayed, and the start says where", async () => {
     const { data, journal } = await makeSessionData()
     const clean = readFileSync(journal).subarray(0, linesEnd(readFileSync(journal)))
     const past = '{"n":"alice","s":50,"ch":[{"c":"counters","id":"x","v":1}]}\n'

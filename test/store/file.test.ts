@@ -53,7 +53,7 @@ const put = (state: State, id: string, v: number) => {
 }
 
 describe('FileStore', () => {
-  it('brings back every acknowledged change after a restart (journal replay, no clean close)', async () => {
+  it('brings back every acknowledged change after a restart (write-ahead log replay, no clean close)', async () => {
     const path = join(tmp.dir, 'db.json')
     const s1 = new FileStore(path)
     const st1 = new State()
@@ -168,7 +168,7 @@ describe('FileStore', () => {
     await s2.close()
   })
 
-  it('compacts again only once the journal passes the snapshot size too, before and after a restart', async () => {
+  it('compacts again only once the write-ahead log passes the snapshot size too, before and after a restart', async () => {
     const path = join(tmp.dir, 'db.json')
     const generation = (s: FileStore) => s.info().generation as number
     /** Appends until the journal holds `bytes` or a compaction starts a generation; answers the most the journal held before. */
@@ -307,7 +307,7 @@ describe('server restart durability', () => {
   })
 })
 
-describe('charge history in the journal', () => {
+describe('charge history in the write-ahead log', () => {
   const charge = (at: number, kind: Charge['kind'] = 'renewal'): Charge => ({ at, kind, outcome: 'SUCCESS', amount: '9.90', currency: 'MYR' })
   const sub = (charges: Charge[], charge_count: number): SubscriptionRecord => ({
     id: 'sub-1',
@@ -332,7 +332,7 @@ describe('charge history in the journal', () => {
     charge_count,
   })
 
-  it('journals only the charges a change adds, and a replay rebuilds the whole history', async () => {
+  it('writes only the charges a change adds to the write-ahead log, and a replay rebuilds the whole history', async () => {
     const path = join(tmp.dir, 'db.json')
     const s1 = new FileStore(path)
     const st1 = new State()
@@ -378,7 +378,7 @@ describe('charge history in the journal', () => {
     }
   })
 
-  it('a verification a Verify changes is journaled as the fields that changed; a restart rebuilds it whole', async () => {
+  it('a verification a Verify changes is written as the fields that changed; a restart rebuilds it whole', async () => {
     const data = join(tmp.dir, 'sandbox.json')
     const a = await startClient({ data })
     let verification: unknown
@@ -414,7 +414,7 @@ describe('charge history in the journal', () => {
     }
   })
 
-  it('a field dropped or set to undefined journals the whole record (JSON cannot say that a field is gone)', async () => {
+  it('a field dropped or set to undefined writes the whole record (JSON cannot say that a field is gone)', async () => {
     const st = new State()
     const verif = { id: 'v1', msisdn: '60123456001', state: 'pending', attempts: 0, locked_out: true } as any
     let tx = new Tx(st)

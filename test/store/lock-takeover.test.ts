@@ -150,7 +150,7 @@ describe('whose lock it is', () => {
   it('a lock written on another host is refused naming it, and what to do once that server is gone', () => {
     const data = join(tmp.dir, 'sandbox.json')
     writeFileSync(`${data}.lock`, line({ pid: 1, host: 'other-box' }))
-    // The whole message: lock-review.test.ts.
+    // The whole message: lock-odd-files.test.ts.
     expect(() => new DataFileLock(data).take()).toThrow(`${data} is locked by a dcb server on host other-box (pid 1, lock written `)
     expect(() => new DataFileLock(data).take()).toThrow(
       `: if that server is gone, remove ${data}.lock and start again; else stop it or pick another --data file`,

@@ -153,7 +153,7 @@ async function playWithRestarts(open: (dir: string, io: StoreIo, c: Compacting) 
   }
 }
 
-describe('journal replay with deltas, faults and restarts', () => {
+describe('write-ahead log replay with deltas, faults and restarts', () => {
   let run = 0
   for (const [name, open] of [
     ['the default data file', openFile],

@@ -67,7 +67,7 @@ async function play(engine: Engine, list: Op[]): Promise<void> {
   }
 }
 
-describe('journal replay', () => {
+describe('write-ahead log replay', () => {
   it('rebuilds exactly the state that was acknowledged, whatever renewals, failures, retries and cancellations made it', async () => {
     let run = 0
     await fc.assert(

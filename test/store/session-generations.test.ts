@@ -20,7 +20,7 @@ afterEach(() => tmp.cleanup())
 const journals = () => readdirSync(folder).filter((f) => f.startsWith('journal.'))
 
 describe('SessionWal: files of different generations', () => {
-  it('keeps the writes made after a restart whose snapshots are newer than every journal left (the journals were removed)', async () => {
+  it('keeps the writes made after a restart whose snapshots are newer than every write-ahead log left (the write-ahead logs were removed)', async () => {
     const j = new SessionWal(folder)
     await j.open()
     const a = await j.store('a')
@@ -45,7 +45,7 @@ describe('SessionWal: files of different generations', () => {
     await again.close()
   })
 
-  it('recovers the writes an earlier dcb appended to a journal older than the snapshots (after their journals were removed)', async () => {
+  it('recovers the writes an earlier dcb appended to a write-ahead log older than the snapshots (after their write-ahead logs were removed)', async () => {
     const j = new SessionWal(folder)
     await j.open()
     await put(await j.store('a'), 'x', 1)
@@ -69,7 +69,7 @@ describe('SessionWal: files of different generations', () => {
     await last.close()
   })
 
-  it('a dropped session whose snapshot a crash left behind stays dropped once the journal holding its drop is compacted away', async () => {
+  it('a dropped session whose snapshot a crash left behind stays dropped once the write-ahead log holding its drop is compacted away', async () => {
     const j = new SessionWal(folder)
     await j.open()
     await put(await j.store('a'), 'x', 1)

@@ -1,4 +1,4 @@
-/** What the sessions' journal tests share: a one-change write, a session's counters, a crash. */
+/** What the sessions' write-ahead log tests share: a one-change write, a session's counters, a crash. */
 import type { State } from '../../src/core/state.js'
 import { Tx } from '../../src/core/tx.js'
 import type { SessionWal, SessionStore } from '../../src/store/session-wal.js'
@@ -13,7 +13,7 @@ export const put = (store: SessionStore, id: string, v: number) => {
 /** A session's counters as a plain object. */
 export const counters = (state: State | undefined) => Object.fromEntries(state?.counters ?? [])
 
-/** Leaves the journal as a killed server would: nothing flushed beyond what was acknowledged, no compaction. */
+/** Leaves the write-ahead log as a killed server would: nothing flushed beyond what was acknowledged, no compaction. */
 export async function crash(j: SessionWal): Promise<void> {
   await (j as any).wal.close()
 }

@@ -37,7 +37,7 @@ const journalRecords = (dir: string): Record<string, unknown>[] =>
     .map((ch) => ch.v)
 
 describe('OTP message texts', () => {
-  it('are journaled rendered, in their place, and read the same before and after a restart', async () => {
+  it('are stored rendered, in their place, and read the same before and after a restart', async () => {
     const path = join(tmp.dir, 'data.json')
     const a = await open(path)
     const merchant = a.engine.authenticate('sandbox-demo-key')!

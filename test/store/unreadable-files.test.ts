@@ -30,17 +30,17 @@ async function refuses(pattern: RegExp): Promise<void> {
 }
 
 describe('unreadable store files refuse the start by name', () => {
-  it('a folder named like a journal of the data file', async () => {
+  it('a folder named like a write-ahead log of the data file', async () => {
     mkdirSync(join(tmp.dir, 'sandbox.json.journal.3'))
     await refuses(/cannot read the write-ahead log .*sandbox\.json\.journal\.3 \(EISDIR/)
   })
 
-  it('a folder named like the sessions journal', async () => {
+  it("a folder named like the sessions' write-ahead log", async () => {
     mkdirSync(join(tmp.dir, 'sandbox.json.sessions', 'journal.2'), { recursive: true })
     await refuses(/cannot read the sessions' write-ahead log .*sandbox\.json\.sessions\/journal\.2 \(EISDIR/)
   })
 
-  it("a folder named like a session's journal of the earlier layout (one journal per session)", async () => {
+  it("a folder named like a session's write-ahead log of the earlier layout (one per session)", async () => {
     mkdirSync(join(tmp.dir, 'sandbox.json.sessions', 'alice.json.journal.0'), { recursive: true })
     await refuses(/cannot read a session's write-ahead log .*sandbox\.json\.sessions\/alice\.json\.journal\.0 \(EISDIR/)
   })
@@ -95,7 +95,7 @@ function serveAsNobody(data: string): Promise<{ code: number | null; stderr: str
   })
 }
 
-describe('a journal that cannot be written refuses the start by name', () => {
+describe('a write-ahead log that cannot be written refuses the start by name', () => {
   /** A data folder the server's user owns, with a journal it may read but not write (it has a torn last line to cut). */
   function folderWith(journal: string, text: string): { data: string; file: string } {
     chmodSync(tmp.dir, 0o755)
@@ -108,7 +108,7 @@ describe('a journal that cannot be written refuses the start by name', () => {
     return { data: join(folder, 'sandbox.json'), file }
   }
 
-  it('the data file journal', async () => {
+  it("the data file's write-ahead log", async () => {
     const { data, file } = folderWith('sandbox.json.journal.0', '{"s":1,"ch":[]}\n{"s":2,"ch":[')
     const r = await serveAsNobody(data)
     expect(r.code).toBe(1)
@@ -116,7 +116,7 @@ describe('a journal that cannot be written refuses the start by name', () => {
     expect(readFileSync(file, 'utf8')).toBe('{"s":1,"ch":[]}\n{"s":2,"ch":[')
   })
 
-  it('the sessions journal', async () => {
+  it("the sessions' write-ahead log", async () => {
     const { data, file } = folderWith('sandbox.json.sessions/journal.0', '{"n":"a","s":0,"ch":[]}\n{"n"')
     const r = await serveAsNobody(data)
     expect(r.code).toBe(1)
@@ -124,7 +124,7 @@ describe('a journal that cannot be written refuses the start by name', () => {
     expect(readFileSync(file, 'utf8')).toBe('{"n":"a","s":0,"ch":[]}\n{"n"')
   })
 
-  it('a journal with no torn line: it cannot be opened for writing', async () => {
+  it('a write-ahead log with no torn line: it cannot be opened for writing', async () => {
     // The log every session writes (the default one's too): the data file's own journal is only read, and moved.
     const { data } = folderWith('sandbox.json.sessions/journal.0', '{"n":"a","s":0,"ch":[]}\n')
     const r = await serveAsNobody(data)

@@ -67,7 +67,7 @@ function folderState(dir: string): Record<string, unknown> {
 }
 
 describe('a start refused by the sessions store once the port is bound', () => {
-  it('leaves every file as it was: the default data file, its journal of writes since the snapshot, the sessions folder', async () => {
+  it('leaves every file as it was: the default data file, its write-ahead log of writes since the snapshot, the sessions folder', async () => {
     const data = join(tmp.dir, 'sandbox.json')
     const s = await serve(['--data', data, '--clock', '2026-01-31T00:00:00'])
     for (const session of [undefined, 'alice']) {

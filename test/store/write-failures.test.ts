@@ -147,7 +147,7 @@ describe('a write that cannot be made durable', () => {
     expect((await c.control('/subscriptions?msisdn=359881234060')).body.subscriptions.map((s: any) => s.status)).toEqual(['ACTIVE'])
   })
 
-  it('a write whose fsync fails is cut from the journal before the call answers: a crash right after replays none of it', async () => {
+  it('a write whose fsync fails is cut from the write-ahead log before the call answers: a crash right after replays none of it', async () => {
     await c.subscribe('60123456004')
     f.sync = journal
     expect((await c.api('/subscriptions/init', INIT('60123456010'))).status).toBe(500)
@@ -163,7 +163,7 @@ describe('a write that cannot be made durable', () => {
     f.sync = null
   })
 
-  it('a failed group fails every transaction in it and queued behind it; none leaves a trace; the journal has no torn or half line after', async () => {
+  it('a failed group fails every transaction in it and queued behind it; none leaves a trace; the write-ahead log has no torn or half line after', async () => {
     await c.subscribe('60123456004')
     f.short = journal
     const answers = await Promise.all(['60123456005', '60123456006', '60123456007', '60123456008'].map((m) => c.api('/subscriptions/init', INIT(m))))
@@ -229,7 +229,7 @@ describe('snapshots', () => {
     expect(otp.body.verif_request_id).toBe(inA.body.payload.verif_request_id)
   })
 
-  it('a snapshot cut short at shutdown is not taken: the journal stays and the next start recovers every acknowledged write', async () => {
+  it('a snapshot cut short at shutdown is not taken: the write-ahead log stays and the next start recovers every acknowledged write', async () => {
     const f = faults()
     const data = join(tmp.dir, 'short.json')
     c = await startClient({ data, storeIo: f.io })
@@ -246,7 +246,7 @@ describe('snapshots', () => {
     expect(otp.body.verif_request_id).toBe(named.body.payload.verif_request_id)
   })
 
-  it('a snapshot whose bytes the disk did not keep (read back different) is not taken: the journal stays and the next start recovers every write', async () => {
+  it('a snapshot whose bytes the disk did not keep (read back different) is not taken: the write-ahead log stays and the next start recovers every write', async () => {
     const data = join(tmp.dir, 'flipped.json')
     const io: StoreIo = {
       // Between the writes and the fsync, one byte of the temp file changes: its length stays, its bytes do not.

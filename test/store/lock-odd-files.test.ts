@@ -1,7 +1,7 @@
 /**
- * The data file's lock, read again: a lock path that cannot be read is refused by name, files a
- * takeover left behind when its process died go once the lock is taken, and a lock of another host
- * says which file to remove and why.
+ * The data file's lock among files it did not write: a lock path that cannot be read is refused by
+ * name, files a takeover left behind when its process died go once the lock is taken, and a lock of
+ * another host says which file to remove and why.
  */
 import { mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
@@ -23,7 +23,7 @@ const host = encodeURIComponent(hostname())
 const line = (o: { pid?: number; started?: string; host?: string; token: string }) =>
   `${o.pid ?? 999999999} ${o.started ?? '12345'} host=${o.host ?? host} boot=${boot} token=${o.token}\n`
 
-describe('the data file lock, reviewed', () => {
+describe('the data file lock among files it did not write', () => {
   it('a lock path that cannot be read (a folder in its place) is refused naming it, not thrown as it came', () => {
     const data = join(tmp.dir, 'sandbox.json')
     mkdirSync(`${data}.lock`)

@@ -1,5 +1,5 @@
 /**
- * Sessions' calls, read again: a session deleted twice at once is deleted once (200), and the other
+ * Sessions' calls that race: a session deleted twice at once is deleted once (200), and the other
  * call finds none (404 SESSION_NOT_FOUND, as any DELETE of a session that is not there); a call of a
  * session asked for while it is deleted is served by a new one, not refused; and one still being
  * opened when the host closes is closed with the others.

@@ -15,8 +15,8 @@ beforeEach(() => {
 })
 afterEach(() => tmp.cleanup())
 
-describe('SessionWal: the sessions in one journal', () => {
-  it('brings back every acknowledged change of every session after a crash, in one journal file with no file per session', async () => {
+describe('SessionWal: the sessions in one write-ahead log', () => {
+  it('brings back every acknowledged change of every session after a crash, in one write-ahead log file with no file per session', async () => {
     const folder = join(tmp.dir, 'db.json.sessions')
     const j = new SessionWal(folder)
     expect(await j.open()).toEqual([])
@@ -36,11 +36,11 @@ describe('SessionWal: the sessions in one journal', () => {
     await again.close()
   })
 
-  it('compacts again only once the journal passes the size of the sessions snapshots too, before and after a restart', async () => {
+  it('compacts again only once the write-ahead log passes the size of the sessions snapshots too, before and after a restart', async () => {
     const folder = join(tmp.dir, 'db.json.sessions')
     const generation = () => Math.max(...readdirSync(folder).flatMap((f) => (f.startsWith('journal.') ? [Number(f.slice(8))] : [])))
     const bytes = (j: SessionWal) => (j as any).wal.bytes as number
-    /** Appends until the journal holds `until` bytes or a compaction starts a generation; answers the most it held before. */
+    /** Appends until the write-ahead log holds `until` bytes or a compaction starts a generation; answers the most it held before. */
     const fill = async (j: SessionWal, s: SessionStore, until: number) => {
       const gen = generation()
       let most = 0
@@ -139,7 +139,7 @@ describe('SessionWal: the sessions in one journal', () => {
     await fourth.close()
   })
 
-  it('reads sessions stored by the first layout (a journal file per session) and replaces those files', async () => {
+  it('reads sessions stored by the first layout (a write-ahead log file per session) and replaces those files', async () => {
     const folder = join(tmp.dir, 'db.json.sessions')
     for (const name of ['old1', 'old2']) {
       const fs = new FileStore(join(folder, `${name}.json`), { compactBytes: 300 })

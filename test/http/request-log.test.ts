@@ -6,8 +6,8 @@ const c = useSandbox({ clock: '2026-01-31T09:00:00' })
 
 const entries = async (query = '') => (await c.control(`/requests?limit=100${query}`)).body.requests as Record<string, any>[]
 
-describe('the journal keeps every request', () => {
-  it('a client that gives up during a 5NN delay is journaled with client_closed: true (and its OTP was sent)', async () => {
+describe('the request log keeps every request', () => {
+  it('a client that gives up during a 5NN delay is logged with client_closed: true (and its OTP was sent)', async () => {
     const msisdn = '60123456510' // every answer held back 1 s
     const abort = new AbortController()
     const onServer = nextRequest(c.sandbox.server, '/subscriptions/init')
@@ -43,7 +43,7 @@ describe('the journal keeps every request', () => {
     expect(otp.body.verif_request_id).toBe(entry.response.payload.verif_request_id)
   })
 
-  it('a consent denial is journaled with the outcome code as message, the reason and the MSISDN', async () => {
+  it('a consent denial is logged with the outcome code as message, the reason and the MSISDN', async () => {
     const msisdn = '359881234001'
     const init = await c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'bg' })
     const url: string = init.body.payload.redirect_url
@@ -86,7 +86,7 @@ describe('the journal keeps every request', () => {
     expect(approve.headers.get('location')).toMatch(/subscription_id=/)
   })
 
-  it('MOs, rules, clock moves and cancellations are journaled with their bodies and MSISDN; control reads are not', async () => {
+  it('MOs, rules, clock moves and cancellations are logged with their bodies and MSISDN; control reads are not', async () => {
     await c.control('/mo', { msisdn: '60133456201', short_code: '32123', text: 'STREAM' })
     const [mo] = await entries()
     expect(mo).toMatchObject({
