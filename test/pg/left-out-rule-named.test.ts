@@ -31,7 +31,7 @@ describe('a stored rule over the regex bounds in a session opened after start-up
     expect(answered.http).toBe(200)
     expect(answered.body).toMatchObject({ status: 'SUCCESS', message: '' })
     const note =
-      /^dcb: session "alice": runtime rule wide is left out \(match\.regex: too costly to compile: .*\); remove it with dcb rules remove wide --session alice$/m
+      /^dcb: warning: session "alice": runtime rule wide is left out \(match\.regex: too costly to compile: .*\); remove it with dcb rules remove wide --session alice$/m
     await until('the replica to say the rule is left out', async () => note.test(a!.output())).catch((e: Error) => {
       throw new Error(`${e.message}; its output:\n${a!.output()}`)
     })
