@@ -222,18 +222,18 @@ describe('replicas at once on one database', () => {
     }
   })
 
-  it('GET /_sandbox/requests on any replica lists what every replica journaled', async () => {
+  it('GET /_sandbox/requests on any replica lists what every replica logged', async () => {
     const r = await sandbox('journal')
     const numbers = ['60123780031', '60123780032', '60123780033']
     for (let i = 0; i < 3; i++) await merchant(r[i]!.url, 'init', { msisdn: numbers[i], service_code: 'STREAMPLUS', country_code: 'my' })
     for (const x of r) {
-      const listed = await until('every replica’s Init in the journal', async () => {
+      const listed = await until('every replica’s Init in the request log', async () => {
         const entries = (await control(x.url, '/requests')).body.requests as { msisdn: string; path: string; id: number }[]
         const inits = entries.filter((e) => e.path === '/subscriptions/init')
         return inits.length === 3 && inits
       })
       expect(listed.map((e) => e.msisdn).sort()).toEqual(numbers)
-      // One numbering for the session, whichever replica journaled the entry.
+      // One numbering for the session, whichever replica logged the entry.
       expect(new Set(listed.map((e) => e.id)).size).toBe(3)
     }
   })
@@ -264,7 +264,7 @@ describe('replicas at once on one database', () => {
       await stream.event('hello')
       const msisdn = '60123780042'
       await merchant(r[1]!.url, 'init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
-      // The Init's journal entry arrives: the SMS, sent before it was answered, would have too.
+      // The Init's request log entry arrives: the SMS, sent before it was answered, would have too.
       await stream.event('requests', (d) => d.requests.some((e: { msisdn: string }) => e.msisdn === msisdn))
       await until('the OTP on this replica', async () => (await control(r[0]!.url, `/sms?msisdn=${msisdn}`)).body.messages.length === 1)
       expect(stream.events.filter((e) => e.event === 'sms').map((e) => e.data.message.msisdn)).toEqual([msisdn])

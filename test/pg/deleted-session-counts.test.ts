@@ -28,9 +28,9 @@ describe('a read of a session deleted by another replica', () => {
           body: JSON.stringify(body),
         })
       expect((await call('init', { msisdn: '60123456010', service_code: 'STREAMPLUS', country_code: 'my' })).status).toBe(200)
-      // A Status counts its outcome in the coverage as a soft change, left for a later turn; its journal entry is written at once.
+      // A Status counts its outcome in the coverage as a soft change, left for a later turn; its request log entry is written at once.
       expect((await (await call('status', { subscription_id: 'SUB-NONE' })).json()).message).toBe('SUBSCRIPTION_NOT_FOUND')
-      await until('both calls journaled', async () => (await rowsOf(pg, db, 'gone-counts')).filter((t) => t === 'requests').length === 2)
+      await until('both calls logged', async () => (await rowsOf(pg, db, 'gone-counts')).filter((t) => t === 'requests').length === 2)
       // Another replica deleted it; its notice never comes.
       await deleteUnheard(pg, db, 'gone-counts')
       // A control read of it writes the counts waiting first: they find it gone, and make nothing.

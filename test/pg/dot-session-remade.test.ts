@@ -39,7 +39,7 @@ describe('a . or .. session deleted while a replica holds it open', () => {
         })
       expect((await init()).status).toBe(200)
       expect(running.sessions.peek(dots)).toBeDefined()
-      // Its journal entry written (GET /_sandbox/sessions writes every pending one) before the delete takes it.
+      // Its request log entry written (GET /_sandbox/sessions writes every pending one) before the delete takes it.
       expect((await fetch(`${base}/_sandbox/sessions`)).status).toBe(200)
       await deleteUnheard(pg, db, dots)
       expect(running.sessions.peek(dots)).toBeDefined()
@@ -54,7 +54,7 @@ describe('a . or .. session deleted while a replica holds it open', () => {
         body: '{"by":"P1D"}',
       })
       expect([advance.status, await advance.json()]).toEqual([400, { error: 'BAD_REQUEST', message: reason }])
-      // Nothing of it in the database (GET /_sandbox/sessions first writes every pending journal entry); the list forgets it.
+      // Nothing of it in the database (GET /_sandbox/sessions first writes every pending request log entry); the list forgets it.
       const listed = (await (await fetch(`${base}/_sandbox/sessions`)).json()) as { sessions: { name: string }[] }
       expect(listed.sessions.map((s) => s.name)).toEqual(['default'])
       expect(await rowsOf(pg, db, dots)).toEqual([])

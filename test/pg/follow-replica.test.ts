@@ -24,10 +24,10 @@ describe('following the request journal of a replica', () => {
     started = []
   })
 
-  /** Waits until the database holds `n` journal entries (a replica writes its own just after answering). */
-  const journaled = (url: string, n: number) =>
+  /** Waits until the database holds `n` request log entries (a replica writes its own just after answering). */
+  const logged = (url: string, n: number) =>
     until(
-      `${n} journal entries in the database`,
+      `${n} request log entries in the database`,
       async () => Number((await pg.query('SELECT count(*) AS n FROM dcb_requests', [], new URL(url).pathname.slice(1))).rows[0].n) >= n,
     )
 
@@ -35,7 +35,7 @@ describe('following the request journal of a replica', () => {
     const url = await pg.createDatabase('follow_hello')
     const [a, b] = (started = await replicas(url, 2))
     for (const m of ['60123456011', '60123456012', '60123456013']) expect((await init(a!.url, m)).body.status).toBe('SUCCESS')
-    await journaled(url, 3)
+    await logged(url, 3)
     const stream = await liveStream(b!.url)
     try {
       expect((await stream.event('hello')).next_request_id).toBe(4)
@@ -52,7 +52,7 @@ describe('following the request journal of a replica', () => {
     const url = await pg.createDatabase('follow_restart')
     let [a, b] = (started = await replicas(url, 2))
     for (const m of ['60123456011', '60123456012', '60123456013']) await init(a!.url, m)
-    await journaled(url, 3)
+    await logged(url, 3)
     const child = spawn(process.execPath, [BIN, 'logs', '-f', '--base-url', b!.url], {
       env: { ...process.env, DCB_BASE_URL: undefined, DCB_SESSION: undefined, NO_COLOR: '1', FORCE_COLOR: undefined },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -35,7 +35,7 @@ describe('a write that remakes a session deleted meanwhile', () => {
       })
     expect((await init()).status).toBe(200)
     expect(running.sessions.peek('s1')).toBeDefined()
-    // Its journal entry written (GET /_sandbox/sessions writes every pending one) before the delete takes it.
+    // Its request log entry written (GET /_sandbox/sessions writes every pending one) before the delete takes it.
     expect((await fetch(`${base}/_sandbox/sessions`)).status).toBe(200)
     // Another replica deleted s1 and made s2: the database holds its 1 session again.
     await deleteUnheard(pg, 'remadecap', 's1')
@@ -57,12 +57,12 @@ describe('a write that remakes a session deleted meanwhile', () => {
     })
     expect([advance.status, await advance.json()]).toEqual([429, { error: 'SESSION_LIMIT', message }])
     expect(await names('remadecap')).toEqual(['default', 's2'])
-    // Nor journaled under s1, which the refusal says is no session: a session made later by that name
-    // would number its journal after it. (GET /_sandbox/sessions first writes every pending journal entry.)
+    // Nor logged under s1, which the refusal says is no session: a session made later by that name
+    // would number its journal after it. (GET /_sandbox/sessions first writes every pending request log entry.)
     expect((await fetch(`${base}/_sandbox/sessions`)).status).toBe(200)
-    const journaled = async () =>
+    const logged = async () =>
       (await pg.query(`SELECT 'requests' AS t, session FROM dcb_requests UNION ALL SELECT 'journals', session FROM dcb_journals`, [], 'remadecap')).rows
-    expect(await journaled()).toEqual([])
+    expect(await logged()).toEqual([])
 
     // Room again (s2 deleted): the next write makes s1 anew, empty.
     await deleteUnheard(pg, 'remadecap', 's2')

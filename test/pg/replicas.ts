@@ -40,7 +40,7 @@ export async function stopAll(list: Served[]): Promise<void> {
 /**
  * Asks `check` again (every 50 ms) until it answers something other than undefined/false, and
  * answers that; fails naming `what` and the last answer when `ms` pass first. For what another
- * replica shows once the database told it (a journal entry written just after its answer, a notice).
+ * replica shows once the database told it (a request log entry written just after its answer, a notice).
  */
 export async function until<T>(what: string, check: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
   const deadline = Date.now() + ms

@@ -1,9 +1,9 @@
 /**
  * A session one replica deletes leaves no row behind, whatever another replica was doing with it. The
- * request journal is written after the answer, on a connection of its own: a read under way on
- * replica A when B deleted the session (or whose journal entry was still on its way) wrote its entry
+ * request log is written after the answer, on a connection of its own: a read under way on
+ * replica A when B deleted the session (or whose request log entry was still on its way) wrote its entry
  * after the delete, leaving a row in dcb_journals (and in dcb_requests) of a session that is not
- * there; a session made later by that name would number its journal after it. Two replicas of the
+ * there; a session made later by that name would number its request log after it. Two replicas of the
  * binary on the test PostgreSQL, A's queries through a proxy that holds the one the test names.
  */
 import { afterEach, describe, expect, it } from 'vitest'
@@ -24,7 +24,7 @@ describe('a session deleted by one replica while another reads it', () => {
     proxy = undefined
   })
 
-  /** Replica A through the proxy, B directly, on a new database; a session of A's made by an Init, its journal written. */
+  /** Replica A through the proxy, B directly, on a new database; a session of A's made by an Init, its request log written. */
   async function twoReplicas(db: string, session: string) {
     await pg.createDatabase(db)
     proxy = await cutProxy(pg.port)
@@ -34,25 +34,25 @@ describe('a session deleted by one replica while another reads it', () => {
     running.push(b!)
     const init = await merchant(a!.url, 'init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }, { 'X-DCB-Session': session })
     expect(init.body.status).toBe('SUCCESS')
-    await until(`the Init journaled in ${session}`, async () => (await rowsOf(pg, db, session)).includes('requests'))
+    await until(`the Init logged in ${session}`, async () => (await rowsOf(pg, db, session)).includes('requests'))
     return { a: a!, b: b!, proxy: proxy! }
   }
 
   /**
-   * Once A's journal connection wrote everything it was given: A writes its entries one after another on
+   * Once A's request log connection wrote everything it was given: A writes its entries one after another on
    * one connection, so a call of the default session answered now is in the database after them.
    */
   async function journalWritten(db: string, a: Served): Promise<void> {
     const count = async () => Number((await pg.query(`SELECT count(*) AS n FROM dcb_requests WHERE session = 'default'`, [], db)).rows[0].n)
     const before = await count()
     expect((await merchant(a.url, 'status', { subscription_id: 'SUB-MARK' })).body.message).toBe('SUBSCRIPTION_NOT_FOUND')
-    await until("A's later journal entry in the database", async () => (await count()) > before)
+    await until("A's later request log entry in the database", async () => (await count()) > before)
   }
 
-  it('a read whose journal entry is written after the delete leaves no row of the session', async () => {
+  it('a read whose request log entry is written after the delete leaves no row of the session', async () => {
     const db = 'gone_late_entry'
     const { a, b, proxy } = await twoReplicas(db, 'gone-late')
-    // A answers the read; its journal entry waits at the proxy until B has deleted the session.
+    // A answers the read; its request log entry waits at the proxy until B has deleted the session.
     const late = proxy.holdAt((query) => query.includes('INSERT INTO dcb_journals') && query.includes('gone-late'))
     const read = await merchant(a.url, 'status', { subscription_id: 'SUB-NONE' }, { 'X-DCB-Session': 'gone-late' })
     expect(read.body.message).toBe('SUBSCRIPTION_NOT_FOUND')

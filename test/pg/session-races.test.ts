@@ -14,7 +14,7 @@ import { loadWorld } from '../../src/world/load.js'
 import { control, replicas, stopAll } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
 
-describe('shared sessions, reviewed', () => {
+describe('shared sessions under races', () => {
   const pg = usePostgres()
   let started: Served[] = []
   afterEach(async () => {

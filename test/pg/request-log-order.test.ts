@@ -7,13 +7,13 @@ import { cutProxy, type CutProxy } from './cut-proxy.js'
 import { control, merchant, stopAll, until } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
 
-// The shared request journal is numbered as the replicas write their entries, after their answers: a
+// The shared request log is numbered as the replicas write their entries, after their answers: a
 // replica whose write is late numbers a call after one that another replica answered later. A
 // recording of it (`dcb logs --json --all`) replays in the order the calls were answered.
 const MSISDN = '60123456001'
 const SESSION = 'ticket'
 
-describe('the request journal of two replicas, one writing its entries late', () => {
+describe('the request log of two replicas, one writing its entries late', () => {
   const pg = usePostgres()
   let proxy: CutProxy | undefined
   let running: Served[] = []
@@ -26,7 +26,7 @@ describe('the request journal of two replicas, one writing its entries late', ()
     proxy = dir = undefined
   })
 
-  it('a Verify on A journaled after the Status B answered next: the recording replays Verify then Status, every answer as recorded', async () => {
+  it('a Verify on A logged after the Status B answered next: the recording replays Verify then Status, every answer as recorded', async () => {
     await pg.createDatabase('journal_order')
     proxy = await cutProxy(pg.port)
     // A reaches the database through the proxy (its journal writes can be held there), B directly.
@@ -38,7 +38,7 @@ describe('the request journal of two replicas, one writing its entries late', ()
     const init = await merchant(a.url, 'init', { msisdn: MSISDN, service_code: 'STREAMPLUS', country_code: 'my' }, headers)
     expect(init.body.status).toBe('SUCCESS')
     const otp = await control(b.url, `/otp?msisdn=${MSISDN}`, undefined, headers)
-    // A's journal entry of the Verify waits at the proxy until B has answered and journaled the Status.
+    // A's request log entry of the Verify waits at the proxy until B has answered and logged the Status.
     const late = proxy.holdAt((query) => query.includes('dcb_requests') && query.includes('/subscriptions/verify'))
     const verify = await merchant(a.url, 'verify', { verif_request_id: init.body.payload.verif_request_id, otp: otp.body.otp }, headers)
     expect(verify.body.status).toBe('SUCCESS')
@@ -46,10 +46,10 @@ describe('the request journal of two replicas, one writing its entries late', ()
     const status = await merchant(b.url, 'status', { subscription_id: verify.body.payload.subscription_id }, headers)
     expect(status.body.status).toBe('SUCCESS')
     const paths = async () => ((await control(b.url, '/requests', undefined, headers)).body.requests as { path: string }[]).map((r) => r.path).reverse()
-    await until('the Status in the journal', async () => (await paths()).includes('/subscriptions/status'))
+    await until('the Status in the request log', async () => (await paths()).includes('/subscriptions/status'))
     late.release()
     // Numbered as written: the Status before the Verify answered earlier.
-    const written = await until('the Verify in the journal', async () => ((await paths()).length === 3 ? paths() : undefined))
+    const written = await until('the Verify in the request log', async () => ((await paths()).length === 3 ? paths() : undefined))
     expect(written).toEqual(['/subscriptions/init', '/subscriptions/status', '/subscriptions/verify'])
 
     const env = { DCB_BASE_URL: b.url, DCB_SESSION: SESSION, DCB_API_KEY: undefined }

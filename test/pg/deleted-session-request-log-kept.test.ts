@@ -1,5 +1,5 @@
 /**
- * The request journal of a session another replica deleted, as the replica that still held it open
+ * The request log of a session another replica deleted, as the replica that still held it open
  * lists it (the delete's notice not there yet). The database numbers a session made anew from 1; the
  * replica kept the deleted session's entries and its numbering, so it went on listing entries of a
  * session that is not there, and dropped every entry of the new one numbered below them (its own
@@ -14,7 +14,7 @@ import { KEY } from './replicas.js'
 import { deleteUnheard } from './session-rows.js'
 import { usePostgres } from './use-postgres.js'
 
-describe('the request journal of a session deleted by another replica', () => {
+describe('the request log of a session deleted by another replica', () => {
   const pg = usePostgres()
 
   it('lists what the database holds of it: none once deleted, then the new one numbered from 1', async () => {
@@ -30,10 +30,10 @@ describe('the request journal of a session deleted by another replica', () => {
           headers: { 'content-type': 'application/json', 'api-key': KEY, ...as },
           body: JSON.stringify({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' }),
         })
-      /** The journal's entries as this replica lists them: id and the request's MSISDN. */
+      /** The request log's entries as this replica lists them: id and the request's MSISDN. */
       const listed = async () =>
         ((await (await fetch(`${running.url}/_sandbox/requests`, { headers: as })).json()) as RequestsAnswer).requests.map((r) => [r.id, r.msisdn])
-      // The console's live stream of it too (a stream watches the session: the journal follows the database's notices).
+      // The console's live stream of it too (a stream watches the session: the request log follows the database's notices).
       const stream = await openStream(`${running.url}/_sandbox/events`, as)
       await stream.event('hello')
       /** The entries the live stream sent after its `mark`-th event, once one of `msisdn` came: id and MSISDN, oldest first. */
@@ -71,7 +71,7 @@ describe('the request journal of a session deleted by another replica', () => {
       expect(await streamed(mark, '60123456014')).toEqual(made.slice().reverse())
       stream.close()
 
-      // Deleted again, and made anew by another replica, which journaled a call of it (its first entry: an Init of another MSISDN).
+      // Deleted again, and made anew by another replica, which logged a call of it (its first entry: an Init of another MSISDN).
       const [ours] = (await pg.query(`SELECT entry FROM dcb_requests WHERE session = 'again' AND id = 1`, [], db)).rows
       const theirs = JSON.stringify({ ...JSON.parse(ours.entry), msisdn: '60123456099' })
       await deleteUnheard(pg, db, 'again')
