@@ -6,6 +6,7 @@
 import chalk from 'chalk'
 import { z } from 'zod'
 import { headerValueProblem } from '../client/header-value.js'
+import { DEFAULT_BASE_URL } from '../contract/defaults.js'
 import type { InitBody, StatusBody, VerifyBody } from '../contract/index.js'
 import type { Rule } from '../contract/operations.js'
 import { clientFrom, guard, isHttpUrl, out, printJson } from './common.js'
@@ -321,7 +322,7 @@ export async function runFile(file: string, o: RunCliOptions): Promise<void> {
     process.stderr.write(
       `dcb: ${file}: base_url ${notUrl ? JSON.stringify(doc.base_url) : doc.base_url} is not used: ${where.by} runs a fresh in-process sandbox (${without})\n`,
     )
-  } else if (notUrl && o.baseUrl === undefined) throw new CliError(`${file}: $.base_url: is not an http(s) URL (e.g. http://127.0.0.1:7700)`, EXIT.USAGE)
+  } else if (notUrl && o.baseUrl === undefined) throw new CliError(`${file}: $.base_url: is not an http(s) URL (e.g. ${DEFAULT_BASE_URL})`, EXIT.USAGE)
   // Loaded only for an in-process run: a run against a server stays as light as the other client commands.
   const local = where ? await (await import('./run-local.js')).localSandbox(where.fixtures, where.clock) : undefined
   const targetFor = (apiKey: string | undefined): RunTarget => local?.target(apiKey ?? base.apiKey) ?? clientFrom(apiKey ? { ...base, apiKey } : base)

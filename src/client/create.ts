@@ -4,7 +4,7 @@
  * runs against the other by changing the factory. Uses the global fetch.
  */
 import { deriveOperations } from '../contract/calls.js'
-import { DEMO_API_KEY, SESSION_NAME, SESSION_NAME_RULE } from '../contract/defaults.js'
+import { DEFAULT_BASE_URL, DEMO_API_KEY, SESSION_NAME, SESSION_NAME_RULE } from '../contract/defaults.js'
 import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
 import { SandboxError } from '../contract/index.js'
 import { controlOverFetch, merchantOperations } from './fetch.js'
@@ -43,12 +43,12 @@ const CLIENT_OPTIONS: Record<keyof ClientOptions, true> = { baseUrl: true, apiKe
 export function createClient(opts: ClientOptions): SandboxClient {
   checkOptionNames('createClient', opts, CLIENT_OPTIONS)
   if (opts.baseUrl === undefined)
-    throw new SandboxError('BAD_REQUEST', "createClient: baseUrl is needed, e.g. createClient({ baseUrl: 'http://127.0.0.1:7700' })")
+    throw new SandboxError('BAD_REQUEST', `createClient: baseUrl is needed, e.g. createClient({ baseUrl: '${DEFAULT_BASE_URL}' })`)
   let url: URL
   try {
     url = new URL(opts.baseUrl)
   } catch {
-    throw new SandboxError('BAD_REQUEST', `baseUrl "${opts.baseUrl}" is not a URL (e.g. http://127.0.0.1:7700)`)
+    throw new SandboxError('BAD_REQUEST', `baseUrl "${opts.baseUrl}" is not a URL (e.g. ${DEFAULT_BASE_URL})`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SandboxError('BAD_REQUEST', `baseUrl "${opts.baseUrl}" is not an http(s) URL`)
   const baseUrl = url.href.replace(/\/+$/, '')

@@ -116,6 +116,11 @@ export interface ControlRequest {
 
 /** The request an operation's call makes. */
 export function controlRequest<N extends OperationName>(name: N, args: Parameters<OperationFn<N>>): ControlRequest {
+  return requestOf(name, args)
+}
+
+/** `controlRequest` of arguments as a caller gave them: the call's own `request` reads them. */
+function requestOf(name: OperationName, args: readonly unknown[]): ControlRequest {
   const call = CONTROL_CALLS[name] as unknown as ControlCall
   const parts = call.request(...args)
   let path = call.path.replace(/:(\w+)/g, (_, key: string) => {
@@ -155,7 +160,7 @@ export function deriveOperations(send: (request: ControlRequest) => Promise<unkn
   const rules: Record<string, unknown> = {}
   for (const name of OPERATION_NAMES) {
     // async: a request refused as it is made rejects, as a refusal of the server does
-    const fn = async (...args: unknown[]) => send(controlRequest(name, args as never))
+    const fn = async (...args: unknown[]) => send(requestOf(name, args))
     if (name.startsWith('rules.')) rules[name.slice('rules.'.length)] = fn
     else ops[name] = fn
   }

@@ -1,7 +1,8 @@
 /**
  * The merchant API's wire contract (spec sections 2.2, 2.4, 2.6): request bodies and answer payloads
- * as zod schemas. They validate requests and produce the OpenAPI document, so the two cannot drift;
- * the client and the CLI use the types derived from them (`import type`: no zod at run time there).
+ * as zod schemas, for the OpenAPI document. The bodies' are made from the declaration
+ * (`merchant-calls.ts`), which the server checks a body with (`checkBody`, no zod). The client and
+ * the CLI use the types derived from them (`import type`: no zod at run time there).
  * Extra fields are ignored.
  */
 import { z } from 'zod'

@@ -340,7 +340,7 @@ export class EngineContext {
       const maps = this.state
       for (const { c, id, update } of updates) {
         const v = update((maps[c] as Map<string, unknown>).get(id))
-        if (v !== null) tx.put(c, id, v as never)
+        if (v !== null) tx.put(c, id, v)
         else if ((maps[c] as Map<string, unknown>).has(id)) tx.del(c, id)
       }
     }, false)

@@ -94,11 +94,6 @@ export class Host {
     return session
   }
 
-  /** Whether the sessions are shared with other processes (a database): reads take in what they wrote first. */
-  get sharedStore(): boolean {
-    return this.store.shared
-  }
-
   /** How many named sessions are open. */
   get size(): number {
     return this.sessions.size
@@ -120,7 +115,8 @@ export class Host {
     const dropping = this.dropping.size ? this.dropping.get(name) : undefined
     if (dropping) return dropping.catch(() => {}).then(() => this.get(name))
     const have = this.peek(name)
-    if (have) return this.sharedStore ? syncOf(have) : have
+    // Where other processes write too, once it took in what they wrote.
+    if (have) return this.store.fresh(have, syncOf)
     if (!isSessionName(name)) throw new SandboxError('BAD_REQUEST', `X-DCB-Session must be ${SESSION_NAME_RULE}`)
     const pending = this.opening.get(name)
     if (pending) return pending
@@ -172,15 +168,14 @@ export class Host {
   }
 
   /**
-   * Shared sessions: opens those another process made and forgets those it deleted, so the list is the database's (nothing
-   * to do otherwise). `stored`: a list read when `opens` was `listed` (else read now); a session opened since is not forgotten.
+   * Opens the sessions other processes made and forgets those they deleted, so the list is the store's (a database's; memory
+   * and a folder answer that nothing was done). `stored`: a list read when `opens` was `listed` (else read now); a session
+   * opened since is not forgotten.
    */
   async syncSessions(stored?: Iterable<string>, listed = this.opens): Promise<void> {
-    if (!this.sharedStore) return
-    const names = new Set(stored ?? (await this.storedNames()))
-    names.delete(DEFAULT_SESSION)
-    for (const name of names) await this.follow(name)
-    for (const [name, s] of this.sessions) if (!names.has(name) && !this.opening.has(name) && (this.openedAt.get(s) ?? 0) <= listed) this.forget(name, s)
+    const others = await this.store.others(stored)
+    for (const name of others.stored) await this.follow(name)
+    for (const [name, s] of this.sessions) if (!others.is(name) && !this.opening.has(name) && (this.openedAt.get(s) ?? 0) <= listed) this.forget(name, s)
   }
 
   /** What another process did to the shared sessions (a notice of the database). */
@@ -210,18 +205,17 @@ export class Host {
   }
 
   /**
-   * Shared sessions: every open one takes in what the others wrote (the database was away, or before
-   * a read of them all). One query says where every session's log ends: only the sessions behind it
-   * are read, at once (a list of 1,000 sessions nobody wrote to since costs one round trip, not 1,000).
-   * Nothing without a shared store.
+   * Every open session takes in what other processes wrote (the database was away, or before a read
+   * of them all). One query says where every session's log ends: only the sessions behind it are read,
+   * at once (a list of 1,000 sessions nobody wrote to since costs one round trip, not 1,000). Memory
+   * and a folder answer at once: only this process writes them.
    */
   async resync(): Promise<void> {
-    if (!this.sharedStore) return
-    const heads = await this.store.heads?.().catch(() => undefined)
+    const heads = await this.store.heads().catch(() => undefined)
     await Promise.all(
-      this.all().map((s) => {
+      this.all().map(async (s) => {
         const head = heads?.get(s.name)
-        return head !== undefined && s.store.behind?.(head) === false ? undefined : syncOf(s).catch(() => {})
+        if (head === undefined || s.store.behind?.(head) !== false) await Promise.resolve(this.store.fresh(s, syncOf)).catch(() => {})
       }),
     )
   }
@@ -310,18 +304,13 @@ export class Host {
 
   /** Runs what fell due in every session (the server's timer). */
   async catchUp(): Promise<void> {
-    if (!this.sharedStore) {
-      for (const s of this.all()) await s.engine.catchUp()
-      return
-    }
-    // A database away is said by health (503); the timer tries again next time.
+    // A store away is said by health (503); the timer tries again next time. Other errors stop it and are said.
     const away = (e: unknown) => {
-      // So is a session deleted meanwhile that a catch-up would make anew past the cap (the next list forgets it).
-      if (!(e instanceof StoreError) && !(e instanceof SandboxError && e.code === 'SESSION_LIMIT')) throw e
+      if (!this.store.transient(e)) throw e
     }
     // One query says where every session's log ends: a session nobody wrote to since is not read again.
     const listed = this.opens
-    const heads = await this.store.heads?.().catch(away)
+    const heads = await this.store.heads().catch(away)
     await this.syncSessions(heads?.keys(), listed).catch(away)
     for (const s of this.all()) {
       const head = heads?.get(s.name)
@@ -372,7 +361,7 @@ export class Host {
   }
 }
 
-/** A shared session, once it took in what the other processes wrote (its request log is brought in when read). */
+/** A session, once it took in what other processes wrote (its request log is brought in when read). */
 async function syncOf(s: Session): Promise<Session> {
   await s.engine.sync()
   return s

@@ -11,7 +11,7 @@ import { SandboxError } from '../core/errors.js'
 import { State } from '../core/state.js'
 import { FileStore, type FileStoreOptions } from './file.js'
 import { SessionWal, type SessionStore } from './session-wal.js'
-import { admitHere, type Sessions } from './types.js'
+import { admitHere, WRITTEN_HERE, type Sessions } from './types.js'
 import { existsSync, readFileSync } from 'node:fs'
 import { generations, logPath } from './session-folder.js'
 import { linesEnd } from './wal.js'
@@ -48,7 +48,7 @@ export function fileSessions(dataFile: string, opts: FileStoreOptions = {}): Ses
   const ready = () => (named ??= log.open())
   return {
     kind: 'file',
-    shared: false,
+    ...WRITTEN_HERE,
     async load() {
       await file.load(state)
       const { seq, saved, generation } = file.loaded()

@@ -1,5 +1,5 @@
 import { State, type Change } from '../core/state.js'
-import { admitHere, type Sessions, type Store } from './types.js'
+import { admitHere, WRITTEN_HERE, type Sessions, type Store } from './types.js'
 
 /** Keeps nothing beyond the engine's own state: for tests, the library and `dcb serve --in-memory`. */
 export class MemoryStore implements Store {
@@ -30,7 +30,7 @@ export function memorySessions(): Sessions {
   const first = { store: new MemoryStore(), state: new State() }
   return {
     kind: 'memory',
-    shared: false,
+    ...WRITTEN_HERE,
     load: async () => [],
     default: () => first,
     activate: () => first.store.activate(),

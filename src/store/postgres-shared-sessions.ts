@@ -5,11 +5,12 @@
  */
 import type pg from 'pg'
 import type { ClockStart } from '../core/clock.js'
+import { SandboxError } from '../core/errors.js'
 import { State } from '../core/state.js'
 import { makeSession } from './postgres-making.js'
 import { PostgresSessionStore } from './postgres-session.js'
 import type { SharedDatabase } from './postgres.js'
-import { sharedSessionLimit, type SharedSessions, type StoredSession } from './types.js'
+import { sharedSessionLimit, StoreError, type SharedSessions, type StoredSession } from './types.js'
 
 export function sharedSessions(db: SharedDatabase): SharedSessions {
   /** Runs `work` on a connection of the pool; a database error is the StoreError naming the database (of a read: `read`). */
@@ -30,7 +31,6 @@ export function sharedSessions(db: SharedDatabase): SharedSessions {
   let first: StoredSession | undefined
   const self: SharedSessions = {
     kind: 'postgres',
-    shared: true,
     // The default session is read now; the named ones are opened as they are asked for.
     load: async () => {
       first = await db.session('default')
@@ -43,7 +43,18 @@ export function sharedSessions(db: SharedDatabase): SharedSessions {
     activate: async () => first?.store.activate(),
     abandon: async () => first?.store.abandon(),
     names: () => db.names(),
+    // Another replica may have written since this one read it.
+    fresh: (session, sync) => sync(session),
+    // The list is the database's: those another replica made are opened here, those it deleted forgotten.
+    // Through `this`: the list read is this object's `names` (a test holds it in a copy of this object).
+    async others(listed) {
+      const names = new Set(listed ?? (await this.names()))
+      names.delete('default')
+      return { stored: names, is: (name) => names.has(name) }
+    },
     heads: () => db.heads(),
+    // The database away (health says 503), or a session deleted meanwhile that a catch-up would make anew past the cap (the next list forgets it).
+    transient: (e) => e instanceof StoreError || (e instanceof SandboxError && e.code === 'SESSION_LIMIT'),
     claim: (name, max) =>
       using(async (client) => {
         const stored = async () => ((await client.query(`SELECT 1 FROM dcb_sessions WHERE name = $1`, [name])).rowCount ?? 0) > 0

@@ -54,8 +54,6 @@ export type Admission = { made: true } | { made: false; refusal?: SandboxError }
  */
 export interface Sessions {
   readonly kind: 'memory' | 'file' | 'postgres'
-  /** Several processes share them: a read first takes in what the others wrote, and the list of sessions is theirs too. */
-  readonly shared: boolean
   /** Reads and checks what is stored (the default session, then the named ones), writing nothing; answers what recovery has to say. */
   load(): Promise<string[]>
   /** The default session, as `load` read it. */
@@ -66,8 +64,21 @@ export interface Sessions {
   abandon(): Promise<void>
   /** The named sessions stored. */
   names(): Promise<string[]>
-  /** Shared: every session (the default one too) with the number of its log's last entry, in one call. */
-  heads?(): Promise<Map<string, number>>
+  /**
+   * A read of a session open here: at once where only this process writes (memory, a folder); in a
+   * database other processes share, once `sync` took in what they wrote.
+   */
+  fresh<T>(session: T, sync: (session: T) => Promise<T>): T | Promise<T>
+  /**
+   * The named sessions as other processes left them, for the host to follow: those `stored` (opened
+   * here when they are not) and whether one open here still `is` stored (forgotten here when not).
+   * `listed`: names read already (of `heads`). Only this process writes (memory, a folder): nothing to follow.
+   */
+  others(listed?: Iterable<string>): Promise<Others>
+  /** Every session (the default one too) with the number of its log's last entry as all processes wrote it, in one call; none where only this process writes. */
+  heads(): Promise<Map<string, number>>
+  /** Whether an error of the server's timer is the store away: health says it and the next tick tries again (a database's; a folder's is said on stderr). */
+  transient(e: unknown): boolean
   /**
    * Whether a session `name` that is not open here may be opened or made: `max` is the cap on
    * sessions (null: only open one that is stored), `open` the names open or being opened here.
@@ -110,9 +121,22 @@ export class StoreError extends Error {
   }
 }
 
+/** What other processes did to the named sessions (`Sessions.others`). */
+export interface Others {
+  stored: Iterable<string>
+  is(name: string): boolean
+}
+
+/** What sessions only this process writes (memory, a folder) answer of the others: nothing was done, no read waits. */
+export const WRITTEN_HERE: Pick<Sessions, 'fresh' | 'others' | 'heads' | 'transient'> = {
+  fresh: (session) => session,
+  others: async () => ({ stored: [], is: () => true }),
+  heads: async () => new Map(),
+  transient: () => false,
+}
+
 /** Sessions several processes share (a database): the cap on them is counted there, not per process. */
 export interface SharedSessions extends Sessions {
-  readonly shared: true
   /** Deletes `name` only if nothing was ever written to it (no log entry, snapshot or request); answers whether it did. */
   dropIfEmpty(name: string): Promise<boolean>
   /**
