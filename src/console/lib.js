@@ -113,9 +113,12 @@ export function copyButton(label, text, caption = 'Copy') {
   return h('button', { type: 'button', class: 'quiet copy', 'aria-label': label, onclick: copy }, caption)
 }
 
+/** The CLI's default base URL, as the server wrote it into the page. */
+const DEFAULT_BASE_URL = document.querySelector('meta[name="dcb-default-base-url"]')?.getAttribute('content')
+
 /** A dcb command for this server and session: `--base-url` unless it is the default one, `--session` unless the default. */
 export function dcbCommand(args) {
-  const where = location.origin === 'http://127.0.0.1:7700' ? '' : ` --base-url ${location.origin}`
+  const where = location.origin === DEFAULT_BASE_URL ? '' : ` --base-url ${location.origin}`
   const session = ui.session && !/ --session /.test(` ${args}`) ? ` --session ${ui.session}` : ''
   return `dcb ${args}${where}${session}`
 }

@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { embeddedFile } from '../assets.js'
+import { DEFAULT_BASE_URL } from '../contract/defaults.js'
 import type { AdminAttempts } from './admin-attempts.js'
 import { isPlainObject, readJsonBody } from './body.js'
 import { CONSOLE_COOKIE, cookieValue, sameText } from './console-cookie.js'
@@ -56,8 +57,14 @@ function assetDir(): string {
 const cache = new Map<string, Buffer>()
 function asset(file: string): Buffer {
   let b = cache.get(file)
-  if (!b) cache.set(file, (b = embeddedFile(`console/${file}`) ?? readFileSync(assetDir() + file)))
+  if (!b) cache.set(file, (b = filled(file, embeddedFile(`console/${file}`) ?? readFileSync(assetDir() + file))))
   return b
+}
+
+/** The page with the CLI's default base URL in it: the port is written once, in the contract. */
+function filled(file: string, bytes: Buffer): Buffer {
+  if (file !== 'index.html') return bytes
+  return Buffer.from(bytes.toString('utf8').replace('content="DEFAULT_BASE_URL"', `content="${DEFAULT_BASE_URL}"`))
 }
 
 export interface ConsoleContext {

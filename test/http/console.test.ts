@@ -11,6 +11,7 @@ import { loadWorld } from '../../src/world/load.js'
 import { createSandboxApp } from '../../src/http/app.js'
 import { createHost, memorySessions } from '../../src/runtime/host.js'
 import { CONSOLE_FILES } from '../../src/http/console.js'
+import { DEFAULT_BASE_URL } from '../../src/contract/defaults.js'
 import { serve } from '../cli/run.js'
 import { startClient, useSandbox, type Client } from '../helpers.js'
 import { closed, nextRequest } from '../wait.js'
@@ -256,7 +257,9 @@ describe('dcb serve (the built package)', () => {
       ]) {
         const res = await fetch(s.url + path)
         expect(res.status, path).toBe(200)
-        expect(await res.text()).toBe(readFileSync(join('src', 'console', file!), 'utf8'))
+        // The page as shipped, with the CLI's default base URL filled in.
+        const shipped = readFileSync(join('src', 'console', file!), 'utf8').replace('content="DEFAULT_BASE_URL"', `content="${DEFAULT_BASE_URL}"`)
+        expect(await res.text()).toBe(shipped)
       }
       const stream = await openStream(s.url + '/_sandbox/events')
       await stream.event('hello')
