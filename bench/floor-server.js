@@ -1,6 +1,6 @@
 // The floor of an OTP flow's server CPU: bare node:http answering the flow's three calls (Init, the OTP
 // read, Verify) with canned envelopes and, with --durable, each Init and Verify's line of about the
-// size dcb journals made durable the way dcb does (O_DSYNC, zeroed ahead, the lines of one turn of the
+// size dcb writes to its write-ahead log, made durable the way dcb does (O_DSYNC, zeroed ahead, the lines of one turn of the
 // event loop written together at its end, on the main thread). No engine, no validation, no routing:
 // what is left is node:http and the disk (bench/run.js compares).
 import { createServer } from 'node:http'
@@ -12,7 +12,7 @@ const fd = durable ? openSync(journal, constants.O_WRONLY | constants.O_CREAT | 
 let good = 0
 let zeroedTo = 0
 let pending = []
-const line = 'x'.repeat(900) + '\n' // an Init's or a Verify's journal line is 0.8-1.1 KB
+const line = 'x'.repeat(900) + '\n' // an Init's or a Verify's write-ahead log line is 0.8-1.1 KB
 
 function flush() {
   const waiters = pending

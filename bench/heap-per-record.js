@@ -1,7 +1,7 @@
 // Heap bytes per retained record, in-process: node --expose-gc bench/heap-per-record.js ROOT [N].
 // Builds an Engine from ROOT's sources (any checkout: the base too), adds N records of one kind to a
 // fresh one, forces GC and divides the heap's growth by N. Changes are serialized as the file
-// store's journal does (as `dcb serve` keeps its state). Prints one JSON line.
+// store's write-ahead log does (as `dcb serve` keeps its state). Prints one JSON line.
 import { createJiti } from 'jiti'
 import { join } from 'node:path'
 

@@ -117,7 +117,7 @@ function markdown() {
     const bytes = (x) => `${x.verification_bytes} / ${x.sms_bytes} / ${x.subscription_bytes} B (an OTP Init: ${x.otp_init_bytes} B)`
     if (h)
       rows.push(
-        `| heap per retained verification / SMS / subscription (${h.records.toLocaleString('en')} of each kind in a fresh engine, changes serialized as the file store's journal does; heap growth after forced GC)${b ? `; before: ${bytes(b)}` : ''} | ${bytes(h)} | down, for the RSS goal above |`,
+        `| heap per retained verification / SMS / subscription (${h.records.toLocaleString('en')} of each kind in a fresh engine, changes serialized as the file store's write-ahead log does; heap growth after forced GC)${b ? `; before: ${bytes(b)}` : ''} | ${bytes(h)} | down, for the RSS goal above |`,
       )
     if (h?.at_caps_init_bytes)
       rows.push(

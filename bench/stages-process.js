@@ -153,7 +153,7 @@ export async function advanceYear() {
     execFileSync(process.execPath, [BIN, 'seed', '--subscriptions', String(n), '--spread', 'P1M', '--data', join(tmp, seeded)], { stdio: 'ignore' })
     const rounds = []
     for (let k = 0; k < 5; k++) {
-      // Each round on a fresh copy of the seeded data (snapshot and journal), on a fresh server.
+      // Each round on a fresh copy of the seeded data (snapshot and write-ahead log), on a fresh server.
       const copy = `advance-${n}-${k}.json`
       for (const f of readdirSync(tmp).filter((f) => f.startsWith(seeded))) copyFileSync(join(tmp, f), join(tmp, copy + f.slice(seeded.length)))
       const dcb = await start(['serve', '--port', '0', '--data', join(tmp, copy)])

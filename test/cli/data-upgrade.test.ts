@@ -20,7 +20,7 @@ describe.each(['stopped', 'crashed'] as const)('a data folder of the earlier lay
     const first = await serve(['--data', data])
     expect(await dumpSessions(first.url)).toEqual(expected(name))
     expect(await first.stop('SIGTERM')).toBe(0)
-    // Said once, by the start that moved it; the data file's own journals are gone.
+    // Said once, by the start that moved it; the data file's own write-ahead log files are gone.
     expect(first.output().match(/is of an earlier layout/g)).toEqual(['is of an earlier layout'])
     expect(readdirSync(tmp.dir).filter((f) => f.includes('.journal.'))).toEqual([])
     const second = await serve(['--data', data])

@@ -1,7 +1,7 @@
 /**
  * Issue 21 through the real binary on a real filesystem that fills up: a small tmpfs (CI runs as
  * root). Writes that cannot be made durable answer a server error and leave no trace, health says
- * so and recovers once space is freed, and a SIGTERM on a full disk keeps the journals (said on
+ * so and recovers once space is freed, and a SIGTERM on a full disk keeps the write-ahead logs (said on
  * stderr, non-zero exit) so that the next start finds every acknowledged write.
  */
 import { execFileSync } from 'node:child_process'
@@ -67,7 +67,7 @@ describe('dcb serve on a disk that fills up', () => {
     const inSession = await subscribe(s.url, '60123456003', { 'x-dcb-session': 'team-a' })
 
     fillUp(filler)
-    // The journal's last page may still take a line or two: write until one does not fit.
+    // The write-ahead log's last page may still take a line or two: write until one does not fit.
     let refused: Awaited<ReturnType<typeof post>> | undefined
     let msisdn = ''
     for (let i = 10; i < 99 && !refused; i++) {
@@ -108,8 +108,8 @@ describe('dcb serve on a disk that fills up', () => {
   })
 })
 
-// The journal is zeroed 1 MiB ahead of its writes: on a disk that fills up, writes go on into that
-// space, then the zeroing fails (given back) and the journal grows by its writes, which fail in turn.
+// The write-ahead log is zeroed 1 MiB ahead of its writes: on a disk that fills up, writes go on into that
+// space, then the zeroing fails (given back) and the write-ahead log grows by its writes, which fail in turn.
 describe('dcb serve on a disk that fills up after the write-ahead log was zeroed ahead', () => {
   let roomy: string
   beforeAll(() => {

@@ -11,7 +11,7 @@ const c = useSandbox()
 const env = () => ({ DCB_BASE_URL: c.url, DCB_API_KEY: undefined, DCB_ADMIN_TOKEN: undefined, DCB_SESSION: undefined })
 const run = (args: string[]) => dcb(args, { env: env() })
 
-/** The journal's entries: what reached the server. */
+/** The request log's entries: what reached the server. */
 const journal = async () => (await c.control('/requests')).body.requests as { path: string }[]
 
 describe('a credential a command cannot use is refused by name', () => {

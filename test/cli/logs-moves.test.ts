@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startClient, type Client } from '../helpers.js'
 import { dcb } from './run.js'
 
-// Following the journal of a renewal ticket: the clock move that renewed (or failed to renew) a
+// Following the request log of a renewal ticket: the clock move that renewed (or failed to renew) a
 // subscription showed as "POST /_sandbox/clock/advance 200 SUCCESS" and nothing else, in
 // `dcb logs` and under `--subscription`; what it ran was only in --json.
 let c: Client

@@ -1,6 +1,6 @@
 /**
  * dcb mo … STOP with no PSMS subscription to stop: exit 0 (the carrier answered it with a help SMS,
- * the journal records it as a STOP, and the handset ends as the STOP asked: with none there), but
+ * the request log records it as a STOP, and the handset ends as the STOP asked: with none there), but
  * shown as nothing done, with the reason, not as a success. Through the binary against a real server.
  */
 import { describe, expect, it } from 'vitest'
@@ -19,7 +19,7 @@ describe('dcb mo STOP with nothing to stop', () => {
     const json = await run(['60133456011', '32123', 'STOP', '--json'])
     expect([json.code, json.stderr]).toEqual([0, ''])
     expect(JSON.parse(json.stdout)).toMatchObject({ action: 'stop', canceled: [] })
-    // The journal records it as a STOP (message ""), as it does one that canceled.
+    // The request log records it as a STOP (message ""), as it does one that canceled.
     const { body } = await c.control('/requests?limit=1')
     expect(body.requests[0]).toMatchObject({ path: '/_sandbox/mo', message: '', response: { action: 'stop', canceled: [] } })
   })

@@ -15,7 +15,7 @@ const memory = (s: Served) => {
   return { peak: kib('VmHWM') / 1024, now: kib('VmRSS') / 1024 }
 }
 
-/** Fills the request log: `n` merchant calls of about `kib` KiB each (refused by the schema, journaled with their bodies). */
+/** Fills the request log: `n` merchant calls of about `kib` KiB each (refused by the schema, logged with their bodies). */
 async function fill(url: string, n: number, kib = 30): Promise<void> {
   const body = JSON.stringify({ msisdn: '6'.repeat(kib * 1000), service_code: 'STREAMPLUS', country_code: 'my' })
   const one = () =>

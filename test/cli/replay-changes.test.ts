@@ -63,7 +63,7 @@ describe('dcb replay of a session with rule changes and a carrier cancel', () =>
   })
 })
 
-// An MO that did nothing (a keyword the carrier does not know) is journaled with an empty message, as
+// An MO that did nothing (a keyword the carrier does not know) is logged with an empty message, as
 // one that subscribed: the replay took the two for the same answer.
 describe('dcb replay of an MO', () => {
   it('tells one that subscribed from one whose keyword the replay world does not know', async () => {

@@ -30,7 +30,7 @@ describe('dcb run: step names', () => {
     expect(r.stderr).toBe(
       `dcb: ${file}: steps 1 and 3 are both named "first" ($.steps[0].as, $.steps[2].as): the later result would replace the earlier; give each its own name\n`,
     )
-    // Not reset (the subscription made before is there), nothing sent (the journal lists newest first).
+    // Not reset (the subscription made before is there), nothing sent (the request log lists newest first).
     expect((await c.control('/subscriptions')).body.subscriptions).toHaveLength(1)
     expect((await c.control('/requests')).body.requests.map((e: { path: string }) => e.path)).toEqual(['/subscriptions/verify', '/subscriptions/init'])
   })

@@ -152,7 +152,7 @@ describe('dcb seed', () => {
     let stderr = ''
     child.stderr.on('data', (d) => (stderr += d))
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
-    // The journal appears once the data file is open for writes: then the seed is under way.
+    // The write-ahead log appears once the data file is open for writes: then the seed is under way.
     const watcher = watch(tmp.dir)
     try {
       while (!existsSync(`${data}.journal.0`)) await new Promise((resolve) => watcher.once('change', resolve))
@@ -247,7 +247,7 @@ describe('dcb seed', () => {
       2,
       'dcb: 447700000000 holds an ACTIVE STREAMPLUS subscription already (a seed before this one?): a second would break ALREADY_SUBSCRIBED; give a --first-msisdn past the numbers seeded before',
     ])
-    // Refused before anything is written: no new journal, no snapshot rewritten, no lock left.
+    // Refused before anything is written: no new write-ahead log, no snapshot rewritten, no lock left.
     expect(files()).toEqual(before)
     const s = await serve(['--data', data])
     try {

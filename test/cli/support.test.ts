@@ -84,7 +84,7 @@ describe('dcb run: a reference that does not resolve', () => {
     expect(r.stderr).toBe(
       `dcb: ${f}: step 2 (verify): \${init.payload.verification_id} does not resolve: init.payload has no "verification_id"; the step was not sent\n`,
     )
-    // Nothing was sent for step 2: the journal holds the Init alone.
+    // Nothing was sent for step 2: the request log holds the Init alone.
     expect((await c.control('/requests')).body.requests.map((e: { path: string }) => e.path)).toEqual(['/subscriptions/init'])
   })
 
@@ -366,7 +366,7 @@ describe('dcb run FILE --fixtures F --clock T', () => {
     expect(r.stdout).toContain('✔ 12 steps, 7 expectations passed')
     const json = JSON.parse((await dcb(['run', f, '--fixtures', fixture, '--clock', '2026-01-31T09:00:00', '--json'], { env })).stdout)
     expect(json).toMatchObject({ passed: true, in_process: true, expectations_passed: 7 })
-    // The server it did not use saw nothing: its journal is empty.
+    // The server it did not use saw nothing: its request log is empty.
     expect((await c.control('/requests')).body.requests).toEqual([])
   })
 

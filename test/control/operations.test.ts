@@ -13,7 +13,7 @@ import { useSandbox } from '../helpers.js'
 
 const world = loadWorld([]).world
 
-/** The operations over a fresh engine (clock frozen) and journal: no HTTP anywhere. */
+/** The operations over a fresh engine (clock frozen) and request log: no HTTP anywhere. */
 function inProcess() {
   const engine = new Engine({ world, clockStart: { at: parseTimestamp('2026-01-31T00:00:00'), frozen: true } })
   const journal = new RequestLog(10)

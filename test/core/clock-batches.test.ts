@@ -33,7 +33,7 @@ function track<T>(p: Promise<T>) {
   return t
 }
 
-/** A new State from every persisted transaction, as a store replays its journal after a restart. */
+/** A new State from every persisted transaction, as a store replays its write-ahead log after a restart. */
 function replay(persisted: Change[][]): State {
   const state = new State()
   for (const changes of persisted) for (const ch of changes) state.apply(ch)

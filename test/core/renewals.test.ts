@@ -73,7 +73,7 @@ describe('renewals', () => {
     expect(after).not.toBe(before)
     expect(after).toMatchObject({ periods: 13, charge_count: 13, expiry_at: at('2027-02-28T09:00:00') })
     expect(after.charges.map((c) => c.kind)).toEqual(['renewal', 'renewal', 'renewal', 'renewal', 'renewal'])
-    // The whole move is one transaction: the subscription is journaled once, as it ends, with the charges it added.
+    // The whole move is one transaction: the subscription is written to the write-ahead log once, as it ends, with the charges it added.
     expect(persisted.length).toBe(writes + 1)
     const subChanges = persisted.at(-1)!.filter((c) => 'c' in c && c.c === 'subs')
     expect(subChanges).toHaveLength(1)

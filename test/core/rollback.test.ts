@@ -39,7 +39,7 @@ describe('a rollback of a transaction that dropped capped records', () => {
     expect([...state.verifs.keys()]).toEqual(['v3', 'v4', 'v5', 'v6', 'v7'])
     tx.rollback()
     expect(orderOf(state)).toEqual(before)
-    // The next drop takes the oldest, as a restart replaying the journal would.
+    // The next drop takes the oldest, as a restart replaying the write-ahead log would.
     putCapped(new Tx(state), 'verifs', verif('v8', 8), 5)
     expect([...state.verifs.keys()]).toEqual(['v2', 'v3', 'v4', 'v5', 'v8'])
   })

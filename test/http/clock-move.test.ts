@@ -38,7 +38,7 @@ describe('a long clock move over HTTP', () => {
     expect(m.body.events.length + m.body.events_omitted).toBe(hours)
     expect(m.body.events[0]).toMatchObject({ at: '2026-01-01T01:00:00.000000', type: 'renewed', subscription_id: id })
     const journal = (await c.control('/requests?limit=5')).body
-    // The request journal keeps the count, as for any move of more than 100 events.
+    // The request log keeps the count, as for any move of more than 100 events.
     const entry = journal.requests.find((x: { path: string }) => x.path === '/_sandbox/clock/set')
     expect(entry.response).toEqual({ clock: m.body.clock, event_count: hours, events_kept: false })
     expect(r.status).toBe(200)

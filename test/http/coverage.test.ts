@@ -53,7 +53,7 @@ async function abandon(path: string, body: unknown, done: () => Promise<boolean>
   await until(async () => ((await done()) ? true : undefined))
   abort.abort()
   expect(await gone).toBe('AbortError')
-  // The server journals the request once it sees the client gone.
+  // The server logs the request once it sees the client gone.
   return until(async () => (await c.control(`/requests?limit=5`)).body.requests.find((e: any) => e.client_closed))
 }
 
@@ -409,7 +409,7 @@ describe('isolation, reset and restart', () => {
       await s.close()
       s = await startClient({ data })
       const after = [await coverage('', s), await coverage('', s, session)]
-      // The examples pointed into the journal of the server that stopped: null now.
+      // The examples pointed into the request log of the server that stopped: null now.
       const noExamples = (list: any[]) => list.map((m) => ({ ...m, findings: m.findings.map((f: any) => ({ ...f, example: null })) }))
       expect(after).toEqual(before.map(noExamples))
       expect(counts(after[0][0])).toEqual({ 'init.otp': 1, 'verify.SUCCESS': 1, 'status.ACTIVE': 1 })

@@ -210,7 +210,7 @@ describe('X-DCB-Reason: every FAIL answer says why', () => {
     const service = await init({ service_code: 'NEWSDAILY' })
     expect(reasonOf(service)).toBe('merchant demo has no service "NEWSDAILY"')
     const offsite = await c.api('/subscriptions/init', {}, { key: 'sandbox-offsite-key' })
-    // The journal does not tell the other merchant's MSISDN to these calls either.
+    // The request log does not tell the other merchant's MSISDN to these calls either.
     const { body } = await c.control('/requests?limit=10')
     const mine = body.requests.filter((e: any) => e.merchant === 'demo' && e.message !== '')
     expect(mine.map((e: any) => e.msisdn)).toEqual(expect.arrayContaining([null]))
@@ -261,7 +261,7 @@ describe('--no-reasons', () => {
       expect(without.status).toBe(withReason.status)
       expect(without.text).toBe(withReason.text)
     }
-    // The journal keeps the reason all the same.
+    // The request log keeps the reason all the same.
     const { body } = await quiet.control('/requests?limit=1')
     expect(body.requests[0].reason).toBe('subscription_id "x" is unknown')
   })

@@ -1,6 +1,6 @@
 /**
  * Issue 21, the surface: nobody who has not passed a surface's checks makes the server store
- * anything (sessions), memory is bounded for the whole server (one journal budget, a default cap of
+ * anything (sessions), memory is bounded for the whole server (one request log budget, a default cap of
  * sessions), the DNS-rebinding rule holds on a listener on every address, and no rule can hold an
  * answer longer than 60 s. Real server over loopback, real files.
  */

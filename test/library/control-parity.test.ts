@@ -294,7 +294,7 @@ async function transcript(t: Twin, how: 'typed' | 'raw'): Promise<unknown[]> {
       answer = status === 200 ? json : { error: json.error, status }
     }
     const text = JSON.stringify(answer, (k, v) => (k === 'time' || k === 'duration_ms' || k === 'memory_mib' || k === 'store' ? undefined : v))
-    // The OTP is random too: named where it shows (the answer, the SMS text, the Verify body in the journal).
+    // The OTP is random too: named where it shows (the answer, the SMS text, the Verify body in the request log).
     const named = text.replace(new RegExp(`("otp":"|code is )${ctx.otp}\\b`, 'g'), '$1<otp>')
     out.push([s.op, JSON.parse(named.replace(UUID, (id) => ids.get(id) ?? (ids.set(id, `<id${ids.size + 1}>`), ids.get(id)!)))])
   }

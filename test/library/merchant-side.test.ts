@@ -1,6 +1,6 @@
 /**
  * What a merchant's own test suite hits with the library (issue 23): `sandbox.fetch` and the msw
- * handlers honour AbortSignal as global fetch does, a request given up is journaled as a client that
+ * handlers honour AbortSignal as global fetch does, a request given up is kept in the request log as a client that
  * went away; with an msw base URL with a path every link the sandbox makes stays under it; the
  * consent redirect carries the same parameters on approve and on deny; errors name library calls.
  */

@@ -85,7 +85,7 @@ describe('crash safety', () => {
     // SIGTERM writes the session's snapshot.
     expect(await first.stop('SIGTERM')).toBe(0)
     const second = await serve(['--data', data])
-    // A wrong OTP: the journal keeps the verification's changed fields, over the record in the snapshot.
+    // A wrong OTP: the write-ahead log keeps the verification's changed fields, over the record in the snapshot.
     const wrong = await (
       await fetch(`${second.url}/subscriptions/verify`, {
         method: 'POST',

@@ -36,7 +36,7 @@ function snapshotDir(dir: string): Record<string, string> {
 }
 
 /**
- * A data file with one subscription whose default session has a journal of its own (the earlier
+ * A data file with one subscription whose default session has a write-ahead log of its own (the earlier
  * layout, as `dcb seed` writes it): the start reads it so, then moves it into the sessions' log.
  * (Damage in that shared log: test/store/session-wal.test.ts, test/store/untouched-files.test.ts.)
  */
@@ -254,7 +254,7 @@ describe('a start that fails leaves the data files byte-identical and no lock', 
 })
 
 describe("damaged files of the sessions' shared write-ahead log", () => {
-  /** A data file whose session "alice" has a subscription attempt in the sessions' journal; answers that journal. */
+  /** A data file whose session "alice" has a subscription attempt in the sessions' write-ahead log; answers that log. */
   async function makeSessionData(): Promise<{ data: string; folder: string; journal: string }> {
     const data = join(tmp.dir, 'sandbox.json')
     const s = await serve(['--data', data, '--clock', '2026-01-31T00:00:00'])

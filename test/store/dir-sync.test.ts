@@ -1,7 +1,7 @@
 /**
- * The folder's fsync, which makes a renamed snapshot and a new journal's name durable: a compaction
- * whose folder cannot be synced keeps the journals (a power loss could bring the old snapshot back
- * without them), and no line is acknowledged in a new journal before its name is durable. Real
+ * The folder's fsync, which makes a renamed snapshot and a new write-ahead log's name durable: a compaction
+ * whose folder cannot be synced keeps the write-ahead logs (a power loss could bring the old snapshot back
+ * without them), and no line is acknowledged in a new write-ahead log before its name is durable. Real
  * files; the faults come through the store's fault seam (StoreIo), below the store.
  */
 import { existsSync, readdirSync } from 'node:fs'
@@ -78,7 +78,7 @@ describe('the data file: a folder that cannot be synced', () => {
     const store = new FileStore(path, { io: f.io })
     await store.open(state)
     await store.append(counter(state, 'a', 1))
-    // A compaction that fails at its snapshot leaves the new journal in use: the next write goes there.
+    // A compaction that fails at its snapshot leaves the new write-ahead log in use: the next write goes there.
     f.failSnapshot = true
     f.events.length = 0
     await expect(store.compact()).rejects.toThrow(/ENOSPC/)

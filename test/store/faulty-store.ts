@@ -1,5 +1,5 @@
 /**
- * Stores over real files whose journal writes can be made to fail (the StoreIo seam, below the
+ * Stores over real files whose writes to the write-ahead log can be made to fail (the StoreIo seam, below the
  * store), with an engine per session, for the tests of replay after failed writes and restarts.
  */
 import { writeFileSync } from 'node:fs'
@@ -14,10 +14,10 @@ import { StoreError } from '../../src/store/types.js'
 import type { StoreIo } from '../../src/store/wal.js'
 
 const world = loadWorld().world
-/** How the next journal write fails, or (`snapshot`) the next snapshot write: the compaction fails and keeps the journals. */
+/** How the next write to the write-ahead log fails, or (`snapshot`) the next snapshot write: the compaction fails and keeps the logs. */
 export type Fault = 'throw' | 'short' | 'sync' | 'snapshot'
 
-/** The next write of a journal, or of a snapshot, fails as told. */
+/** The next write of a write-ahead log, or of a snapshot, fails as told. */
 export function faults(): { arm(how: Fault): void; io: StoreIo } {
   let next: Fault | null = null
   const journal = (file: string) => /journal\.\d+$/.test(file)
@@ -55,7 +55,7 @@ export interface Opened {
   crash(): Promise<void>
   close(): Promise<void>
   compact(): Promise<void>
-  /** Deletes session `k` and makes it anew, empty (the sessions' journal only); `states[k]` is then the new one's. */
+  /** Deletes session `k` and makes it anew, empty (the sessions' write-ahead log only); `states[k]` is then the new one's. */
   remake?(k: number): Promise<void>
 }
 
@@ -76,7 +76,7 @@ function engineOn(state: State, persist: (ch: Change[], undo?: () => void) => Pr
   })
 }
 
-/** Compactions every few calls, or none (restarts then read journals written across several runs). */
+/** Compactions every few calls, or none (restarts then read write-ahead logs written across several runs). */
 export type Compacting = 'often' | 'never'
 const compactBytes = (c: Compacting) => (c === 'often' ? 4000 : 2 ** 30)
 

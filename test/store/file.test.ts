@@ -29,13 +29,13 @@ async function crashLog(log: unknown, path: string): Promise<void> {
   await (log as any).wal.close()
 }
 
-/** Adds text right after a journal's lines, where its next write would go (past them is space zeroed ahead of writes). */
+/** Adds text right after a write-ahead log's lines, where its next write would go (past them is space zeroed ahead of writes). */
 function addToLines(file: string, text: string): void {
   const buf = readFileSync(file)
   writeFileSync(file, Buffer.concat([buf.subarray(0, linesEnd(buf)), Buffer.from(text)]))
 }
 
-/** A journal's entries (its lines end at the zeroed space). */
+/** A write-ahead log's entries (its lines end at the zeroed space). */
 function journalLines(file: string): any[] {
   const buf = readFileSync(file)
   return buf
@@ -123,7 +123,7 @@ describe('FileStore', () => {
     expect([...st3.counters.keys()]).toEqual(['a', 'b', 'c'])
     expect(s3.recovered.tornBytes).toBe(4096 + tail.length)
     expect(s3.recovered.notes.join('\n')).toMatch(/dropped the torn last line .*a write cut short by a crash/)
-    // Past a run of zeros: what was cut is kept beside the journal, zeros and all.
+    // Past a run of zeros: what was cut is kept beside the write-ahead log, zeros and all.
     const good = linesEnd(buf)
     expect(readFileSync(`${journal}.cut-${good}`)).toEqual(buf.subarray(good, good + 4096 + tail.length))
     await s3.append(put(st3, 'e', 5))
@@ -171,7 +171,7 @@ describe('FileStore', () => {
   it('compacts again only once the write-ahead log passes the snapshot size too, before and after a restart', async () => {
     const path = join(tmp.dir, 'db.json')
     const generation = (s: FileStore) => s.info().generation as number
-    /** Appends until the journal holds `bytes` or a compaction starts a generation; answers the most the journal held before. */
+    /** Appends until the write-ahead log holds `bytes` or a compaction starts a generation; answers the most the log held before. */
     const fill = async (s: FileStore, st: State, bytes: number) => {
       const gen = generation(s)
       let most = 0
@@ -195,7 +195,7 @@ describe('FileStore', () => {
     // Past compactBytes, short of the snapshot's size: no compaction.
     await fill(s1, st1, size - 1000)
     expect(generation(s1)).toBe(gen)
-    // Then one, once the journal passed the snapshot's size.
+    // Then one, once the write-ahead log passed the snapshot's size.
     expect(await fill(s1, st1, Infinity)).toBeGreaterThanOrEqual(size)
     expect(generation(s1)).toBe(gen + 1)
     await s1.close()

@@ -1,6 +1,6 @@
 /**
  * A long clock move (batches, each a transaction written while the next runs) on a real data file
- * whose journal write fails: the move answers the failure, every batch from the failed one on is
+ * whose write to the write-ahead log fails: the move answers the failure, every batch from the failed one on is
  * taken back and none runs after it, and nothing is left unhandled (an unhandled rejection ends the
  * server's process).
  */

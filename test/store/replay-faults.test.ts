@@ -1,11 +1,11 @@
 /**
- * The journal's deltas against everything that changes a record, on real files written as the
+ * The write-ahead log's deltas against everything that changes a record, on real files written as the
  * server writes them (O_DSYNC, zeroed ahead): subscriptions, renewals in place over long moves cut in
  * batches, retries, cancellations, wrong OTPs and lock-outs, expiries, consent, runtime rules counting
  * their uses, the caps dropping the oldest records, resets, sessions deleted and made again, bursts of concurrent calls with a
- * compaction, failed writes (thrown, short, a failed sync; a snapshot's: the journals stay) and restarts in between. After every
+ * compaction, failed writes (thrown, short, a failed sync; a snapshot's: the write-ahead logs stay) and restarts in between. After every
  * restart the state must deep-equal the state that was acknowledged (a failed write's changes taken
- * back), for the default data file and for the sessions' shared journal.
+ * back), for the default data file and for the sessions' shared write-ahead log.
  */
 import fc from 'fast-check'
 import { join } from 'node:path'
@@ -66,7 +66,7 @@ const ops = fc.array(
     { arbitrary: fc.record({ op: fc.constant('dropRule' as const), pick: fc.nat(5), on }), weight: 1 },
     { arbitrary: fc.record({ op: fc.constant('burst' as const), n: fc.integer({ min: 2, max: 5 }), on }), weight: 1 },
     { arbitrary: fc.record({ op: fc.constant('reset' as const), on }), weight: 1 },
-    // A session deleted and made again (the sessions' journal; the data file resets instead).
+    // A session deleted and made again (the sessions' write-ahead log; the data file resets instead).
     { arbitrary: fc.record({ op: fc.constant('remake' as const), on }), weight: 1 },
     { arbitrary: fc.record({ op: fc.constant('fail' as const), how: fc.constantFrom<Fault>('throw', 'short', 'sync', 'snapshot') }), weight: 2 },
     { arbitrary: fc.record({ op: fc.constant('restart' as const) }), weight: 2 },

@@ -76,7 +76,7 @@ describe('write-ahead log replay', () => {
         const a = await open(path)
         await play(a.engine, list)
         await a.store.flush()
-        // As a killed server leaves it: no snapshot, a stale lock, the journal closed by the OS.
+        // As a killed server leaves it: no snapshot, a stale lock, the write-ahead log closed by the OS.
         ;(a.store as any).lock.held = false
         writeFileSync(`${path}.lock`, '999999999\n')
         await (a.store as any).wal.close()

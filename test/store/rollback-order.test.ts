@@ -1,7 +1,7 @@
 /**
  * Verification requests and SMS messages are capped, the oldest dropped first. When the write of
  * calls that dropped some fails (a full disk), they come back in their places: memory and a restart
- * (which replays the journal in order) agree on which record is the oldest, and so on what the next
+ * (which replays the write-ahead log in order) agree on which record is the oldest, and so on what the next
  * call drops.
  */
 import { join } from 'node:path'
@@ -45,7 +45,7 @@ describe('calls that dropped the oldest capped records, whose write failed', () 
       const failed = [init(engine!, '60123456010'), init(engine!, '60123456011')]
       for (const call of failed) await expect(call).rejects.toThrow(StoreError)
       expect(order(s.states[0]!)).toEqual(before)
-      // The next call drops the oldest, written to the journal; a restart replays it to the same state, in the same order.
+      // The next call drops the oldest, written to the write-ahead log; a restart replays it to the same state, in the same order.
       expect((await init(engine!, '60123456012')).code).toBe('SUCCESS')
       const after = order(s.states[0]!)
       expect(after.verifs).toEqual([...before.verifs.slice(1), expect.any(String)])

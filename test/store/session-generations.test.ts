@@ -1,6 +1,6 @@
 /**
- * The sessions' journal when its files come from different moments: snapshots newer than every
- * journal left, a dropped session's snapshot that a crash left behind. Real files, restarts.
+ * The sessions' write-ahead log when its files come from different moments: snapshots newer than every
+ * write-ahead log left, a dropped session's snapshot that a crash left behind. Real files, restarts.
  */
 import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -28,7 +28,7 @@ describe('SessionWal: files of different generations', () => {
     await j.compact()
     await put(a, 'x', 2)
     await j.close()
-    // A clean shutdown leaves the snapshots and an empty journal: someone tidies the empty file away.
+    // A clean shutdown leaves the snapshots and an empty write-ahead log: someone tidies the empty file away.
     expect(journals()).toEqual(['journal.2'])
     for (const f of journals()) rmSync(join(folder, f))
 
@@ -104,7 +104,7 @@ describe('SessionWal: files of different generations', () => {
 
     const k = new SessionWal(folder)
     await k.open()
-    await k.compact() // nothing changed: the journal holding the drop goes
+    await k.compact() // nothing changed: the write-ahead log holding the drop goes
     await put(await k.store('a'), 'new', 2)
     await crash(k)
 

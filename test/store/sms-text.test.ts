@@ -8,7 +8,7 @@ import { loadWorld } from '../../src/world/load.js'
 import { FileStore } from '../../src/store/file.js'
 import { tempDir } from '../helpers.js'
 
-// OTP texts are rendered when read (src/core/sms-text.ts): what leaves (answers, journal, snapshot) is as before.
+// OTP texts are rendered when read (src/core/sms-text.ts): what leaves (answers, write-ahead log, snapshot) is as before.
 let tmp: ReturnType<typeof tempDir>
 beforeEach(() => {
   tmp = tempDir()

@@ -1,7 +1,7 @@
 /**
  * Two servers on one data file reached by two names (the file and a symbolic link to it), through
  * the binary: the second is refused by the lock, and one server through the link keeps its
- * journals beside the file itself, so starting through either name finds every write.
+ * write-ahead logs beside the file itself, so starting through either name finds every write.
  */
 import { mkdirSync, readdirSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'

@@ -1,6 +1,6 @@
 /**
  * Files in the data folder that cannot be read as what their name says (a folder named like a
- * journal, a file where the sessions folder goes), or written (a journal owned by another user),
+ * write-ahead log, a file where the sessions folder goes), or written (a write-ahead log owned by another user),
  * refuse the start by name, through the binary, not as an unexpected error; nothing on disk
  * changes and no lock is left.
  */
@@ -96,7 +96,7 @@ function serveAsNobody(data: string): Promise<{ code: number | null; stderr: str
 }
 
 describe('a write-ahead log that cannot be written refuses the start by name', () => {
-  /** A data folder the server's user owns, with a journal it may read but not write (it has a torn last line to cut). */
+  /** A data folder the server's user owns, with a write-ahead log it may read but not write (it has a torn last line to cut). */
   function folderWith(journal: string, text: string): { data: string; file: string } {
     chmodSync(tmp.dir, 0o755)
     const folder = join(tmp.dir, 'data')
@@ -125,7 +125,7 @@ describe('a write-ahead log that cannot be written refuses the start by name', (
   })
 
   it('a write-ahead log with no torn line: it cannot be opened for writing', async () => {
-    // The log every session writes (the default one's too): the data file's own journal is only read, and moved.
+    // The log every session writes (the default one's too): the data file's own write-ahead log is only read, and moved.
     const { data } = folderWith('sandbox.json.sessions/journal.0', '{"n":"a","s":0,"ch":[]}\n')
     const r = await serveAsNobody(data)
     expect(r.code).toBe(1)

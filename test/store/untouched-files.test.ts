@@ -74,7 +74,7 @@ describe('a start refused by the sessions store once the port is bound', () => {
       const headers = session ? { ...H, 'x-dcb-session': session } : H
       expect((await fetch(`${s.url}/subscriptions/init`, { method: 'POST', headers, body: INIT })).status).toBe(200)
     }
-    // Killed: both journals hold writes no snapshot has (a clean stop would have folded them in).
+    // Killed: both write-ahead logs hold writes no snapshot has (a clean stop would have folded them in).
     await s.stop('SIGKILL')
     rmSync(`${data}.lock`)
     const folder = `${data}.sessions`
@@ -82,8 +82,8 @@ describe('a start refused by the sessions store once the port is bound', () => {
       folder,
       readdirSync(folder).find((n) => n.startsWith('journal.'))!,
     )
-    // The sessions' journal has bytes past a run of zeros, and a folder stands where their copy goes:
-    // that store refuses once the server is bound, when it cuts its journal's tail.
+    // The sessions' write-ahead log has bytes past a run of zeros, and a folder stands where their copy goes:
+    // that store refuses once the server is bound, when it cuts its write-ahead log's tail.
     const buf = readFileSync(journal)
     const good = linesEnd(buf)
     writeFileSync(journal, Buffer.concat([buf.subarray(0, good), Buffer.alloc(64), Buffer.from('{"n":"alice","s":9,"ch":[]}\n')]))
@@ -104,7 +104,7 @@ describe('a start refused by the sessions store once the port is bound', () => {
     // is the one that refuses, when the start cuts that log's tail to move it into the sessions' log.
     const data = join(tmp.dir, 'sandbox.json')
     expect((await dcb(['seed', '--subscriptions', '1', '--data', data])).code).toBe(0)
-    // No sessions folder yet: the start makes one (and its journal) before the default store refuses.
+    // No sessions folder yet: the start makes one (and its write-ahead log) before the default store refuses.
     rmSync(`${data}.sessions`, { recursive: true, force: true })
     const journal = join(
       tmp.dir,

@@ -151,7 +151,7 @@ describe('a write that cannot be made durable', () => {
     await c.subscribe('60123456004')
     f.sync = journal
     expect((await c.api('/subscriptions/init', INIT('60123456010'))).status).toBe(500)
-    // No write since: what a restart would replay is in the journals' lines as they are now.
+    // No write since: what a restart would replay is in the write-ahead logs' lines as they are now.
     // Every session's lines, the default one's too, are in the write-ahead log of the sessions folder.
     const lines = (readdirSync(tmp.dir, { recursive: true }) as string[])
       .filter((name) => name.startsWith(`sandbox-${n}.json`) && journal(name))
