@@ -1,7 +1,7 @@
 /**
- * `dcb logs -f` and the live stream on a replica of a shared store: the journal is the database's, so
+ * `dcb logs -f` and the live stream on a replica of a shared store: the request log is the database's, so
  * the stream's hello names the database's next request id (not what the replica happened to read),
- * and a follower that reconnects to a restarted replica neither says the journal is new nor prints
+ * and a follower that reconnects to a restarted replica neither says the request log is new nor prints
  * old entries again.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -13,7 +13,7 @@ import { usePostgres } from './use-postgres.js'
 
 const init = (base: string, msisdn: string) => merchant(base, 'init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
 
-describe('following the request journal of a replica', () => {
+describe('following the request log of a replica', () => {
   const pg = usePostgres()
   let started: Served[] = []
   const followers = new Set<ChildProcess>()
@@ -31,7 +31,7 @@ describe('following the request journal of a replica', () => {
       async () => Number((await pg.query('SELECT count(*) AS n FROM dcb_requests', [], new URL(url).pathname.slice(1))).rows[0].n) >= n,
     )
 
-  it("the stream's hello names the shared journal's next id on a replica that never read it; the first batch carries only new entries", async () => {
+  it("the stream's hello names the shared request log's next id on a replica that never read it; the first batch carries only new entries", async () => {
     const url = await pg.createDatabase('follow_hello')
     const [a, b] = (started = await replicas(url, 2))
     for (const m of ['60123456011', '60123456012', '60123456013']) expect((await init(a!.url, m)).body.status).toBe('SUCCESS')
@@ -67,7 +67,7 @@ describe('following the request journal of a replica', () => {
       outputShows(child, () => (on === 'stdout' ? stdout : stderr), text).catch((e: Error) => {
         throw new Error(`${e.message}\nstdout: ${stdout}\nstderr: ${stderr}`)
       })
-    // The journal so far, then an entry made after it started.
+    // The request log so far, then an entry made after it started.
     await shows('60123456013')
     await init(a!.url, '60123456014')
     await shows('60123456014')

@@ -102,7 +102,7 @@ describe('replicas on one database: the sessions they share', () => {
     expect((await control(plain.url, '/clock')).body).toMatchObject(at2030)
   })
 
-  it('the sessions list counts the requests the shared journal holds, the same through every replica', async () => {
+  it('the sessions list counts the requests the shared request log holds, the same through every replica', async () => {
     const url = await pg.createDatabase('counts')
     const [a, b] = [await up(url), await up(url)]
     const init = (x: Served, msisdn: string, headers: Record<string, string> = as('s1')) =>
