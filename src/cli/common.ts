@@ -4,6 +4,7 @@
  */
 import chalk from 'chalk'
 import { DcbClient, SandboxError, TransportError, type ApiResult, type Envelope } from '../client/index.js'
+import { SESSION_CALLS, sessionRequest } from '../contract/calls.js'
 import type { SessionsAnswer } from '../contract/index.js'
 import { DEFAULT_BASE_URL, DEMO_API_KEY, dotNameRefusal, isDotName, SESSION_NAME, SESSION_NAME_RULE } from '../contract/defaults.js'
 import { OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
@@ -65,14 +66,20 @@ export function sessionGiven(opts: ClientCliOptions): { name: string; from: '--s
 export async function namedSessionNotThere(c: DcbClient, o: ClientCliOptions): Promise<{ name: string; from: '--session' | 'DCB_SESSION' } | undefined> {
   const given = sessionGiven(o)
   if (given === undefined) return undefined
-  const { sessions } = await guard(() => c.control<SessionsAnswer>('GET', '/sessions'))
+  const { sessions } = await listSessions(c)
   if (sessions.some((s) => s.name === given.name)) return undefined
   if (isDotName(given.name)) throw new CliError(`session "${given.name}" (${given.from}) does not exist, and ${dotNameRefusal(given.name)}`, EXIT.FAIL)
   return given
 }
 
+/** The server's sessions, by the declared call (`SESSION_CALLS`), which makes none. */
+export function listSessions(c: DcbClient): Promise<SessionsAnswer> {
+  const { method, path } = sessionRequest('listSessions', [])
+  return guard(() => c.control<SessionsAnswer>(method, path))
+}
+
 /** What a line about a session that is not there says after its name, in every command's words. */
-const MISTYPED = '(a mistyped name? the sessions are listed by GET /_sandbox/sessions)'
+const MISTYPED = `(a mistyped name? the sessions are listed by ${SESSION_CALLS.listSessions.method} /_sandbox${SESSION_CALLS.listSessions.path})`
 
 /**
  * For a command that reads a session: says on stderr when the session it names did not exist. A read

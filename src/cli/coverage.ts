@@ -1,7 +1,7 @@
 /** `dcb coverage`: what each merchant's traffic exercised and what it did wrong, for people, as JSON, or as a JUnit report for CI. */
 import { writeFileSync } from 'node:fs'
 import chalk from 'chalk'
-import type { CoverageAnswer, SessionsAnswer } from '../contract/index.js'
+import type { CoverageAnswer } from '../contract/index.js'
 import { countableIds } from '../core/coverage-outcomes.js'
 import { nearestName } from '../core/nearest.js'
 import { describeJsonProblem, parseJsonText } from '../json-text.js'
@@ -17,7 +17,7 @@ import {
   type CoveragePolicy,
 } from '../core/coverage-gate.js'
 import { CliError, EXIT } from './errors.js'
-import { clientFrom, guard, out, printJson, sessionGiven, warnOfNewSession, type ClientCliOptions } from './common.js'
+import { clientFrom, guard, listSessions, out, printJson, sessionGiven, warnOfNewSession, type ClientCliOptions } from './common.js'
 
 export interface CoverageCliOptions extends Omit<ClientCliOptions, 'session'> {
   /** Repeatable: the sessions merged (one: that session). */
@@ -96,7 +96,7 @@ export async function coverage(o: CoverageCliOptions): Promise<void> {
   const c = clientFrom(one)
   let sessions: string[] | undefined
   if (o.sessions !== undefined || named.length > 1) {
-    const { sessions: listed } = await guard(() => c.control<SessionsAnswer>('GET', '/sessions'))
+    const { sessions: listed } = await listSessions(c)
     const all = listed.map((s) => s.name)
     if (o.sessions !== undefined) {
       const re = globRe(o.sessions)

@@ -2,7 +2,8 @@
  * The control operations declared once: for each typed function of `ControlOperations`, the control
  * API call it is (method, path) and how its arguments travel (`request`) and come back off a request
  * (`args`). The router (`http/control-routes.ts`) calls the operations through `args`; the library and
- * the HTTP client get their functions from `deriveOperations`, so the three cannot drift.
+ * the HTTP client get their functions from `deriveOperations`, so the three cannot drift. The two
+ * session calls (`SESSION_CALLS`) are declared here too, apart.
  * No zod and no Node here: the client loads this file as it is.
  */
 import { SandboxError } from '../core/errors.js'
@@ -100,6 +101,31 @@ export const CONTROL_CALLS: Calls = {
 
 export const OPERATION_NAMES = Object.keys(CONTROL_CALLS) as OperationName[]
 
+/**
+ * The session calls, declared apart: they act on the host (the server's sessions), not on one
+ * session, so they are no `ControlOperations` (a session's functions, which X-DCB-Session binds) and
+ * take no `args` (`http/sessions.ts` serves them off the host). The router, OpenAPI and the CLI read
+ * their method and path here, as they do a control call's.
+ */
+export type SessionCallName = 'listSessions' | 'deleteSession'
+
+export interface SessionCall<A extends unknown[] = unknown[]> {
+  method: 'GET' | 'DELETE'
+  /** Under /_sandbox; a parameter only at the end (the router serves the path as a prefix). */
+  path: string
+  request(...args: A): CallParts
+}
+
+export const SESSION_CALLS: { listSessions: SessionCall<[]>; deleteSession: SessionCall<[name: string]> } = {
+  listSessions: { method: 'GET', path: '/sessions', request: () => ({}) },
+  deleteSession: { method: 'DELETE', path: '/sessions/:name', request: (name) => ({ params: { name } }) },
+}
+
+/** The request a session call makes. */
+export function sessionRequest<N extends SessionCallName>(name: N, args: Parameters<(typeof SESSION_CALLS)[N]['request']>): ControlRequest {
+  return requestOf(SESSION_CALLS[name] as SessionCall, args)
+}
+
 /** One control call ready to send: the path under /_sandbox with its query, and the JSON body (POST only). */
 export interface ControlRequest {
   method: 'GET' | 'POST' | 'DELETE'
@@ -116,12 +142,11 @@ export interface ControlRequest {
 
 /** The request an operation's call makes. */
 export function controlRequest<N extends OperationName>(name: N, args: Parameters<OperationFn<N>>): ControlRequest {
-  return requestOf(name, args)
+  return requestOf(CONTROL_CALLS[name] as unknown as ControlCall, args)
 }
 
-/** `controlRequest` of arguments as a caller gave them: the call's own `request` reads them. */
-function requestOf(name: OperationName, args: readonly unknown[]): ControlRequest {
-  const call = CONTROL_CALLS[name] as unknown as ControlCall
+/** A call's request of arguments as a caller gave them: the call's own `request` reads them. */
+function requestOf(call: Pick<ControlCall, 'method' | 'path' | 'request'>, args: readonly unknown[]): ControlRequest {
   const parts = call.request(...args)
   let path = call.path.replace(/:(\w+)/g, (_, key: string) => {
     const value = parts.params?.[key] ?? ''
@@ -160,7 +185,7 @@ export function deriveOperations(send: (request: ControlRequest) => Promise<unkn
   const rules: Record<string, unknown> = {}
   for (const name of OPERATION_NAMES) {
     // async: a request refused as it is made rejects, as a refusal of the server does
-    const fn = async (...args: unknown[]) => send(requestOf(name, args))
+    const fn = async (...args: unknown[]) => send(requestOf(CONTROL_CALLS[name] as unknown as ControlCall, args))
     if (name.startsWith('rules.')) rules[name.slice('rules.'.length)] = fn
     else ops[name] = fn
   }

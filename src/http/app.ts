@@ -21,7 +21,7 @@ import { createMerchantHandler, type Operation } from './merchant.js'
 import { consentPage, returnPage } from './pages.js'
 import { headerReason, notFoundReason } from './reason.js'
 import { safeDecode, sendControlError, sendEnvelope, sendJson } from './respond.js'
-import { sessionRoutes } from './sessions.js'
+import { SESSION_PATH_PREFIX, SESSIONS_PATH, sessionRoutes } from './sessions.js'
 
 export interface SandboxAppOptions {
   /** The sessions this app serves (the default one and the named ones). */
@@ -170,7 +170,8 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
   const patterns: { re: RegExp; keys: string[]; entry: Entry }[] = []
   const prefixes: [string, Entry][] = [
     ['/consent/', { kind: 'consent' }],
-    ['/_sandbox/sessions/', { kind: 'sessions' }],
+    // `/_sandbox/sessions/NAME` (its declared path before the name): sessions.ts reads the name.
+    [SESSION_PATH_PREFIX, { kind: 'sessions' }],
   ]
   for (const [path, op] of Object.entries(MERCHANT_PATHS)) exact.set(path, { kind: 'merchant', op })
   // The control paths come from the calls' declarations (no zod): the routes with their schemas are
@@ -184,8 +185,8 @@ export function createSandboxApp(opts: SandboxAppOptions): SandboxApp {
       patterns.push({ re, keys, entry })
     }
   }
-  // `/_sandbox/sessions/NAME` is a prefix (below); sessions.ts serves both.
-  exact.set('/_sandbox/sessions', { kind: 'sessions' })
+  // `/_sandbox/sessions/NAME` is a prefix (above); sessions.ts serves both.
+  exact.set(SESSIONS_PATH, { kind: 'sessions' })
   for (const path of CONSOLE_PATHS) exact.set(path, { kind: 'console' })
   exact.set('/_sandbox/return', { kind: 'return' })
   exact.set('/openapi.json', { kind: 'openapi' })

@@ -1,6 +1,6 @@
 /**
- * The control API's calls, one table: for each declared operation (`contract/calls.ts`: method and
- * path), the schemas of query, body and answer, the errors it can answer. The router (`control.ts`) and the OpenAPI
+ * The control API's calls, one table: for each declared operation and session call (`contract/calls.ts`:
+ * method and path), the schemas of query, body and answer, the errors it can answer. The router (`control.ts`) and the OpenAPI
  * document (`openapi.ts`) are both made from it, so they cannot drift.
  */
 import { z } from 'zod'
@@ -40,7 +40,7 @@ import {
   WorldQuery,
   WorldWithSources,
 } from '../contract/control.js'
-import { CONTROL_CALLS, operationOf, type CallInput, type OperationName } from '../contract/calls.js'
+import { CONTROL_CALLS, operationOf, SESSION_CALLS, type CallInput, type OperationName, type SessionCallName } from '../contract/calls.js'
 import type { ControlOperations } from '../contract/operations.js'
 
 export type RouteInput = CallInput
@@ -226,25 +226,29 @@ export const CONTROL_ROUTES: ControlRoute[] = [
   }),
 ]
 
+/** A session route: like `route`, its method and path are its declared call's (`SESSION_CALLS`). */
+function sessionRoute(r: { session: SessionCallName; summary: string; answer: z.ZodType; errors: ControlErrorCode[] }): SessionRoute {
+  const { method, path } = SESSION_CALLS[r.session]
+  return { method, path, operationId: r.session, summary: r.summary, answer: r.answer, errors: r.errors }
+}
+
+export type SessionRoute = Omit<ControlRoute, 'call' | 'operation'>
+
 /**
  * The session calls (`sessions.ts` serves them: they act on the server's sessions, not on one
  * session's operations), described like the others for the OpenAPI document.
  */
-export const SESSION_ROUTES: Omit<ControlRoute, 'call' | 'operation'>[] = [
-  {
-    method: 'GET',
-    path: '/sessions',
-    operationId: 'listSessions',
+export const SESSION_ROUTES: SessionRoute[] = [
+  sessionRoute({
+    session: 'listSessions',
     summary: 'Every session (X-DCB-Session) with its counts and clock, the default one first',
     answer: SessionsAnswer,
     errors: [],
-  },
-  {
-    method: 'DELETE',
-    path: '/sessions/:name',
-    operationId: 'deleteSession',
+  }),
+  sessionRoute({
+    session: 'deleteSession',
     summary: 'Deletes a session: its state, clock, inboxes, rules and stored data (not the default one: reset it)',
     answer: SessionDeletedAnswer,
     errors: ['BAD_REQUEST', 'SESSION_NOT_FOUND'],
-  },
+  }),
 ]

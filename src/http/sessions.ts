@@ -4,12 +4,18 @@
  * session, so they answer the same whatever X-DCB-Session says.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { SESSION_CALLS } from '../contract/calls.js'
 import type { SessionDeletedAnswer, SessionsAnswer } from '../contract/control.js'
 import { SandboxError } from '../core/errors.js'
 import { formatTimestamp } from '../core/time.js'
 import type { Host } from '../runtime/host.js'
 import { queryObject } from './control.js'
 import { safeDecode, sendJson, sendControlError } from './respond.js'
+
+const { listSessions, deleteSession } = SESSION_CALLS
+/** The list's path, and the part of a deletion's path before its name (the declared calls'). */
+export const SESSIONS_PATH = `/_sandbox${listSessions.path}`
+export const SESSION_PATH_PREFIX = `/_sandbox${deleteSession.path.slice(0, deleteSession.path.indexOf(':'))}`
 
 /** Serves `/_sandbox/sessions` and `/_sandbox/sessions/NAME` (the app's dispatch table sends only these). */
 export function sessionRoutes(sessions: Host, checkAccess: (req: IncomingMessage) => void) {
@@ -18,9 +24,10 @@ export function sessionRoutes(sessions: Host, checkAccess: (req: IncomingMessage
       checkAccess(req)
       // They take no query: a parameter (a filter, a force) would do nothing.
       if (query) queryObject(query, [], req.method ?? 'GET', path)
-      const name = path === '/_sandbox/sessions' ? undefined : safeDecode(path.slice('/_sandbox/sessions/'.length))
+      const name = path === SESSIONS_PATH ? undefined : safeDecode(path.slice(SESSION_PATH_PREFIX.length))
       if (name === undefined) {
-        if (req.method !== 'GET' && req.method !== 'HEAD') throw new SandboxError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use GET`)
+        if (req.method !== listSessions.method && req.method !== 'HEAD')
+          throw new SandboxError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use ${listSessions.method}`)
         // Shared with other processes, the list and its counts are the database's (nothing to do otherwise).
         await sessions.syncSessions()
         await sessions.resync()
@@ -37,7 +44,8 @@ export function sessionRoutes(sessions: Host, checkAccess: (req: IncomingMessage
         }
         return sendJson(res, 200, answer)
       }
-      if (req.method !== 'DELETE') throw new SandboxError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use DELETE`)
+      if (req.method !== deleteSession.method)
+        throw new SandboxError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use ${deleteSession.method}`)
       if (!(await sessions.drop(name))) throw new SandboxError('SESSION_NOT_FOUND', `no session ${name}`)
       const deleted: SessionDeletedAnswer = { deleted: name }
       sendJson(res, 200, deleted)
