@@ -8,7 +8,7 @@
  * shutdown), under a new log generation so appends never wait for it.
  *
  * Recovery: load the snapshot (seq S, generation G), replay every log of generation >= G in
- * order, skipping lines with seq <= S. A torn last line (no newline) is cut off and reported; any other
+ * order (`replay.ts`), skipping lines with seq <= S. A torn last line (no newline) is cut off and reported; any other
  * damage (a complete line that does not parse, an unknown record, a bad snapshot field) refuses the
  * start naming file and line, and nothing on disk changes.
  */
@@ -21,7 +21,8 @@ import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError, type Store } from './types.js'
 import { makeDirs, removeMadeDirs } from './folders.js'
 import { DataFileLock } from './lock.js'
-import { cutTornTails, readLogLines, type TornTail } from './torn-tail.js'
+import { cutTornTails, type TornTail } from './torn-tail.js'
+import { replayLog, type LogFormat } from './replay.js'
 import { describeError, fsyncDir, WriteAheadLog, type StoreIo } from './wal.js'
 import { fileKind, readOrRefuse, sizeOf } from './read-files.js'
 
@@ -154,7 +155,11 @@ export class FileStore implements Store {
       this.found = snap?.log === 'sessions' ? 'sessions' : snap || own.length ? 'own' : 'none'
       // Written in the sessions' log's layout, a log of its own is one a start that moved it there left (all in the snapshot).
       const gens = this.found === 'sessions' ? [] : own.filter((g) => g >= base)
-      for (const g of gens) this.replay(g)
+      // Only a last line without its newline (a write a crash cut short) is dropped; `activate` cuts it off.
+      const entry = { state, seq: this.seq, saved: this.saved }
+      const into = { sessions: new Map([[OWN, entry]]), recovered: this.recovered, torn: this.torn, snapshotGen: new Map<string, number>() }
+      for (const g of gens) replayLog(this.logPath(g), g, readOrRefuse(this.logPath(g), 'the write-ahead log'), ownLog(OWN), into)
+      this.seq = entry.seq
       this.generation = gens.length ? gens[gens.length - 1]! : base
       this.base = base
     } catch (e) {
@@ -214,32 +219,6 @@ export class FileStore implements Store {
   private dropMadeDirs(): void {
     removeMadeDirs(this.madeDirs)
     this.madeDirs = []
-  }
-
-  /** Replays one log file. Only a last line without its newline (a write a crash cut short) is dropped; `activate` cuts it off. */
-  private replay(gen: number): void {
-    const file = this.logPath(gen)
-    readLogLines(file, readOrRefuse(file, 'the write-ahead log'), this.recovered, this.torn, (line, lineNo) => {
-      let entry: { s: number; ch: Change[] }
-      let problem: string | undefined
-      try {
-        entry = JSON.parse(line)
-        problem = entryProblem(entry)
-      } catch {
-        problem = 'not JSON'
-      }
-      const applies = !problem && entry!.s > this.seq
-      if (applies) problem = applyAll(this.state, entry!.ch)
-      if (problem) {
-        throw new StoreError(
-          `the write-ahead log ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshot alone, or repair that line`,
-        )
-      }
-      if (applies) {
-        this.seq = entry!.s
-        this.recovered.replayed++
-      }
-    })
   }
 
   /**
@@ -344,15 +323,6 @@ function recordProblem(c: string, id: unknown, v: unknown): string | undefined {
   if (c === 'sms' && typeof v.n !== 'number') return `sms record "${id}" has no number n`
 }
 
-/** Applies a log line's changes; answers what is wrong when one cannot apply (fields changed in a record that is not there). */
-export function applyAll(state: State, changes: Change[]): string | undefined {
-  try {
-    for (const ch of changes) state.apply(ch)
-  } catch (e) {
-    return (e as Error).message
-  }
-}
-
 /** What is wrong with a change that gives only the fields that changed, if anything. */
 function mergeProblem(c: string, id: unknown, merge: unknown, v: unknown): string | undefined {
   if (merge !== true) return '"merge" that is not true'
@@ -366,6 +336,31 @@ function mergeProblem(c: string, id: unknown, merge: unknown, v: unknown): strin
 function entryProblem(e: unknown): string | undefined {
   if (!isObject(e) || !isCount(e.s) || !Array.isArray(e.ch)) return 'not a write-ahead log entry { s, ch }'
   return changesProblem(e.ch)
+}
+
+/** The session a data file's own log is replayed into (its lines name none). */
+const OWN = 'default'
+
+/**
+ * The lines of a log of one session (`{"s", "ch"}`): a data file's own log, and a session's log
+ * of the first layout. They name no session: they are `name`'s.
+ */
+export function ownLog(name: string): LogFormat {
+  return {
+    what: 'the write-ahead log',
+    alone: 'the snapshot alone',
+    decode(text) {
+      let entry: { s: number; ch: Change[] }
+      let problem: string | undefined
+      try {
+        entry = JSON.parse(text)
+        problem = entryProblem(entry)
+      } catch {
+        problem = 'not JSON'
+      }
+      return problem ? { problem } : { n: name, s: entry!.s, ch: entry!.ch }
+    },
+  }
 }
 
 /** What is wrong with a log line's list of changes, if anything (the sessions' log checks its lines by this too). */

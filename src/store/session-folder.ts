@@ -18,12 +18,13 @@
  */
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { State, type Change, type CollectionName } from '../core/state.js'
-import { applyAll, listOrRefuse, readOrRefuse, snapshotProblem } from './file.js'
-import { before, lastDrops, lineProblem, type LinePlace } from './session-lines.js'
+import { State, type CollectionName } from '../core/state.js'
+import { listOrRefuse, ownLog, readOrRefuse, snapshotProblem } from './file.js'
+import { replayLog, type LogFormat, type LogLine, type SessionEntry } from './replay.js'
+import { lastDrops, lineProblem } from './session-lines.js'
 import { StreamingSnapshotFile, type SnapshotData } from './snapshot-file.js'
 import { StoreError } from './types.js'
-import { readLogLines, type TornTail } from './torn-tail.js'
+import { type TornTail } from './torn-tail.js'
 
 /** A session's snapshot file: `NAME.json`. */
 export const SNAPSHOT = /^([A-Za-z0-9._-]{1,64})\.json$/
@@ -43,13 +44,7 @@ export function generations(folder: string): number[] {
     .sort((a, b) => a - b)
 }
 
-/** A session as stored: its state and where it is in the log. */
-export interface SessionEntry {
-  state: State
-  seq: number
-  /** The seq of its snapshot on disk (undefined: none yet). Changed since it: compaction writes a new one. */
-  saved: number | undefined
-}
+export type { SessionEntry } from './replay.js'
 
 /** A session read from elsewhere (the default one, from the data file) before the folder's log is replayed over it. */
 export interface SeedSession {
@@ -111,14 +106,15 @@ export async function readSessionsFolder(folder: string, seed?: SeedSession): Pr
   // older than its snapshot's are skipped at replay (its logs may be gone, or never were).
   const newestSnapshot = Math.max(0, ...snapshotGen.values())
   const drops = lastDrops(logs)
-  for (const { gen, buf } of logs) replay(folder, found, gen, buf, snapshotGen, drops)
+  const into = { sessions: found.sessions, recovered: found.recovered, torn: found.torn, snapshotGen, drops }
+  for (const { gen, buf } of logs) replayLog(logPath(folder, gen), gen, buf, SHARED_LOG, into)
   found.generation = Math.max(gens.length ? gens[gens.length - 1]! : 0, newestSnapshot)
   return found
 }
 
 /**
- * Sessions stored by the first layout (one log per session, `NAME.json.journal.G`, lines
- * `{"s", "ch"}` over the snapshot `NAME.json`): replayed into memory; answers their files.
+ * Sessions stored by the first layout (one log per session, `NAME.json.journal.G`, in a data file's
+ * own format over the snapshot `NAME.json`): replayed into memory; answers their files.
  */
 function replayLegacy(folder: string, found: FolderContents, snapshotGen: Map<string, number>): string[] {
   const files: string[] = []
@@ -130,33 +126,26 @@ function replayLegacy(folder: string, found: FolderContents, snapshotGen: Map<st
     if (m[2] !== undefined) logs.push({ name: m[1]!, gen: Number(m[2]), file: f })
   }
   logs.sort((a, b) => a.gen - b.gen)
-  for (const { name, file } of logs) {
-    let entry = found.sessions.get(name)
-    if (!entry) found.sessions.set(name, (entry = { state: new State(), seq: 0, saved: undefined }))
+  // A session's log holds no drops, and its generations are its own: the shared log's drops do not order its lines.
+  const into = { sessions: found.sessions, recovered: found.recovered, torn: found.torn, snapshotGen }
+  for (const { name, gen, file } of logs) {
+    const entry = found.sessions.get(name)
+    if (!entry) found.sessions.set(name, { state: new State(), seq: 0, saved: undefined })
+    else entry.saved = undefined
     // Its snapshot counts generations of its own log: shared log lines all apply.
     snapshotGen.delete(name)
-    entry.saved = undefined
-    for (const text of readOrRefuse(join(folder, file), "a session's write-ahead log").toString('utf8').split('\n')) {
-      let line: { s: number; ch: Change[] }
-      try {
-        line = JSON.parse(text)
-      } catch {
-        continue // an empty or torn last line
-      }
-      if (typeof line.s !== 'number' || !Array.isArray(line.ch) || line.s <= entry.seq) continue
-      for (const ch of line.ch) entry.state.apply(ch)
-      entry.seq = line.s
-      found.recovered.replayed++
-    }
+    const path = join(folder, file)
+    replayLog(path, gen, readOrRefuse(path, "a session's write-ahead log"), ownLog(name), into)
   }
   return files
 }
 
-/** Replays one log file (checked line by line). Only a last line without its newline is dropped; it is cut once the server is bound. */
-function replay(folder: string, found: FolderContents, gen: number, buf: Buffer, snapshotGen: Map<string, number>, drops: Map<string, LinePlace>): void {
-  const file = logPath(folder, gen)
-  readLogLines(file, buf, found.recovered, found.torn, (text, lineNo, at) => {
-    let line: { n: string; s?: number; ch?: Change[]; drop?: 1 }
+/** The lines of the sessions' shared log: each names its session. */
+const SHARED_LOG: LogFormat = {
+  what: "the sessions' write-ahead log",
+  alone: 'the snapshots alone',
+  decode(text) {
+    let line: LogLine
     let problem: string | undefined
     try {
       line = JSON.parse(text)
@@ -164,28 +153,6 @@ function replay(folder: string, found: FolderContents, gen: number, buf: Buffer,
     } catch {
       problem = 'not JSON'
     }
-    const damaged = (problem: string) =>
-      new StoreError(
-        `the sessions' write-ahead log ${file} is damaged at line ${lineNo} (${problem}); nothing was changed: move it away to start from the snapshots alone, or repair that line`,
-      )
-    if (problem) throw damaged(problem)
-    // Lines before the session's last drop are forgotten by it. One of a generation older than its snapshot's
-    // is in it by its seq, not its generation (an earlier dcb appended there after the snapshot, once its logs were gone).
-    const drop = drops.get(line!.n)
-    if (drop && before({ gen, at }, drop)) return
-    if (line!.drop === 1) {
-      if (gen < (snapshotGen.get(line!.n) ?? -1)) return // the session was made again since: the snapshot is the new one's
-      found.sessions.delete(line!.n)
-      snapshotGen.delete(line!.n)
-      return
-    }
-    let entry = found.sessions.get(line!.n)
-    if (!entry) found.sessions.set(line!.n, (entry = { state: new State(), seq: 0, saved: undefined }))
-    if (line!.s! > entry.seq) {
-      const cannot = applyAll(entry.state, line!.ch!)
-      if (cannot) throw damaged(cannot)
-      entry.seq = line!.s!
-      found.recovered.replayed++
-    }
-  })
+    return problem ? { problem } : line!
+  },
 }

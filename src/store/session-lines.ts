@@ -4,6 +4,7 @@
  */
 import { SESSION_NAME } from '../contract/defaults.js'
 import { changesProblem, isCount, isObject } from './file.js'
+import type { LinePlace } from './replay.js'
 import { linesEnd } from './wal.js'
 
 /** What is wrong with one line of the sessions' log, if anything. */
@@ -13,15 +14,6 @@ export function lineProblem(e: unknown): string | undefined {
   if (!isCount(e.s) || !Array.isArray(e.ch)) return "not a sessions' write-ahead log entry { n, s, ch } or { n, drop }"
   return changesProblem(e.ch)
 }
-
-/** A place in the logs: the generation, and the byte where a line starts. */
-export interface LinePlace {
-  gen: number
-  at: number
-}
-
-/** Whether `a` comes before `b` in the logs. */
-export const before = (a: LinePlace, b: LinePlace): boolean => a.gen < b.gen || (a.gen === b.gen && a.at < b.at)
 
 const DROP_END = Buffer.from('"drop":1}\n')
 
