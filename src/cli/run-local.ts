@@ -4,7 +4,7 @@
  * shape of the HTTP client a run otherwise uses.
  */
 import type { DcbClient } from '../client/index.js'
-import { merchantOperations } from '../client/fetch.js'
+import { merchantClient } from '../client/fetch.js'
 import { DEMO_API_KEY } from '../contract/defaults.js'
 import { SandboxError } from '../core/errors.js'
 import { createSandbox } from '../library/sandbox.js'
@@ -32,25 +32,14 @@ export async function localSandbox(
     if (e instanceof SandboxError) throw new CliError(`--clock: ${e.message}`, EXIT.USAGE)
     throw e
   }
-  // A consent's reason is read off its redirect's X-DCB-Reason, as the HTTP client a server run uses does.
-  let consentReason: string | undefined
-  const fetchIn = async (url: string, init: RequestInit) => {
-    const res = await sandbox.fetch(url, init)
-    consentReason = res.headers.get('x-dcb-reason') ?? undefined
-    return res
-  }
   const target = (apiKey = DEMO_API_KEY): RunTarget => {
-    const m = merchantOperations(fetchIn, 'http://localhost', { apiKey, headers: {} })
-    // The merchant answers have the HTTP client's shape already; a consent's redirect query is parsed as it parses it.
+    const m = merchantClient((url, init) => sandbox.fetch(url, init), 'http://localhost', { apiKey, headers: {} })
+    // The merchant answers have the HTTP client's shape already; a consent's query and reason are read as the HTTP client reads them.
     return {
       init: (body) => m.init(body),
       verify: (body) => m.verify(body),
       status: (body) => m.status(body),
-      consent: async (url, action) => {
-        const r = await m.consent(url, action)
-        const query = r.location ? Object.fromEntries(new URL(r.location, 'http://localhost').searchParams) : {}
-        return { status: r.status, location: r.location, query, ...(consentReason === undefined ? {} : { reason: consentReason }) }
-      },
+      consent: (url, action) => m.consentDetail(url, action),
       otp: (msisdn, opts) => sandbox.otp(msisdn, opts),
       sms: (msisdn) => sandbox.sms(msisdn),
       mo: (message) => sandbox.mo(message),

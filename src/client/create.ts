@@ -1,13 +1,14 @@
 /**
  * `createClient`: a running `dcb serve` with the interface of a sandbox from `createSandbox` (the same
  * control functions, `init`, `verify`, `status`, `consent`, SandboxError): a test written against one
- * runs against the other by changing the factory. Uses the global fetch.
+ * runs against the other by changing the factory. The one client of `server-client.ts` over the
+ * global fetch, in library words.
  */
-import { deriveOperations } from '../contract/calls.js'
 import { DEFAULT_BASE_URL, DEMO_API_KEY, SESSION_NAME, SESSION_NAME_RULE } from '../contract/defaults.js'
 import type { ControlOperations, MerchantOperations } from '../contract/operations.js'
 import { SandboxError } from '../contract/index.js'
-import { controlOverFetch, merchantOperations } from './fetch.js'
+import { LIBRARY_WORDS } from './fetch.js'
+import { serverClient } from './server-client.js'
 import { checkHeaderValues } from './header-value.js'
 import { checkOptionNames } from '../contract/option-names.js'
 
@@ -71,13 +72,19 @@ export function createClient(opts: ClientOptions): SandboxClient {
   }
   const bind = (session: string | undefined): SandboxClient => {
     if (session !== undefined && !SESSION_NAME.test(session)) throw new SandboxError('BAD_REQUEST', `"${session}" is not a session name: ${SESSION_NAME_RULE}`)
-    const headers: Record<string, string> = session === undefined ? {} : { 'x-dcb-session': session }
-    const control = opts.adminToken ? { ...headers, authorization: `Bearer ${opts.adminToken}` } : headers
+    // The CLI's client is the same one: only the fetch and the words differ.
+    const { consentDetail: _detail, ...operations } = serverClient({
+      fetch: fetchFn,
+      baseUrl,
+      apiKey,
+      adminToken: opts.adminToken,
+      session,
+      words: LIBRARY_WORDS,
+    }).operations
     return {
       name: session ?? 'default',
       baseUrl,
-      ...deriveOperations(controlOverFetch(fetchFn, baseUrl, control)),
-      ...merchantOperations(fetchFn, baseUrl, { apiKey, headers }),
+      ...operations,
       session: (name) => bind(name),
       close: async () => {
         closed = true

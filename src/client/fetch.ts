@@ -7,10 +7,15 @@ import { SandboxError } from '../contract/index.js'
 import { libraryMessage } from './library-message.js'
 import type { ControlRequest } from '../contract/calls.js'
 import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
+import type { ConsentAnswer } from '../contract/merchant.js'
 import type { MerchantOperations } from '../contract/operations.js'
 
-/** A fetch's options, and how long the call may take (the CLI's node:http fetch reads it; the global fetch ignores it). */
-export type FetchInit = RequestInit & { timeoutMs?: number }
+/**
+ * A fetch's options, how long the call may take, and whether the answer is a stream to read as it
+ * comes (the live stream): the CLI's node:http fetch reads both; the global fetch ignores them (it
+ * always streams).
+ */
+export type FetchInit = RequestInit & { timeoutMs?: number; stream?: boolean }
 export type FetchFn = (url: string, init: FetchInit) => Promise<Response>
 
 /**
@@ -24,6 +29,10 @@ export interface ClientWords {
   notJson(url: string, status: number): Error
   /** A control call refused (HTTP 400 or more), with its JSON. */
   refused(url: string, status: number, data: any): Error
+  /** A consent decision answered neither 303 nor 200 (nor 404). */
+  notConsentPage(url: string, status: number): Error
+  /** The live stream answered something else than 200 and a control error. */
+  notLiveStream(url: string, status: number): Error
 }
 
 export const LIBRARY_WORDS: ClientWords = {
@@ -33,6 +42,8 @@ export const LIBRARY_WORDS: ClientWords = {
   // Said in library terms, as createSandbox's functions say it (the control API's names routes and commands).
   refused: (_url, status, data) =>
     new SandboxError(data?.error ?? 'ERROR', libraryMessage(data?.error ?? 'ERROR', data?.message ?? `the control API answered ${status}`), status),
+  notConsentPage: (url, status) => new SandboxError('ERROR', `${url} answered HTTP ${status}: not a consent page`, status),
+  notLiveStream: (url, status) => new SandboxError('ERROR', `${url} answered HTTP ${status}: not a dcb live stream (an older dcb?)`, status),
 }
 
 /** A merchant call's answer: `{ httpStatus, envelope, reason }` (`reason`: the X-DCB-Reason header, on failures). */
@@ -78,10 +89,30 @@ export interface MerchantCallOptions {
   words?: ClientWords
   /** How long a call may take (the CLI's `--timeout`). */
   timeoutMs?: number
+  /** An http(s) URL given to `consent` is posted as it is (the CLI: the page the user pasted), not under `base`. */
+  consentAsGiven?: boolean
+}
+
+/** A consent decision as the CLI shows it: where the browser goes, that URL's query, and why it failed (X-DCB-Reason). */
+export interface ConsentDetail extends ConsentAnswer {
+  query: Record<string, string>
+  reason?: string
+}
+
+/** The merchant calls, and the consent decision with its query and reason (the library's `consent` answers `{ status, location }` of it). */
+export interface MerchantClient extends MerchantOperations {
+  consentDetail(url: string, action: 'approve' | 'deny'): Promise<ConsentDetail>
 }
 
 /** `init`, `verify`, `status` and `consent` against `base` (origin and optional path prefix). */
 export function merchantOperations(fetchFn: FetchFn, base: string, opts: MerchantCallOptions): MerchantOperations {
+  const { consentDetail: _detail, ...operations } = merchantClient(fetchFn, base, opts)
+  return operations
+}
+
+/** `merchantOperations` and `consentDetail`: the consent decision is made once, for both answers. */
+export function merchantClient(fetchFn: FetchFn, base: string, opts: MerchantCallOptions): MerchantClient {
+  const words = opts.words ?? LIBRARY_WORDS
   const post = (path: string, body: unknown): Promise<any> =>
     merchantCall(
       fetchFn,
@@ -99,30 +130,39 @@ export function merchantOperations(fetchFn: FetchFn, base: string, opts: Merchan
    * page's URL, by its id (or under the base it names, with `underPage`). Any other URL is posted as it is.
    */
   const consentTarget = (url: string): { target: string; via: FetchFn } => {
+    if (opts.consentAsGiven) return { target: /^https?:\/\//.test(url) ? url : `${base}/consent/${encodeURIComponent(url)}`, via: fetchFn }
     const page = consentPage(url)
     if (page === 'id') return { target: `${base}/consent/${encodeURIComponent(url)}`, via: fetchFn }
     if (page === undefined) return { target: url, via: fetchFn }
     if (opts.underPage) return { target: `${page.publicBase}/consent/${page.id}`, via: opts.underPage(page) }
     return { target: `${base}/consent/${page.id}`, via: fetchFn }
   }
+  const consentDetail = async (url: string, action: 'approve' | 'deny'): Promise<ConsentDetail> => {
+    if (action !== 'approve' && action !== 'deny') throw new SandboxError('BAD_REQUEST', `consent: action must be approve or deny, not "${String(action)}"`)
+    const { target, via } = consentTarget(url)
+    const res = await via(target, {
+      method: 'POST',
+      headers: { ...opts.headers, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `action=${action}`,
+      redirect: 'manual',
+      timeoutMs: opts.timeoutMs,
+    })
+    await res.arrayBuffer()
+    if (res.status === 404) throw new SandboxError('CONSENT_NOT_FOUND', `no consent page at ${target}`)
+    if (res.status !== 303 && res.status !== 200) throw words.notConsentPage(target, res.status)
+    const location = res.headers.get('location')
+    const query = location ? Object.fromEntries(new URL(location, target).searchParams) : {}
+    const reason = res.headers.get('x-dcb-reason')
+    return { status: res.status, location, query, ...(reason === null ? {} : { reason }) }
+  }
   return {
     init: (body) => post(MERCHANT_CALLS.init.path, body),
     verify: (body) => post(MERCHANT_CALLS.verify.path, body),
     status: (body) => post(MERCHANT_CALLS.status.path, body),
+    consentDetail,
     async consent(url, action) {
-      if (action !== 'approve' && action !== 'deny') throw new SandboxError('BAD_REQUEST', `consent: action must be approve or deny, not "${String(action)}"`)
-      const { target, via } = consentTarget(url)
-      const res = await via(target, {
-        method: 'POST',
-        headers: { ...opts.headers, 'content-type': 'application/x-www-form-urlencoded' },
-        body: `action=${action}`,
-        redirect: 'manual',
-        timeoutMs: opts.timeoutMs,
-      })
-      await res.arrayBuffer()
-      if (res.status === 404) throw new SandboxError('CONSENT_NOT_FOUND', `no consent page at ${target}`)
-      if (res.status !== 303 && res.status !== 200) throw new SandboxError('ERROR', `${target} answered HTTP ${res.status}: not a consent page`, res.status)
-      return { status: res.status, location: res.headers.get('location') }
+      const { status, location } = await consentDetail(url, action)
+      return { status, location }
     },
   }
 }
