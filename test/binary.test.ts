@@ -8,6 +8,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync 
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DEFAULT_BASE_URL } from '../src/contract/defaults.js'
 
 const EXE = resolve('dist', 'dcb-linux-x64')
 const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version
@@ -85,7 +86,8 @@ describe('the single executable (dist/dcb-linux-x64)', () => {
     expect(world.stdout).toContain('(fixtures/world.json)')
     const page = await fetch(url + '/')
     expect(page.status).toBe(200)
-    expect(await page.text()).toBe(readFileSync('src/console/index.html', 'utf8'))
+    // The page as shipped, with the CLI's default base URL filled in as it is served.
+    expect(await page.text()).toBe(readFileSync('src/console/index.html', 'utf8').replace('content="DEFAULT_BASE_URL"', `content="${DEFAULT_BASE_URL}"`))
     const script = await fetch(url + '/_console/app.js')
     expect(await script.text()).toBe(readFileSync('src/console/app.js', 'utf8'))
   })
