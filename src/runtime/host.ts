@@ -21,6 +21,9 @@ export { memorySessions } from '../store/memory.js'
 /** `--max-sessions` unless given: every session costs memory, so there is always a cap. */
 export const DEFAULT_MAX_SESSIONS = 1000
 
+/** The drop notices a host remembers of sessions not open here (more than the sessions it may hold). */
+const MAX_DROP_NOTICES = 2 * DEFAULT_MAX_SESSIONS
+
 export function isSessionName(name: string): boolean {
   return SESSION_NAME.test(name)
 }
@@ -53,6 +56,12 @@ export class Host {
   private readonly opening = new Map<string, Promise<Session>>()
   /** Sessions being dropped: a second drop (or a call) of one waits for the first, then finds it gone (404, not a second 200). */
   private readonly dropping = new Map<string, Promise<boolean>>()
+  /**
+   * Drop notices of sessions not open here when they came (being opened, or named by a list read
+   * before the drop): one opened meanwhile is checked against the store, and forgotten if it is gone.
+   * Bounded (a notice is only a hint): the oldest is let go first.
+   */
+  private readonly dropNotices = new Set<string>()
   /** How many sessions were opened, and when each was (a list read before one was opened does not name it). */
   private opens = 0
   private readonly openedAt = new WeakMap<Session, number>()
@@ -157,9 +166,19 @@ export class Host {
     this.openedAt.set(session, ++this.opens)
     // Events that fell due while it was stored run now, as for the default session at start.
     await session.engine.catchUp()
+    // Dropped by another process while it was opened here (a refused call's session, made and dropped at once): not kept.
+    if (this.dropNotices.delete(name) && !(await this.stillStored(name))) {
+      if (this.sessions.get(name) === session) this.forget(name, session)
+      return session
+    }
     const left = session.engine.disabledRules()
     if (left.length) this.opts.onLeftOut?.(session, left)
     return session
+  }
+
+  /** Whether `name` is still stored (a database that cannot answer keeps it: the next list syncs). */
+  private async stillStored(name: string): Promise<boolean> {
+    return (await this.store.others().catch(() => undefined))?.is(name) ?? true
   }
 
   /** The sessions stored (a folder's as the start read them back; a shared database is asked each time). */
@@ -175,7 +194,8 @@ export class Host {
   async syncSessions(stored?: Iterable<string>, listed = this.opens): Promise<void> {
     const others = await this.store.others(stored)
     for (const name of others.stored) await this.follow(name)
-    for (const [name, s] of this.sessions) if (!others.is(name) && !this.opening.has(name) && (this.openedAt.get(s) ?? 0) <= listed) this.forget(name, s)
+    for (const [name, s] of this.sessions)
+      if (!others.is(name) && (this.dropNotices.has(name) || (!this.opening.has(name) && (this.openedAt.get(s) ?? 0) <= listed))) this.forget(name, s)
   }
 
   /** What another process did to the shared sessions (a notice of the database). */
@@ -185,9 +205,13 @@ export class Host {
     const name = payload.slice(2)
     if (kind === 'S' && payload[1] === '-') {
       const s = this.sessions.get(name)
-      if (s) this.forget(name, s)
+      if (s) return this.forget(name, s)
+      this.dropNotices.delete(name)
+      this.dropNotices.add(name)
+      if (this.dropNotices.size > MAX_DROP_NOTICES) this.dropNotices.delete(this.dropNotices.values().next().value as string)
       return
     }
+    if (kind === 'S') this.dropNotices.delete(name)
     // A bad name refuses (a notice is only a hint: the next read syncs).
     if (kind === 'S') return void (async () => isSessionName(name) && this.follow(name))().catch(() => {})
     const s = this.peek(name)

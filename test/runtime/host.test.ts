@@ -1,7 +1,8 @@
 /**
  * The host of sessions (`src/runtime/host.ts`) called directly, over sessions kept in memory: how it
  * opens a named session once, refuses one past the cap or badly named, and orders drops with the
- * gets and opens around them. (Over HTTP and a data folder: test/http/session-races.test.ts.)
+ * gets and opens around them, and follows what other processes did (their notices). (Over HTTP and a
+ * data folder: test/http/session-races.test.ts.)
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { SESSION_NAME_RULE, dotNameRefusal } from '../../src/contract/defaults.js'
@@ -175,5 +176,83 @@ describe('host.close', () => {
     expect(h.peek('late')).toBeUndefined()
     expect(h.all().map((s) => s.name)).toEqual(['default'])
     host = undefined
+  })
+})
+
+/**
+ * Sessions another process shares (as a database's are): `stored` is what the store lists, and each
+ * open waits until `release` is called, so a notice can come while it runs.
+ */
+function sharedLike(stored: Set<string>) {
+  const base = memorySessions()
+  const waiting: (() => void)[] = []
+  const sessions = {
+    ...base,
+    // `listed`: names a list read earlier (it may name one dropped since).
+    others: async (listed?: Iterable<string>) => ({ stored: [...(listed ?? stored)], is: (name: string) => stored.has(name) }),
+    open: async (name: string) => {
+      await new Promise<void>((resolve) => waiting.push(resolve))
+      return base.open(name)
+    },
+  }
+  /** Lets every open that waits go on, once one is waiting. */
+  const release = async () => {
+    while (!waiting.length) await new Promise((r) => setImmediate(r))
+    for (const go of waiting.splice(0)) go()
+  }
+  return { sessions, release }
+}
+
+describe('host.notice', () => {
+  async function shared(stored: Set<string>) {
+    const { sessions, release } = sharedLike(stored)
+    await sessions.load()
+    host = createHost(sessions, { engine: { world }, version: 'test' })
+    await host.activate()
+    return { h: host, release }
+  }
+
+  it('forgets a session whose drop notice came while it was being opened', async () => {
+    const stored = new Set(['made-and-dropped'])
+    const { h, release } = await shared(stored)
+    h.notice('S+made-and-dropped')
+    stored.delete('made-and-dropped')
+    h.notice('S-made-and-dropped')
+    // A list read meanwhile passes over a session being opened; its open ends after.
+    await h.syncSessions()
+    const opened = h.get('made-and-dropped')
+    await release()
+    await opened
+    expect(h.all().map((s) => s.name)).toEqual(['default'])
+  })
+
+  it('forgets a session a list read before its drop names, once its drop notice came', async () => {
+    const { h, release } = await shared(new Set())
+    h.notice('S-listed-then-dropped')
+    const listing = h.syncSessions(['listed-then-dropped'])
+    await release()
+    await listing
+    expect(h.all().map((s) => s.name)).toEqual(['default'])
+  })
+
+  it('keeps a session dropped and made again while it was being opened', async () => {
+    const stored = new Set(['made-again'])
+    const { h, release } = await shared(stored)
+    h.notice('S+made-again')
+    h.notice('S-made-again')
+    h.notice('S+made-again')
+    await release()
+    await h.syncSessions()
+    expect(h.all().map((s) => s.name)).toEqual(['default', 'made-again'])
+  })
+
+  it('keeps a session whose drop notice came while it was opened, if the store still has it', async () => {
+    const stored = new Set(['still-there'])
+    const { h, release } = await shared(stored)
+    h.notice('S+still-there')
+    h.notice('S-still-there')
+    await release()
+    await h.syncSessions()
+    expect(h.all().map((s) => s.name)).toEqual(['default', 'still-there'])
   })
 })
