@@ -31,8 +31,11 @@ export class RegexPool {
 
   /** Why `pattern` cannot be held now (the budget is spent), or undefined; a pattern held already always can. */
   problem(pattern: string): string | undefined {
-    if (this.entries.has(pattern)) return undefined
-    const size = regexSize(pattern)
+    return this.entries.has(pattern) ? undefined : this.overBudget(regexSize(pattern))
+  }
+
+  /** Why a new pattern of `size` instructions does not fit, or undefined. */
+  private overBudget(size: number): string | undefined {
     if (this.held + size <= this.limit) return undefined
     return `the runtime rules of all sessions hold regexes of ${this.held} instructions, and this one adds ${size}: the most the sandbox holds is ${this.limit}; remove rules (DELETE /_sandbox/rules) or sessions first`
   }
@@ -41,10 +44,12 @@ export class RegexPool {
   acquire(pattern: string): HeldRegex | undefined {
     let entry = this.entries.get(pattern)
     if (!entry) {
-      if (this.problem(pattern)) return undefined
+      // Sized once: the estimate walks the whole pattern.
+      const size = regexSize(pattern)
+      if (this.overBudget(size)) return undefined
       // The rule schema compiled it as the rule came in: taken now, else compiled when first matched.
       let re = takeCompiled(pattern)
-      entry = { pattern, size: regexSize(pattern), users: 0, compiled: () => (re ??= RE2JS.compile(pattern)) }
+      entry = { pattern, size, users: 0, compiled: () => (re ??= RE2JS.compile(pattern)) }
       this.entries.set(pattern, entry)
       this.held += entry.size
     }
