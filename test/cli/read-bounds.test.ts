@@ -4,8 +4,8 @@
  * process's own, read from /proc (its peak resident size, VmHWM).
  */
 import { readFileSync } from 'node:fs'
-import { connect } from 'node:net'
 import { describe, expect, it } from 'vitest'
+import { fill, heldRead, stalledStream, witness } from '../slow-clients.js'
 import { serve, type Served } from './run.js'
 
 /** The server's peak and current resident size, MiB (Linux /proc). */
@@ -13,56 +13,6 @@ const memory = (s: Served) => {
   const status = readFileSync(`/proc/${s.child.pid}/status`, 'utf8')
   const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)![1])
   return { peak: kib('VmHWM') / 1024, now: kib('VmRSS') / 1024 }
-}
-
-/** Fills the request log: `n` merchant calls of about `kib` KiB each (refused by the schema, logged with their bodies). */
-async function fill(url: string, n: number, kib = 30): Promise<void> {
-  const body = JSON.stringify({ msisdn: '6'.repeat(kib * 1000), service_code: 'STREAMPLUS', country_code: 'my' })
-  const one = () =>
-    fetch(`${url}/subscriptions/init`, { method: 'POST', headers: { 'content-type': 'application/json', 'api-key': 'sandbox-demo-key' }, body }).then((r) =>
-      r.arrayBuffer(),
-    )
-  for (let i = 0; i < n; i += 25) await Promise.all(Array.from({ length: Math.min(25, n - i) }, one))
-}
-
-/**
- * A GET on a raw socket: answers the status once the headers are in, and stops reading there
- * (the answer stays in the server's hands); `rest` reads the body to its end.
- */
-function get(url: string, path: string): Promise<{ status: number; rest: () => Promise<string> }> {
-  const u = new URL(url)
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(u.port), u.hostname)
-    let got: Buffer = Buffer.alloc(0)
-    const onData = (d: Buffer) => {
-      got = Buffer.concat([got, d])
-      const end = got.indexOf('\r\n\r\n')
-      if (end < 0) return
-      socket.off('data', onData)
-      socket.pause()
-      const head = got.subarray(0, end).toString()
-      const length = Number(/content-length: (\d+)/i.exec(head)![1])
-      const chunks: Buffer[] = [got.subarray(end + 4)]
-      let have = chunks[0]!.length
-      resolve({
-        status: Number(head.split(' ')[1]),
-        rest: () =>
-          new Promise((done) => {
-            const finish = () => (socket.destroy(), done(Buffer.concat(chunks).toString()))
-            if (have >= length) return finish()
-            socket.on('data', (c: Buffer) => {
-              chunks.push(c)
-              have += c.length
-              if (have >= length) finish()
-            })
-            socket.resume()
-          }),
-      })
-    }
-    socket.on('data', onData)
-    socket.on('error', reject)
-    socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`)
-  })
 }
 
 describe('reads of the request log', () => {
@@ -88,7 +38,7 @@ describe('reads of the request log', () => {
       const size = (await (await fetch(`${s.url}/_sandbox/requests?limit=500`)).arrayBuffer()).byteLength
       expect(size).toBeGreaterThan(25 * 2 ** 20)
       const before = memory(s)
-      const held = await Promise.all(Array.from({ length: 60 }, () => get(s.url, '/_sandbox/requests?limit=500')))
+      const held = await Promise.all(Array.from({ length: 60 }, () => heldRead(s.url, '/_sandbox/requests?limit=500')))
       // Every client has its status, the 200s holding their answers unread.
       const during = memory(s)
       const refused = held.filter((h) => h.status === 503)
@@ -111,68 +61,11 @@ describe('reads of the request log', () => {
   }, 120_000)
 })
 
-/**
- * A live stream that reads everything: `until(n)` waits until its `requests` frames have counted `n`
- * new request-log entries (sent or skipped), that is until the batch holding the `n`th went out.
- */
-function witness(url: string): Promise<{ until: (n: number) => Promise<void>; close: () => void }> {
-  const u = new URL(url)
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(u.port), u.hostname)
-    let text = ''
-    let counted = 0
-    let waiting: { n: number; done: () => void } | null = null
-    socket.setEncoding('utf8')
-    socket.on('data', (d: string) => {
-      text += d
-      let end: number
-      while ((end = text.indexOf('\n\n')) >= 0) {
-        const frame = text.slice(0, end)
-        text = text.slice(end + 2)
-        if (frame.includes('event: hello')) resolve({ until, close: () => socket.destroy() })
-        const data = /^event: requests\ndata: (.*)$/m.exec(frame)?.[1]
-        if (data) {
-          const { requests, skipped } = JSON.parse(data) as { requests: unknown[]; skipped: number }
-          counted += requests.length + skipped
-        }
-        if (waiting && counted >= waiting.n) {
-          const { done } = waiting
-          waiting = null
-          done()
-        }
-      }
-    })
-    socket.on('error', reject)
-    const until = (n: number) => new Promise<void>((done) => (counted >= n ? done() : (waiting = { n, done })))
-    socket.write(`GET /_sandbox/events HTTP/1.1\r\nHost: localhost\r\n\r\n`)
-  })
-}
-
 /** Whether `ok()` came to hold within `ms`, looked at every 100 ms. */
 async function returned(ok: () => boolean, ms: number): Promise<boolean> {
   // wall-clock: resident size has no event to wait on; the server gives memory back once it falls idle
   for (const end = Date.now() + ms; !ok(); await new Promise((r) => setTimeout(r, 100))) if (Date.now() > end) return false
   return true
-}
-
-/** A live stream on a raw socket that reads its first frame (`hello`), then nothing. */
-function stream(url: string): Promise<{ ended: Promise<void>; resume: () => void }> {
-  const u = new URL(url)
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(u.port), u.hostname)
-    const ended = new Promise<void>((done) => socket.once('close', () => done()))
-    let got = ''
-    const onData = (d: Buffer) => {
-      got += d
-      if (!got.includes('event: hello')) return
-      socket.off('data', onData)
-      socket.pause()
-      resolve({ ended, resume: () => void socket.on('data', () => {}).resume() })
-    }
-    socket.on('data', onData)
-    socket.on('error', reject)
-    socket.write(`GET /_sandbox/events HTTP/1.1\r\nHost: localhost\r\n\r\n`)
-  })
 }
 
 describe('the live stream', () => {
@@ -188,7 +81,7 @@ describe('the live stream', () => {
        * goes out before the next 20 calls: calls made faster would be skipped in one batch, not sent.
        */
       const round = async () => {
-        const clients = await Promise.all(Array.from({ length: 300 }, () => stream(s.url)))
+        const clients = await Promise.all(Array.from({ length: 300 }, () => stalledStream(s.url)))
         const reader = await witness(s.url)
         for (let calls = 20; calls <= 500; calls += 20) {
           await fill(s.url, 20, 60)

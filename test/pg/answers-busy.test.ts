@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
 import { control, merchant, replicas, stopAll, until } from './replicas.js'
-import { fill, heldRead } from './slow-clients.js'
+import { fill, heldRead } from '../slow-clients.js'
 import { usePostgres } from './use-postgres.js'
 
 const FULL_LOG = '/_sandbox/requests?limit=500'

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
 import { liveStream, merchant, replicas, stopAll } from './replicas.js'
-import { fill, stalledStream, witness } from './slow-clients.js'
+import { fill, stalledStream, witness } from '../slow-clients.js'
 import { usePostgres } from './use-postgres.js'
 
 describe('the live stream of a replica of the shared store', () => {

@@ -1,11 +1,11 @@
 /**
- * Clients of a replica that stop reading, on raw sockets, for the tests of the bounds on what the
- * server holds for them (as test/cli/read-bounds.test.ts has them for a data file): a control read
- * whose answer stays unread, a live stream that never reads, and a live stream that reads all.
+ * Clients of a server that stop reading, on raw sockets, for the tests of the bounds on what the
+ * server holds for them (test/cli/read-bounds.test.ts on one server, test/pg on replicas): a control
+ * read whose answer stays unread, a live stream that never reads, and a live stream that reads all.
  */
 import { connect, type Socket } from 'node:net'
 
-/** A raw socket to the replica at `base`, sending `GET path`. */
+/** A raw socket to the server at `base`, sending `GET path`. */
 function open(base: string, path: string): Socket {
   const u = new URL(base)
   const socket = connect(Number(u.port), u.hostname)
@@ -54,11 +54,15 @@ export function heldRead(base: string, path: string): Promise<{ status: number; 
 /**
  * A live stream that reads its first frame (`hello`), then nothing. `drain(enough)` reads again,
  * to the stream's end or until `enough` bytes in all came (a stream the server kept goes on): it
- * answers the bytes read and whether the server had ended the stream.
+ * answers the bytes read and whether the server had ended the stream. `resume()` reads on to the end,
+ * keeping nothing; `ended` resolves once the socket closed.
  */
-export function stalledStream(base: string): Promise<{ drain: (enough: number) => Promise<{ bytes: number; ended: boolean }> }> {
+export function stalledStream(
+  base: string,
+): Promise<{ drain: (enough: number) => Promise<{ bytes: number; ended: boolean }>; resume: () => void; ended: Promise<void> }> {
   return new Promise((resolve, reject) => {
     const socket = open(base, '/_sandbox/events')
+    const ended = new Promise<void>((done) => socket.once('close', () => done()))
     let bytes = 0
     let got = ''
     const onData = (d: Buffer) => {
@@ -68,6 +72,8 @@ export function stalledStream(base: string): Promise<{ drain: (enough: number) =
       socket.off('data', onData)
       socket.pause()
       resolve({
+        ended,
+        resume: () => void socket.on('data', () => {}).resume(),
         drain: (enough) =>
           new Promise((done) => {
             socket.once('close', () => done({ bytes, ended: true }))
