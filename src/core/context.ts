@@ -27,9 +27,10 @@ export interface EngineOptions {
   /**
    * Persists a transaction's changes; resolves when they are durable. When they cannot be made
    * durable it calls `undo` (the transaction's changes taken back from the state, before anything
-   * else runs) and rejects.
+   * else runs) and rejects. `soft`: nobody waits for them (a read's coverage counts): the store may
+   * hold them a moment, to write them with others.
    */
-  persist?: (changes: Change[], undo?: () => void) => Promise<void>
+  persist?: (changes: Change[], undo?: () => void, soft?: boolean) => Promise<void>
   /**
    * A store that several processes share (PostgreSQL): every transaction runs inside one of its
    * turns, on the state as the store has it. None: this process alone owns its state.
@@ -136,7 +137,7 @@ export class EngineContext {
   readonly random: () => number
   readonly clockStart: ClockStart | undefined
   readonly sources: WorldSources | undefined
-  private readonly persist: (changes: Change[], undo?: () => void) => Promise<void>
+  private readonly persist: (changes: Change[], undo?: () => void, soft?: boolean) => Promise<void>
   private due: RunDue = () => null
   readonly yieldToHost: () => Promise<void>
   readonly workClock: (() => number) | undefined
@@ -295,7 +296,7 @@ export class EngineContext {
     this.softPending.clear()
     // The values as they are now: a later write of the same record never goes before an older one.
     const changes: Change[] = records.map(({ c, id }) => ({ c, id, v: (this.state[c] as Map<string, unknown>).get(id) ?? null }))
-    this.persist(changes).then(
+    this.persist(changes, undefined, true).then(
       () => this.writeSoft(),
       () => {
         for (const r of records) if (!this.softPending.has(r.c + '|' + r.id)) this.softPending.set(r.c + '|' + r.id, r)

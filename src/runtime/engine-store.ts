@@ -8,5 +8,5 @@ import type { State } from '../core/state.js'
 import type { Store } from '../store/types.js'
 
 export function engineOverStore(options: Omit<EngineOptions, 'state' | 'persist' | 'gate'>, state: State, store: Store): Engine {
-  return new Engine({ ...options, state, gate: store.gate, persist: (changes, undo) => store.append(changes, undo) })
+  return new Engine({ ...options, state, gate: store.gate, persist: (changes, undo, soft) => store.append(changes, undo, soft) })
 }

@@ -175,8 +175,9 @@ export class SessionWal {
   /**
    * Appends one transaction of session `name`; resolves once it is durable (with the others of its
    * flush). When it cannot be made durable `undo` runs and the promise rejects with a StoreError.
+   * `soft`: nobody waits for it (`WriteAheadLog.append`).
    */
-  append(name: string, seq: number, changes: Change[], undo?: () => void): Promise<void> {
+  append(name: string, seq: number, changes: Change[], undo?: () => void, soft = false): Promise<void> {
     const entry = this.sessions.get(name)
     // A line of a deleted session would bring it back at the next start.
     // Refused before the log: the engine still puts its state back, as for a failed write.
@@ -185,7 +186,7 @@ export class SessionWal {
       return Promise.reject(new StoreError(entry ? 'the sessions store is closed' : `the session ${name} was deleted`))
     }
     if (seq > 0) entry.seq = seq
-    return this.wal.append(JSON.stringify({ n: name, s: seq, ch: changes }) + '\n', undo)
+    return this.wal.append(JSON.stringify({ n: name, s: seq, ch: changes }) + '\n', undo, soft)
   }
 
   /** The next seq of session `name`. */
@@ -337,8 +338,8 @@ export class SessionStore implements Store {
   /** Sessions are opened once the server is bound: nothing waits to be written. */
   async activate(): Promise<void> {}
   async abandon(): Promise<void> {}
-  append(changes: Change[], undo?: () => void): Promise<void> {
-    return this.log.append(this.name, this.log.nextSeq(this.name), changes, undo)
+  append(changes: Change[], undo?: () => void, soft?: boolean): Promise<void> {
+    return this.log.append(this.name, this.log.nextSeq(this.name), changes, undo, soft)
   }
   flush(): Promise<void> {
     return this.log.flush()

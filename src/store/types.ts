@@ -20,9 +20,10 @@ export interface Store {
   /**
    * Persists one transaction's changes; resolves once they survive a crash. When they cannot be
    * made durable, `undo` runs (the engine puts its state back as before the transaction) and the
-   * promise rejects with a StoreError.
+   * promise rejects with a StoreError. `soft`: nobody waits for them (a Status's coverage counts):
+   * a store may hold them a moment and write them with the next group.
    */
-  append(changes: Change[], undo?: () => void): Promise<void>
+  append(changes: Change[], undo?: () => void, soft?: boolean): Promise<void>
   /** The error writes answer while they fail (health says it), or null. */
   failure?(): Error | null
   /** Resolves when everything appended so far is durable. */

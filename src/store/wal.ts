@@ -159,12 +159,21 @@ export interface WalOptions {
   io?: StoreIo
 }
 
+/**
+ * How long a soft line (a change nobody waits for: a Status's coverage counts) waits for a group to
+ * join. Each group is a synchronous durable write on the main thread: one per turn for reads alone
+ * would hold every call behind the disk.
+ */
+export const SOFT_WAIT_MS = 50
+
 export class WriteAheadLog {
   generation = 0
   private seg: Segment | null = null
   private pending: string[] = []
   private waiters: Waiter[] = []
   private flushing: Promise<void> | null = null
+  /** Armed by a soft line while nothing else is to be written: it starts the write when it fires. */
+  private softTimer: NodeJS.Timeout | null = null
   /** The last write's error while writes fail (health says it); null once a write succeeds. */
   failure: StoreError | null = null
   private closed = false
@@ -213,21 +222,34 @@ export class WriteAheadLog {
 
   /**
    * Appends one line (with its newline); resolves once it is durable. On a failed write `undo` is
-   * called (the latest transaction's first) before the promise rejects with a StoreError.
+   * called (the latest transaction's first) before the promise rejects with a StoreError. A `soft`
+   * line joins the next group, written at most `SOFT_WAIT_MS` later (at once by `flush` and `close`).
    */
-  append(line: string, undo?: () => void): Promise<void> {
+  append(line: string, undo?: () => void, soft = false): Promise<void> {
     if (this.closed) {
       undo?.()
       return Promise.reject(new StoreError(`${this.opts.describe} is closed`))
     }
     this.pending.push(line)
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject, undo }))
+    if (this.flushing || !this.seg) return done
     // Written at the end of this turn of the event loop, with every line appended in it.
-    if (!this.flushing && this.seg) this.flushing = endOfTurn().then(() => this.flushLoop())
+    if (!soft) this.flushing = endOfTurn().then(() => this.flushLoop())
+    else this.softTimer ??= setTimeout(() => this.writeNow(), SOFT_WAIT_MS).unref()
     return done
   }
 
+  /** Starts the write of what waits, unless one runs. */
+  private writeNow(): void {
+    // After this turn's microtasks: a loop whose writes do not wait (no zeroing due) would end before
+    // `flushing` is set, and leave it set for good.
+    if (!this.flushing && this.seg && this.waiters.length) this.flushing = Promise.resolve().then(() => this.flushLoop())
+  }
+
   private async flushLoop(): Promise<void> {
+    // The group takes the soft lines waiting too.
+    if (this.softTimer) clearTimeout(this.softTimer)
+    this.softTimer = null
     try {
       while (this.waiters.length) {
         const lines = this.pending
@@ -315,6 +337,8 @@ export class WriteAheadLog {
 
   /** Resolves when every line appended so far is written (or failed). */
   async flush(): Promise<void> {
+    // Soft lines waiting for a group go now.
+    this.writeNow()
     while (this.flushing) await this.flushing
   }
 
