@@ -22,8 +22,14 @@ export default defineConfig([
     sourcemap: false,
     // Type declarations come from tsc (tsconfig.build.json: faster than a bundled .d.ts).
     dts: false,
-    // Dependencies stay in node_modules, loaded per subcommand.
-    skipNodeModulesBundle: true,
+    // The dependencies every start loads (commander, chalk, proxy-addr, re2js, and zod, loaded in the
+    // background) are bundled: one chunk each instead of up to ninety files to resolve and read, about
+    // 10 ms of `dcb serve`'s start. The others stay in node_modules, loaded by the commands that use
+    // them: pg (the shared store), listhen, the prompts, lowdb (the file store), msw (a peer).
+    external: ['pg', 'listhen', '@inquirer/prompts', 'lowdb', 'msw'],
+    noExternal: ['commander', 'chalk', 'proxy-addr', 're2js', 'zod'],
+    // commander and proxy-addr are CommonJS: their require() of Node's modules needs a require here.
+    banner: { js: "import { createRequire as __dcbRequire } from 'node:module'; const require = __dcbRequire(import.meta.url);" },
     // The console's files (plain HTML, CSS, JavaScript) ship as they are, next to the bundle.
     onSuccess: async () => cpSync('src/console', 'dist/console', { recursive: true }),
   },
