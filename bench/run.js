@@ -2,8 +2,9 @@
 // Everything runs on 127.0.0.1; every load is bounded in count and time.
 // `node bench/run.js` runs every stage, `node bench/run.js STAGE…` some of them, `report [--check]`
 // only writes (or checks) the benchmarks page from bench/results.json.
-import { readFileSync, writeFileSync } from 'node:fs'
-import { RESULTS_FILE, cleanUp, results } from './common.js'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ROOT, RESULTS_FILE, cleanUp, results } from './common.js'
 import { PAGE, pageWithResults, writeResults } from './report.js'
 import { consoleOpen, otpFlows, sessionWrites, shared, statusThroughput, writeLatency } from './stages-http.js'
 import { instructionCounts } from './instructions.js'
@@ -43,6 +44,13 @@ const stages = {
   memory: memoryOverMillion,
   inits: initsRss,
 }
+// A build of tsup alone lacks what `npm run build` checks once (dist/world.checked.json): its
+// `dcb serve` then loads zod and layers the world at every start, and every figure reads slower.
+for (const root of [ROOT, ...(process.env.BENCH_BASE ? [process.env.BENCH_BASE] : [])])
+  if (!existsSync(join(root, 'dist', 'world.checked.json'))) {
+    console.error(`bench: ${root} is not fully built (no dist/world.checked.json): run npm run build there first`)
+    process.exit(2)
+  }
 try {
   for (const name of only) if (!(name in stages)) throw new Error(`unknown stage "${name}" (stages: ${Object.keys(stages).join(', ')})`)
   if (only.length) {
