@@ -3,12 +3,14 @@
  * body fields, answer fields, outcomes. The router, OpenAPI, the clients and the sandbox read it, so
  * each declared call is checked to be served, documented and callable from the declaration alone;
  * and a merchant path written again elsewhere in the sources (which would drift unseen) is searched for.
+ * Likewise a control path: the router and replay read it off `contract/calls.ts`.
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import ts from 'typescript'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { merchantClient, type FetchInit } from '../../src/client/fetch.js'
+import { CONTROL_CALLS, SESSION_CALLS } from '../../src/contract/calls.js'
 import { PAYLOAD_SCHEMAS } from '../../src/contract/merchant.js'
 import { MERCHANT_CALLS, MERCHANT_OPERATIONS, type FieldRule, type MerchantOperation } from '../../src/contract/merchant-calls.js'
 import { openApiDocument } from '../../src/http/openapi.js'
@@ -134,5 +136,12 @@ describe('the merchant calls are the declaration', () => {
     const paths = MERCHANT_OPERATIONS.map((op) => MERCHANT_CALLS[op].path)
     expect(paths.length).toBeGreaterThan(0)
     expect(writtenOutside(['.'], 'contract/merchant-calls.ts', (text) => paths.some((p) => text.includes(p)))).toEqual([])
+  })
+
+  it('leaves the control paths to their declaration in the router, the client and replay', () => {
+    const paths = [...Object.values(CONTROL_CALLS), ...Object.values(SESSION_CALLS)].map((c) => c.path.replace(/\/:\w+.*$/, ''))
+    // A path as written: alone, under /_sandbox, or a template that goes on from it.
+    const writes = (text: string) => paths.some((p) => text === p || text === `/_sandbox${p}` || text === `/_sandbox${p}/`)
+    expect(writtenOutside(['http', 'client', 'cli/replay.ts'], 'contract/calls.ts', writes)).toEqual([])
   })
 })
