@@ -2,6 +2,7 @@
 import chalk from 'chalk'
 import { ambiguousDuration } from '../core/time.js'
 import { TransportError, type DcbClient } from '../client/index.js'
+import { CONTROL_CALLS } from '../contract/calls.js'
 import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
 import { CliError, EXIT, invokedAs } from './errors.js'
 import {
@@ -365,6 +366,8 @@ function answeredState(e: Record<string, any>): string | undefined {
 const stateColor = (state: string) => (state === 'ACTIVE' ? chalk.green : state === 'CANCELED' ? chalk.yellow : chalk.red)
 
 const LOGGED_EVENTS = 5
+/** The paths of a clock move (advance, set) as the request log names them. */
+const CLOCK_MOVES = new Set([CONTROL_CALLS.advance.path, CONTROL_CALLS.setTime.path].map((p) => `/_sandbox${p}`))
 
 /**
  * What a clock move in the request log ran (a renewal that failed shows only there): its events, those of
@@ -372,7 +375,7 @@ const LOGGED_EVENTS = 5
  */
 function moveLines(e: Record<string, any>, subscription: string | undefined): string[] {
   const r = e.response
-  if (!/^\/_sandbox\/clock\/(advance|set)$/.test(e.path) || !r || typeof r !== 'object') return []
+  if (!CLOCK_MOVES.has(e.path) || !r || typeof r !== 'object') return []
   if (!Array.isArray(r.events)) return r.event_count ? [`${r.event_count} events (too many for the request log to list)`] : []
   const events: Record<string, any>[] = subscription === undefined ? r.events : r.events.filter((x: any) => x.subscription_id === subscription)
   if (events.length <= LOGGED_EVENTS)

@@ -15,6 +15,7 @@ import { describeJsonProblem, parseJsonText } from '../json-text.js'
 import chalk from 'chalk'
 import type { DcbClient } from '../client/index.js'
 import type { Rule } from '../contract/operations.js'
+import { CONTROL_CALLS, type OperationName } from '../contract/calls.js'
 import { isMerchantPath, MERCHANT_CALLS } from '../contract/merchant-calls.js'
 import { SandboxError } from '../core/errors.js'
 import { clientFrom, guard, out, printJson, sessionGiven, type ClientCliOptions } from './common.js'
@@ -54,14 +55,21 @@ const subscriptionStatus = (path: string, envelope: any): { subscription?: strin
  */
 export const RECORDING_MAX_DEPTH = 128
 
-/** A runtime rule added (POST), removed (DELETE with its id) or cleared (DELETE). */
-const RULES = /^\/_sandbox\/rules(?:\/([^/]+))?$/
+/** A control call's path under /_sandbox, as its declaration says it (`contract/calls.ts`). */
+const sandboxPath = (name: OperationName) => `/_sandbox${CONTROL_CALLS[name].path}`
+/** A control call's path as a pattern: each `:name` one step, captured. */
+const pathPattern = (name: OperationName) => new RegExp(`^${sandboxPath(name).replace(/:\w+/g, '([^/]+)')}$`)
+/** An MO (POST). */
+const MO_PATH = sandboxPath('mo')
+/** A runtime rule added (POST) or cleared (DELETE), one path; or removed (DELETE with its id, captured). */
+const RULES = [pathPattern('rules.add'), pathPattern('rules.remove')]
+const ruleChange = (path: string): RegExpExecArray | null => RULES[0]!.exec(path) ?? RULES[1]!.exec(path)
 /** What an MO did that is neither a failure (its code) nor a subscription or a STOP: the replay compares it too. */
 const MO_NOTHING = new Set(['ignored', 'unknown_keyword'])
 /** What an MO the carrier refused did: a failure, with its code. */
 const MO_FAILED = new Set(['rejected', 'charge_failed'])
-/** A carrier cancel of a subscription. */
-const CANCEL = /^\/_sandbox\/subscriptions\/([^/]+)\/cancel$/
+/** A carrier cancel of a subscription (its id captured). */
+const CANCEL = pathPattern('cancel')
 
 /**
  * The entries of a recording: JSON lines, a JSON array, or a `GET /_sandbox/requests` answer; in the
@@ -138,12 +146,12 @@ export async function replay(file: string, o: ClientCliOptions & { merchant?: st
     return e.method === 'POST' && id !== undefined && made.has(decodeURIComponent(id))
   }
   const made = new Set(
-    all.flatMap((e) => (e.merchant === merchant || e.path === '/_sandbox/mo' ? [e.response?.subscription_id, e.response?.payload?.subscription_id] : [])),
+    all.flatMap((e) => (e.merchant === merchant || e.path === MO_PATH ? [e.response?.subscription_id, e.response?.payload?.subscription_id] : [])),
   )
   const entries = all.filter((e) =>
-    e.path === '/_sandbox/mo'
+    e.path === MO_PATH
       ? e.method === 'POST'
-      : RULES.test(e.path)
+      : ruleChange(e.path)
         ? e.method === 'POST' || e.method === 'DELETE'
         : CANCEL.test(e.path)
           ? cancels(e)
@@ -186,7 +194,7 @@ export async function replay(file: string, o: ClientCliOptions & { merchant?: st
     // A control change's answer is no envelope (a canceled subscription's `status` is CANCELED).
     const envelope = isMerchantPath(e.path) || e.path.startsWith('/consent/')
     // An MO fails when the carrier refused it; one that did nothing is no failure, whatever the request log's message.
-    const moAction = e.path === '/_sandbox/mo' && typeof e.response?.action === 'string' ? (e.response.action as string) : undefined
+    const moAction = e.path === MO_PATH && typeof e.response?.action === 'string' ? (e.response.action as string) : undefined
     const want: Answer = {
       http: e.http_status,
       status: (envelope ? e.response?.status : undefined) ?? (moAction ? (MO_FAILED.has(moAction) ? 'FAIL' : 'SUCCESS') : e.message ? 'FAIL' : 'SUCCESS'),
@@ -221,10 +229,10 @@ interface ReplayedAnswer {
 }
 
 async function send(c: DcbClient, e: Entry, map: (id: unknown) => unknown, learn: (a: unknown, b: unknown) => void): Promise<Answer> {
-  const rule = RULES.exec(e.path)
+  const rule = ruleChange(e.path)
   const cancel = CANCEL.exec(e.path)
   if (rule || cancel) return change(c, e, rule, cancel, map, learn)
-  if (e.path === '/_sandbox/mo') {
+  if (e.path === MO_PATH) {
     const r = await c.mo({ msisdn: e.request?.msisdn, short_code: e.request?.short_code, text: e.request?.text })
     learn(e.response?.subscription_id, r.subscription_id)
     const failed = MO_FAILED.has(r.action)

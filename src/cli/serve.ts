@@ -5,6 +5,7 @@ import { relative } from 'node:path'
 import chalk from 'chalk'
 import module from 'node:module'
 import { DEFAULT_HOST, DEFAULT_WORLD_FILE } from '../contract/defaults.js'
+import { CONTROL_CALLS } from '../contract/calls.js'
 import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
 import { renamedProblem } from '../contract/option-names.js'
 import { defaultWorldPath, FixtureError } from '../world/default-world.js'
@@ -232,7 +233,7 @@ export async function serve(opts: ServeCliOptions): Promise<void> {
           : []),
         ...(opts.lan && !opts.adminToken ? [`  admin:    token ${adminToken}  (Authorization: Bearer …; --admin-token sets your own)`] : []),
         ...(opts.https ? ['  https:    a self-signed certificate (curl -k; browsers ask once)'] : []),
-        `  control:  ${url}/_sandbox/health`,
+        `  control:  ${url}/_sandbox${CONTROL_CALLS.health.path}`,
         '',
       ].join('\n'),
     )

@@ -6,8 +6,8 @@
 import { SandboxError } from '../contract/index.js'
 import { libraryMessage } from './library-message.js'
 import type { ControlRequest } from '../contract/calls.js'
-import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
-import type { ConsentAnswer } from '../contract/merchant.js'
+import { MERCHANT_CALLS, MERCHANT_OPERATIONS } from '../contract/merchant-calls.js'
+import type { ConsentAnswer, MerchantCallFunctions } from '../contract/merchant.js'
 import type { MerchantOperations } from '../contract/operations.js'
 
 /**
@@ -104,7 +104,7 @@ export interface MerchantClient extends MerchantOperations {
   consentDetail(url: string, action: 'approve' | 'deny'): Promise<ConsentDetail>
 }
 
-/** `init`, `verify`, `status` and `consent` against `base` (origin and optional path prefix). */
+/** The declared merchant calls (`init`, `verify`, `status`) and `consent` against `base` (origin and optional path prefix). */
 export function merchantOperations(fetchFn: FetchFn, base: string, opts: MerchantCallOptions): MerchantOperations {
   const { consentDetail: _detail, ...operations } = merchantClient(fetchFn, base, opts)
   return operations
@@ -155,10 +155,10 @@ export function merchantClient(fetchFn: FetchFn, base: string, opts: MerchantCal
     const reason = res.headers.get('x-dcb-reason')
     return { status: res.status, location, query, ...(reason === null ? {} : { reason }) }
   }
+  // One function per declared call, posting to its path.
+  const calls = Object.fromEntries(MERCHANT_OPERATIONS.map((op) => [op, (body: unknown) => post(MERCHANT_CALLS[op].path, body)])) as MerchantCallFunctions
   return {
-    init: (body) => post(MERCHANT_CALLS.init.path, body),
-    verify: (body) => post(MERCHANT_CALLS.verify.path, body),
-    status: (body) => post(MERCHANT_CALLS.status.path, body),
+    ...calls,
     consentDetail,
     async consent(url, action) {
       const { status, location } = await consentDetail(url, action)

@@ -5,7 +5,9 @@
  * the control API says them, and a TransportError when the server cannot be reached or is not the
  * API's. Types only from the contract: no zod.
  */
-import type { ClockMoveAnswer, InitBody, InitPayload, StatusBody, StatusPayload, VerifyBody, VerifyPayload } from '../contract/index.js'
+import type { ClockMoveAnswer, InitPayload, StatusPayload, VerifyPayload } from '../contract/index.js'
+import type { Bodies, Payloads } from '../contract/merchant.js'
+import type { MERCHANT_CALLS } from '../contract/merchant-calls.js'
 import type { ControlOperations } from '../contract/operations.js'
 import { SandboxError } from '../contract/index.js'
 import { checkHeaderValues } from './header-value.js'
@@ -49,8 +51,14 @@ const CLI_WORDS: ClientWords = {
   notLiveStream: (url, status) => new TransportError(`${url} answered HTTP ${status}: not a dcb live stream (an older dcb?)`),
 }
 
-/** The control operations (`otp`, `advance`, `rules.add`, …) are derived from their one declaration (`contract/calls.ts`). */
-export interface DcbClient extends ControlOperations {}
+/** The merchant calls (`init`, `verify`, `status`), one per declared call (`contract/merchant-calls.ts`): the envelope as the wire has it. */
+type CliMerchantCalls = { readonly [O in keyof typeof MERCHANT_CALLS]: (body: Bodies[O]) => Promise<ApiResult<Payloads[O]>> }
+
+/**
+ * The control operations (`otp`, `advance`, `rules.add`, …) and the merchant calls are derived from
+ * their one declaration each (`contract/calls.ts`, `contract/merchant-calls.ts`).
+ */
+export interface DcbClient extends ControlOperations, CliMerchantCalls {}
 
 export class DcbClient {
   readonly baseUrl: string
@@ -59,9 +67,6 @@ export class DcbClient {
   readonly events: ServerClient['events']
   /** Approve or deny a consent page (a redirect_url, posted as given, or its id): answers where the browser would go. */
   readonly consent: (urlOrId: string, action: 'approve' | 'deny') => Promise<ConsentDetail>
-  readonly init: (body: InitBody) => Promise<ApiResult<InitPayload>>
-  readonly verify: (body: VerifyBody) => Promise<ApiResult<VerifyPayload>>
-  readonly status: (body: StatusBody) => Promise<ApiResult<StatusPayload>>
   /** Throws SandboxError BAD_REQUEST when the key or token has a character no header can carry (named, with the option). */
   constructor(readonly opts: ClientOptions) {
     checkHeaderValues([
@@ -82,11 +87,9 @@ export class DcbClient {
       // The page the user pasted is the one decided, wherever it is.
       consentAsGiven: true,
     })
-    const { consent: _summary, consentDetail, init, verify, status, ...control } = client.operations
-    Object.assign(this, control)
-    this.init = init as DcbClient['init']
-    this.verify = verify as DcbClient['verify']
-    this.status = status as DcbClient['status']
+    // The control operations and the merchant calls alike; `consent` is the CLI's `consentDetail`.
+    const { consent: _summary, consentDetail, ...operations } = client.operations
+    Object.assign(this, operations)
     this.consent = consentDetail
     this.send = client.send
     this.control = client.control

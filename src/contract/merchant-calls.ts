@@ -1,13 +1,13 @@
 /**
  * The merchant calls declared once: for Init, Verify and Status, the path, the summary, the body's
- * fields with their rules, and the outcomes the call can answer. The router (`http/app.ts`), the
- * handler's one check of a body (`checkBody`), the zod schemas and OpenAPI (`contract/merchant.ts`),
- * the clients, replay and the reasons read it, so none repeats a path or a field.
+ * fields with their rules, the fields of the payload a success answers, and the outcomes the call
+ * can answer. The router (`http/app.ts`), the handler's one check of a body (`checkBody`), the zod
+ * schemas of body and answer and so OpenAPI (`contract/merchant.ts`), the clients' functions and
+ * types, replay and the reasons read it, so none repeats a path or a field: a new call is a new
+ * entry here (and its flow in the engine).
  * No zod and no Node here: the hot path and the client load this file as it is.
  */
 import { OPERATION_OUTCOMES } from '../core/outcomes.js'
-
-export type MerchantOperation = 'init' | 'verify' | 'status'
 
 /** One field of a body: always text; the rules the value must meet. */
 export interface FieldRule {
@@ -25,13 +25,25 @@ export interface FieldRule {
   describe?: string
 }
 
+/** One field of a success's payload: always there; text (null too where `nullable`), one of `oneOf` when given. */
+export interface AnswerField {
+  nullable?: true
+  /** The values it takes (OpenAPI's enum). */
+  oneOf?: readonly string[]
+  /** The list is the spec's, which says it is not complete: a merchant's code must expect another value (the type says so). */
+  open?: true
+  /** The field's meaning, for OpenAPI. */
+  describe?: string
+}
+
 export interface MerchantCall {
-  op: MerchantOperation
   path: string
   /** OpenAPI's summary of the call. */
   summary: string
   /** The body's fields, in the order the body is read (and a refusal names the first that fails). */
   fields: Record<string, FieldRule>
+  /** The payload's fields on success, in the order the engine answers them (HTTP 200, status SUCCESS). */
+  answer: Record<string, AnswerField>
   /** The outcome codes it can answer (`core/outcomes.ts`). */
   outcomes: readonly string[]
 }
@@ -44,9 +56,13 @@ const LANGUAGE = {
   describe: 'BCP-47 / ISO-639-1 language code for SMS communications; defaults to the service default language',
 } as const satisfies FieldRule
 
+const nullableText = (describe: string) => ({ nullable: true, describe }) as const
+const timestamp = (describe: string) => nullableText(`${describe} (UTC, YYYY-MM-DDTHH:MM:SS.ffffff)`)
+
+/** The calls by operation: a key is the operation's name (the client's function, OpenAPI's operationId, the engine's call). */
 export const MERCHANT_CALLS = {
+  /** `POST /subscriptions/init` with the API key: `{ httpStatus, envelope, reason }` (`reason` on failures). */
   init: {
-    op: 'init',
     path: '/subscriptions/init',
     summary: 'Start a subscription flow for an MSISDN',
     fields: {
@@ -60,10 +76,17 @@ export const MERCHANT_CALLS = {
       },
       language: LANGUAGE,
     },
+    answer: {
+      verif_request_id: nullableText('Verification request ID (UUID) to pass to Verify in OTP flows'),
+      short_code: nullableText('SMS short code the user texts (PSMS)'),
+      keyword: nullableText('SMS keyword the user texts to short_code (PSMS)'),
+      carrier_code: nullableText('Detected carrier code for the MSISDN'),
+      redirect_url: nullableText('URL to which the user is redirected to verify payment (redirect markets)'),
+    },
     outcomes: OPERATION_OUTCOMES.init,
   },
+  /** `POST /subscriptions/verify` */
   verify: {
-    op: 'verify',
     path: '/subscriptions/verify',
     summary: 'Submit the OTP; activates the subscription and attempts the first charge',
     fields: {
@@ -71,16 +94,32 @@ export const MERCHANT_CALLS = {
       otp: { filled: true, describe: 'The OTP the subscriber received by SMS' },
       language: LANGUAGE,
     },
+    answer: { subscription_id: { describe: 'Identifier of the activated subscription' } },
     outcomes: OPERATION_OUTCOMES.verify,
   },
+  /** `POST /subscriptions/status` */
   status: {
-    op: 'status',
     path: '/subscriptions/status',
     summary: 'Read the state of one subscription of the calling merchant',
     fields: { subscription_id: { filled: true, describe: "The subscription's public UUID" } },
+    // In the spec's order.
+    answer: {
+      subscription_id: {},
+      status: { oneOf: ['ACTIVE', 'CANCELED', 'EXPIRED'], open: true },
+      msisdn: {},
+      service_code: {},
+      service_name: {},
+      subscribed_dt: timestamp('When the subscription was first activated'),
+      expiry_dt: timestamp('When the subscription expires; re-billing is attempted then'),
+      canceled_dt: timestamp('When the subscription was canceled'),
+      content_link: nullableText('URL to service content'),
+    },
     outcomes: OPERATION_OUTCOMES.status,
   },
-} as const satisfies Record<MerchantOperation, MerchantCall>
+} as const satisfies Record<string, MerchantCall>
+
+/** `init`, `verify`, `status`: the keys of the declaration. */
+export type MerchantOperation = keyof typeof MERCHANT_CALLS
 
 export const MERCHANT_OPERATIONS = Object.keys(MERCHANT_CALLS) as MerchantOperation[]
 
@@ -93,6 +132,13 @@ export const isMerchantPath = (path: string): boolean => Object.hasOwn(MERCHANT_
 /** A body as its call's fields make it: the required ones as text, the optional ones text, null or absent. */
 export type BodyOf<F> = { -readonly [K in keyof F as F[K] extends { optional: true } ? never : K]: string } & {
   -readonly [K in keyof F as F[K] extends { optional: true } ? K : never]?: string | null
+}
+
+/** A success's payload as its call's answer fields make it (an open list: its values or any other text). */
+export type PayloadOf<F> = {
+  -readonly [K in keyof F]:
+    | (F[K] extends { oneOf: readonly (infer E)[] } ? E | (F[K] extends { open: true } ? string & {} : never) : string)
+    | (F[K] extends { nullable: true } ? null : never)
 }
 
 /** Why a body does not fit its call: the first field that fails, in the fields' order, and how. */
@@ -138,6 +184,9 @@ function problemOf(field: string, value: unknown, rule: FieldRule): BodyProblem 
   if (value === '') return { field, value, kind: 'empty', rule }
   return { field, value, kind: new RegExp(rule.pattern!.source, 'i').test(value) ? 'case' : 'shape', rule }
 }
+
+/** A call's field names, in their order (a refusal names a body's key that looks like one). */
+export const fieldNames = (op: MerchantOperation): readonly string[] => FIELD_LISTS[op].names
 
 /** Each call's field names and rules as lists, made once. */
 const FIELD_LISTS = Object.fromEntries(

@@ -1,13 +1,15 @@
 /**
  * The merchant API's wire contract (spec sections 2.2, 2.4, 2.6): request bodies and answer payloads
- * as zod schemas, for the OpenAPI document. The bodies' are made from the declaration
- * (`merchant-calls.ts`), which the server checks a body with (`checkBody`, no zod). The client and
- * the CLI use the types derived from them (`import type`: no zod at run time there).
+ * as zod schemas, for the OpenAPI document, and their types. Both are made from the one declaration
+ * (`merchant-calls.ts`), which the server checks a body with (`checkBody`, no zod): nothing here
+ * names a call or a field. The client and the CLI use the types (`import type`: no zod at run time there).
  * Extra fields are ignored.
  */
 import { z } from 'zod'
-import { MERCHANT_CALLS, type BodyOf, type FieldRule, type MerchantOperation } from './merchant-calls.js'
-import type { ADDRESS_OUTCOMES, CarrierCode, OPERATION_OUTCOMES, OutcomeCode, OutcomeMessage, PROTOCOL_OUTCOMES, SANDBOX_OUTCOMES } from '../core/outcomes.js'
+import { MERCHANT_CALLS, MERCHANT_OPERATIONS, type AnswerField, type BodyOf, type FieldRule, type MerchantOperation, type PayloadOf } from './merchant-calls.js'
+import type { ADDRESS_OUTCOMES, CarrierCode, OutcomeCode, OutcomeMessage, PROTOCOL_OUTCOMES, SANDBOX_OUTCOMES } from '../core/outcomes.js'
+
+type Calls = typeof MERCHANT_CALLS
 
 /** A field's zod schema, from its rule in the declaration. */
 function fieldSchema(rule: FieldRule) {
@@ -18,61 +20,53 @@ function fieldSchema(rule: FieldRule) {
   return rule.describe ? field.describe(rule.describe) : field
 }
 
-/**
- * A body's schema, made from its call's fields (`merchant-calls.ts`): it is OpenAPI's, and takes the
- * bodies `checkBody` takes, with the same output. The server checks bodies with `checkBody` (no zod).
- */
-function bodySchema<O extends MerchantOperation>(op: O): z.ZodType<BodyOf<(typeof MERCHANT_CALLS)[O]['fields']>> {
-  const fields: Record<string, FieldRule> = MERCHANT_CALLS[op].fields
-  return z.object(Object.fromEntries(Object.entries(fields).map(([name, rule]) => [name, fieldSchema(rule)]))) as unknown as z.ZodType<
-    BodyOf<(typeof MERCHANT_CALLS)[O]['fields']>
-  >
+/** A payload field's zod schema, from the declaration. */
+function answerFieldSchema(f: AnswerField) {
+  const value = f.oneOf ? z.enum(f.oneOf as readonly [string, ...string[]]) : z.string()
+  const field = f.nullable ? value.nullable() : value
+  return f.describe ? field.describe(f.describe) : field
 }
 
-export const InitBody = bodySchema('init')
-export const VerifyBody = bodySchema('verify')
-export const StatusBody = bodySchema('status')
+/** An object schema of declared fields, each made by `make`, in the declared order. */
+const objectOf = <F>(fields: Record<string, F>, make: (f: F) => z.ZodType) =>
+  z.object(Object.fromEntries(Object.entries(fields).map(([name, f]) => [name, make(f)])))
 
-const nullableString = (d: string) => z.string().nullable().describe(d)
-const timestamp = (d: string) => z.string().nullable().describe(`${d} (UTC, YYYY-MM-DDTHH:MM:SS.ffffff)`)
+/** Each call's body as its fields make it (`merchant-calls.ts`). */
+export type Bodies = { [O in MerchantOperation]: BodyOf<Calls[O]['fields']> }
+/** Each call's payload on success as its answer fields make it. */
+export type Payloads = { [O in MerchantOperation]: PayloadOf<Calls[O]['answer']> }
 
-export const InitPayload = z.object({
-  verif_request_id: nullableString('Verification request ID (UUID) to pass to Verify in OTP flows'),
-  short_code: nullableString('SMS short code the user texts (PSMS)'),
-  keyword: nullableString('SMS keyword the user texts to short_code (PSMS)'),
-  carrier_code: nullableString('Detected carrier code for the MSISDN'),
-  redirect_url: nullableString('URL to which the user is redirected to verify payment (redirect markets)'),
-})
-export const VerifyPayload = z.object({ subscription_id: z.string().describe('Identifier of the activated subscription') })
-export const StatusPayload = z.object({
-  subscription_id: z.string(),
-  status: z.enum(['ACTIVE', 'CANCELED', 'EXPIRED']),
-  msisdn: z.string(),
-  service_code: z.string(),
-  service_name: z.string(),
-  subscribed_dt: timestamp('When the subscription was first activated'),
-  expiry_dt: timestamp('When the subscription expires; re-billing is attempted then'),
-  canceled_dt: timestamp('When the subscription was canceled'),
-  content_link: nullableString('URL to service content'),
-})
+/**
+ * Each call's body schema, made from its fields: it is OpenAPI's, and takes the bodies `checkBody`
+ * takes, with the same output (`test/contract/merchant-calls.test.ts`). The server checks bodies with
+ * `checkBody` (no zod).
+ */
+export const BODY_SCHEMAS = Object.fromEntries(MERCHANT_OPERATIONS.map((op) => [op, objectOf(MERCHANT_CALLS[op].fields, fieldSchema)])) as unknown as {
+  [O in MerchantOperation]: z.ZodType<Bodies[O]>
+}
+/** Each call's payload schema on success, made from its answer fields: OpenAPI's (and the control API's subscription view extends Status's). */
+export const PAYLOAD_SCHEMAS = Object.fromEntries(MERCHANT_OPERATIONS.map((op) => [op, objectOf(MERCHANT_CALLS[op].answer, answerFieldSchema)])) as unknown as {
+  [O in MerchantOperation]: z.ZodObject<{ [K in keyof Payloads[O]]-?: z.ZodType<Payloads[O][K]> }>
+}
 
-export type InitBody = BodyOf<typeof MERCHANT_CALLS.init.fields>
-export type VerifyBody = BodyOf<typeof MERCHANT_CALLS.verify.fields>
-export type StatusBody = BodyOf<typeof MERCHANT_CALLS.status.fields>
-export type InitPayload = z.infer<typeof InitPayload>
-export type VerifyPayload = z.infer<typeof VerifyPayload>
+export const InitBody = BODY_SCHEMAS.init
+export const VerifyBody = BODY_SCHEMAS.verify
+export const StatusBody = BODY_SCHEMAS.status
+export const InitPayload = PAYLOAD_SCHEMAS.init
+export const VerifyPayload = PAYLOAD_SCHEMAS.verify
+export const StatusPayload = PAYLOAD_SCHEMAS.status
+
+export type InitBody = Bodies['init']
+export type VerifyBody = Bodies['verify']
+export type StatusBody = Bodies['status']
+export type InitPayload = Payloads['init']
+export type VerifyPayload = Payloads['verify']
 /**
  * A subscription's status as Status answers it. The spec lists ACTIVE, CANCELED and EXPIRED and says
  * its list is not complete, so a merchant's code must expect another value (the sandbox answers the three).
  */
-export type SubscriptionStatus = 'ACTIVE' | 'CANCELED' | 'EXPIRED' | (string & {})
-type StatusFields = z.infer<typeof StatusPayload>
-
-/** Each call's payload schema on success, for OpenAPI. */
-export const PAYLOADS = { init: InitPayload, verify: VerifyPayload, status: StatusPayload } satisfies Record<MerchantOperation, z.ZodType>
-/** Each call's body schema, for OpenAPI. */
-export const BODIES = { init: InitBody, verify: VerifyBody, status: StatusBody } satisfies Record<MerchantOperation, z.ZodType>
-export type StatusPayload = { [K in keyof StatusFields]: K extends 'status' ? SubscriptionStatus : StatusFields[K] }
+export type SubscriptionStatus = StatusPayload['status']
+export type StatusPayload = Payloads['status']
 
 /** The messages of a list of outcome codes, as the engine's outcome table answers them. */
 type MessageOf<Codes extends readonly OutcomeCode[]> = OutcomeMessage<Codes[number]>
@@ -92,12 +86,14 @@ export type PlatformMessage = MessageOf<typeof PROTOCOL_OUTCOMES> | AddressMessa
 export type SandboxMessage = MessageOf<typeof SANDBOX_OUTCOMES>
 /** The carrier catalog (HTTP 200, `status: FAIL`); carrier rules can make any of them at Init and at Verify's charge. */
 export type CarrierMessage = CarrierCode
+/** Every `message` each call can answer (`''` on success): its declared outcomes, and NOT_FOUND (a wrong base URL). */
+export type Messages = { [O in MerchantOperation]: MessageOf<Calls[O]['outcomes']> | AddressMessage }
 /** Every `message` Init can answer (`''` on success): the platform's and every carrier code. */
-export type InitMessage = MessageOf<typeof OPERATION_OUTCOMES.init> | AddressMessage
+export type InitMessage = Messages['init']
 /** Every `message` Verify can answer (`''` on success): the platform's and every carrier code. */
-export type VerifyMessage = MessageOf<typeof OPERATION_OUTCOMES.verify> | AddressMessage
+export type VerifyMessage = Messages['verify']
 /** Every `message` Status can answer (`''` on success): the platform's and SUBSCRIPTION_NOT_FOUND, no carrier code. */
-export type StatusMessage = MessageOf<typeof OPERATION_OUTCOMES.status> | AddressMessage
+export type StatusMessage = Messages['status']
 
 /** The merchant API's envelope: the payload on success; on failure the message, and `payload` null or absent. */
 export type Envelope<P = Record<string, unknown>, M extends string = string> =
@@ -109,12 +105,16 @@ export interface MerchantAnswer<P, M extends string> {
   envelope: Envelope<P, M>
   reason?: string
 }
+/** What each call's function answers: its messages, and the sandbox's own (a session past `maxSessions`). */
+export type Answers = { [O in MerchantOperation]: MerchantAnswer<Payloads[O], Messages[O] | SandboxMessage> }
 /** What `init()` answers: Init's messages, and the sandbox's own (a session past `maxSessions`). */
-export type InitAnswer = MerchantAnswer<InitPayload, InitMessage | SandboxMessage>
+export type InitAnswer = Answers['init']
 /** What `verify()` answers: Verify's messages, and the sandbox's own. */
-export type VerifyAnswer = MerchantAnswer<VerifyPayload, VerifyMessage | SandboxMessage>
+export type VerifyAnswer = Answers['verify']
 /** What `status()` answers: Status's messages, and the sandbox's own. */
-export type StatusAnswer = MerchantAnswer<StatusPayload, StatusMessage | SandboxMessage>
+export type StatusAnswer = Answers['status']
+/** The merchant calls' functions (`init`, `verify`, `status`) on a sandbox and a client, one per declared call (its doc comment is theirs). */
+export type MerchantCallFunctions = { [O in keyof Calls]: (body: Bodies[O]) => Promise<Answers[O]> }
 
 /** Where a consent decision sends the browser: the answer's status (303) and its `Location`. */
 export interface ConsentAnswer {

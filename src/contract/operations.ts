@@ -32,7 +32,7 @@ import type {
   SubscriptionDetail,
   SubscriptionView,
 } from './control.js'
-import type { ConsentAnswer, InitAnswer, InitBody, StatusAnswer, StatusBody, VerifyAnswer, VerifyBody } from './merchant.js'
+import type { ConsentAnswer, MerchantCallFunctions } from './merchant.js'
 import type { z } from 'zod'
 import type { RuleSchema } from '../core/world-schema.js'
 
@@ -107,16 +107,10 @@ export interface ControlOperations {
 }
 
 /**
- * The merchant API's three calls and the subscriber's consent decision, on a sandbox and on a client
- * alike. They answer what the API answers (a FAIL envelope is an answer, not an exception).
+ * The merchant API's calls (one function per call of `merchant-calls.ts`) and the subscriber's
+ * consent decision, on a sandbox and on a client alike. They answer what the API answers (a FAIL envelope is an answer, not an exception).
  */
-export interface MerchantOperations {
-  /** `POST /subscriptions/init` with the API key: `{ httpStatus, envelope, reason }` (`reason` on failures). */
-  init(body: InitBody): Promise<InitAnswer>
-  /** `POST /subscriptions/verify` */
-  verify(body: VerifyBody): Promise<VerifyAnswer>
-  /** `POST /subscriptions/status` */
-  status(body: StatusBody): Promise<StatusAnswer>
+export interface MerchantOperations extends MerchantCallFunctions {
   /** Approves or denies a consent page (its `redirect_url`, or its id): `{ status: 303, location }`; CONSENT_NOT_FOUND when there is none. */
   consent(url: string, action: 'approve' | 'deny'): Promise<ConsentAnswer>
 }

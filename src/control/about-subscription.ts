@@ -5,7 +5,11 @@
  * consent page's decision), the MO that subscribed it and the Init that gave that MO's short code.
  */
 import type { RequestLogEntry } from '../contract/control.js'
+import { CONTROL_CALLS } from '../contract/calls.js'
 import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
+
+/** An MO as the request log names it. */
+const MO_PATH = `/_sandbox${CONTROL_CALLS.mo.path}`
 
 type Json = Record<string, unknown>
 const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {})
@@ -36,7 +40,7 @@ export function aboutSubscription(entries: RequestLogEntry[], id: string): Reque
     if (v) verifs.add(v)
   }
   // The MO that subscribed it: the Init that gave its short code is the latest before it for that MSISDN and service.
-  const mo = named.find((e) => e.path === '/_sandbox/mo' && obj(e.response).action === 'subscribed')
+  const mo = named.find((e) => e.path === MO_PATH && obj(e.response).action === 'subscribed')
   const moInit = mo && entries.find((e) => e.id < mo.id && e.path === MERCHANT_CALLS.init.path && psmsInitFor(e, mo))
   const created = (e: RequestLogEntry): boolean => {
     if (e === moInit) return true

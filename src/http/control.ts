@@ -14,6 +14,7 @@ import type { ControlOperations } from '../contract/operations.js'
 import { check } from '../control/operations.js'
 import { isPlainObject, readJsonBody } from './body.js'
 import type { ControlRoute } from './control-routes.js'
+import type { OperationName } from '../contract/calls.js'
 import type { AdminAttempts } from './admin-attempts.js'
 import { hasConsoleCookie } from './console-cookie.js'
 import { accessRefusal, bearerAdmin, CONTROL_API_WORDS, type AccessWords } from './guard.js'
@@ -187,7 +188,7 @@ export function createControlHandler(ctx: ControlContext) {
     let body: unknown = null
     let target: ControlTarget
     /** A read's key for the bound on answers in flight (its session, path and query); none for a change or health. */
-    const readKey = r.method === 'GET' && r.path !== '/health' ? `${session}\n${path}?${query}` : undefined
+    const readKey = r.method === 'GET' && r.operation !== 'health' ? `${session}\n${path}?${query}` : undefined
     try {
       const read = query ? queryObject(query, takes(r.query) ?? [], r.method, path) : {}
       // A number written otherwise is refused by its schema in its own words, as a word would be.
@@ -213,7 +214,7 @@ export function createControlHandler(ctx: ControlContext) {
         else if (!isPlainObject(given)) throw new SandboxError('BAD_REQUEST', 'the body must be a JSON object')
       }
       // While writes fail, health says so (reads keep answering).
-      const failure = r.path === '/health' ? ((await ctx.storeProbe?.()) ?? ctx.storeFailure?.()) : null
+      const failure = r.operation === 'health' ? ((await ctx.storeProbe?.()) ?? ctx.storeFailure?.()) : null
       if (failure) {
         sendJson(res, 503, { ok: false, store: failure.message })
         return true
@@ -222,7 +223,7 @@ export function createControlHandler(ctx: ControlContext) {
       if (readKey !== undefined) refuseReadIfFull(readKey)
       const made = ctx.sessions.has?.(session) === false
       target = ctx.sessions.peek(session) ?? (await ctx.sessions.open(session))
-      const merged = r.path === '/coverage' && typeof values.sessions === 'string' && ctx.sessionNames ? values.sessions : undefined
+      const merged = r.operation === 'coverage' && typeof values.sessions === 'string' && ctx.sessionNames ? values.sessions : undefined
       if (merged !== undefined) {
         const { merchant } = values as { merchant?: string }
         const names = sessionsNamed(merged, await ctx.sessionNames!())
@@ -251,7 +252,7 @@ export function createControlHandler(ctx: ControlContext) {
     }
     if (!res.destroyed) sendBounded(res, result, readKey)
     // Changes made through the control API (MO, rules, clock, cancel) are logged too; reset empties the request log.
-    if (r.method !== 'GET' && r.path !== '/reset') {
+    if (r.method !== 'GET' && r.operation !== 'reset') {
       const id = target.requestLog.add({
         time: Date.now(),
         sandbox_time: target.engine.now(),
@@ -259,7 +260,7 @@ export function createControlHandler(ctx: ControlContext) {
         path,
         ip: clientIp(req, ctx.trustProxy) ?? null,
         merchant: null,
-        msisdn: msisdnOf(r.path, body, result),
+        msisdn: msisdnOf(r.operation, body, result),
         http_status: 200,
         message: moOutcome(result)?.code ?? '',
         reason: moOutcome(result)?.reason ?? null,
@@ -304,10 +305,10 @@ export function createControlHandler(ctx: ControlContext) {
 }
 
 /** The MSISDN a control call concerns: an MO's, a canceled subscription's, a rule's match; else null. */
-function msisdnOf(route: string, body: unknown, result: unknown): string | null {
-  if (route === '/mo' && isPlainObject(body) && typeof body.msisdn === 'string') return body.msisdn
-  if (route.endsWith('/cancel') && isPlainObject(result) && typeof result.msisdn === 'string') return result.msisdn
-  if (route === '/rules' && isPlainObject(body) && isPlainObject(body.match) && typeof body.match.msisdn === 'string') return body.match.msisdn
+function msisdnOf(operation: OperationName, body: unknown, result: unknown): string | null {
+  if (operation === 'mo' && isPlainObject(body) && typeof body.msisdn === 'string') return body.msisdn
+  if (operation === 'cancel' && isPlainObject(result) && typeof result.msisdn === 'string') return result.msisdn
+  if (operation === 'rules.add' && isPlainObject(body) && isPlainObject(body.match) && typeof body.match.msisdn === 'string') return body.match.msisdn
   return null
 }
 

@@ -33,7 +33,7 @@ import {
 } from './reason.js'
 import { BODY_LIMIT } from './body.js'
 import { notChanged } from './respond.js'
-import { checkBody, MERCHANT_CALLS, type BodyProblem, type MerchantOperation } from '../contract/merchant-calls.js'
+import { checkBody, fieldNames, type BodyProblem, type MerchantOperation } from '../contract/merchant-calls.js'
 import { SandboxError } from '../core/errors.js'
 import { MAX_DELAY_MS } from '../core/limits.js'
 import { StoreError } from '../store/types.js'
@@ -251,7 +251,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
 
     function proceed(call: Exclude<ReturnType<typeof parseCall>, undefined>): void {
       try {
-        if ('problem' in call) return answer(fail('BAD_REQUEST', undefined, bodyReason(call.problem, request as Record<string, unknown>, FIELDS[op])))
+        if ('problem' in call) return answer(fail('BAD_REQUEST', undefined, bodyReason(call.problem, request as Record<string, unknown>, fieldNames(op))))
         // A clock move runs alone: the call waits for it (and for one queued behind it).
         const run = (engine: Engine): void => {
           const busy = engine.busy
@@ -299,10 +299,6 @@ export function createMerchantHandler(ctx: MerchantContext) {
 }
 
 function noop(): void {}
-
-/** The fields of each body (a key outside them that looks like one is named in a reason). */
-const FIELDS: Record<Operation, string[]> = { init: [], verify: [], status: [] }
-for (const op of Object.keys(FIELDS) as Operation[]) FIELDS[op] = Object.keys(MERCHANT_CALLS[op].fields)
 
 /** The engine call of a request body that fits its call's fields (checked once, without zod), or the first problem. */
 function parseCall(

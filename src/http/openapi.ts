@@ -1,12 +1,13 @@
 /**
- * The merchant API and the control API as OpenAPI 3.1, generated from the zod schemas that validate
- * requests (and from the control route table), so the document cannot drift from the server.
+ * The merchant API and the control API as OpenAPI 3.1, generated from the merchant calls' declaration
+ * (`contract/merchant-calls.ts`: paths, summaries, and the body and payload schemas `contract/merchant.ts`
+ * makes of it) and from the control route table, so the document cannot drift from the server.
  */
 import { z } from 'zod'
 import { ControlErrorAnswer } from '../contract/control.js'
 import { CONTROL_ERRORS, type ControlErrorCode } from '../core/errors.js'
 import { isCarrierCode, OUTCOMES, type OutcomeCode } from '../core/outcomes.js'
-import { BODIES, PAYLOADS } from '../contract/merchant.js'
+import { BODY_SCHEMAS, PAYLOAD_SCHEMAS } from '../contract/merchant.js'
 import { MERCHANT_CALLS, MERCHANT_OPERATIONS, type MerchantOperation } from '../contract/merchant-calls.js'
 import { CONTROL_ROUTES, SESSION_ROUTES, type ControlRoute } from './control-routes.js'
 
@@ -89,8 +90,8 @@ export function openApiDocument(version: string): Record<string, unknown> {
   })
   const op = (name: MerchantOperation) => {
     const { summary } = MERCHANT_CALLS[name]
-    const body: z.ZodType = BODIES[name]
-    const payload: z.ZodType = PAYLOADS[name]
+    const body: z.ZodType = BODY_SCHEMAS[name]
+    const payload: z.ZodType = PAYLOAD_SCHEMAS[name]
     const responses: Record<string, unknown> = {
       '200': {
         description: 'SUCCESS, or a carrier/business failure (status FAIL, HTTP 200)',

@@ -6,6 +6,7 @@ import { StoreError } from '../store/types.js'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { describePeriod, SandboxError, type Engine } from '../core/engine.js'
 import { formatTimestamp } from '../core/time.js'
+import { MERCHANT_CALLS } from '../contract/merchant-calls.js'
 import { BODY_LIMIT, readBody } from './body.js'
 import { headerReason } from './reason.js'
 import { inProcessCall } from './inprocess.js'
@@ -140,7 +141,7 @@ export function returnPage(res: ServerResponse, query: URLSearchParams): void {
     200,
     page(
       'Back at the merchant',
-      `<div class="card"><h1>Back at the merchant</h1><p>The carrier sent the subscriber back with:</p><dl>${rows}</dl><p class="note">Reconcile with POST /subscriptions/status.</p></div>`,
+      `<div class="card"><h1>Back at the merchant</h1><p>The carrier sent the subscriber back with:</p><dl>${rows}</dl><p class="note">Reconcile with POST ${MERCHANT_CALLS.status.path}.</p></div>`,
     ),
   )
 }

@@ -1,0 +1,147 @@
+/**
+ * The merchant calls are declared once, in `MERCHANT_CALLS` (`src/contract/merchant-calls.ts`): path,
+ * body fields, answer fields, outcomes. The router, OpenAPI, the clients and the sandbox read it, so
+ * each declared call is checked to be served, documented and callable from the declaration alone;
+ * and a merchant path written again elsewhere in the sources (which would drift unseen) is searched for.
+ * Likewise a control path: the router and replay read it off `contract/calls.ts`.
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative, resolve } from 'node:path'
+import ts from 'typescript'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { merchantClient, type FetchInit } from '../../src/client/fetch.js'
+import { CONTROL_CALLS, SESSION_CALLS } from '../../src/contract/calls.js'
+import { PAYLOAD_SCHEMAS } from '../../src/contract/merchant.js'
+import { MERCHANT_CALLS, MERCHANT_OPERATIONS, type FieldRule, type MerchantOperation } from '../../src/contract/merchant-calls.js'
+import { openApiDocument } from '../../src/http/openapi.js'
+import { createSandbox, type Sandbox } from '../../src/index.js'
+
+const SRC = resolve(import.meta.dirname, '../../src')
+const DEMO = 'sandbox-demo-key'
+const fieldsOf = (op: MerchantOperation) => MERCHANT_CALLS[op].fields as Record<string, FieldRule>
+const answerOf = (op: MerchantOperation) => Object.keys(MERCHANT_CALLS[op].answer)
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : /\.(ts|js)$/.test(e.name) ? [join(dir, e.name)] : [],
+  )
+}
+
+/** Every string a source writes (literals and the text of templates), as the TypeScript parser reads them: comments are not code. */
+function stringsOf(file: string): { line: number; text: string }[] {
+  const source = ts.createSourceFile(
+    file,
+    readFileSync(file, 'utf8'),
+    ts.ScriptTarget.Latest,
+    false,
+    file.endsWith('.js') ? ts.ScriptKind.JS : ts.ScriptKind.TS,
+  )
+  const found: { line: number; text: string }[] = []
+  const visit = (node: ts.Node) => {
+    if (ts.isStringLiteralLike(node) || ts.isTemplateLiteralToken(node))
+      found.push({ line: source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1, text: (node as ts.LiteralLikeNode).text })
+    ts.forEachChild(node, visit)
+  }
+  ts.forEachChild(source, visit)
+  return found
+}
+
+/** `file:line "text"` for each string of the files under `dirs` (outside `except`) that `writes` a path. */
+function writtenOutside(dirs: string[], except: string, writes: (text: string) => boolean): string[] {
+  return dirs
+    .flatMap((d) => (d.endsWith('.ts') ? [join(SRC, d)] : sourceFiles(join(SRC, d))))
+    .filter((f) => relative(SRC, f) !== except)
+    .flatMap((f) => stringsOf(f).flatMap((s) => (writes(s.text) ? [`${relative(SRC, f)}:${s.line} ${JSON.stringify(s.text)}`] : [])))
+}
+
+let sandbox: Sandbox
+beforeAll(async () => {
+  sandbox = await createSandbox()
+})
+afterAll(() => sandbox.close())
+
+const post = (path: string, body: string, method = 'POST') =>
+  sandbox.fetch(`http://localhost${path}`, {
+    method,
+    headers: { 'api-key': DEMO, 'content-type': 'application/json' },
+    body: method === 'POST' ? body : undefined,
+  })
+
+describe.each(MERCHANT_OPERATIONS)('the declared merchant call %s', (op) => {
+  const call = MERCHANT_CALLS[op]
+  const fields = fieldsOf(op)
+  const first = Object.keys(fields)[0]!
+
+  it('is routed to the merchant handler, which checks its declared fields', async () => {
+    const r = await post(call.path, '{}')
+    expect(r.status).toBe(400)
+    expect(r.headers.get('x-dcb-reason')).toBe(`${first}: required`)
+    const wrong = await post(call.path, '{}', 'GET')
+    expect([wrong.status, wrong.headers.get('allow')]).toEqual([405, 'POST'])
+  })
+
+  it('has its OpenAPI path: summary, the body of its fields, the payload of its answer, its failures', () => {
+    const doc = openApiDocument('test') as { paths: Record<string, any> }
+    const oa = doc.paths[call.path]!.post
+    expect(oa).toMatchObject({ operationId: op, summary: call.summary })
+    const body = oa.requestBody.content['application/json'].schema
+    expect(Object.keys(body.properties)).toEqual(Object.keys(fields))
+    expect(body.required ?? []).toEqual(Object.keys(fields).filter((f) => !fields[f]!.optional))
+    const payload = oa.responses['200'].content['application/json'].schema.properties.payload.oneOf[0]
+    expect(Object.keys(payload.properties)).toEqual(answerOf(op))
+    expect(Object.keys(oa.responses)).toContain('400')
+  })
+
+  it('is a function of the client, posting its body to its path', async () => {
+    const sent: [string, FetchInit][] = []
+    const fake = async (url: string, init: FetchInit) => {
+      sent.push([url, init])
+      return new Response('{"status":"FAIL","message":"BAD_REQUEST","status_code":400,"payload":null}', { status: 400 })
+    }
+    const client = merchantClient(fake, 'http://h/base', { apiKey: 'k', headers: {} })
+    const r = await client[op]({ [first]: 'x' } as never)
+    expect(r).toMatchObject({ httpStatus: 400, envelope: { message: 'BAD_REQUEST' } })
+    expect(sent.map(([url, init]) => [url, init.method, init.body])).toEqual([[`http://h/base${call.path}`, 'POST', JSON.stringify({ [first]: 'x' })]])
+  })
+
+  it("is a function of a sandbox, through the router (the reason is the handler's)", async () => {
+    const r = await sandbox[op]({} as never)
+    expect(r).toMatchObject({ httpStatus: 400, envelope: { message: 'BAD_REQUEST' }, reason: `${first}: required` })
+  })
+})
+
+describe('the merchant calls are the declaration', () => {
+  it('answers each success with the declared payload fields, in their order', async () => {
+    await sandbox.reset()
+    const msisdn = '60123456001'
+    const init = await sandbox.init({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
+    const verif = init.envelope.status === 'SUCCESS' ? init.envelope.payload.verif_request_id! : ''
+    const verify = await sandbox.verify({ verif_request_id: verif, otp: (await sandbox.otp(msisdn)).otp })
+    const sub = verify.envelope.status === 'SUCCESS' ? verify.envelope.payload.subscription_id : ''
+    const status = await sandbox.status({ subscription_id: sub })
+    const answers = { init, verify, status } as Record<MerchantOperation, typeof init | typeof verify | typeof status>
+    for (const op of MERCHANT_OPERATIONS) {
+      const { envelope } = answers[op]
+      expect(envelope.status, op).toBe('SUCCESS')
+      expect(Object.keys(envelope.payload!), op).toEqual(answerOf(op))
+      expect(PAYLOAD_SCHEMAS[op].safeParse(envelope.payload).success, op).toBe(true)
+    }
+  })
+
+  it('routes no merchant path that is not declared', async () => {
+    expect((await post('/subscriptions/cancel', '{}')).status).toBe(404)
+  })
+
+  it('writes a merchant path in no source but the declaration (console included)', () => {
+    const paths = MERCHANT_OPERATIONS.map((op) => MERCHANT_CALLS[op].path)
+    expect(paths.length).toBeGreaterThan(0)
+    expect(writtenOutside(['.'], 'contract/merchant-calls.ts', (text) => paths.some((p) => text.includes(p)))).toEqual([])
+  })
+
+  it('leaves the control paths to their declaration in the router, the clients, the request log readers and replay', () => {
+    const paths = [...Object.values(CONTROL_CALLS), ...Object.values(SESSION_CALLS)].map((c) => c.path.replace(/\/:\w+.*$/, ''))
+    // A path as written: alone, or under /_sandbox (a template may go on from it).
+    const writes = (text: string) => paths.some((p) => text === p || text.startsWith(`/_sandbox${p}`))
+    expect(writtenOutside(['http', 'client', 'control', 'cli/replay.ts', 'cli/client.ts', 'cli/serve.ts'], 'contract/calls.ts', writes)).toEqual([])
+  })
+})
