@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest'
-import { serve, type Served } from '../cli/run.js'
+import { describe, expect, it } from 'vitest'
+import type { Served } from '../cli/run.js'
 import { usePostgres } from './use-postgres.js'
-import { control, liveStream, merchant, replicas, stopAll, until } from './replicas.js'
+import { control, liveStream, merchant, until } from './replicas.js'
+import { useReplicas } from './use-replicas.js'
 
 // Replicas racing on one database give what one server gives: each decision (a Verify, a renewal, a
 // rule's use) is made once, and what one replica changes every other one reports next.
@@ -9,17 +10,11 @@ const CLOCK = '2026-01-31T00:00:00'
 
 describe('replicas at once on one database', () => {
   const pg = usePostgres()
-  let started: Served[] = []
-  afterEach(async () => {
-    await stopAll(started)
-    started = []
-  })
+  const replicas = useReplicas()
 
   /** `n` replicas on a fresh database of their own (stopped after the test). */
   async function sandbox(db: string, n = 3, args: string[] = ['--clock', CLOCK]): Promise<Served[]> {
-    const list = await replicas(await pg.createDatabase(db), n, args)
-    started.push(...list)
-    return list
+    return replicas.start(await pg.createDatabase(db), n, args)
   }
 
   /** Init through one replica, the OTP read through another: the verification and its OTP. */
@@ -133,8 +128,7 @@ describe('replicas at once on one database', () => {
     expect((await control(r[1]!.url, '/clock/advance', { by: 'P1M' })).http).toBe(200)
     expect((await control(r[2]!.url, '/clock/advance', { by: 'P1M' })).http).toBe(200)
 
-    const one = await serve(['--in-memory', '--clock', '2026-01-01T00:00:00'])
-    started.push(one)
+    const one = await replicas.serve(['--in-memory', '--clock', '2026-01-01T00:00:00'])
     const single = await subscribe([one], msisdn)
     await control(one.url, '/clock/advance', { by: 'P1M' })
     await control(one.url, '/clock/advance', { by: 'P1M' })

@@ -3,8 +3,9 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
-import { control, merchant, replicas, stopAll } from './replicas.js'
+import { control, merchant } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 // Texts go to PostgreSQL as bind parameters or as escape strings (E'…'), so what they say does not
 // depend on standard_conforming_strings: on a database that sets it off, every replica reads back
@@ -15,12 +16,9 @@ const MSISDN = '60123456001'
 
 describe('a database with standard_conforming_strings = off', () => {
   const pg = usePostgres()
-  let started: Served[] = []
+  const replicas = useReplicas()
   let dir: string | undefined
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail') for (const x of started) console.error(`replica ${x.url} (exit ${x.child.exitCode}):\n${x.output()}`)
-    await stopAll(started)
-    started = []
+  afterEach(() => {
     if (dir) rmSync(dir, { recursive: true, force: true })
   })
 
@@ -32,7 +30,7 @@ describe('a database with standard_conforming_strings = off', () => {
     const fixtures = join(dir, 'texts.json')
     writeFileSync(fixtures, JSON.stringify({ messages: { otp: { en: `Code {otp} ${TRICKY}` } } }))
     const args = [...CLOCK, '--fixtures', fixtures]
-    const [a, b] = (started = await replicas(url, 2, args)) as [Served, Served]
+    const [a, b] = (await replicas.start(url, 2, args)) as [Served, Served]
     // The most unusual session name there is room for: every character a name may hold.
     const session = { 'x-dcb-session': 'A.b_c-9' }
 
@@ -66,10 +64,9 @@ describe('a database with standard_conforming_strings = off', () => {
     const requests = (await control(b.url, '/requests?limit=50', undefined, session)).body
     expect(JSON.stringify(requests)).toContain(JSON.stringify(TRICKY).slice(1, -1))
 
-    await stopAll(started)
-    started = []
+    await replicas.stop()
     // A replica started again reads the whole state from the database.
-    const [again] = (started = await replicas(url, 1, args)) as [Served]
+    const [again] = (await replicas.start(url, 1, args)) as [Served]
     await readBack(again.url)
   }, 90_000)
 })

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
 import { usePostgres } from './use-postgres.js'
-import { control, KEY, merchant, replicas, stopAll, until } from './replicas.js'
+import { control, KEY, merchant, until } from './replicas.js'
+import { useReplicas } from './use-replicas.js'
 
 // The database is the only state: a replica that dies, or the database going away under load, loses
 // nothing that was answered, and the replicas serve again once it is back.
@@ -71,19 +72,13 @@ async function within<T>(seconds: number, what: string, call: (signal: AbortSign
 
 describe('failures of a replica and of the database', () => {
   const pg = usePostgres()
-  let started: Served[] = []
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail') for (const x of started) console.error(`replica ${x.url} (exit ${x.child.exitCode}):\n${x.output()}`)
+  const replicas = useReplicas()
+  // Before the replicas stop (hooks registered later run first): the database a test stopped is back.
+  afterEach(async () => {
     await pg.start()
-    await stopAll(started)
-    started = []
   })
 
-  async function start(url: string, n: number): Promise<Served[]> {
-    const list = await replicas(url, n, CLOCK)
-    started.push(...list)
-    return list
-  }
+  const start = (url: string, n: number) => replicas.start(url, n, CLOCK)
 
   it('a replica SIGKILLed under load: every acknowledged write is there, through the survivors and after a restart of all', async () => {
     const url = await pg.createDatabase('killed')
@@ -102,7 +97,7 @@ describe('failures of a replica and of the database', () => {
     await expectKept(r[0]!.url, traffic.acked)
     await expectKept(r[2]!.url, traffic.acked)
 
-    await stopAll(r)
+    await replicas.stop(r)
     const again = await start(url, 3)
     for (const x of again) await expectKept(x.url, traffic.acked)
     // And they go on as one sandbox: a flow across the restarted replicas.

@@ -1,21 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
-import { control, merchant, replicas } from './replicas.js'
+import { control, merchant } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 // What the host of sessions answers on replicas of one database: the session cap, the clock new
 // sessions and resets start at, the sessions' counts. Replicas started with different options, so
 // each test starts its own (the real binary).
 describe('replicas on one database: the sessions they share', () => {
   const pg = usePostgres()
-  let started: Served[] = []
-  afterEach(async () => {
-    await Promise.all(started.map((s) => s.stop()))
-    started = []
-  })
+  const replicas = useReplicas()
   async function up(url: string, args: string[] = []): Promise<Served> {
-    const [s] = await replicas(url, 1, args)
-    started.push(s!)
+    const [s] = await replicas.start(url, 1, args)
     return s!
   }
   const as = (name: string) => ({ 'x-dcb-session': name })

@@ -1,10 +1,11 @@
 import pg from 'pg'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { POOL_MAX } from '../../src/store/postgres.js'
 import type { Served } from '../cli/run.js'
-import { cutProxy, type CutProxy, type Way } from './cut-proxy.js'
-import { control, merchant, replicas, stopAll, until } from './replicas.js'
+import type { CutProxy, Way } from './cut-proxy.js'
+import { control, merchant, until } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 // A replica that stops answering in the middle of a turn (a network cut one way or both, SIGSTOP)
 // leaves a transaction open that holds its session's lock. The server ends it within seconds
@@ -27,17 +28,7 @@ interface Answer {
 
 describe('a replica that stops answering mid-transaction', () => {
   const db = usePostgres()
-  let started: Served[] = []
-  let proxy: CutProxy | undefined
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail') for (const x of started) console.error(`replica ${x.url} (exit ${x.child.exitCode}):\n${x.output()}`)
-    for (const x of started) if (x.child.exitCode === null) x.child.kill('SIGCONT')
-    proxy?.heal()
-    await stopAll(started)
-    started = []
-    await proxy?.close()
-    proxy = undefined
-  })
+  const replicas = useReplicas()
 
   /** The server processes of clients of `name`, and how many of them wait for a lock. */
   async function backends(name: string): Promise<{ all: number; waiting: number }> {
@@ -94,11 +85,9 @@ describe('a replica that stops answering mid-transaction', () => {
    */
   async function strandedThenServed(name: string, strand: (a: Served, p: CutProxy) => Promise<void>) {
     const url = await db.createDatabase(name)
-    const p = (proxy = await cutProxy(db.port))
-    const [a] = await replicas(p.url(name), 1, CLOCK)
-    started.push(a!)
-    const [b, c] = await replicas(url, 2, CLOCK)
-    started.push(b!, c!)
+    const p = await replicas.proxy(db.port)
+    const [a] = await replicas.start(p.url(name), 1, CLOCK)
+    const [b, c] = await replicas.start(url, 2, CLOCK)
     const stranded = strand(a!, p)
     const aCall = merchant(a!.url, 'init', { msisdn: '60129990001', service_code: 'STREAMPLUS', country_code: 'my' }).then(
       (r) => ({ ...r, at: Date.now() }),
@@ -176,7 +165,7 @@ describe('a replica that stops answering mid-transaction', () => {
 
   it('a lock held past lock_timeout: the write answers the store error naming the lock, leaves no process waiting; reads still answer', async () => {
     const url = await db.createDatabase('held')
-    const [b] = (started = await replicas(url, 1, CLOCK)) as [Served]
+    const [b] = (await replicas.start(url, 1, CLOCK)) as [Served]
     const holder = new pg.Client({ connectionString: url })
     await holder.connect()
     try {
@@ -210,7 +199,7 @@ describe('a replica that stops answering mid-transaction', () => {
 
   it('many sessions locked at once: the replica stays within its connections, every call answers within seconds', async () => {
     const url = await db.createDatabase('many')
-    const [b] = (started = await replicas(url, 1, CLOCK)) as [Served]
+    const [b] = (await replicas.start(url, 1, CLOCK)) as [Served]
     const sessions = Array.from({ length: 24 }, (_, i) => `s${i}`)
     // Every session in use once, so that the load below only waits for their locks.
     for (const s of sessions) expect((await control(b.url, '/clock', undefined, { 'x-dcb-session': s })).http).toBe(200)

@@ -1,9 +1,10 @@
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
-import { dcb, serve, type Served } from '../cli/run.js'
+import { describe, expect, it } from 'vitest'
+import { dcb, type Served } from '../cli/run.js'
 import { freePort } from './postgres.js'
 import { control } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 // Start-up of `dcb serve --store`: what it refuses (and that it wrote nothing then), the world check,
 // and what it keeps of a database it did not make.
@@ -24,16 +25,9 @@ async function refused(args: string[], env: Record<string, string> = {}) {
 
 describe('dcb serve --store: start-up', () => {
   const pg = usePostgres()
-  let started: Served[] = []
-  afterEach(async () => {
-    await Promise.all(started.map((s) => s.stop()))
-    started = []
-  })
-  async function up(url: string, args: string[] = [], env: Record<string, string> = {}): Promise<Served> {
-    const s = await serve(url ? ['--store', url, ...args] : args, { env })
-    started.push(s)
-    return s
-  }
+  const replicas = useReplicas()
+  const up = (url: string, args: string[] = [], env: Record<string, string> = {}): Promise<Served> =>
+    replicas.serve(url ? ['--store', url, ...args] : args, { env })
 
   /** The dcb tables of a database (none when refused before writing). */
   const tables = async (db: string) =>
