@@ -30,15 +30,31 @@ describe('following the request log of a replica', () => {
       async () => Number((await pg.query('SELECT count(*) AS n FROM dcb_requests', [], new URL(url).pathname.slice(1))).rows[0].n) >= n,
     )
 
-  it("the stream's hello names the shared request log's next id on a replica that never read it; the first batch carries only new entries", async () => {
-    const url = await pg.createDatabase('follow_hello')
+  /** Two replicas on database `db`, three Inits through A in the database's request log: the replicas. */
+  async function threeLogged(db: string) {
+    const url = await pg.createDatabase(db)
     const [a, b] = await replicas.start(url, 2)
     for (const m of ['60123456011', '60123456012', '60123456013']) expect((await init(a!.url, m)).body.status).toBe('SUCCESS')
     await logged(url, 3)
-    const stream = await liveStream(b!.url)
+    return { a: a!, b: b! }
+  }
+
+  it("the stream's hello names the shared request log's next id on a replica that never read it", async () => {
+    const { b } = await threeLogged('follow_hello')
+    const stream = await liveStream(b.url)
     try {
       expect((await stream.event('hello')).next_request_id).toBe(4)
-      await init(a!.url, '60123456014')
+    } finally {
+      stream.close()
+    }
+  })
+
+  it("the stream's first batch on a replica that never read the request log carries only new entries", async () => {
+    const { a, b } = await threeLogged('follow_first_batch')
+    const stream = await liveStream(b.url)
+    try {
+      await stream.event('hello')
+      await init(a.url, '60123456014')
       const batch = await stream.event('requests')
       expect(batch.requests.map((e: { id: number; msisdn: string }) => [e.id, e.msisdn])).toEqual([[4, '60123456014']])
       expect(batch.skipped).toBe(0)
