@@ -17,7 +17,7 @@ describe('control answers in flight on a replica of the shared store', () => {
   const pg = usePostgres()
   const replicas = useReplicas()
 
-  it('past the bound of 64 MiB a read is refused 503 ANSWERS_BUSY naming it; once read, the replica answers reads and merchant calls', async () => {
+  it('a read past 64 MiB of answers in flight is refused 503 ANSWERS_BUSY naming the bound, until they are read', async () => {
     const db = 'answers_busy'
     const url = await pg.createDatabase(db)
     const [a, b] = await replicas.start(url, 2)

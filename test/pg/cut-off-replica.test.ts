@@ -24,7 +24,7 @@ describe('a replica cut off from the database', () => {
   }
 
   for (const way of ['both', 'to-server', 'to-client'] as Way[])
-    it(`cut ${way === 'both' ? 'both ways' : `one way (${way})`}: every call answers within seconds with the store's error, then it serves again`, async () => {
+    it(`cut ${way === 'both' ? 'both ways' : `one way (${way})`}: every call answers the store's error within seconds, until the network is back`, async () => {
       const name = `cutoff_${way.replace('-', '_')}`
       await db.createDatabase(name)
       const p = await replicas.proxy(db.port)

@@ -32,7 +32,7 @@ describe('delay draws on replicas of one database', () => {
     })
   const init = (base: string, i: number) => merchant(base, 'init', { msisdn: `6012345${i}091`, service_code: 'STREAMPLUS', country_code: 'my' })
 
-  it("one replica's seed is every replica's, and the draws are counted once for the session", async () => {
+  it('the draws follow one seed and one count for the session, whichever replica takes them', async () => {
     expect((await control(r[0]!.url, '/reset', { seed: 2026 })).body).toMatchObject({ seed: 2026 })
     expect((await control(r[1]!.url, '/rules', RULE)).http).toBe(200)
     await init(r[0]!.url, 0)
@@ -46,7 +46,7 @@ describe('delay draws on replicas of one database', () => {
     expect(await logged(r[0]!.url, 5)).toEqual([1, 2, 3, 4, 5].map((n) => nth(2026, n)))
   })
 
-  it('after every replica restarted, the draws go on from the seed and the count the database keeps', async () => {
+  it("after every replica restarted, the draws go on from the seed's count the database keeps", async () => {
     await replicas.stop(r)
     r = await replicas.start(url, 2)
     await init(r[1]!.url, 3)

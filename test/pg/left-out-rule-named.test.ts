@@ -13,7 +13,7 @@ describe('a stored rule over the regex bounds in a session opened after start-up
   const pg = usePostgres()
   const replicas = useReplicas()
 
-  it('the replica opening it says on stderr that the session leaves the rule out, and answers its merchant calls', async () => {
+  it('the replica opening it leaves the rule out of the session, saying so on stderr', async () => {
     const db = 'left_out_opened'
     await pg.createDatabase(db)
     expect(await storeOverCostRule(pg, db, ['alice'])).toBeGreaterThan(0)

@@ -21,7 +21,7 @@ describe('a stored rule over the regex bounds, on the shared store', () => {
   const pg = usePostgres()
   const replicas = useReplicas()
 
-  it('a replica starting on it says on stderr that the default session leaves the rule out, and answers merchant calls', async () => {
+  it('a replica starting on it leaves the rule out of the default session, saying so on stderr', async () => {
     const db = 'left_out_default'
     await pg.createDatabase(db)
     expect(await storeOverCostRule(pg, db, ['default'])).toBeGreaterThan(0)
@@ -36,7 +36,7 @@ describe('a stored rule over the regex bounds, on the shared store', () => {
     expect(listed.runtime.map((r: { id: string }) => r.id)).toContain('wide')
   })
 
-  it('a replica starting on it says so of a named session stored before it started, naming the session', async () => {
+  it('a replica starting on it leaves the rule out of a named session stored before, naming the session on stderr', async () => {
     const db = 'left_out_named'
     await pg.createDatabase(db)
     expect(await storeOverCostRule(pg, db, ['alice'])).toBeGreaterThan(0)

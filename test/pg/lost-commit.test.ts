@@ -26,7 +26,7 @@ describe('a COMMIT whose connection is cut (PostgreSQL through a proxy) or that 
     return { url: replica!.url, rows }
   }
 
-  it('its reply lost, the change committed: the call answers SUCCESS and the replica holds what was committed', async () => {
+  it('its reply lost, the change committed: the call answers SUCCESS, the replica holding what was committed', async () => {
     const { url, rows } = await start('lost_reply')
     const cut = proxy!.cutAt(initTurn, 'after-reply')
     const init = await merchant(url, 'init', INIT)
@@ -41,7 +41,7 @@ describe('a COMMIT whose connection is cut (PostgreSQL through a proxy) or that 
     expect(verify.body.status).toBe('SUCCESS')
   })
 
-  it('cut before the server got it: nothing committed, the call answers 500 and the replica holds nothing of it', async () => {
+  it('cut before the server got it: nothing committed, the call answers 500, the replica holding nothing of it', async () => {
     const { url, rows } = await start('lost_query')
     const cut = proxy!.cutAt(initTurn, 'before')
     const init = await merchant(url, 'init', INIT)
@@ -55,7 +55,7 @@ describe('a COMMIT whose connection is cut (PostgreSQL through a proxy) or that 
     expect(await rows()).toBe(1)
   })
 
-  it('its reply lost and the database out of reach: the answer says the outcome is not known; once back, the replica shows what was committed', async () => {
+  it('its reply lost with the database out of reach: the answer says the outcome is not known, the replica showing what was committed once it is back', async () => {
     const { url, rows } = await start('lost_unknown')
     // From the cut on, nothing reaches the database (the replica cannot ask what became of its COMMIT).
     const cut = proxy!.cutAt(initTurn, 'after-reply', { everything: true })

@@ -33,7 +33,7 @@ describe('a late OTP SMS on replicas of one database', () => {
     expect(await waiting).toMatchObject({ http: 200, body: { verif_request_id: id, delivered_dt: '2026-01-31T00:02:00.000000' } })
   })
 
-  it('an undelivered one and a late one survive a restart of every replica', async () => {
+  it('an undelivered or late OTP SMS survives a restart of every replica', async () => {
     const never = await init(r[0]!.url, '60123456631')
     const late = await init(r[1]!.url, '60123456632')
     await replicas.stop(r)

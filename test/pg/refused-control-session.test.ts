@@ -12,7 +12,7 @@ describe('a refused control call on the shared store', () => {
   const pg = usePostgres()
   const replicas = useReplicas()
 
-  it('creates no session: none listed, by this replica or a new one, and no row of it', async () => {
+  it('creates no session: listed by neither this replica nor a new one, in no row', async () => {
     const db = 'refused_session'
     const url = await pg.createDatabase(db)
     const names = async (base: string) =>

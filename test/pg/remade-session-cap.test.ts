@@ -17,7 +17,7 @@ describe('a write that remakes a session deleted meanwhile', () => {
 
   const names = async (db: string) => (await pg.query(`SELECT name FROM dcb_sessions ORDER BY name`, [], db)).rows.map((r) => r.name)
 
-  it('is refused with SESSION_LIMIT when the database holds --max-sessions sessions (merchant envelope and control error); with room, it is made', async () => {
+  it('counts against --max-sessions as a new session: SESSION_LIMIT at the cap (merchant envelope, control error), made once there is room', async () => {
     const url = await pg.createDatabase('remadecap')
     // No timer tick in the test: the host keeps s1 open until a call finds it gone.
     const running = await replicas.inProcess({ port: 0, store: url, maxSessions: 1, tickMs: 3_600_000 })

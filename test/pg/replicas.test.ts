@@ -78,7 +78,7 @@ describe('a replica stopped while it writes', () => {
   const db = usePostgres()
   const replicas = useReplicas()
 
-  it('exits 0 on SIGTERM while a turn waits for the session lock, every acknowledged write stored', async () => {
+  it('stops cleanly on SIGTERM while a turn waits for the session lock: exit 0, every acknowledged write kept', async () => {
     const url = await db.createDatabase('stopping')
     const [one] = await replicas.start(url, 1)
     const body = { msisdn: '60123457001', service_code: 'STREAMPLUS', country_code: 'my' }

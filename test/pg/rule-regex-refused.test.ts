@@ -26,7 +26,7 @@ describe('a too costly rule regex on the shared store', () => {
   const pg = usePostgres()
   const replicas = useReplicas()
 
-  it('is refused 400 naming match.regex and the bound, for its size and for its length', async () => {
+  it('is refused 400 naming match.regex with the bound it passes, of size or of length', async () => {
     const url = await pg.createDatabase('regex_refused')
     const [a] = await replicas.start(url, 1)
     const size = await control(a!.url, '/rules', rule('wide', EXPANDING))
@@ -56,7 +56,7 @@ describe('a too costly rule regex on the shared store', () => {
     expect(await holding('60123400059')).toBe(0)
   })
 
-  it('makes no session: a refused call naming a new session leaves no row of it, and no replica lists it', async () => {
+  it('makes no session: a refused call naming a new one leaves it in no row, listed by no replica', async () => {
     const url = await pg.createDatabase('regex_no_session')
     const [a, b] = await replicas.start(url, 2)
     expect((await control(a!.url, '/rules', rule('wide', EXPANDING), session('refused-one'))).http).toBe(400)

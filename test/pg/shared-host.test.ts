@@ -17,7 +17,7 @@ describe('replicas on one database: the sessions they share', () => {
   const as = (name: string) => ({ 'x-dcb-session': name })
   const named = async (db: string) => Number((await pg.query(`SELECT count(*) FROM dcb_sessions WHERE name <> 'default'`, [], db)).rows[0].count)
 
-  it("--max-sessions counts the database's sessions: a replica at the cap still lists, deletes and serves the sessions another made; only a new one is refused", async () => {
+  it("--max-sessions counts the database's sessions: a replica at the cap refuses only a new one, serving the sessions another made", async () => {
     const url = await pg.createDatabase('cap')
     const a = await up(url, ['--max-sessions', '1'])
     const b = await up(url)

@@ -19,7 +19,7 @@ describe('superseded retries on PostgreSQL', () => {
     r = await replicas.start(url, 2, ['--clock', '2026-01-28T09:00:00'])
   }, 60_000)
 
-  it('one replica supersedes, the other does not retry, and a new replica shows the same timeline', async () => {
+  it('a subscription one replica supersedes is superseded on every replica: none retries it, a new one shows the same timeline', async () => {
     const mo = (base: string) => control(base, '/mo', { msisdn: '60133456302', short_code: '32123', text: 'STREAM' })
     const first = (await mo(r[0]!.url)).body.subscription_id
     await control(r[1]!.url, '/clock/advance', { by: 'P1M' })
