@@ -5,26 +5,22 @@
  * reach the bound; the next read is refused 503 `ANSWERS_BUSY` naming it, and the replica serves on.
  * Real binaries on loopback.
  */
-import { afterEach, describe, expect, it } from 'vitest'
-import type { Served } from '../cli/run.js'
-import { control, merchant, replicas, stopAll, until } from './replicas.js'
+import { describe, expect, it } from 'vitest'
+import { control, merchant, until } from './replicas.js'
 import { fill, heldRead } from '../slow-clients.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 const FULL_LOG = '/_sandbox/requests?limit=500'
 
 describe('control answers in flight on a replica of the shared store', () => {
   const pg = usePostgres()
-  let started: Served[] = []
-  afterEach(async () => {
-    await stopAll(started)
-    started = []
-  })
+  const replicas = useReplicas()
 
-  it('past the bound of 64 MiB a read is refused 503 ANSWERS_BUSY naming it; once read, the replica answers reads and merchant calls', async () => {
+  it('a read past 64 MiB of answers in flight is refused 503 ANSWERS_BUSY naming the bound, until they are read', async () => {
     const db = 'answers_busy'
     const url = await pg.createDatabase(db)
-    const [a, b] = (started = await replicas(url, 2))
+    const [a, b] = await replicas.start(url, 2)
     // The log filled through B: A answers it from the database.
     await fill(b!.url, 500)
     await until('500 request log entries in the database', async () => (await pg.query('SELECT count(*)::int AS n FROM dcb_requests', [], db)).rows[0].n >= 500)

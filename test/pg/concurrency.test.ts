@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest'
-import { serve, type Served } from '../cli/run.js'
+import { describe, expect, it } from 'vitest'
+import type { Served } from '../cli/run.js'
 import { usePostgres } from './use-postgres.js'
-import { control, liveStream, merchant, replicas, stopAll, until } from './replicas.js'
+import { control, liveStream, merchant, until } from './replicas.js'
+import { useReplicas } from './use-replicas.js'
 
 // Replicas racing on one database give what one server gives: each decision (a Verify, a renewal, a
 // rule's use) is made once, and what one replica changes every other one reports next.
@@ -9,17 +10,11 @@ const CLOCK = '2026-01-31T00:00:00'
 
 describe('replicas at once on one database', () => {
   const pg = usePostgres()
-  let started: Served[] = []
-  afterEach(async () => {
-    await stopAll(started)
-    started = []
-  })
+  const replicas = useReplicas()
 
   /** `n` replicas on a fresh database of their own (stopped after the test). */
   async function sandbox(db: string, n = 3, args: string[] = ['--clock', CLOCK]): Promise<Served[]> {
-    const list = await replicas(await pg.createDatabase(db), n, args)
-    started.push(...list)
-    return list
+    return replicas.start(await pg.createDatabase(db), n, args)
   }
 
   /** Init through one replica, the OTP read through another: the verification and its OTP. */
@@ -133,8 +128,7 @@ describe('replicas at once on one database', () => {
     expect((await control(r[1]!.url, '/clock/advance', { by: 'P1M' })).http).toBe(200)
     expect((await control(r[2]!.url, '/clock/advance', { by: 'P1M' })).http).toBe(200)
 
-    const one = await serve(['--in-memory', '--clock', '2026-01-01T00:00:00'])
-    started.push(one)
+    const one = await replicas.serve(['--in-memory', '--clock', '2026-01-01T00:00:00'])
     const single = await subscribe([one], msisdn)
     await control(one.url, '/clock/advance', { by: 'P1M' })
     await control(one.url, '/clock/advance', { by: 'P1M' })
@@ -164,43 +158,68 @@ describe('replicas at once on one database', () => {
     }
   })
 
-  it('a runtime rule added through one replica applies on all, used up once', async () => {
-    const r = await sandbox('rules')
-    const msisdn = '60123780011'
+  /** Rule `once` added through the first replica: it refuses the next Init of `msisdn`. */
+  async function addRuleOnce(r: Served[], msisdn: string) {
     const added = await control(r[0]!.url, '/rules', { id: 'once', match: { msisdn }, step: 'init', times: 1, effect: { error: 'NOT_ELIGIBLE' } })
     expect(added.http).toBe(200)
+  }
+
+  it('a runtime rule added through one replica applies on the others, used up once', async () => {
+    const r = await sandbox('rules')
+    const msisdn = '60123780011'
+    await addRuleOnce(r, msisdn)
     const body = { msisdn, service_code: 'STREAMPLUS', country_code: 'my' }
     const first = await merchant(r[1]!.url, 'init', body)
     expect(first.body).toMatchObject({ status: 'FAIL', message: 'NOT_ELIGIBLE' })
     // Used up by that Init: the next one, on the third replica, goes through as on one server.
     expect((await merchant(r[2]!.url, 'init', body)).body.status).toBe('SUCCESS')
+  })
+
+  it('the runtime rules removed through one replica are gone on the others', async () => {
+    const r = await sandbox('rules_removed')
+    await addRuleOnce(r, '60123780012')
     const listed = (await control(r[2]!.url, '/rules')).body
     expect(JSON.stringify(listed)).toContain('"once"')
     expect((await control(r[1]!.url, '/rules', undefined, {}, 'DELETE')).http).toBe(200)
     expect(JSON.stringify((await control(r[0]!.url, '/rules')).body)).not.toContain('"once"')
   })
 
-  it('sessions are shared: made on one replica, used on another, reset and deleted from a third', async () => {
-    const r = await sandbox('sessions')
-    const team = { 'x-dcb-session': 'team-a' }
-    const msisdn = '60123780021'
-    const { id, otp } = await initWithOtp(r, msisdn, team)
-    const verify = await merchant(r[2]!.url, 'verify', { verif_request_id: id, otp }, team)
+  const TEAM = { 'x-dcb-session': 'team-a' }
+
+  /** A subscription of `msisdn` in session team-a, made through the replicas in turn: its id. */
+  async function subscribeInTeam(r: Served[], msisdn: string): Promise<string> {
+    const { id, otp } = await initWithOtp(r, msisdn, TEAM)
+    const verify = await merchant(r[2]!.url, 'verify', { verif_request_id: id, otp }, TEAM)
     expect(verify.body.status).toBe('SUCCESS')
-    const sub = verify.body.payload.subscription_id
-    expect((await merchant(r[0]!.url, 'status', { subscription_id: sub }, team)).body.status).toBe('SUCCESS')
+    return verify.body.payload.subscription_id
+  }
+
+  it('a session made on one replica is used through the others, apart from the default session', async () => {
+    const r = await sandbox('sessions')
+    const msisdn = '60123780021'
+    const sub = await subscribeInTeam(r, msisdn)
+    expect((await merchant(r[0]!.url, 'status', { subscription_id: sub }, TEAM)).body.status).toBe('SUCCESS')
     // The default session saw nothing of it.
     expect((await control(r[1]!.url, `/sms?msisdn=${msisdn}`)).body.messages).toEqual([])
     expect((await control(r[1]!.url, `/subscriptions/${sub}`)).body.error).toBe('SUBSCRIPTION_NOT_FOUND')
+  })
 
-    expect((await control(r[2]!.url, '/reset', {}, team)).http).toBe(200)
-    expect((await control(r[0]!.url, `/sms?msisdn=${msisdn}`, undefined, team)).body.messages).toEqual([])
-    expect((await control(r[1]!.url, `/subscriptions/${sub}`, undefined, team)).body.error).toBe('SUBSCRIPTION_NOT_FOUND')
+  it('a session reset through one replica is empty on the others', async () => {
+    const r = await sandbox('sessions_reset')
+    const msisdn = '60123780022'
+    const sub = await subscribeInTeam(r, msisdn)
+    expect((await control(r[2]!.url, '/reset', {}, TEAM)).http).toBe(200)
+    expect((await control(r[0]!.url, `/sms?msisdn=${msisdn}`, undefined, TEAM)).body.messages).toEqual([])
+    expect((await control(r[1]!.url, `/subscriptions/${sub}`, undefined, TEAM)).body.error).toBe('SUBSCRIPTION_NOT_FOUND')
+  })
 
-    await initWithOtp(r, msisdn, team)
+  it('a session deleted through one replica starts anew when used through another', async () => {
+    const r = await sandbox('sessions_deleted')
+    const msisdn = '60123780023'
+    await initWithOtp(r, msisdn, TEAM)
     expect((await control(r[2]!.url, '/sessions/team-a', undefined, {}, 'DELETE')).body).toEqual({ deleted: 'team-a' })
     // Used again after its deletion, it starts anew (as on one server): nothing of the old one is left.
-    expect((await control(r[0]!.url, `/sms?msisdn=${msisdn}`, undefined, team)).body.messages).toEqual([])
+    expect((await control(r[0]!.url, `/sms?msisdn=${msisdn}`, undefined, TEAM)).body.messages).toEqual([])
   })
 
   // Rounds: a replica's one-second timer reads the list of sessions anew, and must not be what this relies on.

@@ -8,7 +8,7 @@ import { usePostgres } from './use-postgres.js'
 describe("the shared store's connection settings", () => {
   const pg = usePostgres()
 
-  it('are in force on the pool, over ALTER DATABASE and the URL options; the URL keeps its own', async () => {
+  it("win on the pool over the database's settings and the URL's options, whose other settings stay", async () => {
     const url = await pg.createDatabase('settings')
     await pg.query(`ALTER DATABASE settings SET lock_timeout = 0`)
     await pg.query(`ALTER DATABASE settings SET idle_in_transaction_session_timeout = 0`)
@@ -37,7 +37,7 @@ describe("the shared store's connection settings", () => {
     }
   }, 30_000)
 
-  it('put the URL options first and keep the rest of the URL', () => {
+  it("put the URL's options before dcb's, keeping the rest of the URL", () => {
     const config = connectionConfig('postgres://u:p%40ss@db.example:5433/dcb?sslmode=disable&options=-c%20search_path%3Ddcb', 3000, 3000)
     expect(config.connectionString).toBe('postgres://u:p%40ss@db.example:5433/dcb?sslmode=disable')
     expect(config.options).toMatch(/^-c search_path=dcb -c idle_in_transaction_session_timeout=2000 -c lock_timeout=2000 /)

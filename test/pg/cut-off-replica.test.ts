@@ -1,8 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
-import { cutProxy, type CutProxy, type Way } from './cut-proxy.js'
-import { control, merchant, replicas, stopAll, until } from './replicas.js'
+import type { Way } from './cut-proxy.js'
+import { control, merchant, until } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 // A replica cut off from the database (no reset, no close: what is sent is lost) answers every call
 // within a few seconds with the store's error, health 503; once the network is back it serves again.
@@ -12,16 +13,7 @@ const CUT_OFF_BOUND_MS = 6500
 
 describe('a replica cut off from the database', () => {
   const db = usePostgres()
-  let started: Served[] = []
-  let proxy: CutProxy | undefined
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail') for (const x of started) console.error(`replica ${x.url} (exit ${x.child.exitCode}):\n${x.output()}`)
-    proxy?.heal()
-    await stopAll(started)
-    started = []
-    await proxy?.close()
-    proxy = undefined
-  })
+  const replicas = useReplicas()
 
   /** A call's answer and how long it took. */
   async function timed<T>(call: () => Promise<T>): Promise<T & { ms: number }> {
@@ -32,11 +24,11 @@ describe('a replica cut off from the database', () => {
   }
 
   for (const way of ['both', 'to-server', 'to-client'] as Way[])
-    it(`cut ${way === 'both' ? 'both ways' : `one way (${way})`}: every call answers within seconds with the store's error, then it serves again`, async () => {
+    it(`cut ${way === 'both' ? 'both ways' : `one way (${way})`}: every call answers the store's error within seconds, until the network is back`, async () => {
       const name = `cutoff_${way.replace('-', '_')}`
       await db.createDatabase(name)
-      const p = (proxy = await cutProxy(db.port))
-      const [a] = (started = await replicas(p.url(name), 1, CLOCK)) as [Served]
+      const p = await replicas.proxy(db.port)
+      const [a] = (await replicas.start(p.url(name), 1, CLOCK)) as [Served]
       const init = await merchant(a.url, 'init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
       const otp = (await control(a.url, '/otp?msisdn=60123456001')).body.otp
       const verify = await merchant(a.url, 'verify', { verif_request_id: init.body.payload.verif_request_id, otp })

@@ -3,11 +3,12 @@
  * replica's, and the draws are numbered once for the session (an Init on one, an Init and a Status
  * on the other get the first, second and third draws of the seed), also after every replica restarted.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
 import { drawn, seededUnit } from '../../src/core/delays.js'
 import { usePostgres } from './use-postgres.js'
-import { control, merchant, replicas, stopAll, until } from './replicas.js'
+import { control, merchant, until } from './replicas.js'
+import { useReplicas } from './use-replicas.js'
 
 const UNIFORM = { min: 1, max: 40 }
 const RULE = { id: 'uniform-091', match: { ending: '091' }, step: ['api'], effect: { delay_ms: UNIFORM } }
@@ -15,15 +16,13 @@ const nth = (seed: number, n: number) => drawn(UNIFORM, seededUnit(seed, n))
 
 describe('delay draws on replicas of one database', () => {
   const db = usePostgres()
+  const replicas = useReplicas()
   let url = ''
   let r: Served[] = []
   beforeAll(async () => {
     url = await db.createDatabase('delay_draws')
-    r = await replicas(url, 2)
+    r = await replicas.start(url, 2)
   }, 60_000)
-  afterAll(async () => {
-    await stopAll(r)
-  })
 
   /** The delays the shared request log recorded for the merchant calls, oldest first, once it holds `n`. */
   const logged = (base: string, n: number) =>
@@ -33,7 +32,7 @@ describe('delay draws on replicas of one database', () => {
     })
   const init = (base: string, i: number) => merchant(base, 'init', { msisdn: `6012345${i}091`, service_code: 'STREAMPLUS', country_code: 'my' })
 
-  it("one replica's seed is every replica's, and the draws are counted once for the session", async () => {
+  it('the draws follow one seed and one count for the session, whichever replica takes them', async () => {
     expect((await control(r[0]!.url, '/reset', { seed: 2026 })).body).toMatchObject({ seed: 2026 })
     expect((await control(r[1]!.url, '/rules', RULE)).http).toBe(200)
     await init(r[0]!.url, 0)
@@ -47,9 +46,9 @@ describe('delay draws on replicas of one database', () => {
     expect(await logged(r[0]!.url, 5)).toEqual([1, 2, 3, 4, 5].map((n) => nth(2026, n)))
   })
 
-  it('after every replica restarted, the draws go on from the seed and the count the database keeps', async () => {
-    await stopAll(r)
-    r = await replicas(url, 2)
+  it("after every replica restarted, the draws go on from the seed's count the database keeps", async () => {
+    await replicas.stop(r)
+    r = await replicas.start(url, 2)
     await init(r[1]!.url, 3)
     const entry = await until('the Init after the restart in the request log', async () =>
       (await control(r[0]!.url, '/requests')).body.requests.find((e: any) => e.request?.msisdn === '60123453091'),

@@ -6,36 +6,27 @@
  * there; a session made later by that name would number its request log after it. Two replicas of the
  * binary on the test PostgreSQL, A's queries through a proxy that holds the one the test names.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
-import { cutProxy, type CutProxy } from './cut-proxy.js'
-import { control, merchant, replicas, stopAll, until } from './replicas.js'
+import { control, merchant, until } from './replicas.js'
 import { rowsOf } from './session-rows.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 describe('a session deleted by one replica while another reads it', () => {
   const pg = usePostgres()
-  let proxy: CutProxy | undefined
-  let running: Served[] = []
-  afterEach(async () => {
-    await stopAll(running)
-    await proxy?.close()
-    running = []
-    proxy = undefined
-  })
+  const replicas = useReplicas()
 
   /** Replica A through the proxy, B directly, on a new database; a session of A's made by an Init, its request log written. */
   async function twoReplicas(db: string, session: string) {
     await pg.createDatabase(db)
-    proxy = await cutProxy(pg.port)
-    const [a] = await replicas(proxy.url(db), 1)
-    running.push(a!)
-    const [b] = await replicas(pg.url(db), 1)
-    running.push(b!)
+    const proxy = await replicas.proxy(pg.port)
+    const [a] = await replicas.start(proxy.url(db), 1)
+    const [b] = await replicas.start(pg.url(db), 1)
     const init = await merchant(a!.url, 'init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }, { 'X-DCB-Session': session })
     expect(init.body.status).toBe('SUCCESS')
     await until(`the Init logged in ${session}`, async () => (await rowsOf(pg, db, session)).includes('requests'))
-    return { a: a!, b: b!, proxy: proxy! }
+    return { a: a!, b: b!, proxy }
   }
 
   /**

@@ -3,8 +3,9 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
-import { control, merchant, replicas, stopAll } from './replicas.js'
+import { control, merchant } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 // Texts go to PostgreSQL as bind parameters or as escape strings (E'…'), so what they say does not
 // depend on standard_conforming_strings: on a database that sets it off, every replica reads back
@@ -15,24 +16,25 @@ const MSISDN = '60123456001'
 
 describe('a database with standard_conforming_strings = off', () => {
   const pg = usePostgres()
-  let started: Served[] = []
+  const replicas = useReplicas()
   let dir: string | undefined
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail') for (const x of started) console.error(`replica ${x.url} (exit ${x.child.exitCode}):\n${x.output()}`)
-    await stopAll(started)
-    started = []
+  afterEach(() => {
     if (dir) rmSync(dir, { recursive: true, force: true })
   })
 
-  it('round-trips backslashes, quotes, newlines and non-BMP text through MO texts, rules, sessions and fixtures; a restarted replica starts', async () => {
-    const url = await pg.createDatabase('escapes')
-    await pg.query(`ALTER DATABASE escapes SET standard_conforming_strings = off`)
-    expect((await pg.query(`SELECT current_setting('standard_conforming_strings') AS s`, [], 'escapes')).rows[0].s).toBe('off')
+  /**
+   * Database `db` set so, two replicas on it with a fixture's text, and an MO and a rule of TRICKY written
+   * through the first: the replicas, and what a replica reads back (asserted).
+   */
+  async function written(db: string) {
+    const url = await pg.createDatabase(db)
+    await pg.query(`ALTER DATABASE ${db} SET standard_conforming_strings = off`)
+    expect((await pg.query(`SELECT current_setting('standard_conforming_strings') AS s`, [], db)).rows[0].s).toBe('off')
     dir = mkdtempSync(join(os.tmpdir(), 'dcb-escapes-'))
     const fixtures = join(dir, 'texts.json')
     writeFileSync(fixtures, JSON.stringify({ messages: { otp: { en: `Code {otp} ${TRICKY}` } } }))
     const args = [...CLOCK, '--fixtures', fixtures]
-    const [a, b] = (started = await replicas(url, 2, args)) as [Served, Served]
+    const [a, b] = (await replicas.start(url, 2, args)) as [Served, Served]
     // The most unusual session name there is room for: every character a name may hold.
     const session = { 'x-dcb-session': 'A.b_c-9' }
 
@@ -58,6 +60,11 @@ describe('a database with standard_conforming_strings = off', () => {
       const sessions = (await control(base, '/sessions')).body.sessions as { name: string }[]
       expect(sessions.map((s) => s.name)).toContain('A.b_c-9')
     }
+    return { url, args, a, b, rule, session, readBack }
+  }
+
+  it('round-trips backslashes, quotes, newlines and non-BMP text through MO texts, rules, sessions and fixtures', async () => {
+    const { a, b, session, readBack } = await written('escapes')
     await readBack(b.url)
     await readBack(a.url)
     // The rule took effect as written: its regex (a backslash in it) matches this MSISDN.
@@ -65,11 +72,13 @@ describe('a database with standard_conforming_strings = off', () => {
     expect(refused.body).toMatchObject({ status: 'FAIL', message: 'NOT_ELIGIBLE' })
     const requests = (await control(b.url, '/requests?limit=50', undefined, session)).body
     expect(JSON.stringify(requests)).toContain(JSON.stringify(TRICKY).slice(1, -1))
+  }, 90_000)
 
-    await stopAll(started)
-    started = []
+  it('a replica restarted on it reads back every text as written', async () => {
+    const { url, args, readBack } = await written('escapes_restart')
+    await replicas.stop()
     // A replica started again reads the whole state from the database.
-    const [again] = (started = await replicas(url, 1, args)) as [Served]
+    const [again] = (await replicas.start(url, 1, args)) as [Served]
     await readBack(again.url)
   }, 90_000)
 })

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
 import { usePostgres } from './use-postgres.js'
-import { control, KEY, merchant, replicas, stopAll, until } from './replicas.js'
+import { control, KEY, merchant, until } from './replicas.js'
+import { useReplicas } from './use-replicas.js'
 
 // The database is the only state: a replica that dies, or the database going away under load, loses
 // nothing that was answered, and the replicas serve again once it is back.
@@ -71,21 +72,15 @@ async function within<T>(seconds: number, what: string, call: (signal: AbortSign
 
 describe('failures of a replica and of the database', () => {
   const pg = usePostgres()
-  let started: Served[] = []
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail') for (const x of started) console.error(`replica ${x.url} (exit ${x.child.exitCode}):\n${x.output()}`)
+  const replicas = useReplicas()
+  // Before the replicas stop (hooks registered later run first): the database a test stopped is back.
+  afterEach(async () => {
     await pg.start()
-    await stopAll(started)
-    started = []
   })
 
-  async function start(url: string, n: number): Promise<Served[]> {
-    const list = await replicas(url, n, CLOCK)
-    started.push(...list)
-    return list
-  }
+  const start = (url: string, n: number) => replicas.start(url, n, CLOCK)
 
-  it('a replica SIGKILLed under load: every acknowledged write is there, through the survivors and after a restart of all', async () => {
+  it('a replica SIGKILLed under load loses no acknowledged write, as the survivors and every replica restarted show', async () => {
     const url = await pg.createDatabase('killed')
     const r = await start(url, 3)
     // The replicas a load balancer sends to: the calls in flight to the killed one fail and end their flows.
@@ -102,7 +97,7 @@ describe('failures of a replica and of the database', () => {
     await expectKept(r[0]!.url, traffic.acked)
     await expectKept(r[2]!.url, traffic.acked)
 
-    await stopAll(r)
+    await replicas.stop(r)
     const again = await start(url, 3)
     for (const x of again) await expectKept(x.url, traffic.acked)
     // And they go on as one sandbox: a flow across the restarted replicas.
@@ -111,21 +106,37 @@ describe('failures of a replica and of the database', () => {
     await more.stop()
   }, 90_000)
 
-  it('the database stopped and started under load: calls answer within seconds, then the replicas serve again, nothing acknowledged lost', async () => {
-    const url = await pg.createDatabase('outage')
+  /**
+   * Three replicas on database `db` under load, then the database stopped: once every replica's health
+   * says so (its answers), the replicas and the load, still running.
+   */
+  async function stoppedUnderLoad(db: string) {
+    const url = await pg.createDatabase(db)
     const r = await start(url, 3)
     const traffic = load(() => r)
     await until('flows acknowledged before the outage', async () => traffic.subscriptions() >= 10, 20_000)
     await pg.stop()
+    const healths: Response[] = []
+    for (const x of r)
+      healths.push(
+        await until('health 503 while the database is away', async () => {
+          const res = await within(10, 'GET /_sandbox/health', (signal) => fetch(`${x.url}/_sandbox/health`, { signal }))
+          return res.status === 503 && res
+        }),
+      )
+    return { r: r as [Served, Served, Served], traffic, healths }
+  }
 
-    for (const x of r) {
-      const health = await until('health 503 while the database is away', async () => {
-        const res = await within(10, 'GET /_sandbox/health', (signal) => fetch(`${x.url}/_sandbox/health`, { signal }))
-        return res.status === 503 && res
-      })
-      expect(JSON.stringify(await health.json())).toMatch(/database/)
-    }
-    const [a, b, c] = r as [Served, Served, Served]
+  /** A clock move through `base`, answered (503) within 10 s. */
+  const moveClock = (base: string) =>
+    within(10, 'a clock move', (signal) =>
+      fetch(`${base}/_sandbox/clock/advance`, { method: 'POST', signal, headers: { 'content-type': 'application/json' }, body: '{"by":"P1D"}' }),
+    )
+
+  it("the database stopped under load: every call answers the store's error within seconds", async () => {
+    const { r, traffic, healths } = await stoppedUnderLoad('outage')
+    for (const health of healths) expect(JSON.stringify(await health.json())).toMatch(/database/)
+    const [a, b, c] = r
     const init = await within(10, 'an Init', (signal) =>
       fetch(`${a.url}/subscriptions/init`, {
         method: 'POST',
@@ -159,12 +170,18 @@ describe('failures of a replica and of the database', () => {
       expect(body.message, `GET /_sandbox${path}`).toMatch(/^the database at \S+ cannot be reached: /)
       expect(body.message, `GET /_sandbox${path}`).not.toMatch(/change|stored/)
     }
-    const move = await within(10, 'a clock move', (signal) =>
-      fetch(`${a.url}/_sandbox/clock/advance`, { method: 'POST', signal, headers: { 'content-type': 'application/json' }, body: '{"by":"P1D"}' }),
-    )
+    const move = await moveClock(a.url)
     expect(move.status).toBe(503)
     expect(((await move.json()) as { error: string }).error).toBe('STORE_UNAVAILABLE')
 
+    await traffic.stop()
+  }, 120_000)
+
+  it('the database back after an outage under load: the replicas serve again, nothing acknowledged lost', async () => {
+    const { r, traffic } = await stoppedUnderLoad('outage_over')
+    const [a, b, c] = r
+    // A clock move while it was away: answered 503, so it did not happen.
+    expect((await moveClock(a.url)).status).toBe(503)
     const beforeBack = traffic.subscriptions()
     await pg.start()
     for (const x of r) await until('health 200 once the database is back', async () => (await fetch(`${x.url}/_sandbox/health`)).status === 200, 20_000)

@@ -6,22 +6,21 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
-import { BIN, serve, type Served } from '../cli/run.js'
+import { BIN } from '../cli/run.js'
 import { outputShows } from '../wait.js'
-import { liveStream, merchant, replicas, stopAll, until } from './replicas.js'
+import { liveStream, merchant, until } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 const init = (base: string, msisdn: string) => merchant(base, 'init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
 
 describe('following the request log of a replica', () => {
   const pg = usePostgres()
-  let started: Served[] = []
+  const replicas = useReplicas()
   const followers = new Set<ChildProcess>()
-  afterEach(async () => {
+  afterEach(() => {
     for (const f of followers) f.kill('SIGKILL')
     followers.clear()
-    await stopAll(started)
-    started = []
   })
 
   /** Waits until the database holds `n` request log entries (a replica writes its own just after answering). */
@@ -31,15 +30,31 @@ describe('following the request log of a replica', () => {
       async () => Number((await pg.query('SELECT count(*) AS n FROM dcb_requests', [], new URL(url).pathname.slice(1))).rows[0].n) >= n,
     )
 
-  it("the stream's hello names the shared request log's next id on a replica that never read it; the first batch carries only new entries", async () => {
-    const url = await pg.createDatabase('follow_hello')
-    const [a, b] = (started = await replicas(url, 2))
+  /** Two replicas on database `db`, three Inits through A in the database's request log: the replicas. */
+  async function threeLogged(db: string) {
+    const url = await pg.createDatabase(db)
+    const [a, b] = await replicas.start(url, 2)
     for (const m of ['60123456011', '60123456012', '60123456013']) expect((await init(a!.url, m)).body.status).toBe('SUCCESS')
     await logged(url, 3)
-    const stream = await liveStream(b!.url)
+    return { a: a!, b: b! }
+  }
+
+  it("the stream's hello names the shared request log's next id on a replica that never read it", async () => {
+    const { b } = await threeLogged('follow_hello')
+    const stream = await liveStream(b.url)
     try {
       expect((await stream.event('hello')).next_request_id).toBe(4)
-      await init(a!.url, '60123456014')
+    } finally {
+      stream.close()
+    }
+  })
+
+  it("the stream's first batch on a replica that never read the request log carries only new entries", async () => {
+    const { a, b } = await threeLogged('follow_first_batch')
+    const stream = await liveStream(b.url)
+    try {
+      await stream.event('hello')
+      await init(a.url, '60123456014')
       const batch = await stream.event('requests')
       expect(batch.requests.map((e: { id: number; msisdn: string }) => [e.id, e.msisdn])).toEqual([[4, '60123456014']])
       expect(batch.skipped).toBe(0)
@@ -50,7 +65,7 @@ describe('following the request log of a replica', () => {
 
   it('dcb logs -f across a restart of the replica it follows: no "new request log", every entry printed once', async () => {
     const url = await pg.createDatabase('follow_restart')
-    let [a, b] = (started = await replicas(url, 2))
+    let [a, b] = await replicas.start(url, 2)
     for (const m of ['60123456011', '60123456012', '60123456013']) await init(a!.url, m)
     await logged(url, 3)
     const child = spawn(process.execPath, [BIN, 'logs', '-f', '--base-url', b!.url], {
@@ -75,8 +90,7 @@ describe('following the request log of a replica', () => {
     const port = new URL(b!.url).port
     await b!.stop()
     await shows(/lost the stream from /, 'stderr')
-    b = await serve(['--store', url, '--port', port])
-    started = [a!, b]
+    b = await replicas.serve(['--store', url, '--port', port])
     await shows(/reconnected to /, 'stderr')
     await init(a!.url, '60123456015')
     await shows('60123456015')

@@ -1,17 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
-import { merchant, replicas, stopAll, until } from './replicas.js'
+import { merchant, until } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 // Health asks the database with a write: a replica that can reach the database but not write to it
 // (here, the database made read-only) answers 503, and 200 again once it can.
 describe('health of a replica that cannot write', () => {
   const db = usePostgres()
-  let started: Served[] = []
-  afterEach(async () => {
-    await stopAll(started)
-    started = []
-  })
+  const replicas = useReplicas()
 
   /** New connections of `name` read-only (`on`) or not; its open ones are ended, so the replica's next ones take it. */
   async function readOnly(name: string, on: boolean) {
@@ -26,7 +23,7 @@ describe('health of a replica that cannot write', () => {
 
   it('answers 503 naming the database while it is read-only, 200 once it is writable again', async () => {
     const url = await db.createDatabase('readonly')
-    const [a] = (started = await replicas(url, 1)) as [Served]
+    const [a] = (await replicas.start(url, 1)) as [Served]
     expect((await health(a.url)).http).toBe(200)
     await readOnly('readonly', true)
     const refused = await until('health 503 on a read-only database', async () => {

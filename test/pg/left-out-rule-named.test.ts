@@ -3,27 +3,23 @@
  * process meanwhile) that holds a rule over the regex bounds, as an older version stored it. The
  * replica leaves the rule out, as at start-up (test/pg/left-out-rule.test.ts), and says so on stderr.
  */
-import { afterEach, describe, expect, it } from 'vitest'
-import type { Served } from '../cli/run.js'
+import { describe, expect, it } from 'vitest'
 import { BARRED_BY_WIDE, putBack, setAside, storeOverCostRule } from './older-rule.js'
-import { control, merchant, replicas, stopAll, until } from './replicas.js'
+import { control, merchant, until } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 describe('a stored rule over the regex bounds in a session opened after start-up', () => {
   const pg = usePostgres()
-  let started: Served[] = []
-  afterEach(async () => {
-    await stopAll(started)
-    started = []
-  })
+  const replicas = useReplicas()
 
-  it('the replica opening it says on stderr that the session leaves the rule out, and answers its merchant calls', async () => {
+  it('the replica opening it leaves the rule out of the session, saying so on stderr', async () => {
     const db = 'left_out_opened'
     await pg.createDatabase(db)
     expect(await storeOverCostRule(pg, db, ['alice'])).toBeGreaterThan(0)
     // Alice is not there while the replica starts; then written as another process would, unheard.
     await setAside(pg, db, 'alice')
-    const [a] = (started = await replicas(pg.url(db), 1))
+    const [a] = await replicas.start(pg.url(db), 1)
     // Answered once start-up is over (requests wait for it): the sessions stored then are open.
     expect((await control(a!.url, '/health')).http).toBe(200)
     await putBack(pg, db)

@@ -4,23 +4,19 @@
  * it so), as on a data file (test/cli/read-bounds.test.ts). Here the frames are of calls another
  * replica answered, reaching this one through the database. Real binaries on loopback.
  */
-import { afterEach, describe, expect, it } from 'vitest'
-import type { Served } from '../cli/run.js'
-import { liveStream, merchant, replicas, stopAll } from './replicas.js'
+import { describe, expect, it } from 'vitest'
+import { liveStream, merchant } from './replicas.js'
 import { fill, stalledStream, witness } from '../slow-clients.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 describe('the live stream of a replica of the shared store', () => {
   const pg = usePostgres()
-  let started: Served[] = []
-  afterEach(async () => {
-    await stopAll(started)
-    started = []
-  })
+  const replicas = useReplicas()
 
-  it('cuts clients that never read once they hold 1 MiB unread, and the replica serves on', async () => {
+  it('cuts only the clients that never read, once they hold 1 MiB unread', async () => {
     const url = await pg.createDatabase('live_stream_bound')
-    const [a, b] = (started = await replicas(url, 2))
+    const [a, b] = await replicas.start(url, 2)
     const stalled = await Promise.all(Array.from({ length: 5 }, () => stalledStream(a!.url)))
     const reader = await witness(a!.url)
     /**

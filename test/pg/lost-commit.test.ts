@@ -1,10 +1,9 @@
 import postgres from 'pg'
-import { afterEach, describe, expect, it } from 'vitest'
-import type { Served } from '../cli/run.js'
-import { serve } from '../cli/run.js'
-import { cutProxy, type CutProxy } from './cut-proxy.js'
+import { describe, expect, it } from 'vitest'
+import type { CutProxy } from './cut-proxy.js'
 import { control, merchant } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 // A turn's last query (its entry of the log, then COMMIT) whose connection is cut, or that outlasts the
 // call timeout: the answer says what the database holds, and so does the replica afterwards.
@@ -15,24 +14,19 @@ const initTurn = (query: string) => query.includes('INSERT INTO dcb_changes') &&
 
 describe('a COMMIT whose connection is cut (PostgreSQL through a proxy) or that is slow', () => {
   const pg = usePostgres()
+  const replicas = useReplicas()
   let proxy: CutProxy | undefined
-  let replica: Served | undefined
-  afterEach(async () => {
-    await replica?.stop()
-    await proxy?.close()
-    replica = proxy = undefined
-  })
 
   async function start(database: string): Promise<{ url: string; rows: () => Promise<number> }> {
     await pg.createDatabase(database)
-    proxy = await cutProxy(pg.port)
-    replica = await serve(['--store', proxy.url(database)])
+    proxy = await replicas.proxy(pg.port)
+    const [replica] = await replicas.start(proxy.url(database), 1)
     /** Entries of the log that hold the MSISDN, as the database has them. */
     const rows = async () => Number((await pg.query(`SELECT count(*) AS n FROM dcb_changes WHERE changes LIKE $1`, [`%${MSISDN}%`], database)).rows[0].n)
-    return { url: replica.url, rows }
+    return { url: replica!.url, rows }
   }
 
-  it('its reply lost, the change committed: the call answers SUCCESS and the replica holds what was committed', async () => {
+  it('its reply lost, the change committed: the call answers SUCCESS, the replica holding what was committed', async () => {
     const { url, rows } = await start('lost_reply')
     const cut = proxy!.cutAt(initTurn, 'after-reply')
     const init = await merchant(url, 'init', INIT)
@@ -47,7 +41,7 @@ describe('a COMMIT whose connection is cut (PostgreSQL through a proxy) or that 
     expect(verify.body.status).toBe('SUCCESS')
   })
 
-  it('cut before the server got it: nothing committed, the call answers 500 and the replica holds nothing of it', async () => {
+  it('cut before the server got it: nothing committed, the call answers 500, the replica holding nothing of it', async () => {
     const { url, rows } = await start('lost_query')
     const cut = proxy!.cutAt(initTurn, 'before')
     const init = await merchant(url, 'init', INIT)
@@ -61,7 +55,7 @@ describe('a COMMIT whose connection is cut (PostgreSQL through a proxy) or that 
     expect(await rows()).toBe(1)
   })
 
-  it('its reply lost and the database out of reach: the answer says the outcome is not known; once back, the replica shows what was committed', async () => {
+  it('its reply lost with the database out of reach: the answer says the outcome is not known, the replica showing what was committed once it is back', async () => {
     const { url, rows } = await start('lost_unknown')
     // From the cut on, nothing reaches the database (the replica cannot ask what became of its COMMIT).
     const cut = proxy!.cutAt(initTurn, 'after-reply', { everything: true })

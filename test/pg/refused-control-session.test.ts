@@ -5,44 +5,38 @@
  * the test PostgreSQL.
  */
 import { describe, expect, it } from 'vitest'
-import { startSandbox } from '../../src/server.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 describe('a refused control call on the shared store', () => {
   const pg = usePostgres()
+  const replicas = useReplicas()
 
-  it('creates no session: none listed, by this replica or a new one, and no row of it', async () => {
+  it('creates no session: listed by neither this replica nor a new one, in no row', async () => {
     const db = 'refused_session'
     const url = await pg.createDatabase(db)
     const names = async (base: string) =>
       ((await (await fetch(`${base}/_sandbox/sessions`)).json()) as { sessions: { name: string }[] }).sessions.map((s) => s.name)
-    const a = await startSandbox({ port: 0, store: url, tickMs: 3_600_000, onError: () => {} })
-    try {
-      const refused = await fetch(`${a.url}/_sandbox/rules`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-dcb-session': 'refused-one' },
-        body: JSON.stringify({ step: 'init', match: { carrier: 'NO-SUCH-CARRIER' }, effect: { error: 'BARRED' } }),
-      })
-      expect(refused.status).toBe(400)
-      expect(await names(a.url)).toEqual(['default'])
-      const b = await startSandbox({ port: 0, store: url, tickMs: 3_600_000, onError: () => {} })
-      try {
-        expect(await names(b.url)).toEqual(['default'])
-      } finally {
-        await b.close()
-      }
-      const rows = await pg.query("SELECT count(*)::int AS n FROM dcb_sessions WHERE name = 'refused-one'", [], db)
-      expect(rows.rows[0].n).toBe(0)
-      // The same call, allowed, makes its session.
-      const allowed = await fetch(`${a.url}/_sandbox/rules`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-dcb-session': 'refused-one' },
-        body: JSON.stringify({ step: 'init', match: { ending: '999' }, effect: { error: 'BARRED' } }),
-      })
-      expect(allowed.status).toBe(200)
-      expect(await names(a.url)).toContain('refused-one')
-    } finally {
-      await a.close()
-    }
+    const a = await replicas.inProcess({ port: 0, store: url, tickMs: 3_600_000, onError: () => {} })
+    const refused = await fetch(`${a.url}/_sandbox/rules`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-dcb-session': 'refused-one' },
+      body: JSON.stringify({ step: 'init', match: { carrier: 'NO-SUCH-CARRIER' }, effect: { error: 'BARRED' } }),
+    })
+    expect(refused.status).toBe(400)
+    expect(await names(a.url)).toEqual(['default'])
+    const b = await replicas.inProcess({ port: 0, store: url, tickMs: 3_600_000, onError: () => {} })
+    expect(await names(b.url)).toEqual(['default'])
+    await b.close()
+    const rows = await pg.query("SELECT count(*)::int AS n FROM dcb_sessions WHERE name = 'refused-one'", [], db)
+    expect(rows.rows[0].n).toBe(0)
+    // The same call, allowed, makes its session.
+    const allowed = await fetch(`${a.url}/_sandbox/rules`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-dcb-session': 'refused-one' },
+      body: JSON.stringify({ step: 'init', match: { ending: '999' }, effect: { error: 'BARRED' } }),
+    })
+    expect(allowed.status).toBe(200)
+    expect(await names(a.url)).toContain('refused-one')
   })
 })

@@ -4,27 +4,23 @@
  * `--max-sessions` (of the database) as one made on first use, and a full database refuses it with
  * the same SESSION_LIMIT answer, leaving the database as it was.
  */
-import { afterEach, describe, expect, it } from 'vitest'
-import { startSandbox, type RunningSandbox } from '../../src/server.js'
+import { describe, expect, it } from 'vitest'
 import { sharedSessionLimit } from '../../src/store/types.js'
 import { KEY } from './replicas.js'
 import { deleteUnheard } from './session-rows.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 describe('a write that remakes a session deleted meanwhile', () => {
   const pg = usePostgres()
-  let running: RunningSandbox | undefined
-  afterEach(async () => {
-    await running?.close()
-    running = undefined
-  })
+  const replicas = useReplicas()
 
   const names = async (db: string) => (await pg.query(`SELECT name FROM dcb_sessions ORDER BY name`, [], db)).rows.map((r) => r.name)
 
-  it('is refused with SESSION_LIMIT when the database holds --max-sessions sessions (merchant envelope and control error); with room, it is made', async () => {
+  it('counts against --max-sessions as a new session: SESSION_LIMIT at the cap (merchant envelope, control error), made once there is room', async () => {
     const url = await pg.createDatabase('remadecap')
     // No timer tick in the test: the host keeps s1 open until a call finds it gone.
-    running = await startSandbox({ port: 0, store: url, maxSessions: 1, tickMs: 3_600_000 })
+    const running = await replicas.inProcess({ port: 0, store: url, maxSessions: 1, tickMs: 3_600_000 })
     const base = running.url
     const as = { 'x-dcb-session': 's1' }
     const init = () =>

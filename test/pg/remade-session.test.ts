@@ -11,7 +11,7 @@ import { usePostgres } from './use-postgres.js'
 describe('a write to a session deleted by another replica', () => {
   const pg = usePostgres()
 
-  it('makes it anew and tells the other replicas, as a session made', async () => {
+  it('makes it anew as a session made, telling the other replicas', async () => {
     const url = await pg.createDatabase('remade')
     const world = loadWorld([]).world
     const a = await SharedDatabase.open({ url, world })

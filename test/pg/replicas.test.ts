@@ -1,20 +1,19 @@
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { State, type Change } from '../../src/core/state.js'
 import type { Served } from '../cli/run.js'
 import { usePostgres } from './use-postgres.js'
-import { control, merchant, replicas, stopAll, until } from './replicas.js'
+import { control, merchant, until } from './replicas.js'
+import { useReplicas } from './use-replicas.js'
 
 // Three replicas of `dcb serve --store` on one real PostgreSQL act as one sandbox.
 describe('replicas on one database', () => {
   const db = usePostgres()
+  const replicas = useReplicas()
   let r: Served[]
   beforeAll(async () => {
-    r = await replicas(await db.createDatabase('flows'), 3, ['--clock', '2026-01-31T00:00:00'])
+    r = await replicas.start(await db.createDatabase('flows'), 3, ['--clock', '2026-01-31T00:00:00'])
   }, 60_000)
-  afterAll(async () => {
-    if (r) await stopAll(r)
-  })
 
   it('an OTP flow with each call on another replica: read-your-writes across them', async () => {
     const init = await merchant(r[0]!.url, 'init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
@@ -77,10 +76,11 @@ describe('replicas on one database', () => {
 // A SIGTERM while turns are under way: the replica waits for the turns queued (their answers go out) and exits.
 describe('a replica stopped while it writes', () => {
   const db = usePostgres()
+  const replicas = useReplicas()
 
-  it('exits 0 on SIGTERM while a turn waits for the session lock, every acknowledged write stored', async () => {
+  it('stops cleanly on SIGTERM while a turn waits for the session lock: exit 0, every acknowledged write kept', async () => {
     const url = await db.createDatabase('stopping')
-    const [one] = await replicas(url, 1)
+    const [one] = await replicas.start(url, 1)
     const body = { msisdn: '60123457001', service_code: 'STREAMPLUS', country_code: 'my' }
     const stored = await merchant(one!.url, 'init', body)
     expect(stored.body.status).toBe('SUCCESS')
@@ -102,28 +102,20 @@ describe('a replica stopped while it writes', () => {
     } finally {
       await holder.end()
     }
-    const [again] = await replicas(url, 1)
-    try {
-      const verify = await merchant(again!.url, 'verify', { verif_request_id: stored.body.payload.verif_request_id, otp: '000000' })
-      // A stored verification answers a wrong OTP as such, not as an unknown id.
-      expect(verify.reason ?? '').not.toMatch(/is unknown/)
-    } finally {
-      await again!.stop()
-    }
+    const [again] = await replicas.start(url, 1)
+    const verify = await merchant(again!.url, 'verify', { verif_request_id: stored.body.payload.verif_request_id, otp: '000000' })
+    // A stored verification answers a wrong OTP as such, not as an unknown id.
+    expect(verify.reason ?? '').not.toMatch(/is unknown/)
   })
 
   it('a SIGTERM right after a Status writes its coverage count before exiting', async () => {
     const url = await db.createDatabase('counts')
-    const [one] = await replicas(url, 1)
+    const [one] = await replicas.start(url, 1)
     // A Status's count waits for the replica's next turn: none comes before the signal.
     expect((await merchant(one!.url, 'status', { subscription_id: 'no-such-subscription' })).body.message).toBe('SUBSCRIPTION_NOT_FOUND')
     expect(await one!.stop('SIGTERM')).toBe(0)
-    const [again] = await replicas(url, 1)
-    try {
-      const report = (await control(again!.url, '/coverage?merchant=demo')).body.coverage[0]
-      expect(report.outcomes.find((o: { id: string }) => o.id === 'status.SUBSCRIPTION_NOT_FOUND').count).toBe(1)
-    } finally {
-      await again!.stop()
-    }
+    const [again] = await replicas.start(url, 1)
+    const report = (await control(again!.url, '/coverage?merchant=demo')).body.coverage[0]
+    expect(report.outcomes.find((o: { id: string }) => o.id === 'status.SUBSCRIPTION_NOT_FOUND').count).toBe(1)
   })
 })

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { dcb, serve, type Served } from '../cli/run.js'
-import { cutProxy, type CutProxy } from './cut-proxy.js'
-import { control, merchant, stopAll, until } from './replicas.js'
+import { dcb } from '../cli/run.js'
+import { control, merchant, until } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 // The shared request log is numbered as the replicas write their entries, after their answers: a
 // replica whose write is late numbers a call after one that another replica answered later. A
@@ -15,25 +15,19 @@ const SESSION = 'ticket'
 
 describe('the request log of two replicas, one writing its entries late', () => {
   const pg = usePostgres()
-  let proxy: CutProxy | undefined
-  let running: Served[] = []
+  const replicas = useReplicas()
   let dir: string | undefined
-  afterEach(async () => {
-    await stopAll(running)
-    await proxy?.close()
+  afterEach(() => {
     if (dir) rmSync(dir, { recursive: true, force: true })
-    running = []
-    proxy = dir = undefined
+    dir = undefined
   })
 
   it('a Verify on A logged after the Status B answered next: the recording replays Verify then Status, every answer as recorded', async () => {
     await pg.createDatabase('journal_order')
-    proxy = await cutProxy(pg.port)
+    const proxy = await replicas.proxy(pg.port)
     // A reaches the database through the proxy (its journal writes can be held there), B directly.
-    const a = await serve(['--store', proxy.url('journal_order'), '--clock', '2026-01-31T09:00:00'])
-    running.push(a)
-    const b = await serve(['--store', pg.url('journal_order')])
-    running.push(b)
+    const a = await replicas.serve(['--store', proxy.url('journal_order'), '--clock', '2026-01-31T09:00:00'])
+    const b = await replicas.serve(['--store', pg.url('journal_order')])
     const headers = { 'X-DCB-Session': SESSION }
     const init = await merchant(a.url, 'init', { msisdn: MSISDN, service_code: 'STREAMPLUS', country_code: 'my' }, headers)
     expect(init.body.status).toBe('SUCCESS')

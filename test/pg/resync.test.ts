@@ -13,8 +13,15 @@ import { usePostgres } from './use-postgres.js'
 describe('a replica reading every session', () => {
   const pg = usePostgres()
 
-  it('reads again only the sessions another replica wrote to, and sees what it wrote', async () => {
-    const url = await pg.createDatabase('resync')
+  /**
+   * Replicas a and b on database `name`, twelve sessions open on a, b's clock of s7 moved an hour; then
+   * `check` (the moved session, and which sessions a's resync read).
+   */
+  async function resynced(
+    name: string,
+    check: (a: ReturnType<typeof createHost>, moved: Awaited<ReturnType<ReturnType<typeof createHost>['get']>>, reads: Set<string>) => void,
+  ) {
+    const url = await pg.createDatabase(name)
     const world = loadWorld([]).world
     const replica = async () => {
       const db = await SharedDatabase.open({ url, world })
@@ -39,15 +46,26 @@ describe('a replica reading every session', () => {
         s.engine.sync = () => (reads.add(s.name), sync())
       }
       await a.host.resync()
-      expect([...reads].filter((name) => name !== 's7')).toEqual([])
-      // The clock runs (real time plus the offset): two reads of `now` may fall a millisecond apart, the offsets never.
-      expect(a.host.peek('s7')!.engine.clockView().offset_ms).toBe(moved.engine.clockView().offset_ms)
-      expect(moved.engine.clockView().offset_ms).toBe(3_600_000)
+      check(a.host, moved, reads)
     } finally {
       for (const r of [a, b]) {
         await r.host.close().catch(() => {})
         await r.db.close()
       }
     }
+  }
+
+  it('reads again only the sessions another replica wrote to', async () => {
+    await resynced('resync', (_a, _moved, reads) => {
+      expect([...reads].filter((name) => name !== 's7')).toEqual([])
+    })
+  }, 30_000)
+
+  it('takes in what another replica wrote to a session', async () => {
+    await resynced('resync_seen', (a, moved) => {
+      // The clock runs (real time plus the offset): two reads of `now` may fall a millisecond apart, the offsets never.
+      expect(a.peek('s7')!.engine.clockView().offset_ms).toBe(moved.engine.clockView().offset_ms)
+      expect(moved.engine.clockView().offset_ms).toBe(3_600_000)
+    })
   }, 30_000)
 })

@@ -4,10 +4,10 @@
  * (test/cli/regex-cost.test.ts), and the refusal writes nothing to the database: the other replica
  * never lists the rule, and a session the call names is not made. Real binaries on loopback.
  */
-import { afterEach, describe, expect, it } from 'vitest'
-import type { Served } from '../cli/run.js'
-import { control, replicas, stopAll, until } from './replicas.js'
+import { describe, expect, it } from 'vitest'
+import { control, until } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 /** 390 characters that compile to about 60,000 instructions (half a second and 50 MiB each, unbounded). */
 const EXPANDING = '[0-9]{1,999}'.repeat(30)
@@ -24,15 +24,11 @@ const sessionNames = async (base: string) => ((await control(base, '/sessions'))
 
 describe('a too costly rule regex on the shared store', () => {
   const pg = usePostgres()
-  let started: Served[] = []
-  afterEach(async () => {
-    await stopAll(started)
-    started = []
-  })
+  const replicas = useReplicas()
 
-  it('is refused 400 naming match.regex and the bound, for its size and for its length', async () => {
+  it('is refused 400 naming match.regex with the bound it passes, of size or of length', async () => {
     const url = await pg.createDatabase('regex_refused')
-    const [a] = (started = await replicas(url, 1))
+    const [a] = await replicas.start(url, 1)
     const size = await control(a!.url, '/rules', rule('wide', EXPANDING))
     expect(size.http).toBe(400)
     expect(size.body.error).toBe('BAD_RULE')
@@ -45,7 +41,7 @@ describe('a too costly rule regex on the shared store', () => {
 
   it('stores nothing: the other replica lists the rule taken after it, never the refused one', async () => {
     const url = await pg.createDatabase('regex_not_stored')
-    const [a, b] = (started = await replicas(url, 2))
+    const [a, b] = await replicas.start(url, 2)
     expect((await control(a!.url, '/rules', rule('wide', EXPANDING))).http).toBe(400)
     expect((await control(a!.url, '/rules', rule('long', LONG))).http).toBe(400)
     // A rule within the bounds, sent after them: once B lists it, B has read past where they would be.
@@ -60,9 +56,9 @@ describe('a too costly rule regex on the shared store', () => {
     expect(await holding('60123400059')).toBe(0)
   })
 
-  it('makes no session: a refused call naming a new session leaves no row of it, and no replica lists it', async () => {
+  it('makes no session: a refused call naming a new one leaves it in no row, listed by no replica', async () => {
     const url = await pg.createDatabase('regex_no_session')
-    const [a, b] = (started = await replicas(url, 2))
+    const [a, b] = await replicas.start(url, 2)
     expect((await control(a!.url, '/rules', rule('wide', EXPANDING), session('refused-one'))).http).toBe(400)
     // A session made after it: once B lists that one, it would list the refused call's too.
     expect((await control(a!.url, '/rules', rule('within', '^6099$'), session('taken-one'))).http).toBe(200)

@@ -4,27 +4,24 @@
  * sessions is not taken for one another replica deleted, nor opened twice when another replica's notice
  * opens it during start-up.
  */
-import { afterEach, describe, expect, it } from 'vitest'
-import { dcb, type Served } from '../cli/run.js'
+import { describe, expect, it } from 'vitest'
+import { dcb } from '../cli/run.js'
 import { createHost } from '../../src/runtime/host.js'
 import { SharedDatabase } from '../../src/store/postgres.js'
 import { sharedSessions } from '../../src/store/postgres-shared-sessions.js'
 import type { SharedSessions } from '../../src/store/types.js'
 import { loadWorld } from '../../src/world/load.js'
-import { control, replicas, stopAll } from './replicas.js'
+import { control } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 describe('shared sessions under races', () => {
   const pg = usePostgres()
-  let started: Served[] = []
-  afterEach(async () => {
-    await stopAll(started)
-    started = []
-  })
+  const replicas = useReplicas()
 
   it('a session deleted through two replicas at once: one answers 200, the other 404 SESSION_NOT_FOUND', async () => {
     const url = await pg.createDatabase('dropraced')
-    const [a, b] = (started = await replicas(url, 2))
+    const [a, b] = await replicas.start(url, 2)
     const names = ['s1', 's2', 's3', 's4']
     for (const name of names) expect((await control(a!.url, '/clock', undefined, { 'x-dcb-session': name })).http).toBe(200)
     for (const name of names) {
@@ -112,9 +109,8 @@ describe('shared sessions under races', () => {
   })
   it('a database whose kept session clock does not read refuses the start naming it, not as an unexpected error', async () => {
     const url = await pg.createDatabase('badclock')
-    const [first] = (started = await replicas(url, 1))
+    const [first] = await replicas.start(url, 1)
     await first!.stop()
-    started = []
     await pg.query(`UPDATE dcb_meta SET value = '{"at":' WHERE key = 'session_clock'`, [], 'badclock')
     const r = await dcb(['serve', '--store', url, '--port', '0'])
     expect(r.code).toBe(1)

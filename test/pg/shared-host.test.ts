@@ -1,27 +1,23 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
-import { control, merchant, replicas } from './replicas.js'
+import { control, merchant } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 // What the host of sessions answers on replicas of one database: the session cap, the clock new
 // sessions and resets start at, the sessions' counts. Replicas started with different options, so
 // each test starts its own (the real binary).
 describe('replicas on one database: the sessions they share', () => {
   const pg = usePostgres()
-  let started: Served[] = []
-  afterEach(async () => {
-    await Promise.all(started.map((s) => s.stop()))
-    started = []
-  })
+  const replicas = useReplicas()
   async function up(url: string, args: string[] = []): Promise<Served> {
-    const [s] = await replicas(url, 1, args)
-    started.push(s!)
+    const [s] = await replicas.start(url, 1, args)
     return s!
   }
   const as = (name: string) => ({ 'x-dcb-session': name })
   const named = async (db: string) => Number((await pg.query(`SELECT count(*) FROM dcb_sessions WHERE name <> 'default'`, [], db)).rows[0].count)
 
-  it("--max-sessions counts the database's sessions: a replica at the cap still lists, deletes and serves the sessions another made; only a new one is refused", async () => {
+  it("--max-sessions counts the database's sessions: a replica at the cap refuses only a new one, serving the sessions another made", async () => {
     const url = await pg.createDatabase('cap')
     const a = await up(url, ['--max-sessions', '1'])
     const b = await up(url)

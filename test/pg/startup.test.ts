@@ -1,9 +1,10 @@
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
-import { dcb, serve, type Served } from '../cli/run.js'
+import { describe, expect, it } from 'vitest'
+import { dcb, type Served } from '../cli/run.js'
 import { freePort } from './postgres.js'
 import { control } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 // Start-up of `dcb serve --store`: what it refuses (and that it wrote nothing then), the world check,
 // and what it keeps of a database it did not make.
@@ -24,16 +25,9 @@ async function refused(args: string[], env: Record<string, string> = {}) {
 
 describe('dcb serve --store: start-up', () => {
   const pg = usePostgres()
-  let started: Served[] = []
-  afterEach(async () => {
-    await Promise.all(started.map((s) => s.stop()))
-    started = []
-  })
-  async function up(url: string, args: string[] = [], env: Record<string, string> = {}): Promise<Served> {
-    const s = await serve(url ? ['--store', url, ...args] : args, { env })
-    started.push(s)
-    return s
-  }
+  const replicas = useReplicas()
+  const up = (url: string, args: string[] = [], env: Record<string, string> = {}): Promise<Served> =>
+    replicas.serve(url ? ['--store', url, ...args] : args, { env })
 
   /** The dcb tables of a database (none when refused before writing). */
   const tables = async (db: string) =>
@@ -84,7 +78,7 @@ describe('dcb serve --store: start-up', () => {
     expect(runs[3]!.lines.join('\n')).toContain('--in-memory')
   })
 
-  it('a database with a newer schema is refused, naming both versions, and left as it was', async () => {
+  it('a database with a newer schema is refused naming both versions, left as it was', async () => {
     await pg.createDatabase('newer')
     await pg.query(`CREATE TABLE dcb_meta (key text PRIMARY KEY, value text NOT NULL); INSERT INTO dcb_meta VALUES ('schema_version', '99')`, [], 'newer')
     const run = await refused(['--store', pg.url('newer')])
@@ -95,32 +89,48 @@ describe('dcb serve --store: start-up', () => {
     expect((await pg.query(`SELECT key, value FROM dcb_meta`, [], 'newer')).rows).toEqual([{ key: 'schema_version', value: '99' }])
   })
 
-  it('a new database gets the tables and its schema version; health names it; DCB_STORE names the database too', async () => {
+  /** The schema version database `db` holds. */
+  const schemaVersion = async (db: string) => Number((await pg.query(`SELECT value FROM dcb_meta WHERE key = 'schema_version'`, [], db)).rows[0].value)
+
+  it('a new database gets the tables and its schema version, which a second start keeps', async () => {
     const url = await pg.createDatabase('fresh')
-    const a = await up('', [], { DCB_STORE: url })
+    await up(url)
     expect(await tables('fresh')).toEqual(['dcb_changes', 'dcb_journals', 'dcb_meta', 'dcb_requests', 'dcb_sessions', 'dcb_snapshots'])
-    const version = (await pg.query(`SELECT value FROM dcb_meta WHERE key = 'schema_version'`, [], 'fresh')).rows[0].value
-    const health = await control(a.url, '/health')
-    expect(health.http).toBe(200)
-    expect(health.body.store).toMatchObject({ kind: 'postgres', database: `127.0.0.1:${pg.port}/fresh`, schema_version: Number(version) })
+    const version = await schemaVersion('fresh')
     // A second start finds its tables and keeps them (no migration runs twice).
     const b = await up(url)
-    expect((await control(b.url, '/health')).body.store.schema_version).toBe(Number(version))
+    expect((await control(b.url, '/health')).body.store.schema_version).toBe(version)
   })
 
-  it('another world is refused; --replace-world makes its world the database’s, and then the old world is refused', async () => {
+  it('health names the database DCB_STORE names, with its schema version', async () => {
+    const url = await pg.createDatabase('fresh_env')
+    const a = await up('', [], { DCB_STORE: url })
+    const health = await control(a.url, '/health')
+    expect(health.http).toBe(200)
+    expect(health.body.store).toMatchObject({ kind: 'postgres', database: `127.0.0.1:${pg.port}/fresh_env`, schema_version: await schemaVersion('fresh_env') })
+  })
+
+  /** The world digest database `db` holds. */
+  const digestOf = async (db: string) => (await pg.query(`SELECT value FROM dcb_meta WHERE key = 'world_digest'`, [], db)).rows[0].value
+
+  it('a replica of another world is refused, naming --replace-world, the database left as it was', async () => {
     const url = await pg.createDatabase('worlds')
     const old = await up(url)
-    const digest = async () => (await pg.query(`SELECT value FROM dcb_meta WHERE key = 'world_digest'`, [], 'worlds')).rows[0].value
-    const before = await digest()
+    const before = await digestOf('worlds')
     const other = await refused(['--store', url, '--fixtures', OTHER_WORLD])
     expect(other.code).toBe(1)
     expect(other.lines).toHaveLength(1)
     expect(other.lines[0]).toMatch(/serves another world/)
     expect(other.lines[0]).toContain('--replace-world')
-    expect(await digest()).toBe(before)
+    expect(await digestOf('worlds')).toBe(before)
     expect((await control(old.url, '/health')).http).toBe(200)
+  })
 
+  it('--replace-world makes its world the database’s: the old world is refused then', async () => {
+    const url = await pg.createDatabase('worlds_replaced')
+    const old = await up(url)
+    const digest = () => digestOf('worlds_replaced')
+    const before = await digest()
     await old.stop()
     const replaced = await up(url, ['--fixtures', OTHER_WORLD, '--replace-world'])
     expect(await digest()).not.toBe(before)

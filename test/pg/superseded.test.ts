@@ -3,24 +3,23 @@
  * MO that supersedes an EXPIRED subscription goes through one, the clock move that would have
  * retried it through the other, and a replica started afresh reads the history from the log.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
 import { usePostgres } from './use-postgres.js'
-import { control, replicas, stopAll } from './replicas.js'
+import { control } from './replicas.js'
+import { useReplicas } from './use-replicas.js'
 
 describe('superseded retries on PostgreSQL', () => {
   const db = usePostgres()
+  const replicas = useReplicas()
   let url: string
   let r: Served[]
   beforeAll(async () => {
     url = await db.createDatabase('superseded')
-    r = await replicas(url, 2, ['--clock', '2026-01-28T09:00:00'])
+    r = await replicas.start(url, 2, ['--clock', '2026-01-28T09:00:00'])
   }, 60_000)
-  afterAll(async () => {
-    if (r) await stopAll(r)
-  })
 
-  it('one replica supersedes, the other does not retry, and a new replica shows the same timeline', async () => {
+  it('a subscription one replica supersedes is superseded on every replica: none retries it, a new one shows the same timeline', async () => {
     const mo = (base: string) => control(base, '/mo', { msisdn: '60133456302', short_code: '32123', text: 'STREAM' })
     const first = (await mo(r[0]!.url)).body.subscription_id
     await control(r[1]!.url, '/clock/advance', { by: 'P1M' })
@@ -36,13 +35,9 @@ describe('superseded retries on PostgreSQL', () => {
       ['ACTIVE', 'EXPIRED', 'renewal', undefined],
       ['EXPIRED', 'EXPIRED', 'superseded', again],
     ])
-    const fresh = await replicas(url, 1)
-    try {
-      const later = (await control(fresh[0]!.url, `/subscriptions/${first}`)).body
-      expect(states(later)).toEqual(states(seen))
-      expect(later.next_retry_dt).toBeNull()
-    } finally {
-      await stopAll(fresh)
-    }
+    const fresh = await replicas.start(url, 1)
+    const later = (await control(fresh[0]!.url, `/subscriptions/${first}`)).body
+    expect(states(later)).toEqual(states(seen))
+    expect(later.next_retry_dt).toBeNull()
   })
 })

@@ -5,19 +5,15 @@
  * write, as it makes any other deleted session anew; it refuses it now, as every replica refuses a new
  * one, and the database is left without it.
  */
-import { afterEach, describe, expect, it } from 'vitest'
-import { startSandbox, type RunningSandbox } from '../../src/server.js'
+import { describe, expect, it } from 'vitest'
 import { KEY } from './replicas.js'
 import { deleteUnheard, rowsOf } from './session-rows.js'
 import { usePostgres } from './use-postgres.js'
+import { useReplicas } from './use-replicas.js'
 
 describe('a . or .. session deleted while a replica holds it open', () => {
   const pg = usePostgres()
-  let running: RunningSandbox | undefined
-  afterEach(async () => {
-    await running?.close()
-    running = undefined
-  })
+  const replicas = useReplicas()
 
   it('is not made anew by its next write there: 400 BAD_REQUEST saying why (merchant envelope and control error), as a new one', async () => {
     for (const [db, dots] of [
@@ -26,7 +22,7 @@ describe('a . or .. session deleted while a replica holds it open', () => {
     ] as const) {
       const url = await pg.createDatabase(db)
       // No timer tick in the test: the host keeps the session open until a call finds it gone.
-      running = await startSandbox({ port: 0, store: url, tickMs: 3_600_000 })
+      const running = await replicas.inProcess({ port: 0, store: url, tickMs: 3_600_000 })
       // As an older version left it: a row of its own, made before such names were refused.
       await pg.query(`INSERT INTO dcb_sessions (name) VALUES ($1)`, [dots], db)
       const base = running.url
@@ -59,7 +55,6 @@ describe('a . or .. session deleted while a replica holds it open', () => {
       expect(listed.sessions.map((s) => s.name)).toEqual(['default'])
       expect(await rowsOf(pg, db, dots)).toEqual([])
       await running.close()
-      running = undefined
     }
   }, 60_000)
 })
