@@ -14,16 +14,38 @@ const SHIPPED_KEYS = new Set(['sandbox-demo-key', 'sandbox-demo-key-2', 'sandbox
 /** Secrets, and the transport's own headers (they differ from connection to connection and repeat nothing). */
 const LEFT_OUT = new Set(['cookie', 'authorization', 'proxy-authorization', 'x-dcb-admin-token', 'host', 'connection', 'content-length', 'keep-alive'])
 
+/** The last headers seen (name, value, name, value...) and their text: a client sends the same headers call after call. */
+let lastSeen: unknown[] = []
+let lastText = '{}'
+
 /** The headers as kept, one JSON text (sized like a body against the log's byte budget). */
 export function requestLogHeaders(headers: IncomingHttpHeaders): string {
+  // Same names and values, in the same order, as the call before: the same text (no object, no stringify).
+  let i = 0
+  let same = true
+  for (const name in headers) {
+    const raw = headers[name]
+    if (lastSeen[i] !== name || lastSeen[i + 1] !== raw) {
+      same = false
+      break
+    }
+    i += 2
+  }
+  if (same && i === lastSeen.length) return lastText
+  const seen: unknown[] = []
   const out: Record<string, string> = {}
   let n = 0
-  for (const [name, raw] of Object.entries(headers)) {
-    if (raw === undefined || LEFT_OUT.has(name)) continue
-    if (++n > MAX_HEADERS) break
+  for (const name in headers) {
+    const raw = headers[name]
+    seen.push(name, raw)
+    if (raw === undefined || LEFT_OUT.has(name) || n >= MAX_HEADERS) continue
+    n++
     let value = Array.isArray(raw) ? raw.join(', ') : raw
     if (name === 'api-key' && !SHIPPED_KEYS.has(value)) value = MASKED
     out[name] = value.length > MAX_VALUE ? `${value.slice(0, MAX_VALUE)}…` : value
   }
-  return JSON.stringify(out)
+  // An array value (set-cookie) is a new array each call: never the same, so never remembered wrongly.
+  lastSeen = seen
+  lastText = JSON.stringify(out)
+  return lastText
 }

@@ -18,3 +18,15 @@ describe('the request headers the request log keeps', () => {
     expect(requestLogHeaders(many).length).toBeLessThan(24 * 220)
   })
 })
+
+describe('the request headers kept for calls that repeat them', () => {
+  it('answers a header that changed, not the text of the call before', () => {
+    const a = { 'api-key': 'sandbox-demo-key', 'x-trace': '1' }
+    expect(JSON.parse(requestLogHeaders(a))['x-trace']).toBe('1')
+    expect(JSON.parse(requestLogHeaders({ ...a }))['x-trace']).toBe('1')
+    expect(JSON.parse(requestLogHeaders({ ...a, 'x-trace': '2' }))['x-trace']).toBe('2')
+    expect(JSON.parse(requestLogHeaders({ 'api-key': 'live-secret', 'x-trace': '2' }))['api-key']).toBe(MASKED)
+    expect(JSON.parse(requestLogHeaders({ 'api-key': 'live-secret' }))).toEqual({ 'api-key': MASKED })
+    expect(JSON.parse(requestLogHeaders({ 'api-key': 'live-secret', accept: '*/*' }))).toEqual({ 'api-key': MASKED, accept: '*/*' })
+  })
+})
