@@ -54,7 +54,7 @@ describe('the CLI client and createClient answer alike', () => {
     }
   })
 
-  it('a control refusal throws the same SandboxError code and status from either client', async () => {
+  it('a control refusal throws the same SandboxError (code, status) from either client', async () => {
     send(404, JSON.stringify({ error: 'SUBSCRIPTION_NOT_FOUND', message: 'no subscription "x"' }))
     const errors = await Promise.all([
       new DcbClient({ baseUrl: base, apiKey: 'k' }).subscription('x').catch((e: unknown) => e),
@@ -84,7 +84,7 @@ describe('the CLI client and createClient answer alike', () => {
 })
 
 describe('the node:http fetch of the CLI', () => {
-  it('answers status, headers and body as a Response', async () => {
+  it('answers as a Response (status, headers, body)', async () => {
     send(201, '{"a":1}', { 'x-one': 'yes' })
     const res = await nodeFetch()(`${base}/p?q=1`, { method: 'POST', headers: { 'x-in': 'v' }, body: 'hello' })
     expect(res.status).toBe(201)

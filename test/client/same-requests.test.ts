@@ -67,30 +67,47 @@ describe('the same call from the CLI client and createClient', () => {
     expect(cliSent!.headers).toMatchObject({ 'api-key': 'k1', 'x-dcb-session': 's1' })
   })
 
-  it('a control call sends the same request (session and admin token) and answers the same JSON', async () => {
+  const advanced = async () => {
     json(200, { now: '2026-01-01T00:00:00.000Z', ran: [] })
-    const { cli, lib, cliSent, libSent } = await both((c) => c.advance('1d'))
+    return both((c) => c.advance('1d'))
+  }
+
+  it('a control call answers the same JSON', async () => {
+    const { cli, lib } = await advanced()
     expect(lib).toEqual(cli)
+  })
+
+  it('a control call sends the same request (session with admin token)', async () => {
+    const { cliSent, libSent } = await advanced()
     expect(libSent).toEqual(cliSent)
     expect(cliSent).toMatchObject({ method: 'POST', url: '/_sandbox/clock/advance', body: '{"by":"1d"}' })
     expect(cliSent!.headers).toMatchObject({ authorization: 'Bearer t1', 'x-dcb-session': 's1' })
   })
 
-  it('a consent decision by id sends the same request; the CLI answer adds the query and reason to the same status and location', async () => {
+  const denied = async () => {
     answer = (_req, res) => {
       res.writeHead(303, { location: 'https://shop.test/back?status=FAIL&message=DENIED', 'x-dcb-reason': 'denied' })
       res.end()
     }
-    const { cli, lib, cliSent, libSent } = await both((c) => c.consent('c/1', 'deny'))
+    return both((c) => c.consent('c/1', 'deny'))
+  }
+
+  it('a consent decision by id sends the same request', async () => {
+    const { cliSent, libSent } = await denied()
     expect(libSent).toEqual(cliSent)
     expect(cliSent).toMatchObject({ method: 'POST', url: '/consent/c%2F1', body: 'action=deny' })
+  })
+
+  it('the CLI answer to a consent decision adds the query with the reason to the same status, location', async () => {
+    const { cli, lib } = await denied()
     expect(lib).toEqual({ status: 303, location: 'https://shop.test/back?status=FAIL&message=DENIED' })
     expect(cli).toEqual({ ...lib, query: { status: 'FAIL', message: 'DENIED' }, reason: 'denied' })
   })
 })
 
 describe('the live stream of the CLI client', () => {
-  it('goes through the fetch function it is given, reads events as they come, and close() ends it', async () => {
+  /** An event stream through a fetch function of its own, read until its first event, then closed. */
+  const streamed = async () => {
     answer = (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' })
       res.write('event: hello\ndata: {"next_request_id":3}\n\n')
@@ -108,7 +125,16 @@ describe('the live stream of the CLI client', () => {
     await arrived
     stream.close()
     await stream.done
+    return { got, asked }
+  }
+
+  it('reads events as they come until close() ends it', async () => {
+    const { got } = await streamed()
     expect(got).toEqual([['hello', { next_request_id: 3 }]])
+  })
+
+  it('goes through the fetch function it is given', async () => {
+    const { asked } = await streamed()
     expect(asked.map((a) => [a.url, a.init.stream])).toEqual([[`${base}/_sandbox/events`, true]])
     expect(seen.at(-1)!.headers).toMatchObject({ accept: 'text/event-stream', authorization: 'Bearer t1', 'x-dcb-session': 's1' })
   })

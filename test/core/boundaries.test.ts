@@ -73,7 +73,7 @@ describe('the layer table of docs/architecture.md holds', () => {
   const allowed = new Map<string, Row>()
   for (const row of rows) for (const unit of row.units) allowed.set(unit, row)
 
-  it('reads a row for every folder and top file of src/', () => {
+  it('has a row for each folder or top file of src/, one for one', () => {
     const present = new Set(readdirSync(SRC).map((name) => name.replace(/\.js$/, '.ts')))
     expect(rows.length).toBeGreaterThan(10)
     expect([...present].filter((unit) => !allowed.has(unit))).toEqual([])
@@ -116,12 +116,12 @@ describe('the layer table of docs/architecture.md holds', () => {
 describe('src/core stands alone', () => {
   const all = files(CORE)
 
-  it('finds the core files and their imports', () => {
+  it('finds the core files with their imports', () => {
     expect(all.length).toBeGreaterThan(10)
     expect(specifiers(readFileSync(join(CORE, 'engine.ts'), 'utf8')).length).toBeGreaterThan(3)
   })
 
-  it('imports nothing outside src/core but zod and I/O-free node modules', () => {
+  it('imports from outside src/core only zod or I/O-free node modules', () => {
     const bad: string[] = []
     for (const file of all) {
       for (const spec of specifiers(readFileSync(file, 'utf8'))) {

@@ -41,11 +41,12 @@ function replay(persisted: Change[][]): State {
 }
 
 describe('a long clock move runs in batches', () => {
-  it('answers the same events and leaves the same state as one batch, giving the host a turn between batches', async () => {
-    let turns = 0
+  /** The same two days' move over the same subscriptions, in batches of 7 events and as one. */
+  const bothWays = async () => {
+    const host = { turns: 0 }
     const ids1 = { n: 0 }
     const ids2 = { n: 0 }
-    const batched = engineAt('2026-03-01T00:00:00', { moveBatchEvents: 7, yieldToHost: async () => void turns++, newId: () => `id-${++ids1.n}` })
+    const batched = engineAt('2026-03-01T00:00:00', { moveBatchEvents: 7, yieldToHost: async () => void host.turns++, newId: () => `id-${++ids1.n}` })
     const whole = engineAt('2026-03-01T00:00:00', { newId: () => `id-${++ids2.n}` })
     const ids: string[][] = []
     for (const h of [batched, whole]) {
@@ -54,10 +55,20 @@ describe('a long clock move runs in batches', () => {
     const before = batched.persisted.length
     const a = await batched.engine.advance('P2D')
     const b = await whole.engine.advance('P2D')
+    return { host, batched, whole, ids, before, a, b }
+  }
+
+  it('answers the same events, leaving the same state, as one batch', async () => {
+    const { batched, whole, ids, a, b } = await bothWays()
     expect(a.events.length).toBe(96)
     expect(a.events).toEqual(b.events)
     expect(a.clock).toEqual(b.clock)
     for (let i = 0; i < 3; i++) expect(batched.engine.subscription(ids[0]![i]!)).toEqual(whole.engine.subscription(ids[1]![i]!))
+  })
+
+  it('gives the host a turn between batches, each written with the clock at its end', async () => {
+    const { host, batched, before } = await bothWays()
+    const turns = host.turns
     // 96 events, 7 a batch, a batch never ending inside a time (two renewals an hour): 8 a batch, 12 batches.
     expect(batched.persisted.length - before).toBe(12)
     expect(turns).toBe(11)
@@ -123,12 +134,13 @@ describe('a long clock move runs in batches', () => {
     expect(h.engine.sizes().subscriptions).toBe(0)
   })
 
-  it('stops at a batch boundary when interrupted (503 SHUTTING_DOWN): every event up to there run, none after; a restart goes on from there', async () => {
+  const sequence = () => {
+    let n = 0
+    return () => `id-${++n}`
+  }
+  /** A year's move interrupted after six batches of a hundred events. */
+  const interrupted = async () => {
     const host = gatedHost()
-    const sequence = () => {
-      let n = 0
-      return () => `id-${++n}`
-    }
     const h = engineAt('2026-03-01T00:00:00', { moveBatchEvents: 100, yieldToHost: host.yieldToHost, newId: sequence() })
     const hourly = await h.subscribe('60123456001', 'QUICKTEST')
     const monthly = await h.subscribe('60123456002', 'STREAMPLUS')
@@ -141,6 +153,11 @@ describe('a long clock move runs in batches', () => {
     h.engine.interrupt()
     host.release()
     await settle()
+    return { h, hourly, monthly, move }
+  }
+
+  it('stops at a batch boundary when interrupted (503 SHUTTING_DOWN): every event up to there run, none after', async () => {
+    const { h, hourly, move } = await interrupted()
     expect(move.done).toBe(true)
     expect(move.error).toMatchObject({ status: 503, code: 'SHUTTING_DOWN' })
     const stoppedAt = h.engine.now()
@@ -154,7 +171,11 @@ describe('a long clock move runs in batches', () => {
     expect(sub.expiry_dt).toBe('2026-03-26T01:00:00.000000')
     // Any later move stops at once too (the host is going away).
     await expect(h.engine.advance('P1D')).rejects.toMatchObject({ code: 'SHUTTING_DOWN' })
+  })
 
+  it('a restart after an interrupted move goes on from where it stopped', async () => {
+    const { h, hourly, monthly } = await interrupted()
+    await h.engine.advance('P1D').catch(() => undefined)
     // A restart over what was persisted: the clock where the move stopped, nothing due, nothing resumed.
     const b = build({ state: replay(h.persisted), clockStart: { at: 0, frozen: true } })
     expect(b.engine.clockView()).toMatchObject({ now: '2026-03-26T00:00:00.000000', frozen: true, next_event_dt: '2026-03-26T01:00:00.000000' })

@@ -58,15 +58,22 @@ describe('coverage outcomes derived from the engine', () => {
     }
   })
 
-  it('a rule added is an outcome at once: an Init code no rule gave before is listed, with the rule as its how, and counted', async () => {
+  const lim = { id: 'lim', match: { ending: '777' }, step: 'init', effect: { error: 'SPENDING_LIMIT_REACHED' } }
+
+  it('a rule added is an outcome at once: an Init code no rule gave before is listed, with the rule as its how', async () => {
     const h = engineAt('2026-01-31T09:00:00')
     expect(h.engine.coverageReport('demo')[0]!.outcomes.map((o) => o.id)).not.toContain('init.SPENDING_LIMIT_REACHED')
-    await h.engine.addRule({ id: 'lim', match: { ending: '777' }, step: 'init', effect: { error: 'SPENDING_LIMIT_REACHED' } })
+    await h.engine.addRule(lim)
     expect(h.engine.coverageReport('demo')[0]!.outcomes.find((o) => o.id === 'init.SPENDING_LIMIT_REACHED')).toEqual({
       id: 'init.SPENDING_LIMIT_REACHED',
       count: 0,
       how: 'Init a number ending 777 (rule lim)',
     })
+  })
+
+  it('an outcome a rule added gives is counted', async () => {
+    const h = engineAt('2026-01-31T09:00:00')
+    await h.engine.addRule(lim)
     const demo = h.engine.authenticate('sandbox-demo-key')!
     const out = await h.engine.init(demo, { msisdn: '60123456777', service_code: 'STREAMPLUS', country_code: 'my' }, { baseUrl: '' })
     expect(out.code).toBe('SPENDING_LIMIT_REACHED')

@@ -20,7 +20,8 @@ describe('coverage counts in the store', () => {
     expect(counters(last)).toEqual([{ c: 'counters', id: 'cov|init.otp|demo', v: 1 }])
   })
 
-  it('a Status answers without waiting for a write; while writes fail its counts wait in memory, then go with the first write that works', async () => {
+  /** An engine with one subscription whose writes then fail, and a Status made while they fail. */
+  const statusWhileFailing = async () => {
     const state = new State()
     let failing = false
     const written: Change[][] = []
@@ -43,18 +44,33 @@ describe('coverage counts in the store', () => {
     const id = sub.payload!.subscription_id as string
     failing = true
     const status = engine.perform(demo, { op: 'status', input: { subscription_id: id } })
+    const control = {
+      fail: (on: boolean) => void (failing = on),
+      settled: async () => {
+        while (pending) await new Promise((r) => setImmediate(r))
+      },
+    }
+    return { state, engine, demo, status, written, control }
+  }
+
+  it('a Status answers without waiting for a write, counted in memory', async () => {
+    const { engine, status } = await statusWhileFailing()
     // Nothing to wait for: the answer leaves at once, counted in memory.
     expect(status.durable).toBeNull()
     expect(status.result.code).toBe('SUCCESS')
     expect(engine.coverageReport('demo')[0]!.outcomes.find((o) => o.id === 'status.ACTIVE')!.count).toBe(1)
-    while (pending) await new Promise((r) => setImmediate(r))
+  })
+
+  it("while writes fail a Status's counts wait in memory, then go with the first write that works", async () => {
+    const { state, engine, demo, written, control } = await statusWhileFailing()
+    await control.settled()
     expect(written.flat().some((c) => 'id' in c && c.id === 'cov|status.ACTIVE|demo')).toBe(false)
     // Writes work again: the next write carries on, and the waiting count is written after it.
-    failing = false
+    control.fail(false)
     await engine.init(demo, { msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' }, { baseUrl: '' })
-    while (pending) await new Promise((r) => setImmediate(r))
+    await control.settled()
     await new Promise((r) => setImmediate(r))
-    while (pending) await new Promise((r) => setImmediate(r))
+    await control.settled()
     expect(counters(written.flat()).filter((c) => c.id === 'cov|status.ACTIVE|demo')).toEqual([{ c: 'counters', id: 'cov|status.ACTIVE|demo', v: 1 }])
     // Replayed from what was written, the counts are as in memory.
     const replayed = new State()

@@ -14,15 +14,27 @@ const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
 const quantile = (xs: number[], q: number) => sorted(xs)[Math.floor(q * xs.length)]!
 
 describe('the seeded numbers', () => {
-  it('are in (0, 1), the same for the same seed and number, others for another seed', () => {
-    const a = Array.from({ length: 1000 }, (_, i) => seededUnit(7, i + 1))
-    expect(a.every((u) => u > 0 && u < 1)).toBe(true)
+  const seven = () => Array.from({ length: 1000 }, (_, i) => seededUnit(7, i + 1))
+
+  it('are in (0, 1)', () => {
+    expect(seven().every((u) => u > 0 && u < 1)).toBe(true)
+  })
+
+  it('are the same for the same seed at the same number', () => {
+    const a = seven()
     expect(Array.from({ length: 1000 }, (_, i) => seededUnit(7, i + 1))).toEqual(a)
+  })
+
+  it('differ for another seed', () => {
+    const a = seven()
     const b = Array.from({ length: 1000 }, (_, i) => seededUnit(8, i + 1))
     expect(a.filter((u, i) => u === b[i]).length).toBe(0)
     // A seed past 32 bits is a seed of its own, not its low bits.
     expect(seededUnit(2 ** 40 + 7, 1)).not.toBe(seededUnit(7, 1))
-    // Spread evenly: each tenth of (0, 1) gets about a tenth of 20,000 numbers.
+  })
+
+  it('spread evenly over (0, 1)', () => {
+    // Each tenth of (0, 1) gets about a tenth of 20,000 numbers.
     const tenths = new Array(10).fill(0)
     for (let i = 1; i <= 20_000; i++) tenths[Math.floor(seededUnit(DEFAULT_SEED, i) * 10)]++
     for (const n of tenths) expect(Math.abs(n - 2000)).toBeLessThan(200)
@@ -38,16 +50,28 @@ describe('the seeded numbers', () => {
 })
 
 describe('draws of a distribution', () => {
-  it('uniform: every draw within min and max, both reached, evenly spread', () => {
-    const xs = draws({ min: 100, max: 900 }, 3, 20_000)
-    expect(xs.every((x) => Number.isInteger(x) && x >= 100 && x <= 900)).toBe(true)
+  const uniform = () => draws({ min: 100, max: 900 }, 3, 20_000)
+
+  it('uniform: every draw is a whole number within [min, max]', () => {
+    expect(uniform().every((x) => Number.isInteger(x) && x >= 100 && x <= 900)).toBe(true)
+  })
+
+  it('uniform: both bounds are reached', () => {
+    const xs = uniform()
     expect([Math.min(...xs), Math.max(...xs)]).toEqual([100, 900])
+  })
+
+  it('uniform: draws spread evenly, their mean mid-way', () => {
+    const xs = uniform()
     const mean = xs.reduce((a, b) => a + b, 0) / xs.length
     expect(Math.abs(mean - 500)).toBeLessThan(10)
+  })
+
+  it('uniform: min equal to max draws that one value', () => {
     expect(draws({ min: 250, max: 250 }, 3, 100).every((x) => x === 250)).toBe(true)
   })
 
-  it('log-normal: the median and the 99th percentile are about those given', () => {
+  it('log-normal: the quantiles drawn (median, p99) are about those given', () => {
     for (const [median, p99] of [
       [200, 2000],
       [50, 60],
@@ -62,13 +86,16 @@ describe('draws of a distribution', () => {
     expect(draws({ median: 300, p99: 300 }, 11, 100).every((x) => x === 300)).toBe(true)
   })
 
-  it('log-normal: a draw from the tail past the bound is cut to the bound; the bound check counts p99', () => {
+  it('log-normal: a draw from the tail past the bound is cut to the bound', () => {
     const xs = draws({ median: 20_000, p99: 60_000 }, 5, 20_000)
     const cut = xs.filter((x) => x === MAX_DELAY_MS).length
     // About 1% of draws lie past p99, here the bound itself: each is cut to it.
     expect(cut).toBeGreaterThan(100)
     expect(cut).toBeLessThan(300)
     expect(Math.max(...xs)).toBe(MAX_DELAY_MS)
+  })
+
+  it('the bound check takes p99 as the largest delay of a log-normal', () => {
     expect(largestDelay({ median: 20_000, p99: 60_000 })).toBe(60_000)
     expect(largestDelay({ min: 5, max: 70 })).toBe(70)
     expect(largestDelay(40)).toBe(40)
@@ -107,7 +134,7 @@ describe("the engine's draws", () => {
     expect([h.state.meta.has(SEED_KEY), h.state.counters.get(DRAWS_KEY)]).toEqual([false, 50])
   })
 
-  it('the seed and the count are session state: an engine on the same state draws on', async () => {
+  it('an engine on the same session state draws on from its seed, count', async () => {
     const h = engineAt('2026-01-31T00:00:00', { world: world() })
     await h.engine.reset(undefined, 9)
     await delays(h, 3)
@@ -117,15 +144,27 @@ describe("the engine's draws", () => {
     expect((await delays(again, 1))[0]).toBe(expected(9, 4, 1)[0])
   })
 
-  it('a Status a distribution decides writes its draw; any other Status stays a read', async () => {
+  const twoStatuses = async () => {
     const h = engineAt('2026-01-31T00:00:00', { world: world() })
     const demo = h.engine.authenticate('sandbox-demo-key')!
     const drawing = await h.subscribe('60123456092')
     const plain = await h.subscribe('60123456093')
+    return { h, demo, drawing, plain }
+  }
+
+  it('a Status no distribution decides stays a read', async () => {
+    const { h, demo, drawing, plain } = await twoStatuses()
+    h.engine.perform(demo, { op: 'status', input: { subscription_id: drawing } })
+    expect(h.engine.perform(demo, { op: 'status', input: { subscription_id: plain } }).durable).toBeNull()
+  })
+
+  it('a Status a distribution decides writes its draw', async () => {
+    const { h, demo, drawing, plain } = await twoStatuses()
     const a = h.engine.perform(demo, { op: 'status', input: { subscription_id: drawing } })
     expect(a.durable).not.toBeNull()
     expect(a.result.delayMs).toBe(drawn({ median: 400, p99: 4000 }, seededUnit(DEFAULT_SEED, 1)))
-    expect(h.engine.perform(demo, { op: 'status', input: { subscription_id: plain } }).durable).toBeNull()
+    // A plain Status between draws nothing.
+    h.engine.perform(demo, { op: 'status', input: { subscription_id: plain } })
     const b = h.engine.perform(demo, { op: 'status', input: { subscription_id: drawing } })
     expect(b.result.delayMs).toBe(drawn({ median: 400, p99: 4000 }, seededUnit(DEFAULT_SEED, 2)))
   })

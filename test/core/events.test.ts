@@ -9,7 +9,7 @@ const anyUtf16 = fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 12 }
 const text = (parts: Uint8Array[]) => Buffer.concat(parts).toString('utf8')
 
 describe('clock events as JSON', () => {
-  it('writes what JSON.stringify would, for any ids, MSISDNs and service codes (escaping included)', () => {
+  it('writes what JSON.stringify would, for any ids, MSISDNs or service codes (escaping included)', () => {
     fc.assert(
       fc.property(
         fc.array(
@@ -67,7 +67,7 @@ describe('clock events as JSON', () => {
     ])
   })
 
-  it('past its size limit a log counts events instead of listing them, and the answer says how many', () => {
+  it('past its size limit a log counts the events it does not list, in the answer too', () => {
     const log = new EventLog(1000)
     const subject = new EventSubject({ id: 'S', msisdn: '601', service: 'X' })
     for (let i = 0; i < 20; i++) log.sub(i, 'renewed', { status: 'ACTIVE', expiry_at: i + 1 }, subject)
@@ -90,17 +90,22 @@ describe('clock events as JSON', () => {
     expect(JSON.parse(JSON.stringify(move))).toEqual(answer)
   })
 
-  it('verification events, and an empty move', () => {
+  it('an empty move lists no events', () => {
     const log = new EventLog()
     expect(new ClockMove({}, log).events).toEqual([])
     expect(text(new ClockMove({}, log).jsonParts())).toBe('{"clock":{},"events":[]}')
+  })
+
+  it('lists a verification event', () => {
+    const log = new EventLog()
     log.verif(0, 'otp_expired', { id: 'v"1', msisdn: '601', service: 'S' })
     expect(new ClockMove({}, log).events).toEqual([
       { at: '1970-01-01T00:00:00.000000', type: 'otp_expired', verif_request_id: 'v"1', msisdn: '601', service_code: 'S' },
     ])
   })
 
-  it('counts every event by type and code, listed or not, and keeps the last ones past the bound (reasons and verifications too)', () => {
+  /** Any run of events in a log of any bound and tail, beside the same events in a log without bounds. */
+  const eachLog = (check: (log: EventLog, all: ReturnType<EventLog['list']>, types: string[], tail: number) => void) =>
     fc.assert(
       fc.property(
         fc.array(fc.constantFrom('renewed', 'renewal_failed', 'retry_failed', 'otp_expired', 'carrier_canceled'), { maxLength: 80 }),
@@ -117,20 +122,33 @@ describe('clock events as JSON', () => {
               else l.sub(at, type, { status: 'EXPIRED', expiry_at: at }, subject, at % 2 ? 'BARRED' : 'INSUFFICIENT_FUNDS', `rule r${at}`)
             }
           })
-          const all = everything.list()
-          const byKind = new Map<string, number>()
-          for (const e of all) byKind.set(`${e.type}${e.code ? ` ${e.code}` : ''}`, (byKind.get(`${e.type}${e.code ? ` ${e.code}` : ''}`) ?? 0) + 1)
-          const counts = log.counts()
-          expect(new Map(counts.map((k) => [`${k.type}${k.code ? ` ${k.code}` : ''}`, k.count]))).toEqual(byKind)
-          expect(counts.reduce((n, k) => n + k.count, 0)).toBe(types.length)
-          expect(log.count + log.omitted).toBe(types.length)
-          // The listed ones are the first events, none after one that did not fit.
-          expect(log.list()).toEqual(all.slice(0, log.count))
-          // The last `tail` events of the move, as they would have been listed, whatever the bound left out.
-          expect(log.last()).toEqual(tail ? all.slice(-tail) : [])
+          check(log, everything.list(), types, tail)
         },
       ),
       { numRuns: 300 },
     )
+
+  it('counts every event by type with code, listed or not (reasons, verifications too)', () => {
+    eachLog((log, all, types) => {
+      const byKind = new Map<string, number>()
+      for (const e of all) byKind.set(`${e.type}${e.code ? ` ${e.code}` : ''}`, (byKind.get(`${e.type}${e.code ? ` ${e.code}` : ''}`) ?? 0) + 1)
+      const counts = log.counts()
+      expect(new Map(counts.map((k) => [`${k.type}${k.code ? ` ${k.code}` : ''}`, k.count]))).toEqual(byKind)
+      expect(counts.reduce((n, k) => n + k.count, 0)).toBe(types.length)
+      expect(log.count + log.omitted).toBe(types.length)
+    })
+  })
+
+  it('lists the first events, none after one that did not fit', () => {
+    eachLog((log, all) => {
+      expect(log.list()).toEqual(all.slice(0, log.count))
+    })
+  })
+
+  it('keeps the last events past the bound', () => {
+    eachLog((log, all, _types, tail) => {
+      // The last `tail` events of the move, as they would have been listed, whatever the bound left out.
+      expect(log.last()).toEqual(tail ? all.slice(-tail) : [])
+    })
   })
 })

@@ -8,7 +8,7 @@ import { engineAt, world } from './harness.js'
 const T = (s: string) => `${s}.000000`
 
 describe('OTP expiry', () => {
-  it('an OTP lives its TTL (5 minutes): then an event says it expired and Verify answers PIN_EXPIRED', async () => {
+  it('an OTP expires after its TTL (5 minutes): an event says so, Verify answers PIN_EXPIRED', async () => {
     const { engine } = engineAt('2026-01-31T09:00:00')
     const demo = engine.authenticate('sandbox-demo-key')!
     const init = await engine.init(demo, { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }, { baseUrl: '' })
@@ -24,14 +24,24 @@ describe('OTP expiry', () => {
     expect(engine.listSubscriptions({ msisdn: '60123456001' })).toEqual([])
   })
 
-  it('a wrong OTP counts an attempt; past the carrier maximum (3) even the right one is refused', async () => {
+  const pending = async () => {
     const { engine } = engineAt('2026-01-31T09:00:00')
     const demo = engine.authenticate('sandbox-demo-key')!
     const init = await engine.init(demo, { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }, { baseUrl: '' })
     const id = init.payload!.verif_request_id as string
     const otp = engine.latestOtp('60123456001')!.otp!
     const wrong = otp === '0000' ? '1111' : '0000'
+    return { engine, demo, id, otp, wrong }
+  }
+
+  it('a wrong OTP counts an attempt', async () => {
+    const { engine, demo, id, wrong } = await pending()
     for (let i = 0; i < 3; i++) expect((await engine.verify(demo, { verif_request_id: id, otp: wrong })).code).toBe('INVALID_PIN')
+  })
+
+  it('past the carrier maximum of attempts (3) even the right OTP is refused', async () => {
+    const { engine, demo, id, otp, wrong } = await pending()
+    for (let i = 0; i < 3; i++) await engine.verify(demo, { verif_request_id: id, otp: wrong })
     expect((await engine.verify(demo, { verif_request_id: id, otp })).code).toBe('MAX_PIN_RETRIES')
   })
 })
@@ -46,17 +56,26 @@ describe('consent (redirect flow)', () => {
     return url.slice(url.lastIndexOf('/') + 1)
   }
 
-  it('approve: activates, answers the return URL with the subscription, and the link is spent', async () => {
+  const approved = async () => {
     const h = engineAt('2026-01-31T09:00:00')
     const id = await init(h)
-    expect(h.engine.consentView(id)).toMatchObject({ problem: null, service: { code: 'STREAMPLUS' }, verif: { id, state: 'pending' } })
-    const done = await h.engine.consent(id, 'approve')
+    const view = h.engine.consentView(id)
+    return { h, id, view, done: await h.engine.consent(id, 'approve') }
+  }
+
+  it('approve: activates, answering the return URL with the subscription', async () => {
+    const { h, id, view, done } = await approved()
+    expect(view).toMatchObject({ problem: null, service: { code: 'STREAMPLUS' }, verif: { id, state: 'pending' } })
     expect(done).toEqual({
       location: `/_sandbox/return?status=SUCCESS&subscription_id=${done.subscription_id}`,
       result: 'SUCCESS',
       subscription_id: expect.any(String),
     })
     expect(h.engine.subscription(done.subscription_id!)).toMatchObject({ status: 'ACTIVE', flow: 'redirect', country_code: 'bg' })
+  })
+
+  it('approve: spends the link', async () => {
+    const { h, id } = await approved()
     expect(h.engine.consentView(id)!.problem).toBe('This link was already used.')
     expect((await h.engine.consent(id, 'approve')).result).toBe('PIN_EXPIRED')
   })

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { MinHeap } from '../../src/core/heap.js'
 
 describe('event queue (min-heap)', () => {
-  it('pops in (at, seq) order under any mix of pushes, pops and moves of the top', () => {
+  it('pops in (at, seq) order under any mix of pushes, pops, moves of the top', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.integer({ min: 0, max: 20 }), fc.constant(-1), fc.constant(-2)), { maxLength: 400 }), (ops) => {
         const heap = new MinHeap<{ at: number; seq: number }>()

@@ -23,33 +23,58 @@ function problems(...docs: unknown[]): string[] {
 describe('precedence: runtime rules (last added first), then the files from the last to the first, the default world last', () => {
   const rule = (id: string, error: string, match: object = { ending: '011' }) => ({ id, match, step: 'init', effect: { error } })
 
-  it('orders every rule in force and lets the first that fits decide', async () => {
+  const twoFiles = () => {
     const { world, sources } = layered({ rules: [rule('a1', 'BARRED'), rule('a2', 'NOT_ELIGIBLE')] }, { rules: [rule('b1', 'BLACKLISTED')] })
     const h = build({ world, sources, clockStart: { at: at('2026-01-10T00:00:00'), frozen: true } })
     const ids = () => h.engine.rules().rules.map((r) => `${r.id}@${r.source}`)
+    return { h, ids }
+  }
+  /** Two runtime rules added on `twoFiles`, and one Init they decide. */
+  const withRuntime = async () => {
+    const files = twoFiles()
+    await init(files.h.engine, '60123456011')
+    await files.h.engine.addRule(rule('r1', 'INVALID_USER'))
+    await files.h.engine.addRule(rule('r2', 'FAILED_INIT_SUB'))
+    return { ...files, code: (await init(files.h.engine, '60123456011')).code }
+  }
+
+  it('orders every rule in force, the files from the last, the default world last', () => {
+    const { ids } = twoFiles()
     expect(ids().slice(0, 4)).toEqual(['b1@b.json', 'a1@a.json', 'a2@a.json', 'ok-000-099@fixtures/world.json'])
     expect(ids().at(-1)).toBe('delay-5NN@fixtures/world.json')
+  })
+
+  it('lets the first rule that fits decide', async () => {
+    const { h } = twoFiles()
     expect((await init(h.engine, '60123456011')).code).toBe('BLACKLISTED')
-    // Runtime rules come first, the last added first, though the frozen clock gives them one time.
-    await h.engine.addRule(rule('r1', 'INVALID_USER'))
-    await h.engine.addRule(rule('r2', 'FAILED_INIT_SUB'))
+  })
+
+  it('puts runtime rules first, the last added first, though the frozen clock gives them one time', async () => {
+    const { h, ids, code } = await withRuntime()
     expect(ids().slice(0, 3)).toEqual(['r2@runtime', 'r1@runtime', 'b1@b.json'])
-    expect((await init(h.engine, '60123456011')).code).toBe('FAILED_INIT_SUB')
+    expect(code).toBe('FAILED_INIT_SUB')
     expect(
       h.engine
         .rules()
         .rules.map((r) => r.used)
         .slice(0, 3),
     ).toEqual([1, 0, 1])
-    // A runtime rule with a fixture rule's id replaces it while it exists; DELETE removes runtime rules only.
+  })
+
+  it("a runtime rule with a fixture rule's id replaces it while it exists", async () => {
+    const { h, ids } = await withRuntime()
     await h.engine.addRule(rule('b1', 'TRX_COUNT_REACHED', { ending: '012' }))
     expect(ids().filter((x) => x.startsWith('b1@'))).toEqual(['b1@runtime'])
     await h.engine.deleteRule('b1')
     expect(ids().filter((x) => x.startsWith('b1@'))).toEqual(['b1@b.json'])
+  })
+
+  it('DELETE removes runtime rules only', async () => {
+    const { h } = await withRuntime()
     await expect(h.engine.deleteRule('a1')).rejects.toMatchObject({ code: 'RULE_NOT_FOUND' })
   })
 
-  it('a fixture rule with an earlier id replaces it and takes the place of its new file', () => {
+  it('a fixture rule with an earlier id replaces it at the place of its new file', () => {
     const { world, sources } = layered({ rules: [rule('x', 'BARRED'), rule('y', 'BARRED')] }, { rules: [rule('z', 'BARRED'), rule('y', 'NOT_ELIGIBLE')] })
     expect(world.rules.slice(0, 3).map((r) => [r.id, sources.rules[r.id], r.effect.error])).toEqual([
       ['z', 'b.json', 'BARRED'],
@@ -58,7 +83,7 @@ describe('precedence: runtime rules (last added first), then the files from the 
     ])
   })
 
-  it('a delay rule for endings 000-099 and for a whole country takes effect before the default world\'s "everything succeeds"', async () => {
+  it('delay rules (endings 000-099, a whole country) take effect before the default world\'s "everything succeeds"', async () => {
     const { world, sources } = layered({
       rules: [
         { id: 'slow-my', match: { country: 'gb' }, step: 'api', effect: { delay_ms: 900 } },
@@ -78,14 +103,25 @@ describe('precedence: runtime rules (last added first), then the files from the 
 })
 
 describe('records merged by key', () => {
-  it('overriding one carrier setting takes only the key and that setting; objects merge field by field, arrays whole', () => {
-    const { world, sources } = layered({
+  const overridden = () =>
+    layered({
       carriers: [{ code: 'sbx-my-otp', otp: { ttl: 'PT2M' }, retry: { max: 3 } }],
       countries: [{ code: 'my', lengths: [12] }],
     })
+
+  it('overriding one carrier setting merges its objects field by field', () => {
+    const { world } = overridden()
     const c = world.carriers.find((x) => x.code === 'sbx-my-otp')!
     expect(c).toMatchObject({ prefixes: ['6012'], flow: 'otp', otp: { length: 4, ttl: 'PT2M', max_attempts: 3 }, retry: { every: 'P1D', max: 3 } })
+  })
+
+  it('overriding a setting that is an array replaces it whole', () => {
+    const { world } = overridden()
     expect(world.countries.find((x) => x.code === 'my')!.lengths).toEqual([12])
+  })
+
+  it('an overridden carrier names each file it comes from', () => {
+    const { sources } = overridden()
     expect(sources.carriers['sbx-my-otp']).toEqual(['fixtures/world.json', 'a.json'])
   })
 
@@ -105,7 +141,7 @@ describe('records merged by key', () => {
 })
 
 describe('validation of a layered world', () => {
-  it('refuses rule names the world lacks (and upper-case countries), with file, path and value', () => {
+  it('refuses rule names the world lacks, with file, path, value', () => {
     const p = problems({
       rules: [
         { id: 'typo', match: { carrier: 'sbx-my-opt' }, step: 'init', effect: { error: 'BARRED' } },
@@ -118,6 +154,9 @@ describe('validation of a layered world', () => {
       expect.stringMatching(/^a\.json: \$\.rules\[1\]\.match\.service: unknown service "STREAMPLUSS" \(services: GAMECLUB, /),
       'a.json: $.rules[2].match.country: unknown country "fr" (countries: bg, gb, my)',
     ])
+  })
+
+  it('refuses an upper-case country in a rule, with file, path, value', () => {
     expect(problems({ rules: [{ id: 'up', match: { country: 'MY' }, step: 'init' }] })).toEqual([
       'a.json: $.rules[0].match.country: a lower-case country code such as "my" (got "MY")',
     ])

@@ -10,14 +10,17 @@ const advance = async (by: string) => (await c.control('/clock/advance', { by })
 const history = async (id: string) => (await c.control(`/subscriptions/${id}`)).body
 
 describe('renewals on the sandbox clock', () => {
-  it('starts frozen at --clock and goes back to it on reset', async () => {
+  it('starts frozen at --clock', async () => {
     expect((await c.control('/clock')).body).toMatchObject({ now: '2026-01-31T09:00:00.000000', frozen: true })
+  })
+
+  it('goes back to --clock on reset', async () => {
     await advance('P3D')
     await c.control('/reset', {})
     expect((await c.control('/clock')).body.now).toBe('2026-01-31T09:00:00.000000')
   })
 
-  it('monthly: Jan 31 -> Feb 28 -> Mar 31 -> Apr 30, each renewal charged and reported', async () => {
+  it('monthly: Jan 31 -> Feb 28 -> Mar 31 -> Apr 30, each renewal charged, reported', async () => {
     const id = await c.subscribe('60123456001')
     expect((await status(id)).expiry_dt).toBe('2026-02-28T09:00:00.000000')
     const a = await advance('P1M')
@@ -94,16 +97,30 @@ describe('renewals on the sandbox clock', () => {
     expect(r.events.filter((e: any) => e.subscription_id === monthly)).toHaveLength(1)
   })
 
-  it('the request log keeps a small move whole and only the number of events of a big one', async () => {
+  /** A QUICKTEST subscription (renewed hourly) moved two hours on. */
+  const quick = async () => {
     const s = await startClient({ clock: '2026-01-31T09:00:00' })
+    await s.subscribe('60123456001', 'QUICKTEST')
+    await s.control('/clock/advance', { by: 'PT2H' })
+    return s
+  }
+
+  it('the request log keeps a small move whole', async () => {
+    const s = await quick()
     try {
-      await s.subscribe('60123456001', 'QUICKTEST')
-      await s.control('/clock/advance', { by: 'PT2H' })
-      let j = (await s.control('/requests?limit=1')).body.requests[0]
+      const j = (await s.control('/requests?limit=1')).body.requests[0]
       expect(j).toMatchObject({ path: '/_sandbox/clock/advance', response: { event_count: 2, events: [{ type: 'renewed' }, { type: 'renewed' }] } })
+    } finally {
+      await s.close()
+    }
+  })
+
+  it('the request log keeps only the number of events of a big move', async () => {
+    const s = await quick()
+    try {
       const big = (await s.control('/clock/advance', { by: 'P7D' })).body
       expect(big.events).toHaveLength(168)
-      j = (await s.control('/requests?limit=1')).body.requests[0]
+      const j = (await s.control('/requests?limit=1')).body.requests[0]
       expect(j.response).toEqual({ clock: big.clock, event_count: 168, events_kept: false })
     } finally {
       await s.close()
@@ -112,7 +129,7 @@ describe('renewals on the sandbox clock', () => {
 })
 
 describe('failed renewals, retries and carrier cancellations (magic endings)', () => {
-  it('301: the first renewal fails and the subscription stays EXPIRED', async () => {
+  it('301: the first renewal fails, leaving the subscription EXPIRED for good', async () => {
     const id = await c.subscribe('60123456301')
     const r = await advance('P1M')
     expect(r.events).toEqual([expect.objectContaining({ type: 'renewal_failed', code: 'INSUFFICIENT_FUNDS', status: 'EXPIRED' })])
@@ -121,7 +138,13 @@ describe('failed renewals, retries and carrier cancellations (magic endings)', (
     expect(retry.events).toEqual([expect.objectContaining({ type: 'retry_failed', status: 'EXPIRED' })])
     expect((await advance('P1Y')).events).toEqual([])
     expect((await status(id)).status).toBe('EXPIRED')
-    // EXPIRED does not block a new Init.
+  })
+
+  it('EXPIRED does not block a new Init', async () => {
+    await c.subscribe('60123456301')
+    await advance('P1M')
+    await advance('P1D')
+    await advance('P1Y')
     expect((await c.api('/subscriptions/init', { msisdn: '60123456301', service_code: 'STREAMPLUS', country_code: 'my' })).body.status).toBe('SUCCESS')
   })
 
@@ -145,12 +168,17 @@ describe('failed renewals, retries and carrier cancellations (magic endings)', (
     expect((await history(id)).charges.map((x: any) => x.outcome)).toEqual(['SUCCESS', 'INSUFFICIENT_FUNDS', 'INSUFFICIENT_FUNDS'])
   })
 
-  it('401: the carrier cancels one day after activation; CANCELED is never billed and keeps its expiry', async () => {
+  it('401: the carrier cancels one day after activation, the expiry kept', async () => {
     const id = await c.subscribe('60123456401')
     const r = await advance('P1D')
     expect(r.events).toEqual([expect.objectContaining({ type: 'carrier_canceled', subscription_id: id, at: '2026-02-01T09:00:00.000000' })])
     const s = await status(id)
     expect(s).toMatchObject({ status: 'CANCELED', canceled_dt: '2026-02-01T09:00:00.000000', expiry_dt: '2026-02-28T09:00:00.000000' })
+  })
+
+  it('401: a subscription the carrier canceled is never billed again', async () => {
+    const id = await c.subscribe('60123456401')
+    await advance('P1D')
     expect((await advance('P3M')).events).toEqual([])
     expect((await history(id)).charges).toHaveLength(1)
   })
@@ -163,14 +191,36 @@ describe('failed renewals, retries and carrier cancellations (magic endings)', (
     expect((await status(id)).status).toBe('EXPIRED')
   })
 
-  it('carrier-side cancellation through the control API; a new Init is allowed again', async () => {
+  const canceled = async () => {
     const id = await c.subscribe('60123456001')
     const r = await c.control(`/subscriptions/${id}/cancel`, {})
+    return { id, r }
+  }
+
+  it('cancels carrier-side through the control API, for good', async () => {
+    const { id, r } = await canceled()
     expect(r.body).toMatchObject({ status: 'CANCELED', canceled_dt: '2026-01-31T09:00:00.000000', cancel_reason: 'carrier' })
     expect((await status(id)).status).toBe('CANCELED')
-    expect((await c.control(`/subscriptions/${id}/cancel`, {})).status).toBe(409)
-    expect((await c.control('/subscriptions/nope/cancel', {})).status).toBe(404)
+    await c.control(`/subscriptions/${id}/cancel`, {})
+    await c.control('/subscriptions/nope/cancel', {})
     expect((await advance('P2M')).events).toEqual([])
+  })
+
+  it('refuses a carrier-side cancellation of a canceled subscription (409)', async () => {
+    const { id } = await canceled()
+    expect((await c.control(`/subscriptions/${id}/cancel`, {})).status).toBe(409)
+  })
+
+  it('refuses a carrier-side cancellation of an unknown subscription (404)', async () => {
+    await canceled()
+    expect((await c.control('/subscriptions/nope/cancel', {})).status).toBe(404)
+  })
+
+  it('allows a new Init after a carrier-side cancellation', async () => {
+    const { id } = await canceled()
+    await c.control(`/subscriptions/${id}/cancel`, {})
+    await c.control('/subscriptions/nope/cancel', {})
+    await advance('P2M')
     expect(await c.subscribe('60123456001')).not.toBe(id)
   })
 })
@@ -263,7 +313,7 @@ describe('time passes when nobody advances it', () => {
 describe('charge notices in the handset inbox', () => {
   const sms = async (msisdn: string) => (await c.control(`/sms?msisdn=${msisdn}`)).body.messages
 
-  it('each renewal, failed renewal and retry leaves an SMS, newest first, after the welcome', async () => {
+  it('each renewal, failed renewal or retry leaves an SMS, newest first, after the welcome', async () => {
     const id = await c.subscribe('60123456302')
     await advance('P1M') // Feb 28: the first renewal fails
     await advance('P1D') // Mar 1: the retry succeeds
@@ -321,16 +371,30 @@ describe('charge notices in the handset inbox', () => {
     }
   })
 
-  it('a handset shows its newest messages up to the per-handset cap; listeners hear each notice', async () => {
+  /** A year of monthly renewals on a handset that keeps four messages, and what a listener heard. */
+  const yearOfNotices = async () => {
     const s = await startClient({ clock: '2026-01-31T09:00:00', smsPerMsisdn: 4 })
+    await s.subscribe('60123456001')
+    const heard: string[] = []
+    const off = s.sandbox.engine.onSms((m) => heard.push(`${m.kind}@${m.at}`))
+    await s.control('/clock/advance', { by: 'P1Y' })
+    off()
+    return { s, heard }
+  }
+
+  it('listeners hear each notice', async () => {
+    const { s, heard } = await yearOfNotices()
     try {
-      await s.subscribe('60123456001')
-      const heard: string[] = []
-      const off = s.sandbox.engine.onSms((m) => heard.push(`${m.kind}@${m.at}`))
-      await s.control('/clock/advance', { by: 'P1Y' })
-      off()
       expect(heard).toHaveLength(12)
       expect(heard[0]).toBe(`renewal@${Date.parse('2026-02-28T09:00:00Z')}`)
+    } finally {
+      await s.close()
+    }
+  })
+
+  it('a handset shows its newest messages up to the per-handset cap', async () => {
+    const { s } = await yearOfNotices()
+    try {
       const m = (await s.control('/sms?msisdn=60123456001')).body.messages
       expect(m.map((x: any) => x.at)).toEqual([
         '2027-01-31T09:00:00.000000',

@@ -28,17 +28,25 @@ describe('a new subscription supersedes an EXPIRED one the carrier still retries
     expect((err as SandboxError).message).toContain(again.subscription_id)
   })
 
-  it('an OTP flow in the EXPIRED window supersedes too, and its history names the new subscription', async () => {
-    const { engine, state, subscribe } = engineAt('2026-01-28T09:00:00')
-    const oldId = await subscribe('60123456302')
-    await engine.advance('P1M')
-    const newId = await subscribe('60123456302')
+  const inExpiredWindow = async () => {
+    const h = engineAt('2026-01-28T09:00:00')
+    const oldId = await h.subscribe('60123456302')
+    await h.engine.advance('P1M')
+    return { ...h, oldId, newId: await h.subscribe('60123456302') }
+  }
+
+  it('an OTP flow in the EXPIRED window supersedes too', async () => {
+    const { engine, newId } = await inExpiredWindow()
+    await engine.advance('P1D')
+    expect(engine.listSubscriptions({ msisdn: '60123456302', status: 'active' }).map((s) => s.subscription_id)).toEqual([newId])
+  })
+
+  it('the history of a subscription superseded in the EXPIRED window names the new one', async () => {
+    const { state, oldId, newId } = await inExpiredWindow()
     expect(state.subs.get(oldId)!.history).toEqual([
       { at: state.subs.get(oldId)!.charges[1]!.at, from: 'ACTIVE', to: 'EXPIRED', cause: 'renewal' },
       { at: state.subs.get(newId)!.subscribed_at, from: 'EXPIRED', to: 'EXPIRED', cause: 'superseded', superseded_by: newId },
     ])
-    await engine.advance('P1D')
-    expect(engine.listSubscriptions({ msisdn: '60123456302', status: 'active' }).map((s) => s.subscription_id)).toEqual([newId])
   })
 
   it('another service of the same MSISDN keeps its retries', async () => {

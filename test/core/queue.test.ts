@@ -35,7 +35,7 @@ describe('event queue', () => {
     expect(subEventAt(sub('a', 100, { status: 'CANCELED' }))).toBeNull()
   })
 
-  it('skips entries whose record changed since, and ends when nothing is due', () => {
+  it('skips entries whose record changed since, down to none due', () => {
     const state = new State()
     state.apply({ c: 'subs', id: 'a', v: sub('a', 100) })
     const q = new EventQueue(state)

@@ -29,12 +29,19 @@ describe('RegexPool', () => {
     expect(pool.held).toBe(0)
   })
 
-  it('refuses a new pattern past its budget, and takes one it holds already', () => {
+  it('refuses a new pattern past its budget', () => {
     const pool = new RegexPool(2_000)
     expect(pool.acquire(costly(1))).toBeDefined()
     expect(pool.acquire(costly(2))).toBeDefined()
     expect(pool.acquire(costly(3))).toBeUndefined()
     expect(pool.problem(costly(3))).toMatch(/the most the sandbox holds is 2000/)
+  })
+
+  it('takes a pattern it holds already, its budget full', () => {
+    const pool = new RegexPool(2_000)
+    pool.acquire(costly(1))
+    pool.acquire(costly(2))
+    pool.acquire(costly(3))
     expect(pool.acquire(costly(1))).toBeDefined()
     expect(pool.held).toBe(2 * regexSize(costly(1)))
   })
@@ -49,15 +56,23 @@ describe('RegexPool', () => {
 })
 
 describe('the runtime rules of sessions sharing a pool', () => {
-  it('refuse a rule past the budget with BAD_RULE naming match.regex and the bound, and store nothing', async () => {
-    const regexPool = new RegexPool(2_000)
-    const one = build({ regexPool })
+  const pastBudget = async () => {
+    const one = build({ regexPool: new RegexPool(2_000) })
     await one.engine.addRule(rule(costly(1)))
     await one.engine.addRule(rule(costly(2)))
     const refused = await one.engine.addRule(rule(costly(3))).catch((e: unknown) => e)
+    return { one, refused }
+  }
+
+  it('refuse a rule past the budget with BAD_RULE naming match.regex with the bound', async () => {
+    const { refused } = await pastBudget()
     expect(refused).toBeInstanceOf(SandboxError)
     expect((refused as SandboxError).code).toBe('BAD_RULE')
     expect((refused as SandboxError).message).toMatch(FULL)
+  })
+
+  it('store nothing of a rule refused past the budget', async () => {
+    const { one } = await pastBudget()
     expect(one.engine.rules().runtime).toHaveLength(2)
   })
 
@@ -87,19 +102,27 @@ describe('the runtime rules of sessions sharing a pool', () => {
     await expect(one.engine.addRule(rule(costly(5)))).resolves.toBeDefined()
   })
 
-  it('leave out stored rules the pool has no room for, and say which and why', async () => {
+  /** Three stored rules read by a session whose pool holds two. */
+  const overfull = async () => {
     const filled = build({ regexPool: new RegexPool(10_000) })
     for (const i of [1, 2, 3]) await filled.engine.addRule(rule(costly(i), `r${i}`))
     // The same records (a data file, another replica's) read by a session whose pool holds two.
     const state = new State()
     for (const [id, rec] of filled.state.rules) state.rules.set(id, rec)
-    const regexPool = new RegexPool(2_000)
-    const reader = build({ state, regexPool })
+    return build({ state, regexPool: new RegexPool(2_000) })
+  }
+
+  it('leave out stored rules the pool has no room for, saying which with why', async () => {
+    const reader = await overfull()
     const { rules, runtime, left_out } = reader.engine.rules()
     expect(runtime).toHaveLength(3)
     // The newest are consulted first, so they are the ones in force.
     expect(rules.filter((r) => r.source === 'runtime').map((r) => r.id)).toEqual(['r3', 'r2'])
     expect(left_out).toEqual([{ id: 'r1', problem: expect.stringMatching(FULL) }])
+  })
+
+  it('take a left-out stored rule in once room is made', async () => {
+    const reader = await overfull()
     // Room made: the next reload takes it in.
     await reader.engine.deleteRule('r3')
     expect(reader.engine.rules().left_out).toBeUndefined()

@@ -59,7 +59,8 @@ describe('renewals', () => {
     expect(new Set(subs.map((s) => s.expiry_dt))).toEqual(new Set([T('2027-02-28T09:00:00')]))
   })
 
-  it('a long advance renews a record in place only when its own transaction made it; what was read before never changes', async () => {
+  /** A year's advance over a subscription made before it, with what was read of it before. */
+  const longAdvance = async () => {
     const { engine, state, persisted, subscribe } = engineAt('2026-01-31T09:00:00', { chargesPerSubscription: 5 })
     const id = await subscribe('60123456001')
     const before = state.subs.get(id)!
@@ -67,12 +68,25 @@ describe('renewals', () => {
     const view = engine.subscription(id)
     const writes = persisted.length
     await engine.advance('P1Y')
+    return { id, state, persisted, before, snapshot, view, writes }
+  }
+
+  it('a long advance never changes what was read before it', async () => {
+    const { before, snapshot, view } = await longAdvance()
     expect(before).toEqual(snapshot)
     expect(view.charge_count).toBe(1)
+  })
+
+  it('a long advance renews a record in place only when its own transaction made it', async () => {
+    const { id, state, before } = await longAdvance()
     const after = state.subs.get(id)!
     expect(after).not.toBe(before)
     expect(after).toMatchObject({ periods: 13, charge_count: 13, expiry_at: at('2027-02-28T09:00:00') })
     expect(after.charges.map((c) => c.kind)).toEqual(['renewal', 'renewal', 'renewal', 'renewal', 'renewal'])
+  })
+
+  it('a long advance writes a subscription once, as the move ends', async () => {
+    const { id, persisted, writes } = await longAdvance()
     // The whole move is one transaction: the subscription is written to the write-ahead log once, as it ends, with the charges it added.
     expect(persisted.length).toBe(writes + 1)
     const subChanges = persisted.at(-1)!.filter((c) => 'c' in c && c.c === 'subs')
@@ -82,22 +96,31 @@ describe('renewals', () => {
 })
 
 describe('failed renewals and retries (magic endings)', () => {
-  it('302: the first renewal fails (EXPIRED), the retry a day later succeeds and anchors a new period', async () => {
+  /** 302: the first renewal fails, the retry a day later succeeds. */
+  const retried302 = async () => {
     const { engine, subscribe } = engineAt('2026-01-31T09:00:00')
     const id = await subscribe('60123456302')
     const failed = await engine.advance('P1M')
-    expect(failed.events).toEqual([
-      expect.objectContaining({ type: 'renewal_failed', status: 'EXPIRED', code: 'INSUFFICIENT_FUNDS', at: T('2026-02-28T09:00:00') }),
-    ])
-    expect(engine.subscription(id)).toMatchObject({ status: 'EXPIRED', next_retry_dt: T('2026-03-01T09:00:00'), expiry_dt: T('2026-02-28T09:00:00') })
+    const expired = engine.subscription(id)
     const retried = await engine.advance('P1D')
-    expect(retried.events).toEqual([expect.objectContaining({ type: 'retry_succeeded', status: 'ACTIVE', expiry_dt: T('2026-04-01T09:00:00') })])
-    const sub = engine.subscription(id)
-    expect(sub).toMatchObject({ status: 'ACTIVE', next_retry_dt: null, charge_count: 3 })
-    // The failed charge and its event say which rule failed it; a charge that went through says nothing.
+    return { engine, failed, expired, retried, sub: engine.subscription(id) }
+  }
+
+  it('a failed charge names the rule that failed it, in its event too', async () => {
+    const { failed, sub } = await retried302()
     const why = 'rule renewal-302 (ending 302): renewal INSUFFICIENT_FUNDS'
     expect((failed.events[0] as { reason?: string }).reason).toBe(why)
     expect(sub.charges.map((c) => c.reason)).toEqual([undefined, why, undefined])
+  })
+
+  it('302: the first renewal fails (EXPIRED), the retry a day later succeeds, anchoring a new period', async () => {
+    const { engine, failed, expired, retried, sub } = await retried302()
+    expect(failed.events).toEqual([
+      expect.objectContaining({ type: 'renewal_failed', status: 'EXPIRED', code: 'INSUFFICIENT_FUNDS', at: T('2026-02-28T09:00:00') }),
+    ])
+    expect(expired).toMatchObject({ status: 'EXPIRED', next_retry_dt: T('2026-03-01T09:00:00'), expiry_dt: T('2026-02-28T09:00:00') })
+    expect(retried.events).toEqual([expect.objectContaining({ type: 'retry_succeeded', status: 'ACTIVE', expiry_dt: T('2026-04-01T09:00:00') })])
+    expect(sub).toMatchObject({ status: 'ACTIVE', next_retry_dt: null, charge_count: 3 })
     expect(sub.charges.map((c) => [c.kind, c.outcome])).toEqual([
       ['first', 'SUCCESS'],
       ['renewal', 'INSUFFICIENT_FUNDS'],
@@ -106,7 +129,7 @@ describe('failed renewals and retries (magic endings)', () => {
     expect((await engine.advance('P1M')).events).toEqual([expect.objectContaining({ type: 'renewed', expiry_dt: T('2026-05-01T09:00:00') })])
   })
 
-  it('301: the renewal and its one retry fail; then nothing more happens', async () => {
+  it('301: once the renewal fails, then its one retry, nothing more happens', async () => {
     const { engine, subscribe } = engineAt('2026-01-31T09:00:00')
     const id = await subscribe('60123456301')
     expect((await engine.advance('P1M')).events.map((e) => e.type)).toEqual(['renewal_failed'])
@@ -124,7 +147,7 @@ describe('failed renewals and retries (magic endings)', () => {
 })
 
 describe('carrier cancellations', () => {
-  it('401: the carrier cancels one day after activation and tells the handset', async () => {
+  it('401: the carrier cancels one day after activation, telling the handset', async () => {
     const { engine, subscribe } = engineAt('2026-01-31T09:00:00')
     const id = await subscribe('60123456401')
     expect(engine.subscription(id).carrier_cancel_dt).toBe(T('2026-02-01T09:00:00'))
@@ -164,12 +187,30 @@ describe('carrier cancellations', () => {
 })
 
 describe('the clock', () => {
-  it('refuses bad durations, times, moves backwards and past the year 9999, changing nothing', async () => {
+  it('refuses a bad duration (400 BAD_DURATION)', async () => {
     const { engine } = engineAt('2026-01-31T09:00:00')
     await expect(engine.advance('soon')).rejects.toMatchObject({ status: 400, code: 'BAD_DURATION' })
+  })
+
+  it('refuses a bad time (400 BAD_TIME)', async () => {
+    const { engine } = engineAt('2026-01-31T09:00:00')
     await expect(engine.setTime('yesterday')).rejects.toMatchObject({ status: 400, code: 'BAD_TIME' })
+  })
+
+  it('refuses a move backwards (409 CLOCK_BACKWARDS)', async () => {
+    const { engine } = engineAt('2026-01-31T09:00:00')
     await expect(engine.setTime('2026-01-01T00:00:00')).rejects.toMatchObject({ status: 409, code: 'CLOCK_BACKWARDS' })
+  })
+
+  it('refuses a move past the year 9999 (400 CLOCK_LIMIT)', async () => {
+    const { engine } = engineAt('2026-01-31T09:00:00')
     await expect(engine.advance('P8000Y')).rejects.toMatchObject({ status: 400, code: 'CLOCK_LIMIT' })
+  })
+
+  it('a refused clock move changes nothing', async () => {
+    const { engine } = engineAt('2026-01-31T09:00:00')
+    for (const refused of [engine.advance('soon'), engine.setTime('yesterday'), engine.setTime('2026-01-01T00:00:00'), engine.advance('P8000Y')])
+      await refused.catch(() => undefined)
     expect(engine.clockView()).toEqual({ now: T('2026-01-31T09:00:00'), frozen: true, offset_ms: 0, next_event_dt: null })
   })
 

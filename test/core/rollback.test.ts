@@ -44,7 +44,7 @@ describe('a rollback of a transaction that dropped capped records', () => {
     expect([...state.verifs.keys()]).toEqual(['v2', 'v3', 'v4', 'v5', 'v8'])
   })
 
-  it('puts messages back at their places: the oldest of all (the cap) and a handset oldest (its own cap) in the middle', () => {
+  it('puts messages back at their places, those either cap dropped (the oldest of all, a handset oldest in the middle) included', () => {
     const state = new State()
     const ones = ['601200000001', '601200000002', '601200000001', '601200000002', '601200000001']
     ones.forEach((m, k) => state.apply({ c: 'sms', id: `m${k + 1}`, v: sms(`m${k + 1}`, k + 1, m) }))
@@ -129,7 +129,7 @@ describe('subscriptions a transaction may renew in place', () => {
     expect(state.subs.get('s1')).toEqual(as)
   })
 
-  it('are a subscription made in the transaction, and a renewed copy (its own history) of one made before: a long advance copies once', () => {
+  it('are a subscription made in the transaction or a renewed copy (its own history) of one made before: a long advance copies once', () => {
     const old = newSubscription('s1', 0, month, null, who)
     const state = stateWith(old)
     const as = structuredClone(old)

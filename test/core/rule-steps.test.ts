@@ -174,7 +174,7 @@ describe('nth and times on every step; used counts every decision', () => {
     expect(times.engine.rules().rules.find((r) => r.id === `r-${step}`)!.used).toBe(1)
   })
 
-  it('the same rules as fixture rules (not runtime) behave the same: api with nth, and used', async () => {
+  it('the same rules as fixture rules (not runtime) behave the same: api with nth, counted as used', async () => {
     const h = engineWith({ rules: [{ id: 'slow-second', match: { ending: '071' }, step: 'api', nth: 2, effect: { delay_ms: 700 } }] })
     expect(await DRIVERS.api.run(h, 3)).toEqual([false, true, false])
     expect(h.engine.rules().rules[0]).toMatchObject({ id: 'slow-second', source: 'a.json', used: 1 })

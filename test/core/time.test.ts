@@ -5,7 +5,7 @@ import { addDuration, addMonthsByDate, formatTimestamp, parseDuration, parseTime
 const t = (s: string) => Date.parse(s + 'Z')
 
 describe('time', () => {
-  it('formats UTC with six fractional digits and no zone', () => {
+  it('formats UTC with six fractional digits, without a zone', () => {
     expect(formatTimestamp(t('2026-04-29T10:15:30.123'))).toBe('2026-04-29T10:15:30.123000')
     expect(formatTimestamp(0)).toBe('1970-01-01T00:00:00.000000')
   })
@@ -20,33 +20,42 @@ describe('time', () => {
     for (const edge of ['2000-02-29T23:59:59.999', '2100-03-01T00:00:00.000', '1999-12-31T23:59:59.001']) expect(formatTimestamp(t(edge))).toBe(edge + '000')
   })
 
-  it('parses ISO dates and times, zoneless as UTC, rejecting impossible ones', () => {
+  it('parses ISO timestamps, a zoneless one as UTC', () => {
     expect(parseTimestamp('2026-01-31T00:00:00')).toBe(t('2026-01-31T00:00:00'))
     expect(parseTimestamp('2026-01-31')).toBe(t('2026-01-31T00:00:00'))
     expect(parseTimestamp('2026-04-29T10:15:30.123456')).toBe(t('2026-04-29T10:15:30.123'))
     expect(parseTimestamp('2026-01-31T02:00:00+02:00')).toBe(t('2026-01-31T00:00:00'))
+  })
+
+  it('rejects impossible timestamps', () => {
     expect(parseTimestamp('2026-02-30T00:00:00')).toBeNaN()
     expect(parseTimestamp('tomorrow')).toBeNaN()
   })
 
-  it('parses ISO-8601 and short durations', () => {
+  it('parses ISO-8601 durations', () => {
     expect(parseDuration('P1M')).toEqual({ months: 1, ms: 0 })
     expect(parseDuration('PT6M')).toEqual({ months: 0, ms: 360_000 })
     expect(parseDuration('P1DT12H')).toEqual({ months: 0, ms: 36 * 3_600_000 })
     expect(parseDuration('P1Y2M')).toEqual({ months: 14, ms: 0 })
-    expect(parseDuration('36h')).toEqual({ months: 0, ms: 36 * 3_600_000 })
-    expect(parseDuration('90m')).toEqual({ months: 0, ms: 5_400_000 })
-    expect(parseDuration('2w')).toEqual({ months: 0, ms: 14 * 86_400_000 })
-    expect(parseDuration('1mo')).toEqual({ months: 1, ms: 0 })
     // ISO-8601's fraction on the smallest part, as the short forms take one (1.5h).
     expect(parseDuration('PT1.5H')).toEqual(parseDuration('1.5h'))
     expect(parseDuration('PT1.5H')).toEqual({ months: 0, ms: 90 * 60_000 })
     expect(parseDuration('P1DT0.5M')).toEqual({ months: 0, ms: 86_400_000 + 30_000 })
     expect(parseDuration('P0.5D')).toEqual({ months: 0, ms: 12 * 3_600_000 })
+  })
+
+  it('parses short durations', () => {
+    expect(parseDuration('36h')).toEqual({ months: 0, ms: 36 * 3_600_000 })
+    expect(parseDuration('90m')).toEqual({ months: 0, ms: 5_400_000 })
+    expect(parseDuration('2w')).toEqual({ months: 0, ms: 14 * 86_400_000 })
+    expect(parseDuration('1mo')).toEqual({ months: 1, ms: 0 })
+  })
+
+  it('rejects malformed durations', () => {
     for (const bad of ['P', 'PT', '', 'soon', '1x', '-1h', 'P1MT', 'PT1.5H30M', 'P1.5DT1H', 'P1.5M', 'P1.5Y']) expect(parseDuration(bad)).toBeNull()
   })
 
-  it('adds calendar months from an anchor, clamping at month end and keeping the anchor day', () => {
+  it('adds calendar months from an anchor day, clamped to each month end', () => {
     const jan31 = t('2026-01-31T09:00:00')
     const m = parseDuration('P1M')!
     expect(formatTimestamp(addDuration(jan31, m, 1))).toBe('2026-02-28T09:00:00.000000')

@@ -235,7 +235,7 @@ describe('host.notice', () => {
     expect(h.all().map((s) => s.name)).toEqual(['default'])
   })
 
-  it('keeps a session dropped and made again while it was being opened', async () => {
+  it('keeps a session dropped then made again while it was being opened', async () => {
     const stored = new Set(['made-again'])
     const { h, release } = await shared(stored)
     h.notice('S+made-again')

@@ -24,7 +24,7 @@ describe('expandFixturePaths', () => {
     expect(expandFixturePaths([tmp.dir])).toEqual(['a.json', 'b.json', 'c.json'].map((n) => join(tmp.dir, n)))
   })
 
-  it('skips the *.schema.json, *.run.json and other files of a folder', () => {
+  it('takes only the world files of a folder, skipping *.schema.json, *.run.json, others', () => {
     for (const name of ['world.json', 'world.schema.json', 'demo.run.json', 'notes.txt']) writeFileSync(join(tmp.dir, name), '{}')
     expect(expandFixturePaths([tmp.dir])).toEqual([join(tmp.dir, 'world.json')])
   })

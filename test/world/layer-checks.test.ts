@@ -23,7 +23,7 @@ function problems(layers: LayerInput[], before: string[] = []): string[] {
 }
 
 describe('layerChecked', () => {
-  it('refuses a carrier setting its flow never reads, naming the layer, the path and the flow that has it', () => {
+  it('refuses a carrier setting its flow never reads, naming the layer, the path, the flow that has it', () => {
     const layer = { source: 'psms.json', data: { carriers: [{ code: 'sbx-my-psms', otp: { ttl: 'PT1M' } }] } }
     expect(problems([base, layer])).toEqual([
       'psms.json: $.carriers[0].otp: carrier "sbx-my-psms" is a PSMS carrier, which has no use for OTP settings (an OTP carrier has): it would take no effect',
