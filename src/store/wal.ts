@@ -174,6 +174,8 @@ export class WriteAheadLog {
   private flushing: Promise<void> | null = null
   /** Armed by a soft line while nothing else is to be written: it starts the write when it fires. */
   private softTimer: NodeJS.Timeout | null = null
+  /** Whether a line someone waits for is pending: a group of soft lines alone is written off the main thread. */
+  private hardPending = false
   /** The last write's error while writes fail (health says it); null once a write succeeds. */
   failure: StoreError | null = null
   private closed = false
@@ -231,6 +233,7 @@ export class WriteAheadLog {
       return Promise.reject(new StoreError(`${this.opts.describe} is closed`))
     }
     this.pending.push(line)
+    if (!soft) this.hardPending = true
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject, undo }))
     if (this.flushing || !this.seg) return done
     // Written at the end of this turn of the event loop, with every line appended in it.
@@ -254,7 +257,9 @@ export class WriteAheadLog {
       while (this.waiters.length) {
         const lines = this.pending
         const waiters = this.waiters
+        const hard = this.hardPending
         this.pending = []
+        this.hardPending = false
         this.waiters = []
         const seg = this.seg!
         try {
@@ -265,7 +270,8 @@ export class WriteAheadLog {
               if (seg.zeroing && seg.good + data.length > seg.zeroedTo) await this.zeroAhead(seg, data.length)
               // Durable when it returns (O_DSYNC); a failed sync is a failed write (the seam says so after it).
               // A large group (a long clock move) goes to the thread pool: the loop is not held for its time.
-              if (data.length <= MAIN_THREAD_WRITE) writeAllNow(seg.handle.fd, seg.file, data, this.opts.io, seg.good)
+              // So does a group of soft lines alone (nobody waits for it): its O_DSYNC write held every call.
+              if (hard && data.length <= MAIN_THREAD_WRITE) writeAllNow(seg.handle.fd, seg.file, data, this.opts.io, seg.good)
               else await writeAll(seg.handle, seg.file, data, this.opts.io, seg.good)
               if (this.opts.sync) this.opts.io?.beforeSync?.(seg.file)
             } catch (e) {
@@ -296,6 +302,7 @@ export class WriteAheadLog {
     const all = waiters.concat(this.waiters)
     this.waiters = []
     this.pending = []
+    this.hardPending = false
     for (let i = all.length - 1; i >= 0; i--) all[i]!.undo?.()
     for (const w of all) w.reject(err)
   }
