@@ -369,7 +369,7 @@ describe('dcb fixtures validate', () => {
     return { empty, message: `${empty}: a folder with no fixture file (*.json; *.run.json and *.schema.json are skipped)` }
   }
 
-  it('a folder with no fixture file in it is refused by validate (it loaded nothing and said ok)', async () => {
+  it('a folder with no fixture file in it is refused by validate (it loaded nothing, saying ok)', async () => {
     const { empty, message } = noFixtures()
     const r = await dcb(['fixtures', 'validate', empty])
     expect(r.stderr).toContain(message)
