@@ -22,11 +22,16 @@ const writeWithBom = (name: string, doc: unknown): string => {
 }
 
 describe('a JSON file that starts with a byte-order mark', () => {
-  it('is a fixture file like any other: dcb fixtures validate and a run with --fixtures load it', async () => {
-    const fixture = writeWithBom('gamers.json', { services: [{ code: 'STREAMPLUS', name: 'Stream Plus (BOM)' }] })
-    const v = await dcb(['fixtures', 'validate', fixture])
+  const bomFixture = () => writeWithBom('gamers.json', { services: [{ code: 'STREAMPLUS', name: 'Stream Plus (BOM)' }] })
+
+  it('is a fixture file like any other to dcb fixtures validate', async () => {
+    const v = await dcb(['fixtures', 'validate', bomFixture()])
     expect(v.stderr).toBe('')
     expect(v.code).toBe(0)
+  })
+
+  it('is a fixture file like any other to a run with --fixtures', async () => {
+    const fixture = bomFixture()
     const run = writeWithBom('bom.run.json', {
       steps: [{ init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' } }, { expect: { 'init.status': 'SUCCESS' } }],
     })

@@ -22,22 +22,37 @@ beforeEach(async () => {
 const run = (args: string[], extra: Record<string, string | undefined> = {}) => dcb(args, { env: { ...env, DCB_API_KEY: undefined, ...extra } })
 
 describe('dcb init / otp / verify / status', () => {
-  it('runs the OTP flow; otp prints the code alone; exit 0 on SUCCESS', async () => {
-    const i = await run(['init', '--msisdn', '60123456001', '--service', 'STREAMPLUS', '--country', 'my', '--json'])
-    expect(i.code).toBe(0)
-    const env1 = JSON.parse(i.stdout)
-    expect(Object.keys(env1)).toEqual(['status', 'message', 'status_code', 'payload'])
-    const o = await run(['otp', '60123456001'])
-    expect(o.code).toBe(0)
-    expect(o.stdout).toMatch(/^\d{4}\n$/)
-    const v = await run(['verify', '--id', env1.payload.verif_request_id, '--otp', o.stdout.trim()])
-    expect(v.code).toBe(0)
-    expect(v.stdout).toMatch(/✔ SUCCESS verify/)
-    const id = /subscription_id\s+(\S+)/.exec(v.stdout)![1]!
-    const s = await run(['status', id])
-    expect(s.code).toBe(0)
-    expect(s.stdout).toMatch(/status\s+ACTIVE/)
-    expect(s.stdout).not.toMatch(/\x1b\[/)
+  describe('the OTP flow', () => {
+    type R = Awaited<ReturnType<typeof run>>
+    let i: R, o: R, v: R, s: R
+    beforeAll(async () => {
+      await c.control('/reset', {})
+      i = await run(['init', '--msisdn', '60123456001', '--service', 'STREAMPLUS', '--country', 'my', '--json'])
+      o = await run(['otp', '60123456001'])
+      v = await run(['verify', '--id', JSON.parse(i.stdout).payload.verif_request_id, '--otp', o.stdout.trim()])
+      s = await run(['status', /subscription_id\s+(\S+)/.exec(v.stdout)![1]!])
+    })
+
+    it('init --json prints the envelope with exit 0', () => {
+      expect(i.code).toBe(0)
+      expect(Object.keys(JSON.parse(i.stdout))).toEqual(['status', 'message', 'status_code', 'payload'])
+    })
+
+    it('otp prints the code alone', () => {
+      expect(o.code).toBe(0)
+      expect(o.stdout).toMatch(/^\d{4}\n$/)
+    })
+
+    it('verify exits 0 on SUCCESS', () => {
+      expect(v.code).toBe(0)
+      expect(v.stdout).toMatch(/✔ SUCCESS verify/)
+    })
+
+    it('status shows the subscription ACTIVE, uncoloured in a pipe', () => {
+      expect(s.code).toBe(0)
+      expect(s.stdout).toMatch(/status\s+ACTIVE/)
+      expect(s.stdout).not.toMatch(/\x1b\[/)
+    })
   })
 
   it('exit 1 on a FAIL envelope of any HTTP status, with a readable line or the raw envelope', async () => {
@@ -52,11 +67,15 @@ describe('dcb init / otp / verify / status', () => {
     expect(pin.stdout).toContain('INVALID_PIN (HTTP 200)')
   })
 
-  it('takes the key from --api-key, then DCB_API_KEY, then the demo key; the base URL from --base-url, then DCB_BASE_URL', async () => {
+  it('takes the key from --api-key, then DCB_API_KEY, then the demo key', async () => {
     const id = await c.subscribe('60123456001')
     expect((await run(['status', id])).code).toBe(0)
     expect((await run(['status', id], { DCB_API_KEY: 'sandbox-other-key' })).code).toBe(1)
     expect((await run(['status', id, '--api-key', 'sandbox-demo-key-2'], { DCB_API_KEY: 'sandbox-other-key' })).code).toBe(0)
+  })
+
+  it('takes the base URL from --base-url, then DCB_BASE_URL', async () => {
+    const id = await c.subscribe('60123456001')
     const bad = await run(['status', id, '--base-url', 'http://127.0.0.1:1'])
     expect(bad.code).toBe(3)
     expect((await run(['status', id, '--base-url', c.url], { DCB_BASE_URL: 'http://127.0.0.1:1' })).code).toBe(0)
@@ -103,7 +122,7 @@ describe('dcb init / otp / verify / status', () => {
     expect((await c.control('/requests')).body.requests).toEqual([])
   })
 
-  it('a key or token no HTTP header can carry is a usage error naming where it came from and the character (exit 2), not an unexpected error', async () => {
+  it('a key or token no HTTP header can carry is a usage error (exit 2) naming its source with the character', async () => {
     const accepted = 'a header carries tab and U+0020 to U+00FF except U+007F (printable ASCII and Latin-1)'
     const key = await run(['status', 'x', '--api-key', 'ключ'])
     expect([key.code, key.stderr]).toEqual([2, `dcb: --api-key has a character an HTTP header cannot carry: "к" (U+043A); ${accepted}\n`])
@@ -111,10 +130,6 @@ describe('dcb init / otp / verify / status', () => {
     expect([env.code, env.stderr]).toEqual([2, `dcb: DCB_ADMIN_TOKEN has a character an HTTP header cannot carry: "\\u0001" (U+0001); ${accepted}\n`])
     const del = await run(['clock'], { DCB_API_KEY: 'key\u007f' })
     expect([del.code, del.stderr]).toEqual([2, `dcb: DCB_API_KEY has a character an HTTP header cannot carry: "\u007f" (U+007F); ${accepted}\n`])
-    // Latin-1 is carried, as the message says: the server answers (this key is no merchant's).
-    const latin1 = await run(['status', 'x', '--api-key', 'clé'])
-    expect([latin1.code, latin1.stderr]).toEqual([1, ''])
-    expect(latin1.stdout).toMatch(/FAIL status: UNAUTHORIZED/)
     const { dir, cleanup } = tempDir()
     try {
       const file = join(dir, 'key.run.json')
@@ -124,6 +139,13 @@ describe('dcb init / otp / verify / status', () => {
     } finally {
       cleanup()
     }
+  })
+
+  it('a Latin-1 key is carried to the server, as the refusal says', async () => {
+    // The server answers (this key is no merchant's).
+    const latin1 = await run(['status', 'x', '--api-key', 'clé'])
+    expect([latin1.code, latin1.stderr]).toEqual([1, ''])
+    expect(latin1.stdout).toMatch(/FAIL status: UNAUTHORIZED/)
   })
 
   it('a bad base URL or session name names where it came from: the option, the environment variable, the run file', async () => {
@@ -167,24 +189,49 @@ describe('sandbox commands', () => {
       return { m, id: /subscription_id\s+(\S+)/.exec(m.stdout)![1]! }
     }
 
-    it('mo subscribes by keyword; sms shows both directions; subscriptions lists it', async () => {
-      const { m, id } = await subscribeByMo()
-      expect(m.code).toBe(0)
-      const sms = await run(['sms', '60133456001'])
-      expect(sms.stdout).toMatch(/← 32123 Welcome to Stream Plus/)
-      expect(sms.stdout).toMatch(/→ 32123 STREAM/)
-      const list = await run(['subscriptions', '--msisdn', '60133456001'])
-      expect(list.stdout).toContain(id)
+    describe('after a subscription by MO keyword', () => {
+      type R = Awaited<ReturnType<typeof run>>
+      let m: R, id: string, sms: R, list: R
+      beforeAll(async () => {
+        await c.control('/reset', {})
+        ;({ m, id } = await subscribeByMo())
+        sms = await run(['sms', '60133456001'])
+        list = await run(['subscriptions', '--msisdn', '60133456001'])
+      })
+
+      it('mo subscribes by keyword', () => {
+        expect(m.code).toBe(0)
+      })
+
+      it('sms shows both directions', () => {
+        expect(sms.stdout).toMatch(/← 32123 Welcome to Stream Plus/)
+        expect(sms.stdout).toMatch(/→ 32123 STREAM/)
+      })
+
+      it('subscriptions lists it', () => {
+        expect(list.stdout).toContain(id)
+      })
     })
 
-    it('cancel cancels; a second cancel exits 1 ALREADY_CANCELED', async () => {
-      const { id } = await subscribeByMo()
-      const cancel = await run(['cancel', id])
-      expect(cancel.code).toBe(0)
-      expect(cancel.stdout).toMatch(/status\s+CANCELED/)
-      const again = await run(['cancel', id])
-      expect(again.code).toBe(1)
-      expect(again.stderr).toMatch(/^dcb: ALREADY_CANCELED: /)
+    describe('cancel', () => {
+      type R = Awaited<ReturnType<typeof run>>
+      let cancel: R, again: R
+      beforeAll(async () => {
+        await c.control('/reset', {})
+        const { id } = await subscribeByMo()
+        cancel = await run(['cancel', id])
+        again = await run(['cancel', id])
+      })
+
+      it('cancels the subscription', () => {
+        expect(cancel.code).toBe(0)
+        expect(cancel.stdout).toMatch(/status\s+CANCELED/)
+      })
+
+      it('a second time exits 1 ALREADY_CANCELED', () => {
+        expect(again.code).toBe(1)
+        expect(again.stderr).toMatch(/^dcb: ALREADY_CANCELED: /)
+      })
     })
 
     it('mo exits 1 when the charge fails', async () => {
@@ -194,27 +241,36 @@ describe('sandbox commands', () => {
     })
   })
 
-  it('consent approves a redirect_url and prints where the browser goes', async () => {
+  it('consent approve prints where the browser goes (exit 0)', async () => {
     const i = JSON.parse((await run(['init', '--msisdn', '359881234001', '--service', 'STREAMPLUS', '--country', 'bg', '--json'])).stdout)
     const r = await run(['consent', i.payload.redirect_url, 'approve'])
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(/303 → \/_sandbox\/return\?status=SUCCESS&subscription_id=/)
+  })
+
+  it('consent deny exits 1 with the FAIL return query', async () => {
     const i2 = JSON.parse((await run(['init', '--msisdn', '359881234002', '--service', 'STREAMPLUS', '--country', 'bg', '--json'])).stdout)
     const d = await run(['consent', i2.payload.redirect_url, 'deny', '--json'])
     expect(d.code).toBe(1)
     expect(JSON.parse(d.stdout).query).toMatchObject({ status: 'FAIL', message: 'FAILED_INIT_SUB' })
   })
 
-  it('clock shows, advances, and refuses to go back', async () => {
+  it('clock shows the sandbox time', async () => {
     expect((await run(['clock'])).stdout).toMatch(/^\d{4}-\d{2}-\d{2}T/)
+  })
+
+  it('clock advance moves the clock', async () => {
     const adv = await run(['clock', 'advance', 'P1D', '--json'])
     expect(JSON.parse(adv.stdout).clock.now).toMatch(/T/)
+  })
+
+  it('clock set refuses to go back', async () => {
     const back = await run(['clock', 'set', '2001-01-01'])
     expect(back.code).toBe(1)
     expect(back.stderr).toMatch(/^dcb: CLOCK_BACKWARDS: /)
   })
 
-  it('otp --wait prints the next OTP sent; otp exits 1 NO_OTP when none was sent', async () => {
+  it('otp --wait prints the next OTP sent', async () => {
     await withFakeTimers(async (t) => {
       const waiting = run(['otp', '60123456005', '--wait', '5'])
       // The server waits for it (up to 5 s) before the Init sends it.
@@ -224,15 +280,21 @@ describe('sandbox commands', () => {
       expect(got.code).toBe(0)
       expect(got.stdout).toMatch(/^\d{4}\n$/)
     })
+  })
+
+  it('otp exits 1 NO_OTP when none was sent', async () => {
     const none = await run(['otp', '60123456006'])
     expect(none.code).toBe(1)
     expect(none.stderr).toMatch(/^dcb: NO_OTP: /)
   })
 
-  it('logs shows the request log; reset exits 0', async () => {
+  it('logs shows the request log', async () => {
     await c.api('/subscriptions/init', { msisdn: '60123456005', service_code: 'STREAMPLUS', country_code: 'my' })
     const logs = await run(['logs'])
     expect(logs.stdout).toMatch(/POST \/subscriptions\/init 200 SUCCESS demo/)
+  })
+
+  it('reset exits 0', async () => {
     expect((await run(['reset'])).code).toBe(0)
   })
 
@@ -294,7 +356,7 @@ describe('dcb run', () => {
     expect(r.stdout).toMatch(/✔ \d+ steps, \d+ expectations? passed/)
   })
 
-  it('stops at the first failed expectation with exit 1; a malformed file is exit 2 with its path', async () => {
+  it('stops at the first failed expectation with exit 1', async () => {
     const t = tempDir()
     try {
       const f = join(t.dir, 'ticket.json')
@@ -308,6 +370,15 @@ describe('dcb run', () => {
       expect(r.code).toBe(1)
       expect(r.stderr).toBe('dcb: expectation failed at step 2: init.status is "SUCCESS", expected "FAIL"\n')
       expect(r.stdout).not.toContain('→ reset')
+    } finally {
+      t.cleanup()
+    }
+  })
+
+  it('a malformed or missing file is a usage error naming its path', async () => {
+    const t = tempDir()
+    try {
+      const f = join(t.dir, 'ticket.json')
       writeFileSync(f, JSON.stringify({ steps: [{ init: {}, verify: {} }] }))
       const bad = await run(['run', f])
       expect(bad.code).toBe(2)
@@ -318,7 +389,7 @@ describe('dcb run', () => {
     }
   })
 
-  it('a run that passes counts its steps and expectations in words that agree with the number', async () => {
+  it('a passing run words its counts to agree with the number', async () => {
     const t = tempDir()
     try {
       const f = join(t.dir, 'one.json')
@@ -350,7 +421,7 @@ describe('dcb run', () => {
     }
   })
 
-  it('an expect on a field the answer does not have says it is missing, where the path stops and what is there (not "got undefined")', async () => {
+  it('an expect on a field the answer lacks says it is missing, with where the path stops (not "got undefined")', async () => {
     const t = tempDir()
     try {
       const f = join(t.dir, 'missing.json')
@@ -385,6 +456,16 @@ describe('dcb run', () => {
         expect(r.stdout).toContain(`✘ expect ${path} = ${JSON.stringify(want)}, missing: ${why}\n`)
         expect(r.stdout).not.toContain('undefined')
       }
+    } finally {
+      t.cleanup()
+    }
+  })
+
+  it('--json gives a missing check its reason in place of got', async () => {
+    const t = tempDir()
+    try {
+      const f = join(t.dir, 'missing.json')
+      const init = { init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' } }
       writeFileSync(f, JSON.stringify({ steps: [init, { expect: { 'init.status': 'SUCCESS', 'init.status.code': 1 } }] }))
       // --json: a check that passed has its got; the missing one says why, and has no got.
       const json = JSON.parse((await run(['run', f, '--json'])).stdout)
@@ -424,7 +505,7 @@ describe('prompts on a terminal', () => {
     expect(r.code).toBe(0)
   })
 
-  it('dcb flow asks for the service, the flow and the MSISDN, then runs it', async () => {
+  it('dcb flow prompts for what it lacks, then runs it', async () => {
     const r = await onTerminal(
       ['flow'],
       [
@@ -440,16 +521,14 @@ describe('prompts on a terminal', () => {
 })
 
 describe('start-up stays light', () => {
-  it('dcb --help and dcb status load no server, zod, lowdb, h3 or prompt code', async () => {
+  it.each([[['--help']], [['status', 'x']]])('dcb %j loads no server, zod, lowdb, h3 or prompt code', async (args) => {
     const t = tempDir()
     try {
-      for (const args of [['--help'], ['status', 'x']]) {
-        const trace = join(t.dir, `${args[0]}.txt`)
-        await run(args, { DCB_TRACE_FILE: trace, NODE_OPTIONS: `--import=${join(import.meta.dirname, 'trace-loads.mjs')}` })
-        const loaded = readFileSync(trace, 'utf8')
-        expect(loaded).toContain('commander')
-        for (const heavy of ['/h3/', '/zod/', '/lowdb/', '@inquirer', '/msw/', 'serve-', 'dist/index.js']) expect(loaded).not.toContain(heavy)
-      }
+      const trace = join(t.dir, `${args[0]}.txt`)
+      await run(args, { DCB_TRACE_FILE: trace, NODE_OPTIONS: `--import=${join(import.meta.dirname, 'trace-loads.mjs')}` })
+      const loaded = readFileSync(trace, 'utf8')
+      expect(loaded).toContain('commander')
+      for (const heavy of ['/h3/', '/zod/', '/lowdb/', '@inquirer', '/msw/', 'serve-', 'dist/index.js']) expect(loaded).not.toContain(heavy)
     } finally {
       t.cleanup()
     }

@@ -23,7 +23,7 @@ describe('refused options name flags only', () => {
     expect([r.code, r.stderr]).toEqual([2, 'dcb: --clock "soon" is not a time: use ISO-8601, e.g. 2026-01-31T00:00:00\n'])
   })
 
-  it('every other pair of serve options refused together, and a bad value of one', async () => {
+  it('every other pair of serve options refused together, a bad value of one too', async () => {
     const file = writeJson(tmp.dir, 'one.run.json', { steps: [{ otp: '60123456001' }] })
     const refused = [
       ['serve', '--port', '0', '--replace-world'],

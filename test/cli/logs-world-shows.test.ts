@@ -20,7 +20,7 @@ const c = useSandbox({ trustProxy: 'loopback', fixtures: [fixtures] })
 const run = (args: string[]) => dcb(args, { env: { DCB_BASE_URL: c.url, DCB_SESSION: undefined } })
 
 describe('dcb logs', () => {
-  it('shows the client address of each entry and the state each Status answered, one line per entry', async () => {
+  it('shows on one line per entry its client address, the state a Status answered', async () => {
     const id = await c.subscribe('60123456001')
     await c.api('/subscriptions/status', { subscription_id: id })
     await c.control(`/subscriptions/${id}/cancel`, {})

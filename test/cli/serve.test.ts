@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { tempDir } from '../helpers.js'
 import { BIN, dcb, serve } from './run.js'
 
@@ -17,26 +17,57 @@ const post = async (url: string, path: string, body: unknown) =>
   ).json() as Promise<any>
 
 describe('dcb serve', () => {
-  it('prints the URL and the demo key, serves, and shuts down cleanly on SIGTERM with nothing lost', async () => {
-    const data = join(tmp.dir, 'data', 'sandbox.json')
-    const s = await serve(['--data', data])
-    expect(s.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
-    expect(s.output()).toContain('sandbox-demo-key')
-    const init = await post(s.url, '/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
-    const otp = await (await fetch(`${s.url}/_sandbox/otp?msisdn=60123456001`)).json()
-    const v = await post(s.url, '/subscriptions/verify', { verif_request_id: init.payload.verif_request_id, otp: otp.otp })
-    expect(v.status).toBe('SUCCESS')
-    expect(await s.stop('SIGTERM')).toBe(0)
-    expect(existsSync(data)).toBe(true)
-    expect(existsSync(`${data}.lock`)).toBe(false)
-    const again = await serve(['--data', data])
-    try {
-      expect(again.output()).toContain('(1 subscription in the default session)')
-      const st = await post(again.url, '/subscriptions/status', { subscription_id: v.payload.subscription_id })
+  describe('on a data file, through a stop and a restart', () => {
+    const own = tempDir()
+    const data = join(own.dir, 'data', 'sandbox.json')
+    let url: string, output: string, v: any, termCode: number | null, dataKept: boolean, lockLeft: boolean
+    let againOutput: string, st: any, intCode: number | null
+    beforeAll(async () => {
+      const s = await serve(['--data', data])
+      url = s.url
+      output = s.output()
+      const init = await post(s.url, '/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+      const otp = await (await fetch(`${s.url}/_sandbox/otp?msisdn=60123456001`)).json()
+      v = await post(s.url, '/subscriptions/verify', { verif_request_id: init.payload.verif_request_id, otp: otp.otp })
+      termCode = await s.stop('SIGTERM')
+      dataKept = existsSync(data)
+      lockLeft = existsSync(`${data}.lock`)
+      const again = await serve(['--data', data])
+      try {
+        againOutput = again.output()
+        st = await post(again.url, '/subscriptions/status', { subscription_id: v.payload.subscription_id })
+      } finally {
+        intCode = await again.stop('SIGINT')
+      }
+    })
+    afterAll(() => own.cleanup())
+
+    it('prints the URL', () => {
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    })
+
+    it('prints the demo key', () => {
+      expect(output).toContain('sandbox-demo-key')
+    })
+
+    it('serves the merchant API', () => {
+      expect(v.status).toBe('SUCCESS')
+    })
+
+    it('shuts down cleanly on SIGTERM, the data file kept, unlocked', () => {
+      expect(termCode).toBe(0)
+      expect(dataKept).toBe(true)
+      expect(lockLeft).toBe(false)
+    })
+
+    it('a restart finds what was written before the SIGTERM', () => {
+      expect(againOutput).toContain('(1 subscription in the default session)')
       expect(st.payload.status).toBe('ACTIVE')
-    } finally {
-      expect(await again.stop('SIGINT')).toBe(0)
-    }
+    })
+
+    it('shuts down cleanly on SIGINT', () => {
+      expect(intCode).toBe(0)
+    })
   })
 
   it('refuses a busy port with a clear message instead of moving elsewhere', async () => {
@@ -71,7 +102,7 @@ describe('dcb serve', () => {
     await again.stop()
   })
 
-  it('stops on a broken fixture, naming the file and the JSON path', async () => {
+  it('stops on a broken fixture, naming the file with the JSON path', async () => {
     const r = await dcb(['serve', '--in-memory', '--fixtures', 'test/fixtures/broken/bad-schema.json'])
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/fixture error: test\/fixtures\/broken\/bad-schema\.json: \$\.rules\[0\]\.step: /)
@@ -88,34 +119,50 @@ describe('dcb serve', () => {
 })
 
 describe('dcb seed', () => {
-  it('adds to a data file a server wrote, and refuses one whose write-ahead log a crash left unfolded', async () => {
-    const data = join(tmp.dir, 'served-then-seeded.json')
-    const first = await serve(['--data', data])
-    const init = await fetch(`${first.url}/subscriptions/init`, {
-      method: 'POST',
-      headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' },
-      body: JSON.stringify({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }),
+  describe('on a data file a server wrote', () => {
+    const own = tempDir()
+    const data = join(own.dir, 'served-then-seeded.json')
+    type R = Awaited<ReturnType<typeof dcb>>
+    let initStatus: number, refused: R, secondCode: number | null, seeded: R, health: any, thirdCode: number | null
+    beforeAll(async () => {
+      const first = await serve(['--data', data])
+      const init = await fetch(`${first.url}/subscriptions/init`, {
+        method: 'POST',
+        headers: { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' },
+        body: JSON.stringify({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }),
+      })
+      initStatus = init.status
+      await first.stop('SIGKILL')
+      rmSync(`${data}.lock`)
+      refused = await dcb(['seed', '--subscriptions', '5', '--data', data])
+      const second = await serve(['--data', data])
+      secondCode = await second.stop('SIGTERM')
+      seeded = await dcb(['seed', '--subscriptions', '5', '--data', data])
+      const third = await serve(['--data', data])
+      try {
+        health = (await (await fetch(`${third.url}/_sandbox/health`)).json()) as any
+      } finally {
+        thirdCode = await third.stop('SIGTERM')
+      }
     })
-    expect(init.status).toBe(200)
-    await first.stop('SIGKILL')
-    rmSync(`${data}.lock`)
-    const refused = await dcb(['seed', '--subscriptions', '5', '--data', data])
-    expect(refused.code).toBe(1)
-    expect(refused.stderr).toMatch(
-      /was last served without a clean stop: its write-ahead log .*journal\.\d+ holds changes no snapshot has; start dcb serve on it and stop it/,
-    )
-    const second = await serve(['--data', data])
-    expect(await second.stop('SIGTERM')).toBe(0)
-    expect((await dcb(['seed', '--subscriptions', '5', '--data', data])).code).toBe(0)
-    const third = await serve(['--data', data])
-    try {
-      const health = (await (await fetch(`${third.url}/_sandbox/health`)).json()) as any
+    afterAll(() => own.cleanup())
+
+    it('refuses it while a crash left its write-ahead log unfolded', () => {
+      expect(initStatus).toBe(200)
+      expect(refused.code).toBe(1)
+      expect(refused.stderr).toMatch(
+        /was last served without a clean stop: its write-ahead log .*journal\.\d+ holds changes no snapshot has; start dcb serve on it and stop it/,
+      )
+    })
+
+    it('adds to it once a server folded the log', () => {
+      expect(secondCode).toBe(0)
+      expect(seeded.code).toBe(0)
       // The seeded five and the Init's verification, kept through the crash.
       expect(health.sizes.subscriptions).toBe(5)
       expect(health.sizes.verifications).toBe(1)
-    } finally {
-      expect(await third.stop('SIGTERM')).toBe(0)
-    }
+      expect(thirdCode).toBe(0)
+    })
   })
 
   it('prints its result as JSON with --json', async () => {
@@ -125,28 +172,40 @@ describe('dcb seed', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ seeded: 5, total: 5, data })
   })
 
-  it('adds many ACTIVE subscriptions with distinct always-succeeds MSISDNs, and refuses a held file', async () => {
-    const data = join(tmp.dir, 'seeded.json')
-    const r = await dcb(['seed', '--subscriptions', '250', '--data', data])
-    expect(r.code).toBe(0)
-    expect(r.stdout).toMatch(/^seeded 250 subscriptions/)
-    const s = await serve(['--data', data])
-    try {
-      const subs = (await (await fetch(`${s.url}/_sandbox/subscriptions?limit=1000`)).json()).subscriptions
+  describe('250 subscriptions, then again while a server holds the file', () => {
+    const own = tempDir()
+    const data = join(own.dir, 'seeded.json')
+    type R = Awaited<ReturnType<typeof dcb>>
+    let r: R, subs: any[], held: R
+    beforeAll(async () => {
+      r = await dcb(['seed', '--subscriptions', '250', '--data', data])
+      const s = await serve(['--data', data])
+      try {
+        subs = (await (await fetch(`${s.url}/_sandbox/subscriptions?limit=1000`)).json()).subscriptions
+        held = await dcb(['seed', '--subscriptions', '1', '--data', data])
+      } finally {
+        await s.stop()
+      }
+    })
+    afterAll(() => own.cleanup())
+
+    it('adds many ACTIVE subscriptions with distinct always-succeeds MSISDNs', () => {
+      expect(r.code).toBe(0)
+      expect(r.stdout).toMatch(/^seeded 250 subscriptions/)
       expect(subs).toHaveLength(250)
       const msisdns = new Set(subs.map((x: any) => x.msisdn))
       expect(msisdns.size).toBe(250)
       for (const m of msisdns) expect(m as string).toMatch(/^6012\d{5}0\d{2}$/)
       expect(subs.every((x: any) => x.status === 'ACTIVE')).toBe(true)
-      const held = await dcb(['seed', '--subscriptions', '1', '--data', data])
+    })
+
+    it('refuses a held file', () => {
       expect(held.code).toBe(1)
       expect(held.stderr).toContain('in use by another dcb server')
-    } finally {
-      await s.stop()
-    }
+    })
   })
 
-  it('a SIGTERM stops it between batches: what was seeded is kept, the file closed and unlocked, and it says how far it got', async () => {
+  it('a SIGTERM stops it between batches, keeping what was seeded in a closed, unlocked file, saying how far it got', async () => {
     const data = join(tmp.dir, 'stopped.json')
     const child = spawn(process.execPath, [BIN, 'seed', '--subscriptions', '5000000', '--data', data], { stdio: ['ignore', 'pipe', 'pipe'] })
     let stderr = ''
@@ -217,7 +276,7 @@ describe('dcb seed', () => {
     expect(existsSync(data)).toBe(false)
   })
 
-  it('refuses 1M as ambiguous in --spread and in a fixture duration, as dcb clock advance and the server do', async () => {
+  it('refuses 1M as ambiguous in --spread, as dcb clock advance does', async () => {
     const data = join(tmp.dir, 'ambiguous.json')
     const spread = await dcb(['seed', '--subscriptions', '5', '--spread', '1M', '--data', data])
     expect([spread.code, spread.stderr]).toEqual([2, 'dcb: --spread "1M" is ambiguous: write PT1M or 1m for minutes, P1M or 1mo for months\n'])
@@ -225,6 +284,9 @@ describe('dcb seed', () => {
     // With a space too: the same words, not 'not a duration'.
     const spaced = await dcb(['seed', '--subscriptions', '5', '--spread', '1 M', '--data', data])
     expect([spaced.code, spaced.stderr]).toEqual([2, 'dcb: --spread "1 M" is ambiguous: write PT1M or 1m for minutes, P1M or 1mo for months\n'])
+  })
+
+  it('refuses 2M as ambiguous in a fixture duration, as the server does', async () => {
     const fixture = join(tmp.dir, 'cancel.json')
     writeFileSync(fixture, JSON.stringify({ rules: [{ id: 'cancel', match: { ending: '045' }, step: 'activate', effect: { cancel_after: '2M' } }] }))
     const v = await dcb(['fixtures', 'validate', fixture])
@@ -232,34 +294,48 @@ describe('dcb seed', () => {
     expect(v.stderr).toContain('$.rules[0].effect.cancel_after: "2M" is ambiguous: write PT2M or 2m for minutes, P2M or 2mo for months')
   })
 
-  it('--country gb alone seeds gb numbers of a gb carrier; a second seed over the same numbers is refused before anything is written', async () => {
-    const data = join(tmp.dir, 'gb.json')
-    expect((await dcb(['seed', '--subscriptions', '3', '--country', 'gb', '--data', data])).code).toBe(0)
+  describe('--country gb, twice over the same numbers', () => {
+    const own = tempDir()
+    const data = join(own.dir, 'gb.json')
     const files = () =>
       Object.fromEntries(
-        readdirSync(tmp.dir)
+        readdirSync(own.dir)
           .filter((n) => n.startsWith('gb.json'))
-          .map((n) => [n, readFileSync(join(tmp.dir, n), 'base64')]),
+          .map((n) => [n, readFileSync(join(own.dir, n), 'base64')]),
       )
-    const before = files()
-    const again = await dcb(['seed', '--subscriptions', '3', '--country', 'gb', '--data', data])
-    expect([again.code, again.stderr.trim()]).toEqual([
-      2,
-      'dcb: 447700000000 holds an ACTIVE STREAMPLUS subscription already (a seed before this one?): a second would break ALREADY_SUBSCRIBED; give a --first-msisdn past the numbers seeded before',
-    ])
-    // Refused before anything is written: no new write-ahead log, no snapshot rewritten, no lock left.
-    expect(files()).toEqual(before)
-    const s = await serve(['--data', data])
-    try {
-      const subs = (await (await fetch(`${s.url}/_sandbox/subscriptions?limit=100`)).json()).subscriptions
+    type R = Awaited<ReturnType<typeof dcb>>
+    let first: R, before: Record<string, string>, again: R, after: Record<string, string>, subs: any[]
+    beforeAll(async () => {
+      first = await dcb(['seed', '--subscriptions', '3', '--country', 'gb', '--data', data])
+      before = files()
+      again = await dcb(['seed', '--subscriptions', '3', '--country', 'gb', '--data', data])
+      after = files()
+      const s = await serve(['--data', data])
+      try {
+        subs = (await (await fetch(`${s.url}/_sandbox/subscriptions?limit=100`)).json()).subscriptions
+      } finally {
+        await s.stop()
+      }
+    })
+    afterAll(() => own.cleanup())
+
+    it('--country gb alone seeds gb numbers of a gb carrier', () => {
+      expect(first.code).toBe(0)
       expect(subs.map((x: any) => `${x.country_code} ${x.carrier_code} ${x.msisdn}`).sort()).toEqual([
         'gb sbx-gb-otp 447700000000',
         'gb sbx-gb-otp 447700000001',
         'gb sbx-gb-otp 447700000002',
       ])
-    } finally {
-      await s.stop()
-    }
+    })
+
+    it('a second seed over the same numbers is refused before anything is written', () => {
+      expect([again.code, again.stderr.trim()]).toEqual([
+        2,
+        'dcb: 447700000000 holds an ACTIVE STREAMPLUS subscription already (a seed before this one?): a second would break ALREADY_SUBSCRIBED; give a --first-msisdn past the numbers seeded before',
+      ])
+      // Refused before anything is written: no new write-ahead log, no snapshot rewritten, no lock left.
+      expect(after).toEqual(before)
+    })
   })
 
   it('--first-msisdn ending in 050: the numbers count on through the endings 000-099 only', async () => {
@@ -279,27 +355,35 @@ describe('dcb seed', () => {
 })
 
 describe('dcb fixtures validate', () => {
-  it('accepts the default world and scenario folders', async () => {
+  it('accepts the default world', async () => {
     const r = await dcb(['fixtures', 'validate', 'fixtures/world.json'])
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(/^ok: /)
   })
 
-  it('a folder with no fixture file in it is refused, by validate and by serve (it loaded nothing and said ok)', async () => {
+  const noFixtures = () => {
     const empty = join(tmp.dir, 'no-fixtures')
     mkdirSync(empty)
     writeFileSync(join(empty, 'notes.txt'), 'not a fixture')
     writeFileSync(join(empty, 'ticket.run.json'), '{"steps": []}')
-    const message = `${empty}: a folder with no fixture file (*.json; *.run.json and *.schema.json are skipped)`
+    return { empty, message: `${empty}: a folder with no fixture file (*.json; *.run.json and *.schema.json are skipped)` }
+  }
+
+  it('a folder with no fixture file in it is refused by validate (it loaded nothing, saying ok)', async () => {
+    const { empty, message } = noFixtures()
     const r = await dcb(['fixtures', 'validate', empty])
     expect(r.stderr).toContain(message)
     expect(r.code).toBe(1)
+  })
+
+  it('a folder with no fixture file in it is refused by serve', async () => {
+    const { empty, message } = noFixtures()
     const s = await dcb(['serve', '--in-memory', '--port', '0', '--fixtures', empty])
     expect(s.stderr).toContain(`dcb: fixture error: ${message}`)
     expect(s.code).toBe(1)
   })
 
-  it('prints every problem with file and JSON path and exits non-zero', async () => {
+  it('prints every problem with its file, JSON path, exiting non-zero', async () => {
     const r = await dcb(['fixtures', 'validate', 'test/fixtures/broken/bad-service.json'])
     expect(r.code).toBe(1)
     expect(r.stderr).toContain('test/fixtures/broken/bad-service.json: $.services[0].merchant: unknown merchant "nobody"')

@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startClient, tempDir, useSandbox, writeJson } from '../helpers.js'
 import { dcb, serve } from './run.js'
 
@@ -18,7 +18,7 @@ const run = (args: string[]) => dcb(args, { env: { DCB_BASE_URL: c.url, DCB_API_
 const write = (name: string, doc: unknown): string => writeJson(tmp.dir, name, doc)
 
 describe('dcb run: a field an action does not take', () => {
-  it('refuses the file before anything is sent or reset, naming the step, the field and what the action takes (exit 2)', async () => {
+  it('refuses the file before anything is sent or reset, naming the step, the field, what the action takes (exit 2)', async () => {
     const id = await c.subscribe('60123456001')
     const cases: [unknown, string][] = [
       [{ consent: { url: 'x', acton: 'deny' } }, '$.steps[1].consent: consent takes {"url", "action"}: no field "acton"'],
@@ -71,7 +71,7 @@ describe('dcb run: an expect on a step that has not run', () => {
 })
 
 describe('dcb run: a reference that does not resolve', () => {
-  it('stops before sending the step, naming the reference and what is missing (exit 1)', async () => {
+  it('stops before sending the step, naming the reference with what is missing (exit 1)', async () => {
     // A repro that copies a field name wrong: Init answers verif_request_id, not verification_id.
     const f = write('ticket.json', {
       steps: [
@@ -88,12 +88,15 @@ describe('dcb run: a reference that does not resolve', () => {
     expect((await c.control('/requests')).body.requests.map((e: { path: string }) => e.path)).toEqual(['/subscriptions/init'])
   })
 
-  it('names a step that does not exist, a value that is null, and a reference inside a longer text', async () => {
+  it('names a reference to a step that does not exist', async () => {
     const typo = write('typo.json', { steps: [{ init: { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' } }, { status: '${int.x}' }] })
     const r1 = await run(['run', typo, '--json'])
     expect(r1.code).toBe(1)
     expect(r1.stderr).toContain('${int.x} does not resolve: no earlier step is named "int" (named so far: init)')
     expect(JSON.parse(r1.stdout)).toMatchObject({ passed: false, step_count: 2 })
+  })
+
+  it('names a null value under a reference inside a longer text', async () => {
     // 401 (a wrong key): the envelope's payload is null, so nothing under it resolves.
     const failed = write('failed.json', {
       steps: [
@@ -108,13 +111,28 @@ describe('dcb run: a reference that does not resolve', () => {
 })
 
 describe('dcb replay --json', () => {
-  it('prints one JSON report: every answer beside the recorded one, passed and the count that differ', async () => {
+  type R = Awaited<ReturnType<typeof run>>
+  let file: string, r: R, differs: R
+  beforeAll(async () => {
+    await c.control('/reset', {})
     const init = await c.api('/subscriptions/init', { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
     await c.api('/subscriptions/verify', { verif_request_id: init.body.payload.verif_request_id, otp: 'nope' })
     const logs = await run(['logs', '--json', '--all'])
-    const file = join(tmp.dir, 'recording.jsonl')
+    file = join(tmp.dir, 'recording.jsonl')
     writeFileSync(file, logs.stdout)
-    const r = await run(['replay', file, '--json'])
+    r = await run(['replay', file, '--json'])
+    // A recording whose answer differs.
+    const lines = logs.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+    lines[1].message = 'PIN_EXPIRED'
+    const changed = join(tmp.dir, 'recording-changed.jsonl')
+    writeFileSync(changed, lines.map((l) => JSON.stringify(l)).join('\n'))
+    differs = await run(['replay', changed, '--json'])
+  })
+
+  it('prints one JSON report: every answer beside the recorded one, passed, the count that differ', () => {
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)
     const report = JSON.parse(r.stdout)
@@ -123,31 +141,32 @@ describe('dcb replay --json', () => {
       ['/subscriptions/init', true, '', ''],
       ['/subscriptions/verify', true, 'INVALID_PIN', 'INVALID_PIN'],
     ])
-    // A recording whose answer differs: passed false, exit 1, the report still printed.
-    const lines = logs.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l))
-    lines[1].message = 'PIN_EXPIRED'
-    writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n'))
-    const differs = await run(['replay', file, '--json'])
+  })
+
+  it('a recording whose answer differs is not passed (exit 1), the report still printed', () => {
     expect(differs.code).toBe(1)
     expect(JSON.parse(differs.stdout)).toMatchObject({ passed: false, differ: 1 })
   })
 })
 
 describe('a malformed MSISDN', () => {
-  it('GET /_sandbox/sms and /_sandbox/otp refuse it with 400 naming the field; dcb sms abc fails', async () => {
+  it('GET /_sandbox/sms, /_sandbox/otp refuse it with 400 naming the field', async () => {
     for (const path of ['/sms?msisdn=abc', '/otp?msisdn=%2B60123456001', '/otp?msisdn=6012-3&wait=1']) {
       const bad = await c.control(path)
       expect(bad.status).toBe(400)
       expect(bad.body).toEqual({ error: 'BAD_REQUEST', message: 'msisdn: expected an MSISDN (digits only, calling code first)' })
     }
+  })
+
+  it('dcb sms, dcb otp fail on it naming the field', async () => {
     const sms = await run(['sms', 'abc'])
     expect(sms.code).toBe(1)
     expect(sms.stdout).toBe('')
     expect(sms.stderr).toBe('dcb: BAD_REQUEST: msisdn: expected an MSISDN (digits only, calling code first)\n')
     expect((await run(['otp', 'abc'])).stderr).toBe('dcb: BAD_REQUEST: msisdn: expected an MSISDN (digits only, calling code first)\n')
+  })
+
+  it('a well-formed MSISDN with nothing sent still answers as before', async () => {
     // A well-formed one with nothing sent still answers as before.
     expect((await run(['sms', '60123456001'])).stdout).toBe('no messages for 60123456001\n')
   })
@@ -190,7 +209,7 @@ describe('reasons agree in number', () => {
 })
 
 describe('dcb fixtures validate and dcb rules add name every problem in one run', () => {
-  it('schema, layering and cross-check problems of several files together; a mistyped key suggests the nearest one', async () => {
+  it('schema, layering, cross-check problems of several files are named together', async () => {
     // Ticket: three files, three kinds of mistake. Before, the schema problem alone was reported.
     const schema = write('a-schema.json', { rules: [{ id: 'slow', match: { country: 'MY' }, step: 'verify', effect: { delay_ms: 100 } }] })
     const typo = write('b-typo.json', { carriers: [{ code: 'sbx-my-otpp', otp: { max_attempts: 1 } }] })
@@ -212,11 +231,20 @@ describe('dcb fixtures validate and dcb rules add name every problem in one run'
     ])
     const json = JSON.parse((await dcb(['fixtures', 'validate', schema, typo, cross, '--json'])).stdout)
     expect(json).toMatchObject({ ok: false, problems: lines.slice(0, 4) })
+    // An unreadable file is named, and the others are still checked.
+    const g = await dcb(['fixtures', 'validate', join(tmp.dir, 'missing.json'), typo])
+    expect(g.stderr).toMatch(/missing\.json: no such file or directory/)
+  })
+
+  it('a new record whose key is near nothing has its missing fields named', async () => {
     // A new record whose key is near nothing is a new record: its missing fields are named.
     const fresh = write('fresh.json', { carriers: [{ code: 'acme-fr', otp: { max_attempts: 1 } }] })
     const f = await dcb(['fixtures', 'validate', fresh])
     expect(f.stderr).toContain(`${fresh}: $.carriers[0].country:`)
     expect(f.stderr).not.toContain('did you mean')
+  })
+
+  it('a mistyped field of a record or a rule names the nearest field it takes', async () => {
     // A mistyped field of a record or a rule names the nearest field it takes.
     const fields = write('fields.json', { carriers: [{ code: 'sbx-my-otp', flw: 'otp' }], rules: [{ id: 'x', step: 'init', efect: { error: 'BARRED' } }] })
     expect((await dcb(['fixtures', 'validate', fields])).stderr.trim().split('\n')).toEqual([
@@ -224,9 +252,6 @@ describe('dcb fixtures validate and dcb rules add name every problem in one run'
       `${fields}: $.rules[0]: Unrecognized key: "efect" (did you mean effect?)`,
       'dcb: 2 problems found',
     ])
-    // An unreadable file is named, and the others are still checked.
-    const g = await dcb(['fixtures', 'validate', join(tmp.dir, 'missing.json'), typo])
-    expect(g.stderr).toMatch(/missing\.json: no such file or directory/)
   })
 
   it('dcb rules add checks every rule before adding any: every problem named, nothing added', async () => {
@@ -321,7 +346,7 @@ describe('dcb logs --subscription ID', () => {
     ).toHaveLength(6)
   })
 
-  it('a PSMS subscription: the Init that gave the short code and the MO; an unknown id is SUBSCRIPTION_NOT_FOUND', async () => {
+  it('a PSMS subscription: the Init that gave the short code, then the MO', async () => {
     await c.api('/subscriptions/init', { msisdn: '60133456001', service_code: 'GAMECLUB', country_code: 'my' })
     const mo = await c.control('/mo', { msisdn: '60133456001', short_code: '32123', text: 'GAME' })
     const r = await run(['logs', '--subscription', mo.body.subscription_id, '--json', '--all'])
@@ -331,15 +356,21 @@ describe('dcb logs --subscription ID', () => {
         .split('\n')
         .map((l) => JSON.parse(l).path),
     ).toEqual(['/subscriptions/init', '/_sandbox/mo'])
+  })
+
+  it('an unknown id is SUBSCRIPTION_NOT_FOUND', async () => {
     const none = await run(['logs', '--subscription', 'nope'])
     expect(none.code).toBe(1)
     expect(none.stderr).toMatch(/^dcb: SUBSCRIPTION_NOT_FOUND: /)
+  })
+
+  it('--subscription with --follow is a usage error', async () => {
     expect((await run(['logs', '--subscription', 'x', '-f'])).code).toBe(2)
   })
 })
 
 describe('dcb run FILE --fixtures F --clock T', () => {
-  it('runs against a fresh in-process sandbox with those fixtures, no server; reset takes frozen as the control API does', async () => {
+  it('runs against a fresh in-process sandbox with those fixtures, no server (its resets taking frozen as the control API does)', async () => {
     const fixture = write('ticket-barred.json', { rules: [{ id: 'barred-001', match: { msisdn: '60123456001' }, step: 'init', effect: { error: 'BARRED' } }] })
     const f = write('repro.json', {
       steps: [
@@ -377,32 +408,56 @@ describe('dcb run FILE --fixtures F --clock T', () => {
     expect(r.stderr).toBe(`dcb: ${f}: base_url http://127.0.0.1:9 is not used: --clock runs a fresh in-process sandbox (without it the run goes there)\n`)
   })
 
-  it('runs in process a file whose base_url is no URL (it is not used there), saying so; a run that would go there refuses it', async () => {
-    const f = write('bad-base-url.json', { base_url: 'localhost:7700', steps: [{ as: 'inbox', sms: '60123456001' }, { expect: { 'inbox.messages': [] } }] })
+  const badBaseUrl = () =>
+    write('bad-base-url.json', { base_url: 'localhost:7700', steps: [{ as: 'inbox', sms: '60123456001' }, { expect: { 'inbox.messages': [] } }] })
+
+  it('runs in process a file whose base_url is no URL (it is not used there), saying so', async () => {
+    const f = badBaseUrl()
     const local = await dcb(['run', f, '--fixtures', 'fixtures/scenarios/barred.json'])
     expect(local.stderr).toBe(
       `dcb: ${f}: base_url "localhost:7700" is not used: --fixtures runs a fresh in-process sandbox (without it the run is refused: it is not an http(s) URL)\n`,
     )
     expect(local.stdout).toContain('✔ 2 steps, 1 expectation passed')
     expect(local.code).toBe(0)
-    // Given --base-url, the file's is not used either.
+  })
+
+  it("given --base-url, a file's base_url that is no URL is not used either", async () => {
+    const f = badBaseUrl()
     const flag = await dcb(['run', f, '--base-url', c.url])
     expect([flag.code, flag.stderr]).toEqual([0, ''])
+  })
+
+  it('a run that would go to a base_url that is no URL refuses it', async () => {
+    const f = badBaseUrl()
     const served = await dcb(['run', f])
     expect([served.code, served.stderr]).toEqual([2, `dcb: ${f}: $.base_url: is not an http(s) URL (e.g. http://127.0.0.1:7700)\n`])
   })
 
-  it('names a fixture problem, a bad clock and options meant for a server', async () => {
-    const f = write('one.json', { steps: [{ sms: '60123456001' }] })
+  const one = () => write('one.json', { steps: [{ sms: '60123456001' }] })
+
+  it('names a fixture problem', async () => {
+    const f = one()
     const bad = write('bad-fixture.json', { carriers: [{ code: 'sbx-my-otpp', otp: { max_attempts: 1 } }] })
     const r = await dcb(['run', f, '--fixtures', bad])
     expect(r.code).toBe(1)
     expect(r.stderr).toContain(`dcb: fixture error: ${bad}: $.carriers[0].code: no carrier sbx-my-otpp; did you mean sbx-my-otp?`)
+  })
+
+  it('names a bad clock', async () => {
+    const f = one()
     const clock = await dcb(['run', f, '--clock', 'tomorrow'])
     expect(clock.code).toBe(2)
     expect(clock.stderr).toMatch(/^dcb: --clock "tomorrow" is not a time/)
+  })
+
+  it('refuses --clock with an option meant for a server', async () => {
+    const f = one()
     const both = await dcb(['run', f, '--clock', '2026-01-31T00:00:00', '--base-url', c.url])
     expect(both.code).toBe(2)
+  })
+
+  it('runs with --clock alone in process, in the default world', async () => {
+    const f = one()
     // --clock alone: the default world, in process.
     const alone = await dcb(['run', f, '--clock', '2026-01-31T00:00:00'], { env: { DCB_BASE_URL: 'http://127.0.0.1:9' } })
     expect(alone.code).toBe(0)

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process'
 import { readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createSandbox } from '../../src/index.js'
 import { startClient, tempDir, useSandbox } from '../helpers.js'
 import { BIN, dcb } from './run.js'
@@ -32,58 +32,78 @@ describe('dcb flow builds numbers from the world the server describes', () => {
     expect(r.code).toBe(1)
   })
 
-  it('--json prints one report: the steps with their answers, ok and the subscription id', async () => {
+  it('--json prints a passing flow as one report: its steps with their answers, ok, the subscription id', async () => {
     const r = await run(['flow', '--country', 'gb', '--json'])
     expect(r.code).toBe(0)
     const report = JSON.parse(r.stdout)
     expect(report).toMatchObject({ msisdn: '447700345001', service: 'STREAMPLUS', country: 'gb', ok: true })
     expect(report.steps.map((s: { step: string }) => s.step)).toEqual(['init', 'otp', 'verify', 'status'])
     expect(report.steps[3].envelope.payload).toMatchObject({ status: 'ACTIVE', subscription_id: report.subscription_id })
+  })
+
+  it('--json reports a failed flow as not ok, ending at the failed step (exit 1)', async () => {
     const failed = await run(['flow', '--scenario', '101', '--json'])
     expect(failed.code).toBe(1)
     expect(JSON.parse(failed.stdout)).toMatchObject({ ok: false, steps: [{ step: 'init', envelope: { message: 'INVALID_MSISDN' } }] })
   })
 
-  it('uses a world loaded with --fixtures (a country the default world does not have), and names valid countries', async () => {
-    const file = join(tmp.dir, 'de.json')
-    writeFileSync(
-      file,
-      JSON.stringify({
-        countries: [{ code: 'de', calling_code: '49', lengths: [13] }],
-        carriers: [{ code: 'sbx-de-otp', country: 'de', prefixes: ['49151'], flow: 'otp' }],
-        services: [{ code: 'DETEST', merchant: 'demo', name: 'DE Test', period: 'P1W', integrations: [{ country: 'de' }] }],
-      }),
-    )
-    const de = await startClient({ fixtures: [file] })
-    try {
+  describe('with a world loaded with --fixtures (a country the default world does not have)', () => {
+    let de: Awaited<ReturnType<typeof startClient>>
+    beforeAll(async () => {
+      const file = join(tmp.dir, 'de.json')
+      writeFileSync(
+        file,
+        JSON.stringify({
+          countries: [{ code: 'de', calling_code: '49', lengths: [13] }],
+          carriers: [{ code: 'sbx-de-otp', country: 'de', prefixes: ['49151'], flow: 'otp' }],
+          services: [{ code: 'DETEST', merchant: 'demo', name: 'DE Test', period: 'P1W', integrations: [{ country: 'de' }] }],
+        }),
+      )
+      de = await startClient({ fixtures: [file] })
+    })
+    afterAll(() => de?.close())
+
+    it('runs a flow in that country', async () => {
       const r = await dcb(['flow', '--country', 'de', '--base-url', de.url])
       expect(r.stdout).toMatch(/1\. Init 4915134567001 DETEST de/)
       expect(r.stdout).toMatch(/4\. Status[\s\S]*ACTIVE/)
       expect(r.code).toBe(0)
+    })
+
+    it('names the valid countries of that world for one it lacks', async () => {
       const bad = await dcb(['flow', '--country', 'fr', '--base-url', de.url])
       expect(bad.code).toBe(2)
       expect(bad.stderr).toBe('dcb: --country "fr" is not in the sandbox world; valid: my, gb, bg, de\n')
-    } finally {
-      await de.close()
-    }
+    })
   })
 })
 
 describe('dcb run', () => {
-  it('resets the sandbox first and says so; --no-reset keeps the state; --json prints the report', async () => {
+  /** A run file that reads a subscription made before the run; answers its path. */
+  const keepFile = async (name: string) => {
     const id = await c.subscribe('60123456001')
-    const file = join(tmp.dir, 'keep.run.json')
+    const file = join(tmp.dir, name)
     writeFileSync(file, JSON.stringify({ steps: [{ subscription: id }, { expect: { 'subscription.status': 'ACTIVE' } }] }))
-    const kept = await run(['run', file, '--no-reset'])
+    return file
+  }
+
+  it('--no-reset keeps the state', async () => {
+    const kept = await run(['run', await keepFile('keep.run.json'), '--no-reset'])
     expect(kept.stdout).not.toMatch(/resetting/)
     expect(kept.code).toBe(0)
-    const json = await run(['run', file, '--no-reset', '--json'])
+  })
+
+  it('--json prints the report', async () => {
+    const json = await run(['run', await keepFile('json.run.json'), '--no-reset', '--json'])
     expect(json.code).toBe(0)
     const report = JSON.parse(json.stdout)
     expect(report).toMatchObject({ passed: true, reset: false })
     expect(report.steps.map((s: { action: string }) => s.action)).toEqual(['subscription', 'expect'])
     expect(report.steps[1].expect).toEqual([{ path: 'subscription.status', expected: 'ACTIVE', got: 'ACTIVE', pass: true }])
-    const reset = await run(['run', file])
+  })
+
+  it('resets the sandbox first, saying so', async () => {
+    const reset = await run(['run', await keepFile('reset.run.json')])
     expect(reset.stdout).toMatch(/^resetting the sandbox first \(back to the loaded fixtures; --no-reset keeps its state\)/m)
     expect(reset.stderr).toMatch(/^dcb: SUBSCRIPTION_NOT_FOUND: /)
     expect(reset.code).toBe(1)
@@ -91,9 +111,12 @@ describe('dcb run', () => {
 })
 
 describe('the name the user typed', () => {
-  it('dcb-sandbox is a second bin name, and hints print it', async () => {
+  it('dcb-sandbox is a second bin name', () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8'))
     expect(pkg.bin).toEqual({ dcb: 'bin/dcb.js', 'dcb-sandbox': 'bin/dcb.js' })
+  })
+
+  it('run as dcb-sandbox, its usage with hints print dcb-sandbox', async () => {
     const link = join(tmp.dir, 'dcb-sandbox')
     symlinkSync(BIN, link)
     const exec = (args: string[]) =>
@@ -107,10 +130,13 @@ describe('the name the user typed', () => {
     expect(init.stdout).toMatch(/next: dcb-sandbox verify --id \S+ --otp "\$\(dcb-sandbox otp 60123456001\)"/)
     expect((await exec(['--help'])).stdout).toMatch(/^Usage: dcb-sandbox /)
     expect((await exec(['nope'])).stderr).toBe("dcb: unknown command 'nope' (see dcb-sandbox --help)\n")
+  })
+
+  it('run as dcb, its hints print dcb', async () => {
     expect((await run(['init', '--msisdn', '60123456002', '--service', 'STREAMPLUS', '--country', 'my'])).stdout).toMatch(/next: dcb verify/)
   })
 
-  it('linked under any other name, its usage and hints print that name; run as a script by node, dcb', async () => {
+  it('linked under any other name, its usage, errors, hints print that name', async () => {
     const link = join(tmp.dir, 'billing-sandbox')
     symlinkSync(BIN, link)
     const exec = (args: string[], env: Record<string, string> = {}) =>
@@ -134,6 +160,9 @@ describe('the name the user typed', () => {
     expect((await exec(['clock'], { DCB_BASE_URL: 'http://127.0.0.1:1' })).stderr).toBe(
       'dcb: cannot reach http://127.0.0.1:1: connection refused (is `billing-sandbox serve` running?)\n',
     )
+  })
+
+  it('run as a script by node, its usage names dcb', async () => {
     expect((await run(['nope'])).stderr).toBe("dcb: unknown command 'nope' (see dcb --help)\n")
   })
 
@@ -161,18 +190,30 @@ function onTerminal(args: string[], env: Record<string, string | undefined>): Pr
 }
 
 describe('colour', () => {
-  it('colours a terminal; NO_COLOR (on a terminal too) and --no-color turn it off; FORCE_COLOR turns it on in a pipe', async () => {
+  it('colours a terminal', async () => {
     expect(await onTerminal(['status', 'nope'], {})).toMatch(ESC)
+  })
+
+  it('NO_COLOR turns colour off on a terminal too', async () => {
     expect(await onTerminal(['status', 'nope'], { NO_COLOR: '1' })).not.toMatch(ESC)
+  })
+
+  it('--no-color turns colour off, over FORCE_COLOR too', async () => {
     expect(await onTerminal(['status', 'nope', '--no-color'], {})).not.toMatch(ESC)
-    expect((await run(['status', 'nope'], { NO_COLOR: undefined })).stdout).not.toMatch(ESC)
-    expect((await run(['status', 'nope'], { NO_COLOR: undefined, FORCE_COLOR: '1' })).stdout).toMatch(ESC)
     expect((await run(['status', 'nope', '--no-color'], { NO_COLOR: undefined, FORCE_COLOR: '1' })).stdout).not.toMatch(ESC)
+  })
+
+  it('leaves a pipe uncoloured', async () => {
+    expect((await run(['status', 'nope'], { NO_COLOR: undefined })).stdout).not.toMatch(ESC)
+  })
+
+  it('FORCE_COLOR colours a pipe', async () => {
+    expect((await run(['status', 'nope'], { NO_COLOR: undefined, FORCE_COLOR: '1' })).stdout).toMatch(ESC)
   })
 })
 
 describe('big answers summarised for people', () => {
-  it('a clock move over many events prints counts per kind and the first and last few; --all and --json list them all', async () => {
+  it('a clock move over many events is summarised: counts per kind, the first few, the last few', async () => {
     await c.subscribe('60123456001', 'QUICKTEST')
     const r = await run(['clock', 'advance', 'P3D'])
     expect(r.code).toBe(0)
@@ -180,10 +221,22 @@ describe('big answers summarised for people', () => {
     expect(r.stdout).toMatch(/^ +72 {2}renewed$/m)
     expect(r.stdout).toMatch(/first 5:[\s\S]*… 62 more …[\s\S]*last 5:/)
     expect(r.stdout.split('\n').length).toBeLessThan(25)
+  })
+
+  it('--all lists every event of a clock move', async () => {
+    await c.subscribe('60123456001', 'QUICKTEST')
     const all = await run(['clock', 'advance', 'P3D', '--all'])
     expect(all.stdout.split('\n').filter((l) => /renewed/.test(l))).toHaveLength(72)
+  })
+
+  it('--json lists every event of a clock move', async () => {
+    await c.subscribe('60123456001', 'QUICKTEST')
     const json = await run(['clock', 'advance', 'P3D', '--json'])
     expect(JSON.parse(json.stdout).events).toHaveLength(72)
+  })
+
+  it('a clock move over one event counts it in the singular', async () => {
+    await c.subscribe('60123456001', 'QUICKTEST')
     const one = await run(['clock', 'advance', 'PT1H'])
     expect(one.stdout).toMatch(/^\S+ {2}1 event$/m)
   })
@@ -221,13 +274,19 @@ describe('mistakes are named', () => {
     expect((await c.control('/clock')).body.now >= '2031-01-02T00:00:00.500000').toBe(true)
   })
 
-  it('clock advance 1M is refused as ambiguous by the CLI and the server, both saying so; 1m, PT1M, P1M and 1mo are not', async () => {
+  it('dcb clock advance refuses 1M as ambiguous, saying so', async () => {
     const r = await run(['clock', 'advance', '1M'])
     expect(r.code).toBe(2)
     expect(r.stderr).toBe('dcb: "1M" is ambiguous: write PT1M or 1m for minutes, P1M or 1mo for months\n')
+  })
+
+  it('the control API refuses a clock advance by 1M as ambiguous, saying so', async () => {
     const server = await c.control('/clock/advance', { by: '1M' })
     expect(server.status).toBe(400)
     expect(server.body).toEqual({ error: 'BAD_DURATION', message: '"1M" is ambiguous: write PT1M or 1m for minutes, P1M or 1mo for months' })
+  })
+
+  it('clock advance takes 1m, PT1M, P1M, 1mo, 36h, 2d', async () => {
     for (const by of ['1m', 'PT1M', 'P1M', '1mo', '36h', '2d']) expect((await run(['clock', 'advance', by])).code).toBe(0)
   })
 
@@ -240,7 +299,7 @@ describe('mistakes are named', () => {
     expect(bad.body.error).toBe('BAD_DURATION')
   })
 
-  it('an empty subscription id or rule id is refused by name, by the CLI and the library (it reached the list, or no call)', async () => {
+  it('the CLI refuses an empty subscription id or rule id by name (it reached the list, or no call)', async () => {
     for (const args of [
       ['subscription', ''],
       ['cancel', ''],
@@ -250,6 +309,9 @@ describe('mistakes are named', () => {
       expect(r.stderr, args.join(' ')).toBe('dcb: BAD_REQUEST: id: must not be empty\n')
       expect(r.code).toBe(1)
     }
+  })
+
+  it('the library refuses an empty subscription id by name', async () => {
     // The library: subscription('') answered the list of subscriptions as if it were one.
     const sandbox = await createSandbox()
     try {
@@ -348,7 +410,7 @@ describe('dcb rules', () => {
 })
 
 describe('dcb subscription', () => {
-  it('shows one subscription with its timeline (charges, messages about it, ...); --json too', async () => {
+  it('shows one subscription with its timeline (charges, messages about it, ...)', async () => {
     const id = await c.subscribe('60123456001')
     await c.control('/clock/advance', { by: 'P1M' })
     const r = await run(['subscription', id])
@@ -358,10 +420,17 @@ describe('dcb subscription', () => {
     expect(r.stdout).toMatch(
       /timeline \(oldest first[^\n]*\n(.*\n)*.*charge +first +SUCCESS.*9\.90 MYR\n(.*\n)*.*message +welcome +Welcome to Stream Plus(.*\n)*.*charge +renewal +SUCCESS/,
     )
-    // --json prints the control API's answer as it is.
+  })
+
+  it("--json prints the control API's answer as it is", async () => {
+    const id = await c.subscribe('60123456001')
+    await c.control('/clock/advance', { by: 'P1M' })
     const json = JSON.parse((await run(['subscription', id, '--json'])).stdout)
     expect(json).toEqual((await c.control(`/subscriptions/${id}`)).body)
     expect(json.charges).toHaveLength(2)
+  })
+
+  it('an unknown id exits 1 SUBSCRIPTION_NOT_FOUND', async () => {
     const none = await run(['subscription', 'nope'])
     expect(none.code).toBe(1)
     expect(none.stderr).toMatch(/^dcb: SUBSCRIPTION_NOT_FOUND: /)

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tempDir, useSandbox } from '../helpers.js'
 import { BIN, dcb, serve } from './run.js'
 import { outputShows } from '../wait.js'
@@ -21,7 +21,7 @@ describe('the CLI says why', () => {
     expect(upper.stdout).toBe('✘ FAIL init: BAD_REQUEST (HTTP 400): country_code: must be lower case (got "MY")\n')
   })
 
-  it('a failed redirect dcb flow ends with the failure line and exits 1', async () => {
+  it('a failed redirect dcb flow ends with the failure line (exit 1)', async () => {
     const r = await run(['flow', '--msisdn', '359881234001', '--deny'])
     expect(r.code).toBe(1)
     expect(r.stdout.trim().split('\n').at(-1)).toBe('  ✘ FAIL FAILED_INIT_SUB (redirect, HTTP 303): the subscriber denied consent')
@@ -31,19 +31,29 @@ describe('the CLI says why', () => {
     )
   })
 
-  it('dcb logs shows sandbox time, the MSISDN and why; --msisdn filters', async () => {
-    await run(['flow', '--scenario', '201'])
-    await run(['flow', '--msisdn', '60123456002'])
-    const r = await run(['logs', '--msisdn', '60123456201'])
-    expect(r.code).toBe(0)
-    const lines = r.stdout.trim().split('\n')
-    expect(lines[0]).toMatch(/^2026-01-31T09:00:00\.000000 POST \/subscriptions\/init 200 SUCCESS demo 60123456201 /)
-    expect(lines[1]).toMatch(/^2026-01-31T09:00:00\.000000 POST \/subscriptions\/verify 200 INSUFFICIENT_FUNDS demo 60123456201 /)
-    expect(lines[2]).toBe('    why: rule charge-201 (ending 201): first charge INSUFFICIENT_FUNDS')
-    expect(lines).toHaveLength(3)
+  describe('dcb logs --msisdn after two flows', () => {
+    let r: Awaited<ReturnType<typeof run>>, lines: string[]
+    beforeAll(async () => {
+      await c.control('/reset', {})
+      await run(['flow', '--scenario', '201'])
+      await run(['flow', '--msisdn', '60123456002'])
+      r = await run(['logs', '--msisdn', '60123456201'])
+      lines = r.stdout.trim().split('\n')
+    })
+
+    it('shows sandbox time, the MSISDN, why', () => {
+      expect(r.code).toBe(0)
+      expect(lines[0]).toMatch(/^2026-01-31T09:00:00\.000000 POST \/subscriptions\/init 200 SUCCESS demo 60123456201 /)
+      expect(lines[1]).toMatch(/^2026-01-31T09:00:00\.000000 POST \/subscriptions\/verify 200 INSUFFICIENT_FUNDS demo 60123456201 /)
+      expect(lines[2]).toBe('    why: rule charge-201 (ending 201): first charge INSUFFICIENT_FUNDS')
+    })
+
+    it('--msisdn filters out the other MSISDN', () => {
+      expect(lines).toHaveLength(3)
+    })
   })
 
-  it('dcb run says how many steps and expectations it checked', async () => {
+  it('dcb run counts the steps, expectations it checked', async () => {
     const file = join(tmp.dir, 'two.run.json')
     writeFileSync(
       file,
@@ -62,7 +72,7 @@ describe('the CLI says why', () => {
 })
 
 describe("the CLI's reports carry the reasons (issues 15 and 18 together)", () => {
-  it('dcb flow --json keeps the reason of a failed step: Verify, MO and consent', async () => {
+  it('dcb flow --json keeps the reason of a failed step: Verify, MO, consent', async () => {
     const otp = await run(['flow', '--scenario', '201', '--json'])
     expect(otp.code).toBe(1)
     const verify = JSON.parse(otp.stdout).steps.at(-1)
@@ -85,7 +95,7 @@ describe("the CLI's reports carry the reasons (issues 15 and 18 together)", () =
     expect(consent.query).toMatchObject({ status: 'FAIL', message: 'FAILED_INIT_SUB' })
   })
 
-  it('dcb run --json reports the step and expectation counts the human line prints', async () => {
+  it('dcb run --json reports the counts the human line prints', async () => {
     const file = join(tmp.dir, 'counted.run.json')
     writeFileSync(
       file,
@@ -122,7 +132,7 @@ describe("the CLI's reports carry the reasons (issues 15 and 18 together)", () =
     ).toEqual(['/subscriptions/init', '/subscriptions/verify'])
   })
 
-  it('dcb serve --quiet prints only the URL with the banner options too; --lan --quiet needs a token', async () => {
+  it('dcb serve --quiet prints only the URL with the banner options too', async () => {
     const child = spawn(
       process.execPath,
       [BIN, 'serve', '--port', '0', '--in-memory', '--quiet', '--allow-ip', '10.0.0.0/8', '--fixtures', 'fixtures/scenarios/barred.json'],
@@ -143,6 +153,9 @@ describe("the CLI's reports carry the reasons (issues 15 and 18 together)", () =
     await exited
     expect(out).toBe(`${url}\n`)
     expect(err).toBe('')
+  })
+
+  it('dcb serve --lan --quiet needs a token', async () => {
     const lan = await dcb(['serve', '--port', '0', '--in-memory', '--quiet', '--lan'], { env: { DCB_ADMIN_TOKEN: undefined } })
     expect(lan).toMatchObject({
       code: 2,
@@ -173,7 +186,7 @@ describe('dcb serve', () => {
     expect(err).toBe('')
   })
 
-  it('--clock on a data file that keeps its own clock prints the kept time and how to start over', async () => {
+  it('--clock on a data file that keeps its own clock prints the kept time with how to start over', async () => {
     const data = join(tmp.dir, 'kept.json')
     const first = await serve(['--data', data, '--clock', '2026-01-31T00:00:00'])
     await first.stop()
