@@ -93,7 +93,7 @@ describe('dcb coverage', () => {
     expect(JSON.parse(json.stdout)).toEqual((await c.control('/coverage')).body)
   })
 
-  it('--junit writes a JUnit report: a test case per outcome, failing when never seen, and a failing one per finding', async () => {
+  it('--junit writes a JUnit report: a test case per outcome, failing when never seen, then a failing one per finding', async () => {
     await traffic()
     const file = join(tmp.dir, 'report.xml')
     const r = await run(['--junit', file])
@@ -118,14 +118,17 @@ describe('dcb coverage', () => {
     expect(cases[n]!.attrs.name).toBe('finding INIT_WHILE_ACTIVE')
     expect(cases[n]!.children[0]).toMatchObject({ name: 'failure', attrs: { message: FINDING_ADVICE.INIT_WHILE_ACTIVE, type: 'INIT_WHILE_ACTIVE' } })
     expect(readFileSync(file, 'utf8')).toContain('type="INIT_WHILE_ACTIVE">1 time; latest: request log entry ')
-    // A report that cannot be written: one line, exit 1.
+  })
+
+  it('--junit to a path that cannot be written says so in one line, exit 1', async () => {
+    await traffic()
     const bad = await run(['--junit', join(tmp.dir, 'no-such-dir', 'r.xml')])
     expect(bad.code).toBe(1)
     expect(bad.stderr.trim().split('\n')).toHaveLength(1)
     expect(bad.stderr).toContain('cannot write the JUnit report')
   })
 
-  it('--min exits 1 when a merchant shown is below it, 0 at or above it; a bad value is a usage error', async () => {
+  it('--min exits 1 when a merchant shown is below it, 0 at or above it', async () => {
     expect((await run(['--min', '1'])).code).toBe(1)
     expect((await run(['--min', '0'])).code).toBe(0)
     await traffic()
@@ -135,6 +138,9 @@ describe('dcb coverage', () => {
     expect(below.code).toBe(1)
     expect(JSON.parse(below.stdout).coverage[0].percent).toBe(pct)
     expect(below.stderr).toBe(`dcb: coverage below --min ${pct + 1}%: demo ${pct}%\n`)
+  })
+
+  it('--min refuses a value that is not a whole number from 0 to 100 (exit 2)', async () => {
     for (const v of ['101', '-1', 'half', '7.5']) {
       const r = await run(['--min', v])
       expect(r.code).toBe(2)
@@ -142,14 +148,20 @@ describe('dcb coverage', () => {
     }
   })
 
-  it('--merchant and --session pick what is shown', async () => {
+  it('--merchant shows that merchant alone', async () => {
     await traffic()
     await c.api('/subscriptions/init', { msisdn: '60123456101', service_code: 'NEWSDAILY', country_code: 'my' }, { key: 'sandbox-other-key' })
     const other = JSON.parse((await run(['--merchant', 'other', '--json'])).stdout)
     expect(other.coverage.map((m: any) => m.merchant)).toEqual(['other'])
+  })
+
+  it('--merchant names a merchant that is not there (exit 1)', async () => {
     const unknown = await run(['--merchant', 'nobody'])
     expect(unknown.code).toBe(1)
     expect(unknown.stderr).toContain('no merchant nobody')
+  })
+
+  it('--session shows the traffic of that session alone', async () => {
     await c.api('/subscriptions/init', { msisdn: '60133456001', service_code: 'STREAMPLUS', country_code: 'my' }, { headers: { 'x-dcb-session': 'cov-cli' } })
     const inSession = JSON.parse((await run(['--session', 'cov-cli', '--json'])).stdout)
     expect(inSession.coverage.map((m: any) => [m.merchant, m.covered])).toEqual([['demo', 1]])

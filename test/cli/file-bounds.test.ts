@@ -94,7 +94,7 @@ describe('bytes that are not UTF-8', () => {
   const prefix = Buffer.from('{"services": [{"code": "STREAMPLUS", "name": "Caf')
   const suffix = Buffer.from('"}]}')
 
-  it('are refused naming the file and the offset of the first one (a byte-order mark counted), not replaced', async () => {
+  it('are refused naming the file with the offset of the first one (a byte-order mark counted), not replaced', async () => {
     const latin1 = at('latin1.json')
     writeFileSync(latin1, Buffer.concat([prefix, Buffer.from([0xe9]), suffix]))
     const v = await dcb(['fixtures', 'validate', latin1])

@@ -169,7 +169,7 @@ describe('dcb logs -f follows the live stream', () => {
     ).toEqual(['in-team-a'])
   })
 
-  it('waits for a server that went away (progress on stderr) and follows it again', async () => {
+  it('follows a server that went away once it is back, waiting with progress on stderr', async () => {
     const c = await server()
     const port = Number(new URL(c.url).port)
     const connected = nextLiveStream(c.sandbox.server)

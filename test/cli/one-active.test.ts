@@ -3,7 +3,8 @@
  * MO in the EXPIRED window of its first subscription held two ACTIVE ones once the old retry
  * succeeded. Now the new one supersedes the old one's retries, and `dcb subscription` tells it.
  */
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { Result } from './run.js'
 import { useSandbox } from '../helpers.js'
 import { dcb } from './run.js'
 
@@ -12,7 +13,9 @@ const run = (args: string[]) => dcb(args, { env: { DCB_BASE_URL: c.url, DCB_API_
 const T = (s: string) => `${s}.000000`
 
 describe('one ACTIVE subscription per MSISDN and service (through dcb)', () => {
-  it('dcb mo, clock advance P1M, dcb mo, clock advance P1D: one ACTIVE, and the old one names what superseded it', async () => {
+  // dcb mo, clock advance P1M, dcb mo, clock advance P1D: run once, each test asserts on what it left.
+  let first: string, again: string, list: Result, text: Result, shown: Result
+  beforeAll(async () => {
     // A frozen clock, so that the times below are exact (dcb reset --clock leaves it running).
     await c.control('/reset', { clock: '2026-01-28T09:00:00', frozen: true })
     const mo = async () => {
@@ -20,19 +23,23 @@ describe('one ACTIVE subscription per MSISDN and service (through dcb)', () => {
       expect(r.code).toBe(0)
       return JSON.parse(r.stdout).subscription_id as string
     }
-    const first = await mo()
+    first = await mo()
     expect((await run(['clock', 'advance', 'P1M'])).code).toBe(0)
-    const again = await mo()
+    again = await mo()
     expect((await run(['clock', 'advance', 'P1D'])).code).toBe(0)
+    list = await run(['subscriptions', '--msisdn', '60133456302', '--json'])
+    text = await run(['subscriptions', '--msisdn', '60133456302'])
+    shown = await run(['subscription', first])
+  })
 
-    const list = await run(['subscriptions', '--msisdn', '60133456302', '--json'])
+  it('leaves one ACTIVE subscription, the new one', async () => {
     const subs = JSON.parse(list.stdout).subscriptions as { subscription_id: string; status: string }[]
     expect(subs.filter((s) => s.status === 'ACTIVE').map((s) => s.subscription_id)).toEqual([again])
     expect(subs.find((s) => s.subscription_id === first)!.status).toBe('EXPIRED')
-    const text = await run(['subscriptions', '--msisdn', '60133456302'])
     expect(text.stdout.match(/ACTIVE/g)).toHaveLength(1)
+  })
 
-    const shown = await run(['subscription', first])
+  it('the old one names, in its timeline, what superseded it', async () => {
     expect(shown.code).toBe(0)
     const timeline = shown.stdout.slice(shown.stdout.indexOf('\ntimeline '))
     const lines = timeline.split('\n').filter((l) => /^ {2}\d{4}-/.test(l))

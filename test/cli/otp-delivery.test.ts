@@ -32,10 +32,13 @@ describe('dcb otp --id', () => {
     expect(r).toEqual({ code: 0, stdout: `${firstOtp}\n`, stderr: '' })
   })
 
-  it('an unknown id exits 1 naming it; neither or both of MSISDN and --id is a usage error', async () => {
+  it('exits 1 naming an unknown id', async () => {
     const r = await run(['otp', '--id', 'nope-42'])
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/^dcb: VERIFICATION_NOT_FOUND: no verification request "nope-42" in this session/)
+  })
+
+  it('takes exactly one of MSISDN or --id, else it is a usage error (exit 2)', async () => {
     for (const args of [['otp'], ['otp', '60123456071', '--id', 'x']]) {
       const bad = await run(args)
       expect(bad.code).toBe(2)
@@ -73,7 +76,7 @@ describe('an OTP that never comes, or comes late', () => {
 })
 
 describe('dcb rules add with deliver and deliver_after', () => {
-  it('adds them, and they take effect', async () => {
+  it('adds rules whose OTP is never delivered, or delivered late, as they say', async () => {
     const r = await run(['rules', 'add', JSON.stringify({ match: { msisdn: '60123456072' }, step: 'otp', effect: { otp: '2468', deliver: false } })])
     expect(r.code).toBe(0)
     const late = await run(['rules', 'add', JSON.stringify({ match: { msisdn: '60123456073' }, step: 'otp', effect: { deliver_after: 'PT30S' } })])
@@ -104,7 +107,7 @@ describe('dcb rules add with deliver and deliver_after', () => {
 })
 
 describe('a fixture file with the new effects', () => {
-  it('dcb fixtures validate refuses every bad value, naming the file, the JSON path and the value; a good one loads', async () => {
+  it('dcb fixtures validate refuses every bad value, naming the file, the JSON path, the value', async () => {
     const t = tempDir()
     const f = join(t.dir, 'sms.json')
     const bad = [{ deliver: true }, { deliver_after: 'P1M' }, { deliver_after: 'PT25H' }, { deliver_after: '2M' }, { deliver: false, deliver_after: 'PT1M' }]
@@ -119,6 +122,12 @@ describe('a fixture file with the new effects', () => {
       `${f}: $.rules[4].effect: give either deliver: false (never delivered) or deliver_after (delivered late), not both`,
     ])
       expect(v.stderr).toContain(line)
+    t.cleanup()
+  })
+
+  it('dcb fixtures validate loads a good one', async () => {
+    const t = tempDir()
+    const f = join(t.dir, 'sms.json')
     writeFileSync(f, JSON.stringify({ rules: [{ id: 'late', match: { ending: '079' }, step: 'otp', effect: { otp: '1357', deliver_after: 'PT10M' } }] }))
     expect((await dcb(['fixtures', 'validate', f])).code).toBe(0)
     t.cleanup()

@@ -27,7 +27,7 @@ describe('dcb serve', () => {
     }
   })
 
-  it('refuses the old and the new name with different values, naming both', async () => {
+  it('refuses the old name given beside the new one with a different value, naming both', async () => {
     const r = await dcb(['serve', '--port', '0', '--in-memory', '--request-log-size', '2', '--journal-size', '3'])
     expect(r).toMatchObject({ code: 2, stdout: '' })
     expect(r.stderr).toBe('dcb: --journal-size is the old name of --request-log-size: give one of them (2 and 3 were given)\n')
@@ -47,7 +47,7 @@ describe('createSandbox', () => {
     expect((await sandbox.requests()).requests).toHaveLength(2)
   })
 
-  it('refuses the old and the new name with different values, naming both', async () => {
+  it('refuses the old name given beside the new one with a different value, naming both', async () => {
     await expect(createSandbox({ requestLogSize: 2, journalSize: 3 })).rejects.toThrow(
       new SandboxError('BAD_REQUEST', 'journalSize is the old name of requestLogSize: give one of them (2 and 3 were given)'),
     )

@@ -19,7 +19,7 @@ const THAILAND = { code: 'th', name: 'Thailand', calling_code: '66', lengths: [1
 const RULE = { id: 'x1', match: { msisdn: '60123456077' }, step: 'init', effect: { error: 'BARRED' } }
 
 describe('dcb rules add with a fixture file that has records', () => {
-  it('is refused naming the records and where they load, and adds no rule', async () => {
+  it('is refused, adding no rule, naming the records with where they load', async () => {
     const both = writeJson(tmp.dir, 'both.json', { countries: [THAILAND], rules: [RULE] })
     const r = await dcb(['rules', 'add', both, '--base-url', c.url])
     expect(r.code).toBe(2)

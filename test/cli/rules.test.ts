@@ -14,19 +14,29 @@ const tmp = tempFolderPerTest()
 const write = tmp.json
 
 describe('a fixture file with a typo', () => {
-  it('is refused by dcb fixtures validate and by dcb serve, naming the file, the JSON path and the value', async () => {
-    const f = write('ticket-4711.json', {
+  const takenPrefix = () =>
+    write('ticket-4711.json', {
       carriers: [{ code: 'sbx-my-opt', country: 'my', prefixes: ['6012'], flow: 'otp', otp: { ttl: 'PT1M' } }],
       rules: [{ id: 'slow', match: { carrier: 'sbx-my-opt' }, step: 'verify', effect: { delay_ms: 5000 } }],
     })
+
+  it('is refused by dcb fixtures validate, naming the file, the JSON path and the value', async () => {
+    const f = takenPrefix()
     const v = await dcb(['fixtures', 'validate', f])
     expect(v.code).toBe(1)
     expect(v.stderr).toContain(
       `${f}: $.carriers[0].prefixes[0]: "6012" is already the prefix of carrier "sbx-my-otp" in "my" (to change that carrier, give its code "sbx-my-otp")`,
     )
+  })
+
+  it('is refused by dcb serve at start-up, naming the file, the JSON path and the value', async () => {
+    const f = takenPrefix()
     const s = await dcb(['serve', '--in-memory', '--port', '0', '--fixtures', f])
     expect(s.code).toBe(1)
     expect(s.stderr).toContain(`dcb: fixture error: ${f}: $.carriers[0].prefixes[0]: "6012" is already the prefix of carrier "sbx-my-otp"`)
+  })
+
+  it('names every bad value of a rule, each by its JSON path', async () => {
     const rule = write('rule.json', { rules: [{ id: 'r', match: { country: 'MY' }, step: 'activate', effect: { error: 'BARRED' } }] })
     const r = await dcb(['fixtures', 'validate', rule])
     expect(r.code).toBe(1)
@@ -36,7 +46,7 @@ describe('a fixture file with a typo', () => {
     )
   })
 
-  it('a missing field is named as missing, and a rule without an id is told it needs one', async () => {
+  it('names each missing field as missing, telling a rule without an id that it needs one', async () => {
     const f = write('missing.json', {
       services: [{ code: 'NEWSVC', name: 'New' }],
       rules: [{ match: { ending: '044' }, step: 'charge', effect: { error: 'BARRED' } }],
@@ -48,13 +58,16 @@ describe('a fixture file with a typo', () => {
     expect(v.stderr).not.toContain('received undefined')
   })
 
-  it('a rule for a step no carrier of its match has is refused, naming the step; dcb rules add checks it before adding', async () => {
+  it('a rule for a step no carrier of its match has is refused by dcb fixtures validate, naming the step', async () => {
     const f = write('psms-otp.json', { rules: [{ id: 'fixed', match: { carrier: 'sbx-gb-psms' }, step: 'otp', effect: { otp: '4242' } }] })
     const v = await dcb(['fixtures', 'validate', f])
     expect(v.code).toBe(1)
     expect(v.stderr).toContain(
       `${f}: $.rules[0].step: step "otp" happens only on otp carriers and carrier sbx-gb-psms is a psms carrier: the rule would decide nothing`,
     )
+  })
+
+  it('a rule for a step no carrier of its match has is refused by dcb rules add before adding', async () => {
     const s = await serve(['--in-memory'])
     try {
       const list = write('add.json', [{ match: { country: 'gb' }, step: 'consent', effect: { error: 'BARRED' } }])
@@ -132,7 +145,7 @@ describe('dcb world, dcb reset --clock, run files with rule and reset steps', ()
     expect((await (await fetch(`${s.url}/_sandbox/clock`)).json()).now).toBe('2026-01-01T00:00:00.000000')
   })
 
-  it('a run file adds a rule and starts over in the past', async () => {
+  it('a run file starts over in the past, where its rule step decides the second Init', async () => {
     const run = write('ticket.run.json', {
       description: 'ticket 4711: the second Init of 60123456043 fails NOT_ELIGIBLE, in December 2025',
       steps: [

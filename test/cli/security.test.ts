@@ -65,7 +65,7 @@ describe('rule regexes run in linear time', () => {
 })
 
 describe('dcb serve beyond loopback', () => {
-  it('warns on --host 0.0.0.0, naming what is exposed and how it is protected', async () => {
+  it('warns on --host 0.0.0.0, naming what is exposed, how it is protected', async () => {
     const s = await serve(['--in-memory', '--host', '0.0.0.0'])
     try {
       expect(s.output()).toContain('dcb: warning: listening on 0.0.0.0, not loopback')

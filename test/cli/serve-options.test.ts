@@ -33,7 +33,7 @@ const init = (base: string, headers: Record<string, string> = {}) =>
   }).then(async (r) => ({ http: r.status, body: (await r.json()) as { status: string; message: string } }))
 
 describe('dcb serve banner and --allow-ip', () => {
-  it('lists the fixture files and the rules each brought', async () => {
+  it('lists the fixture files, each with the rules it brought', async () => {
     const s = await serve(['--in-memory', '--fixtures', 'fixtures/scenarios/barred.json'])
     try {
       expect(s.output()).toMatch(/fixtures: fixtures\/world\.json \(41 rules: ok-000-099, init-101, init-102, init-103, … delay-5NN\)\n/)

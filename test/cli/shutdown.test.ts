@@ -39,7 +39,7 @@ describe('dcb serve shutdown', () => {
     await server?.stop('SIGKILL')
   })
 
-  it('SIGTERM with consoles open on several sessions ends every live stream and exits 0', async () => {
+  it('SIGTERM with consoles open on several sessions ends every live stream, exiting 0', async () => {
     server = await serve(['--in-memory'])
     const streams = await Promise.all([
       stream(`${server.url}/_sandbox/events`),
@@ -51,7 +51,7 @@ describe('dcb serve shutdown', () => {
     expect(await code).toBe(0)
   }, 20_000)
 
-  it('installs its SIGTERM and SIGINT handlers before it says it is ready: a SIGTERM the moment the URL is printed is a graceful close', async () => {
+  it('installs its signal handlers before it says it is ready: a SIGTERM the moment the URL is printed is a graceful close', async () => {
     const trace = join(tmp.dir, 'signals.trace')
     const data = join(tmp.dir, 'signals.json')
     server = await serve(['--data', data], { env: { DCB_TRACE_FILE: trace, NODE_OPTIONS: `--import=${join(import.meta.dirname, 'trace-signals.mjs')}` } })
