@@ -46,6 +46,8 @@ export interface MerchantCall {
   answer: Record<string, AnswerField>
   /** The outcome codes it can answer (`core/outcomes.ts`). */
   outcomes: readonly string[]
+  /** The engine is also given the server's origin as the client sees it: the call answers links to it (Init's consent page). */
+  origin?: true
 }
 
 const LANGUAGE = {
@@ -84,6 +86,7 @@ export const MERCHANT_CALLS = {
       redirect_url: nullableText('URL to which the user is redirected to verify payment (redirect markets)'),
     },
     outcomes: OPERATION_OUTCOMES.init,
+    origin: true,
   },
   /** `POST /subscriptions/verify` */
   verify: {
@@ -184,6 +187,9 @@ function problemOf(field: string, value: unknown, rule: FieldRule): BodyProblem 
   if (value === '') return { field, value, kind: 'empty', rule }
   return { field, value, kind: new RegExp(rule.pattern!.source, 'i').test(value) ? 'case' : 'shape', rule }
 }
+
+/** Whether the engine is given the server's origin with the call (`origin` of the declaration). */
+export const takesOrigin = (op: MerchantOperation): boolean => (MERCHANT_CALLS[op] as MerchantCall).origin === true
 
 /** A call's field names, in their order (a refusal names a body's key that looks like one). */
 export const fieldNames = (op: MerchantOperation): readonly string[] => FIELD_LISTS[op].names

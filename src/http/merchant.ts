@@ -5,7 +5,7 @@
  * engine, and Status) leaves in the same tick as the request's last byte.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Engine } from '../core/engine.js'
+import type { Engine, MerchantCall as EngineCall } from '../core/engine.js'
 import { fail, type FailurePayloadMode, type Outcome } from '../core/outcomes.js'
 import { answerOf, writeAnswer, type Answer } from './answer.js'
 import type { Merchant, WorldIndex } from '../core/world.js'
@@ -33,7 +33,7 @@ import {
 } from './reason.js'
 import { BODY_LIMIT } from './body.js'
 import { notChanged } from './respond.js'
-import { checkBody, fieldNames, type BodyProblem, type MerchantOperation } from '../contract/merchant-calls.js'
+import { checkBody, fieldNames, takesOrigin, type BodyProblem, type MerchantOperation } from '../contract/merchant-calls.js'
 import { SandboxError } from '../core/errors.js'
 import { MAX_DELAY_MS } from '../core/limits.js'
 import { StoreError } from '../store/types.js'
@@ -249,7 +249,7 @@ export function createMerchantHandler(ctx: MerchantContext) {
       }
     })
 
-    function proceed(call: Exclude<ReturnType<typeof parseCall>, undefined>): void {
+    function proceed(call: ReturnType<typeof parseCall>): void {
       try {
         if ('problem' in call) return answer(fail('BAD_REQUEST', undefined, bodyReason(call.problem, request as Record<string, unknown>, fieldNames(op))))
         // A clock move runs alone: the call waits for it (and for one queued behind it).
@@ -301,22 +301,11 @@ export function createMerchantHandler(ctx: MerchantContext) {
 function noop(): void {}
 
 /** The engine call of a request body that fits its call's fields (checked once, without zod), or the first problem. */
-function parseCall(
-  op: Operation,
-  body: Record<string, unknown>,
-  req: IncomingMessage,
-  ctx: MerchantContext,
-): Parameters<Engine['perform']>[1] | { problem: BodyProblem } {
-  if (op === 'init') {
-    const c = checkBody('init', body)
-    return 'problem' in c ? c : { op, input: c.input, baseUrl: baseUrlOf(req, ctx) }
-  }
-  if (op === 'verify') {
-    const c = checkBody('verify', body)
-    return 'problem' in c ? c : { op, input: c.input }
-  }
-  const c = checkBody('status', body)
-  return 'problem' in c ? c : { op, input: c.input }
+function parseCall(op: Operation, body: Record<string, unknown>, req: IncomingMessage, ctx: MerchantContext): EngineCall | { problem: BodyProblem } {
+  const c = checkBody(op, body)
+  if ('problem' in c) return c
+  // One shape for every call, read from the declaration: `c.input` is the body of `op` (checkBody's type, per call).
+  return (takesOrigin(op) ? { op, input: c.input, baseUrl: baseUrlOf(req, ctx) } : { op, input: c.input }) as EngineCall
 }
 
 /** The server's own origin as the client sees it (for consent links). */
