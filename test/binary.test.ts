@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_BASE_URL } from '../src/contract/defaults.js'
+import { PAGE_CALLS } from '../src/http/console.js'
 
 const EXE = resolve('dist', 'dcb-linux-x64')
 const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version
@@ -86,8 +87,12 @@ describe('the single executable (dist/dcb-linux-x64)', () => {
     expect(world.stdout).toContain('(fixtures/world.json)')
     const page = await fetch(url + '/')
     expect(page.status).toBe(200)
-    // The page as shipped, with the CLI's default base URL filled in as it is served.
-    expect(await page.text()).toBe(readFileSync('src/console/index.html', 'utf8').replace('content="DEFAULT_BASE_URL"', `content="${DEFAULT_BASE_URL}"`))
+    // The page as shipped, with the CLI's default base URL and the declared calls filled in as it is served.
+    expect(await page.text()).toBe(
+      readFileSync('src/console/index.html', 'utf8')
+        .replace('content="DEFAULT_BASE_URL"', `content="${DEFAULT_BASE_URL}"`)
+        .replace('PAGE_CALLS', () => PAGE_CALLS),
+    )
     const script = await fetch(url + '/_console/app.js')
     expect(await script.text()).toBe(readFileSync('src/console/app.js', 'utf8'))
   })

@@ -1,5 +1,5 @@
 // The Clock page (the time, advance, set, what a move ran).
-import { api, h, page, say, shortTime, ui } from './lib.js'
+import { call, h, page, say, shortTime, ui } from './lib.js'
 
 // ------------------------------------------------------------------ Clock
 
@@ -78,10 +78,10 @@ export async function clockView() {
     if (ui.clockShown) to.placeholder = dayAfter(ui.clockShown.now)
   }
   /** A move; its error goes beside the field it came from (`error`), and a success clears them all. */
-  const move = async (path, body, error) => {
+  const move = async (name, body, error) => {
     for (const e of [byField.error, toField.error, quickError]) e.textContent = ''
     try {
-      const r = await api(path, body)
+      const r = await call(name, { body })
       ui.clockShown = { ...r.clock, seen: Date.now() }
       show()
       result.replaceChildren(h('h2', {}, `Moved to ${shortTime(r.clock.now)}`), ...moveSummary(r).filter(Boolean))
@@ -90,8 +90,8 @@ export async function clockView() {
       error.textContent = e.message
     }
   }
-  const toNext = () => ui.clockShown && ui.clockShown.next_event_dt && move('/_sandbox/clock/set', { to: ui.clockShown.next_event_dt }, quickError)
-  const quick = (label, by) => h('button', { type: 'button', class: 'quiet', onclick: () => move('/_sandbox/clock/advance', { by }, quickError) }, label)
+  const toNext = () => ui.clockShown && ui.clockShown.next_event_dt && move('setTime', { to: ui.clockShown.next_event_dt }, quickError)
+  const quick = (label, by) => h('button', { type: 'button', class: 'quiet', onclick: () => move('advance', { by }, quickError) }, label)
   page(
     'Clock',
     h('p', {}, 'Sandbox time (UTC)'),
@@ -102,7 +102,7 @@ export async function clockView() {
       {
         onsubmit: (e) => {
           e.preventDefault()
-          move('/_sandbox/clock/advance', { by: by.value.trim() }, byField.error)
+          move('advance', { by: by.value.trim() }, byField.error)
         },
       },
       byField.label,
@@ -114,7 +114,7 @@ export async function clockView() {
       {
         onsubmit: (e) => {
           e.preventDefault()
-          move('/_sandbox/clock/set', { to: to.value.trim() }, toField.error)
+          move('setTime', { to: to.value.trim() }, toField.error)
         },
       },
       toField.label,
@@ -133,7 +133,7 @@ export async function clockView() {
     quickError,
     result,
   )
-  ui.clockShown = { ...(await api('/_sandbox/clock')), seen: Date.now() }
+  ui.clockShown = { ...(await call('now')), seen: Date.now() }
   show()
   ui.clockTimer = setInterval(show, 1000)
   ui.onLive = (type) => {

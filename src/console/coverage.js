@@ -1,12 +1,12 @@
 // The Coverage page: per merchant, the share of outcomes its traffic exercised, the outcomes never
 // seen (each with how to produce it), and the findings (what the traffic did wrong) with their advice
 // and a link to the request log entry of the latest. Live: asked again on traffic.
-import { api, debounce, emptyHint, h, page, shortTime, ui } from './lib.js'
+import { call, debounce, emptyHint, h, page, shortTime, ui } from './lib.js'
 
 export async function coverageView() {
   const body = h('div')
   const load = async () => {
-    const { coverage } = await api('/_sandbox/coverage')
+    const { coverage } = await call('coverage')
     if (!coverage.length) {
       body.replaceChildren(
         emptyHint(

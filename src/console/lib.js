@@ -48,8 +48,21 @@ class ApiError extends Error {
   }
 }
 
+/** The calls by name, as the server declares them (the page carries them): `{ method, path }`. */
+const CALLS = JSON.parse(document.getElementById('dcb-calls').textContent)
+
+/** The path of a declared call: its `:name` parameters filled and encoded, then the query (a URLSearchParams or an object), if any. */
+export function pathOf(name, params = {}, query) {
+  const path = CALLS[name].path.replace(/:(\w+)/g, (_, key) => encodeURIComponent(params[key]))
+  const q = query === undefined ? '' : String(new URLSearchParams(query))
+  return q ? `${path}?${q}` : path
+}
+
+/** A declared control call by name, with its declared method: `{ params, query, body }` as it takes them. */
+export const call = (name, { params, query, body } = {}) => api(pathOf(name, params, query), body, CALLS[name].method)
+
 /** A control call: JSON in, JSON out; a failure throws its message. */
-export async function api(path, body, method) {
+async function api(path, body, method) {
   const headers = { accept: 'application/json' }
   if (body !== undefined || (method && method !== 'GET')) headers['content-type'] = 'application/json'
   if (ui.session) headers['x-dcb-session'] = ui.session
@@ -178,7 +191,7 @@ let stream = null
 export function connect() {
   if (stream || ui.signedOut) return
   // The stream of the session shown (EventSource sends no headers: the session goes in the query).
-  stream = new EventSource(`/_sandbox/events${ui.session ? `?session=${encodeURIComponent(ui.session)}` : ''}`)
+  stream = new EventSource(pathOf('events', {}, ui.session ? { session: ui.session } : undefined))
   stream.onopen = () => {
     liveLabel.textContent = 'Live'
     downBanner.hidden = true
@@ -226,8 +239,8 @@ export function showSignIn(message) {
       {
         onsubmit: async (e) => {
           e.preventDefault()
-          const r = await fetch('/_console/login', {
-            method: 'POST',
+          const r = await fetch(pathOf('login'), {
+            method: CALLS.login.method,
             headers: { 'content-type': 'application/json' },
             body: JSON.stringify({ token: token.value }),
             credentials: 'same-origin',

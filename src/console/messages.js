@@ -1,5 +1,5 @@
 // The Messages page (every handset, live, the MO form).
-import { act, api, copyButton, debounce, emptyHint, h, msisdnSearch, page, shortTime, ui } from './lib.js'
+import { act, call, copyButton, debounce, emptyHint, h, msisdnSearch, page, shortTime, ui } from './lib.js'
 
 // ------------------------------------------------------------------ Messages
 
@@ -39,7 +39,7 @@ export async function messagesView() {
       onsubmit: async (e) => {
         e.preventDefault()
         try {
-          const r = await api('/_sandbox/mo', { msisdn: msisdn.value.trim(), short_code: shortCode.value.trim(), text: text.value })
+          const r = await call('mo', { body: { msisdn: msisdn.value.trim(), short_code: shortCode.value.trim(), text: text.value } })
           const parts = [`MO sent: ${r.action}`, r.subscription_id && `subscription ${r.subscription_id}`, r.code, r.message]
           report(parts.filter(Boolean).join(' · '), false)
           text.value = ''
@@ -65,8 +65,7 @@ export async function messagesView() {
     else list.append(emptyHint('No messages yet. Start a subscription for its OTP:', 'init --msisdn 60123456001 --service STREAMPLUS --country my'))
   }
   const load = async () => {
-    const q = ui.msisdn ? `?msisdn=${encodeURIComponent(ui.msisdn)}` : ''
-    messages = (await api(`/_sandbox/messages${q}`)).messages
+    messages = (await call('messages', { query: ui.msisdn ? { msisdn: ui.msisdn } : undefined })).messages
     render()
   }
   kind.addEventListener('change', render)

@@ -1,5 +1,5 @@
 // The Requests page (the request log, live): the console's landing page.
-import { act, api, copyButton, debounce, emptyHint, h, json, msisdnSearch, page, say, shortTime, ui } from './lib.js'
+import { act, call, copyButton, debounce, emptyHint, h, json, msisdnSearch, page, pathOf, say, shortTime, ui } from './lib.js'
 
 /** A FAIL envelope is a failure whatever its HTTP status (BARRED answered 200 is not a success). */
 export function outcomeOf(r) {
@@ -9,7 +9,7 @@ export function outcomeOf(r) {
 
 /** What a clock move ran, as the request log kept it: a few events, or their count by type. */
 function ranLine(r) {
-  const events = /^\/_sandbox\/clock\/(advance|set)$/.test(r.path) && r.response && r.response.events
+  const events = (r.path === pathOf('advance') || r.path === pathOf('setTime')) && r.response && r.response.events
   if (!events || !events.length) return null
   const one = (e) => [e.type, e.msisdn, e.code, e.status && `→ ${e.status}`, e.reason && `(${e.reason})`].filter(Boolean).join(' ')
   const counts = {}
@@ -122,7 +122,7 @@ export async function requestsView(params = new URLSearchParams()) {
     const q = new URLSearchParams({ limit: '200' })
     if (ui.msisdn) q.set('msisdn', ui.msisdn)
     if (subscription) q.set('subscription', subscription)
-    entries = (await api(`/_sandbox/requests?${q}`)).requests
+    entries = (await call('requests', { query: q })).requests
     render()
   }
   const reload = debounce(() => act(load), 250)

@@ -1,5 +1,5 @@
 // The Scenarios page (rules, runtime rules added and removed) and the Sessions page.
-import { act, api, copyButton, emptyHint, h, markScrolling, page, reconnect, say, shortTime, ui } from './lib.js'
+import { act, call, copyButton, emptyHint, h, markScrolling, page, pathOf, reconnect, say, shortTime, ui } from './lib.js'
 
 // ------------------------------------------------------------------ Scenarios
 
@@ -22,7 +22,7 @@ export async function scenariosView() {
     placeholder: '{"id": "slow-init", "match": {"ending": "777"}, "step": "init", "effect": {"delay_ms": 2000}}',
   })
   const load = async () => {
-    const r = await api('/_sandbox/scenarios')
+    const r = await call('scenarios')
     const rows = r.scenarios.map((s) =>
       h(
         'tr',
@@ -48,7 +48,7 @@ export async function scenariosView() {
                   'aria-label': `Remove rule ${s.id}`,
                   onclick: () =>
                     act(async () => {
-                      await api(`/_sandbox/rules/${encodeURIComponent(s.id)}`, undefined, 'DELETE')
+                      await call('rules.remove', { params: { id: s.id } })
                       say(`Rule ${s.id} removed.`)
                       await load()
                     }),
@@ -91,7 +91,7 @@ export async function scenariosView() {
             } catch {
               throw new Error('the rule is not JSON')
             }
-            const r = await api('/_sandbox/rules', parsed)
+            const r = await call('rules.add', { body: parsed })
             say(`Rule ${r.id} added.`)
             rule.value = ''
             await load()
@@ -113,7 +113,7 @@ export async function scenariosView() {
 /** Sessions exist once the server has the sessions feature and more than the default session. */
 async function sessionsList() {
   try {
-    const r = await fetch('/_sandbox/sessions', { headers: { accept: 'application/json' }, credentials: 'same-origin' })
+    const r = await fetch(pathOf('listSessions'), { headers: { accept: 'application/json' }, credentials: 'same-origin' })
     if (!r.ok) return []
     const data = await r.json()
     return Array.isArray(data.sessions) ? data.sessions : []

@@ -1,5 +1,5 @@
 // The Subscriptions pages: the list (a table, live) and one page each (its timeline, then Cancel).
-import { act, api, debounce, emptyHint, h, markScrolling, page, say, setMsisdn, shortTime, ui } from './lib.js'
+import { act, call, debounce, emptyHint, h, markScrolling, page, say, setMsisdn, shortTime, ui } from './lib.js'
 
 // ------------------------------------------------------------------ Subscriptions
 
@@ -71,7 +71,7 @@ export async function subscriptionsView() {
     if (status.value) q.set('status', status.value)
     if (service.value.trim()) q.set('service', service.value.trim())
     q.set('limit', '500')
-    const r = await api(`/_sandbox/subscriptions?${q}`)
+    const r = await call('subscriptions', { query: q })
     // A live reload keeps the keyboard's place: the focused link is focused again in the new rows.
     const focused = document.activeElement?.closest?.('tr[data-id]')?.dataset.id
     rows.replaceChildren(...r.subscriptions.map(subscriptionRow))
@@ -155,7 +155,7 @@ function scheduled(s) {
 export async function subscriptionView(id) {
   const body = h('div')
   const load = async () => {
-    const s = await api(`/_sandbox/subscriptions/${encodeURIComponent(id)}`)
+    const s = await call('subscription', { params: { id } })
     const field = (k, v) => [h('dt', {}, k), h('dd', {}, v === null || v === undefined || v === '' ? '—' : String(v))]
     // The server says whether it would take a cancel (`cancelable`): an ended subscription's is refused 409.
     const by = s.timeline.filter((e) => e.cause === 'superseded').pop()?.superseded_by
@@ -177,7 +177,7 @@ export async function subscriptionView(id) {
         title: s.cancelable ? null : note,
         onclick: () =>
           act(async () => {
-            await api(`/_sandbox/subscriptions/${encodeURIComponent(id)}/cancel`, {})
+            await call('cancel', { params: { id }, body: {} })
             say(`Subscription ${id} canceled by the carrier.`)
             await load()
           }),

@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { embeddedFile } from '../assets.js'
+import { CONTROL_CALLS, SESSION_CALLS } from '../contract/calls.js'
 import { DEFAULT_BASE_URL } from '../contract/defaults.js'
 import type { AdminAttempts } from './admin-attempts.js'
 import { isPlainObject, readJsonBody } from './body.js'
@@ -61,10 +62,30 @@ function asset(file: string): Buffer {
   return b
 }
 
-/** The page with the CLI's default base URL in it: the port is written once, in the contract. */
+/** The console's own calls beside the control API's: the admin-token sign-in and the live stream. */
+const LOGIN_PATH = '/_console/login'
+const EVENTS_PATH = '/_sandbox/events'
+
+/**
+ * The calls the console's script makes, by name: the control declaration's method and path (under
+ * /_sandbox, with `:name` parameters) and the console's own two. The page carries them, so the
+ * script writes no path of its own. `<` is escaped: the JSON sits in a script element.
+ */
+export const PAGE_CALLS = JSON.stringify({
+  ...Object.fromEntries(Object.entries({ ...CONTROL_CALLS, ...SESSION_CALLS }).map(([name, c]) => [name, { method: c.method, path: `/_sandbox${c.path}` }])),
+  events: { method: 'GET', path: EVENTS_PATH },
+  login: { method: 'POST', path: LOGIN_PATH },
+}).replaceAll('<', '\\u003c')
+
+/** The page with the CLI's default base URL and the calls in it: the port and the paths are written once, in the contract. */
 function filled(file: string, bytes: Buffer): Buffer {
   if (file !== 'index.html') return bytes
-  return Buffer.from(bytes.toString('utf8').replace('content="DEFAULT_BASE_URL"', `content="${DEFAULT_BASE_URL}"`))
+  return Buffer.from(
+    bytes
+      .toString('utf8')
+      .replace('content="DEFAULT_BASE_URL"', `content="${DEFAULT_BASE_URL}"`)
+      .replace('PAGE_CALLS', () => PAGE_CALLS),
+  )
 }
 
 export interface ConsoleContext {
@@ -84,7 +105,7 @@ const CONSOLE_WORDS: AccessWords = { what: 'the console', token: 'the admin toke
 const LOGIN_BODY = '{"token": "<admin token>"}'
 
 /** The console's paths: its files, the sign-in and the live stream. */
-export const CONSOLE_PATHS = [...Object.keys(ASSETS), '/_console/login', '/_sandbox/events']
+export const CONSOLE_PATHS = [...Object.keys(ASSETS), LOGIN_PATH, EVENTS_PATH]
 
 export function createConsoleHandler(ctx: ConsoleContext) {
   /** Why the caller may not see the console, in its situation (guard.ts), or undefined when it may. */
@@ -110,7 +131,7 @@ export function createConsoleHandler(ctx: ConsoleContext) {
   return async function handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> {
     // The cross-site rules of section 4 (Host, Origin, JSON bodies) ran before this handler (guard.ts, from app.ts).
     const method = req.method ?? 'GET'
-    if (path === '/_console/login') {
+    if (path === LOGIN_PATH) {
       if (method !== 'POST') return sendJson(res, 405, { error: 'METHOD_NOT_ALLOWED', message: 'use POST' }, { ...CONSOLE_HEADERS, allow: 'POST' })
       // Read (or refused) before anything else is said, as the control API reads a body.
       const body = await readJsonBody(req, LOGIN_BODY).then(
@@ -170,7 +191,7 @@ export function createConsoleHandler(ctx: ConsoleContext) {
  * the stream would follow another session without a word.
  */
 function streamSession(req: IncomingMessage, query: URLSearchParams): string | null {
-  const { session } = queryObject(query, ['session'], 'GET', '/_sandbox/events')
+  const { session } = queryObject(query, ['session'], 'GET', EVENTS_PATH)
   const header = req.headers['x-dcb-session']
   if (session !== undefined && header !== undefined && header !== session)
     throw new SandboxError('BAD_REQUEST', `session: ?session=${session} and X-DCB-Session: ${String(header)} name two sessions; give one`)

@@ -13,6 +13,7 @@ import { merchantClient, type FetchInit } from '../../src/client/fetch.js'
 import { CONTROL_CALLS, SESSION_CALLS } from '../../src/contract/calls.js'
 import { PAYLOAD_SCHEMAS } from '../../src/contract/merchant.js'
 import { MERCHANT_CALLS, MERCHANT_OPERATIONS, type FieldRule, type MerchantOperation } from '../../src/contract/merchant-calls.js'
+import { PAGE_CALLS } from '../../src/http/console.js'
 import { openApiDocument } from '../../src/http/openapi.js'
 import { createSandbox, type Sandbox } from '../../src/index.js'
 
@@ -138,10 +139,43 @@ describe('the merchant calls are the declaration', () => {
     expect(writtenOutside(['.'], 'contract/merchant-calls.ts', (text) => paths.some((p) => text.includes(p)))).toEqual([])
   })
 
-  it('leaves the control paths to their declaration in the router, the clients, the request log readers and replay', () => {
+  it('writes a control path in no router, client, console, request log reader or replay source but the declaration', () => {
     const paths = [...Object.values(CONTROL_CALLS), ...Object.values(SESSION_CALLS)].map((c) => c.path.replace(/\/:\w+.*$/, ''))
     // A path as written: alone, or under /_sandbox (a template may go on from it).
     const writes = (text: string) => paths.some((p) => text === p || text.startsWith(`/_sandbox${p}`))
-    expect(writtenOutside(['http', 'client', 'control', 'cli/replay.ts', 'cli/client.ts', 'cli/serve.ts'], 'contract/calls.ts', writes)).toEqual([])
+    expect(writtenOutside(['http', 'client', 'control', 'console', 'cli/replay.ts', 'cli/client.ts', 'cli/serve.ts'], 'contract/calls.ts', writes)).toEqual([])
+  })
+
+  it("names only calls the console's page declares in the console's script", () => {
+    const declared = Object.keys(JSON.parse(PAGE_CALLS))
+    const named = sourceFiles(join(SRC, 'console')).flatMap((f) => callNamesOf(f).map((n) => `${relative(SRC, f)} ${n}`))
+    expect(named.length).toBeGreaterThan(10)
+    expect(named.filter((n) => !declared.includes(n.split(' ')[1]!))).toEqual([])
+  })
+
+  it("serves the console's page with each declared control call's method and path", async () => {
+    const page = await (await sandbox.fetch('http://localhost/')).text()
+    const calls = JSON.parse(/<script type="application\/json" id="dcb-calls">([^<]*)<\/script>/.exec(page)![1]!)
+    for (const [name, c] of Object.entries({ ...CONTROL_CALLS, ...SESSION_CALLS }))
+      expect(calls[name]).toEqual({ method: c.method, path: `/_sandbox${c.path}` })
   })
 })
+
+/**
+ * The names a console script gives `call(...)`, `pathOf(...)` and the clock page's `move(...)`: the
+ * first argument, a string. A helper passing its own `name` on is checked at its callers.
+ */
+function callNamesOf(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false, ts.ScriptKind.JS)
+  const names: string[] = []
+  const visit = (node: ts.Node) => {
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && ['call', 'pathOf', 'move'].includes(node.expression.text)) {
+      const first = node.arguments[0]
+      if (!(first && ts.isIdentifier(first) && first.text === 'name'))
+        names.push(first && ts.isStringLiteralLike(first) ? first.text : `(not a string: ${first?.getText(source)})`)
+    }
+    ts.forEachChild(node, visit)
+  }
+  ts.forEachChild(source, visit)
+  return names
+}

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { loadWorld } from '../../src/world/load.js'
 import { createSandboxApp } from '../../src/http/app.js'
 import { createHost, memorySessions } from '../../src/runtime/host.js'
-import { CONSOLE_FILES } from '../../src/http/console.js'
+import { CONSOLE_FILES, PAGE_CALLS } from '../../src/http/console.js'
 import { DEFAULT_BASE_URL } from '../../src/contract/defaults.js'
 import { serve } from '../cli/run.js'
 import { startClient, useSandbox, type Client } from '../helpers.js'
@@ -257,8 +257,10 @@ describe('dcb serve (the built package)', () => {
       ]) {
         const res = await fetch(s.url + path)
         expect(res.status, path).toBe(200)
-        // The page as shipped, with the CLI's default base URL filled in.
-        const shipped = readFileSync(join('src', 'console', file!), 'utf8').replace('content="DEFAULT_BASE_URL"', `content="${DEFAULT_BASE_URL}"`)
+        // The page as shipped, with the CLI's default base URL and the declared calls filled in.
+        const shipped = readFileSync(join('src', 'console', file!), 'utf8')
+          .replace('content="DEFAULT_BASE_URL"', `content="${DEFAULT_BASE_URL}"`)
+          .replace('PAGE_CALLS', () => PAGE_CALLS)
         expect(await res.text()).toBe(shipped)
       }
       const stream = await openStream(s.url + '/_sandbox/events')
