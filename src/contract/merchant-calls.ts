@@ -8,6 +8,7 @@
  * No zod and no Node here: the hot path and the client load this file as it is.
  */
 import { OPERATION_OUTCOMES } from '../core/outcomes.js'
+import type { StatusPayload } from '../core/views.js'
 
 /** One field of a body: always text; the rules the value must meet. */
 export interface FieldRule {
@@ -120,6 +121,14 @@ export const MERCHANT_CALLS = {
     outcomes: OPERATION_OUTCOMES.status,
   },
 } as const satisfies Record<string, MerchantCall>
+
+/**
+ * The engine writes the Status payload (`core/views.ts`, which may not import this file): its fields
+ * are the declared ones, or this fails to compile (their order is held by a test).
+ */
+const STATUS_FIELDS_DECLARED: SameKeys<StatusPayload, (typeof MERCHANT_CALLS)['status']['answer']> = true
+void STATUS_FIELDS_DECLARED
+type SameKeys<A, B> = [Exclude<keyof A, keyof B> | Exclude<keyof B, keyof A>] extends [never] ? true : false
 
 /** `init`, `verify`, `status`: the keys of the declaration. */
 export type MerchantOperation = keyof typeof MERCHANT_CALLS
