@@ -6,7 +6,7 @@
  */
 import { connect, type Socket } from 'node:net'
 import { networkInterfaces } from 'node:os'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startClient, type Client } from '../helpers.js'
 
 /** This machine's first non-loopback IPv4 address: a connection to it comes from "another machine". */
@@ -63,28 +63,43 @@ async function takeTheShare(c: Client): Promise<Socket[]> {
 const envelope = (status: number, message: string) => `{"status":"FAIL","message":"${message}","status_code":${status},"payload":null}`
 
 describe('a client still sending its body when the server closes the connection', () => {
-  it('past the share of other machines: reads the 503 envelope, and nothing it sent is served', async () => {
-    const c = await startClient({ host: '0.0.0.0', maxConnections: 8 })
-    const held = await takeTheShare(c)
-    try {
-      const eighth = await connected(lanAddress(), Number(new URL(c.url).port))
-      const head = `POST /_sandbox/reset HTTP/1.1\r\nHost: sandbox.test\r\nContent-Type: application/json\r\nContent-Length: ${BODY}\r\n\r\n`
-      // Before: the server destroyed the socket once the request's head arrived, and the next write failed (EPIPE).
-      const got = await sendThenRead(eighth, head)
+  describe('past the share of other machines', () => {
+    let got: { text: string; error: string | null }
+    beforeAll(async () => {
+      const c = await startClient({ host: '0.0.0.0', maxConnections: 8 })
+      const held = await takeTheShare(c)
+      try {
+        const eighth = await connected(lanAddress(), Number(new URL(c.url).port))
+        const head = `POST /_sandbox/reset HTTP/1.1\r\nHost: sandbox.test\r\nContent-Type: application/json\r\nContent-Length: ${BODY}\r\n\r\n`
+        // Before: the server destroyed the socket once the request's head arrived, and the next write failed (EPIPE).
+        got = await sendThenRead(eighth, head)
+      } finally {
+        for (const h of held) h.destroy()
+        await c.close()
+      }
+    })
+
+    it('reads the 503 envelope, not a socket error', () => {
       expect(got.error).toBeNull()
       expect(got.text).toMatch(/^HTTP\/1\.1 503 /)
       expect(got.text.endsWith(envelope(503, 'ERROR'))).toBe(true)
+    })
+
+    it('gets nothing it sent served', () => {
       expect(got.text.match(/HTTP\/1\.1 /g)).toHaveLength(1)
-    } finally {
-      for (const h of held) h.destroy()
-      await c.close()
-    }
+    })
   })
 
-  it('answered 405 or 400 before its body, on a connection that closes after the answer: reads the envelope', async () => {
-    const c = await startClient()
-    const port = Number(new URL(c.url).port)
-    try {
+  describe('answered before its body', () => {
+    let c: Client
+    let port: number
+    beforeAll(async () => {
+      c = await startClient()
+      port = Number(new URL(c.url).port)
+    })
+    afterAll(() => c?.close())
+
+    it('with 405 or 400, on a connection that closes after the answer: reads the envelope', async () => {
       for (const [head, status, message] of [
         [`PUT /subscriptions/init HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: ${BODY}\r\n\r\n`, 405, 'METHOD_NOT_ALLOWED'],
         [`PUT /subscriptions/init HTTP/1.0\r\nContent-Length: ${BODY}\r\n\r\n`, 405, 'METHOD_NOT_ALLOWED'],
@@ -96,13 +111,14 @@ describe('a client still sending its body when the server closes the connection'
         expect(got.text, head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `))
         expect(got.text.endsWith(envelope(status, message)), head).toBe(true)
       }
-      // A CONNECT is answered 405 and read the same way.
+    })
+
+    // A CONNECT is answered 405 and read the same way.
+    it('a CONNECT, with 405: reads the envelope', async () => {
       const connectGot = await sendThenRead(await connected('127.0.0.1', port), 'CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n')
       expect(connectGot.error).toBeNull()
       expect(connectGot.text.endsWith(envelope(405, 'METHOD_NOT_ALLOWED'))).toBe(true)
-    } finally {
-      await c.close()
-    }
+    })
   })
 
   it('cannot hold a connection being closed by sending on: it closes when its linger time is up', async () => {

@@ -36,12 +36,26 @@ describe('coverage at the subscription cap, by the flow the cap refused', () => 
     expect(await counted()).toEqual({ 'init.otp': 2, 'verify.SUCCESS': 1, 'verify.ERROR_500': 1 })
   })
 
-  it('a PSMS MO counts the ERROR it answered (mo.charge_failed); it is still rejected, with no failure SMS', async () => {
-    await fill()
-    const mo = await c.control('/mo', { msisdn: '60133456004', short_code: '32123', text: 'STREAM' })
-    expect(mo.body).toEqual({ action: 'rejected', code: 'ERROR', reason: subscriptionCapReason(1) })
-    expect(await counted()).toEqual({ 'init.otp': 1, 'verify.SUCCESS': 1, 'mo.charge_failed': 1 })
-    expect((await c.control('/sms?msisdn=60133456004')).body.messages.map((m: { kind: string }) => m.kind)).toEqual(['mo'])
+  describe('a PSMS MO', () => {
+    /** The session filled, then a keyword MO from 004; answers the MO's answer. */
+    async function moAtCap() {
+      await fill()
+      return c.control('/mo', { msisdn: '60133456004', short_code: '32123', text: 'STREAM' })
+    }
+
+    it('is still rejected with ERROR naming the cap', async () => {
+      expect((await moAtCap()).body).toEqual({ action: 'rejected', code: 'ERROR', reason: subscriptionCapReason(1) })
+    })
+
+    it('counts the ERROR it answered (mo.charge_failed)', async () => {
+      await moAtCap()
+      expect(await counted()).toEqual({ 'init.otp': 1, 'verify.SUCCESS': 1, 'mo.charge_failed': 1 })
+    })
+
+    it('sends no failure SMS', async () => {
+      await moAtCap()
+      expect((await c.control('/sms?msisdn=60133456004')).body.messages.map((m: { kind: string }) => m.kind)).toEqual(['mo'])
+    })
   })
 
   it('a consent approval counts the FAIL ERROR it went back with (consent.charge_failed)', async () => {
