@@ -281,6 +281,14 @@ describe('control API', () => {
     it('drops messages', async () => {
       expect((await c.control('/sms?msisdn=60123456001')).body.messages).toEqual([])
     })
+
+    it('drops verifications: an Init made before cannot be verified', async () => {
+      const init = await c.api('/subscriptions/init', { msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' })
+      const otp = (await c.control('/otp?msisdn=60123456002')).body.otp
+      await c.control('/reset', {})
+      const verify = await c.api('/subscriptions/verify', { verif_request_id: init.body.payload.verif_request_id, otp })
+      expect(verify.body).toMatchObject({ status: 'FAIL', message: 'INVALID_PIN' })
+    })
   })
 
   it('answers an unknown control call 404 NOT_FOUND as JSON', async () => {
