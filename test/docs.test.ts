@@ -61,6 +61,17 @@ function anchors(text: string): Set<string> {
 
 const stripCode = (text: string) => text.replace(/^```[\s\S]*?^```/gm, '')
 
+/** What `items` has beyond `others`, counting repeats: `[a, a, b]` without `[a, b]` is `[a]`. */
+function without<T>(items: readonly T[], others: readonly T[]): T[] {
+  const left = [...others]
+  return items.filter((item) => {
+    const at = left.indexOf(item)
+    if (at === -1) return true
+    left.splice(at, 1)
+    return false
+  })
+}
+
 describe('the README', () => {
   const readme = read('README.md')
 
@@ -73,8 +84,13 @@ describe('the README', () => {
     expect(readme).toContain('npm ci && npm test')
   })
 
-  it('leads to every page of docs/, through docs/README.md', () => {
+  it('links to the docs index, docs/README.md', () => {
     expect(readme).toContain('](docs/README.md)')
+  })
+})
+
+describe('the docs index (docs/README.md)', () => {
+  it('lists every page of docs/', () => {
     const index = read('docs/README.md')
     const linked = new Set([...stripCode(index).matchAll(/\]\(([^)#\s]+)/g)].map((m) => normalize(join('docs', m[1]!))))
     // A page no index lists is a page nobody finds: each one new in docs/ gets its line in docs/README.md.
@@ -84,8 +100,10 @@ describe('the README', () => {
 })
 
 describe('relative links', () => {
-  it('resolve to a file of the repository, and an anchor to a heading of it', () => {
-    const broken: string[] = []
+  /** The links whose file is missing, and those whose file lacks the heading of their anchor. */
+  function brokenLinks() {
+    const noFile: string[] = []
+    const noHeading: string[] = []
     for (const page of PAGES) {
       const text = stripCode(read(page)).replace(/`[^`\n]*`/g, '')
       for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
@@ -93,13 +111,21 @@ describe('relative links', () => {
         const [path, anchor] = target!.split('#') as [string, string | undefined]
         const file = path ? normalize(join(dirname(page), path)) : page
         if (!existsSync(file)) {
-          broken.push(`${page}: ${target} (no ${file})`)
+          noFile.push(`${page}: ${target} (no ${file})`)
           continue
         }
-        if (anchor !== undefined && (!file.endsWith('.md') || !anchors(read(file)).has(anchor))) broken.push(`${page}: ${target} (no heading #${anchor})`)
+        if (anchor !== undefined && (!file.endsWith('.md') || !anchors(read(file)).has(anchor))) noHeading.push(`${page}: ${target} (no heading #${anchor})`)
       }
     }
-    expect(broken).toEqual([])
+    return { noFile, noHeading }
+  }
+
+  it('resolve to a file of the repository', () => {
+    expect(brokenLinks().noFile).toEqual([])
+  })
+
+  it('with an anchor resolve to a heading of their file', () => {
+    expect(brokenLinks().noHeading).toEqual([])
   })
 })
 
@@ -123,22 +149,37 @@ describe('the CLI reference (docs/reference/cli.md)', () => {
       .map(([heading, text]) => [/^`dcb ((?:[a-z]+(?: |`|$))+)/.exec(heading)![1]!.replace(/[ `]+$/, ''), text]),
   )
 
-  it('has a section for every command, and none for a command that does not exist', () => {
+  it('has a section for every command', () => {
     expect(tree.size).toBeGreaterThan(20)
-    expect([...documented.keys()].sort()).toEqual([...tree.keys()].sort())
+    expect(without([...tree.keys()], [...documented.keys()])).toEqual([])
   })
 
-  it("lists each command's options, and only those", () => {
+  it('has no section for a command that does not exist', () => {
+    expect(without([...documented.keys()], [...tree.keys()])).toEqual([])
+  })
+
+  /** Per command, the options its code has and its section does not (`missing`), and the other way round (`extra`). */
+  function optionGaps() {
     const common = optionsIn(page.get(COMMON)!)
     expect(common).toContain('--base-url')
-    const wrong: Record<string, { code: string[]; docs: string[] }> = {}
+    const missing: Record<string, string[]> = {}
+    const extra: Record<string, string[]> = {}
     for (const [name, cmd] of tree) {
       const text = documented.get(name) ?? ''
       const docs = [...new Set([...optionsIn(text), ...(text.includes('(#options-of-every-client-command)') ? common : [])])].sort()
       const code = cmd.options.map((o) => o.long!).sort()
-      if (JSON.stringify(docs) !== JSON.stringify(code)) wrong[name] = { code, docs }
+      if (without(code, docs).length) missing[name] = without(code, docs)
+      if (without(docs, code).length) extra[name] = without(docs, code)
     }
-    expect(wrong).toEqual({})
+    return { missing, extra }
+  }
+
+  it("lists each command's options", () => {
+    expect(optionGaps().missing).toEqual({})
+  })
+
+  it('lists no option a command does not have', () => {
+    expect(optionGaps().extra).toEqual({})
   })
 
   it("lists the program's own options", () => {
@@ -158,12 +199,26 @@ describe('the control API reference (docs/reference/control-api.md)', () => {
   const [main, others] = text.split('\nOther paths the server answers:\n') as [string, string]
   const tableCalls = [...CONTROL_ROUTES, ...SESSION_ROUTES].map((r) => `${r.method} /_sandbox${r.path}`)
 
-  it('lists every call of the route table, and no call it does not have', () => {
+  it('lists every call of the route table', () => {
     expect(tableCalls.length).toBeGreaterThan(15)
-    expect(calls(main).sort()).toEqual([...tableCalls].sort())
+    expect(without(tableCalls, calls(main))).toEqual([])
+  })
+
+  it('lists no call the route table does not have', () => {
+    expect(calls(main).filter((call) => !tableCalls.includes(call))).toEqual([])
+  })
+
+  it('lists each call once', () => {
+    expect(without(calls(main), [...new Set(calls(main))])).toEqual([])
   })
 
   describe('the other paths it names', () => {
+    it('are none of the calls of the route table', () => {
+      const listed = calls(others)
+      expect(listed.length).toBeGreaterThan(3)
+      for (const call of listed) expect(tableCalls).not.toContain(call)
+    })
+
     let c: Client
     beforeAll(async () => {
       c = await startClient()
@@ -178,7 +233,6 @@ describe('the control API reference (docs/reference/control-api.md)', () => {
       const answers: Record<string, number> = {}
       for (const call of listed) {
         const [method, path] = call.split(' ') as [string, string]
-        expect(tableCalls).not.toContain(call)
         const abort = new AbortController()
         const res = await fetch(c.url + path.replace(':id', consentId), {
           method,
@@ -203,16 +257,26 @@ describe('the library reference (docs/reference/library.md)', () => {
     return [...out]
   }
 
-  it('names every function of a sandbox, a session and a client, and none they lack', async () => {
+  /** The functions of a sandbox, a session and a client, and those the page names. */
+  let code: string[]
+  let documented: string[]
+  beforeAll(async () => {
     const sandbox = (await createSandbox()) as unknown as Record<string, unknown>
     const client = createClient({ baseUrl: 'http://127.0.0.1:7700' }) as unknown as Record<string, unknown>
     const session = (sandbox.session as (n: string) => Record<string, unknown>)('docs')
-    const code = new Set([sandbox, client, session].flatMap((o) => [...functions(o), ...functions(o.rules as Record<string, unknown>, 'rules.')]))
+    code = [...new Set([sandbox, client, session].flatMap((o) => [...functions(o), ...functions(o.rules as Record<string, unknown>, 'rules.')]))]
     await (sandbox.close as () => Promise<void>)()
     const page = read('docs/reference/library.md')
     const table = /\| sandbox \(and `sandbox\.session\(name\)`[^\n]*\n\|---\|---\|\n((?:\|.*\n)+)/.exec(page)![1]!
-    const documented = table.split('\n').flatMap((row) => [...(row.split('|')[1] ?? '').matchAll(/`([\w.]+)\(/g)].map((m) => m[1]!))
-    expect([...new Set(documented)].sort()).toEqual([...code].sort())
+    documented = [...new Set(table.split('\n').flatMap((row) => [...(row.split('|')[1] ?? '').matchAll(/`([\w.]+)\(/g)].map((m) => m[1]!)))]
+  })
+
+  it('names every function of a sandbox, a session and a client', () => {
+    expect(without(code, documented)).toEqual([])
+  })
+
+  it('names no function a sandbox, a session or a client lacks', () => {
+    expect(without(documented, code)).toEqual([])
   })
 })
 
@@ -239,8 +303,17 @@ describe('the fixtures and magic endings references', () => {
     expect(block(read('docs/reference/magic-endings.md'), 'scenarios')).toBe(scenarioTable(world.rules.map((r) => describeRule(r, 'fixture'))))
   })
 
-  it('keeps the step/effect table of the engine, and every example rule passes the one rule validation', () => {
-    const page = read('docs/reference/fixtures.md')
+  const fixturesPage = read('docs/reference/fixtures.md')
+  /** The example rules of docs/reference/fixtures.md, their comments cut off. */
+  const exampleRules = () =>
+    /```jsonc\n([\s\S]*?)```/
+      .exec(fixturesPage)![1]!
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line.replace(/\s+\/\/.*$/, '')))
+
+  it('keeps the step/effect table of the engine', () => {
+    const page = fixturesPage
     const table = /\| step \| when \| effects \|\n\|---\|---\|---\|\n((?:\|.*\n)+)/.exec(page)![1]!
     const documented = new Map<string, string[]>()
     for (const row of table.trim().split('\n')) {
@@ -252,14 +325,16 @@ describe('the fixtures and magic endings references', () => {
       for (const step of steps!.matchAll(/`(\w+)`/g)) documented.set(step[1]!, names)
     }
     for (const step of STEPS) expect([step, ...[...documented.get(step)!].sort()]).toEqual([step, ...[...STEP_EFFECTS[step]].sort()])
-    const examples = /```jsonc\n([\s\S]*?)```/
-      .exec(page)![1]!
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line.replace(/\s+\/\/.*$/, '')))
+  })
+
+  it('has example rules for exactly the steps of the engine', () => {
+    const examples = exampleRules()
     expect(new Set(examples.map((r) => (Array.isArray(r.step) ? r.step : [r.step])).flat())).toEqual(new Set(STEPS))
+  })
+
+  it('has example rules that each pass the one rule validation', () => {
     const names = worldNames(loadWorld().world)
-    for (const rule of examples) expect(validateRule(rule, names)).toMatchObject({ ok: true })
+    for (const rule of exampleRules()) expect(validateRule(rule, names)).toMatchObject({ ok: true })
   })
 })
 
@@ -293,31 +368,50 @@ describe('files named', () => {
     return missing
   }
 
-  it('the repository names no .md file it does not contain (the product contract and team notes live outside it)', () => {
+  it('the repository names none of the notes that live outside it (the product contract and team notes)', () => {
     expect(repoFiles.length).toBeGreaterThan(100)
     const outside = ['SANDBOX', 'TEAM', 'STYLE', 'api-spec'].map((n) => `${n}.md`)
     const citing = repoFiles.filter(textual).filter((f) => outside.some((n) => read(f).includes(n)))
     expect(citing).toEqual([])
+  })
+
+  it('the repository names no .md file it does not contain', () => {
+    expect(repoFiles.length).toBeGreaterThan(100)
     expect(notContained(repoFiles, read)).toEqual([])
   })
 
-  it('the package names no .md file it does not contain, and its relative links resolve inside it', () => {
-    const [pack] = JSON.parse(
-      execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }),
-    )
-    const files: string[] = pack.files.map((f: { path: string }) => f.path)
-    expect(files).toContain('docs/reference/cli.md')
-    // The single executable (123 MiB) is built beside the package, never shipped in it.
-    expect(files.filter((f) => f.startsWith('dist/dcb-'))).toEqual([])
-    expect(notContained(files, read)).toEqual([])
-    const outside: string[] = []
-    for (const page of files.filter((f) => f.endsWith('.md')))
-      for (const [, target] of stripCode(read(page)).matchAll(/\]\(([^)\s#]+)/g))
-        if (
-          !/^[a-z]+:/i.test(target!) &&
-          !files.some((f) => f === normalize(join(dirname(page), target!)) || f.startsWith(normalize(join(dirname(page), target!)) + '/'))
-        )
-          outside.push(`${page}: ${target}`)
-    expect(outside).toEqual([])
+  describe('the package', () => {
+    /** The files `npm pack` would ship. */
+    let files: string[]
+    beforeAll(() => {
+      const [pack] = JSON.parse(
+        execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }),
+      )
+      files = pack.files.map((f: { path: string }) => f.path)
+    })
+
+    it('ships no single executable', () => {
+      expect(files).toContain('docs/reference/cli.md')
+      // The single executable (123 MiB) is built beside the package, never shipped in it.
+      expect(files.filter((f) => f.startsWith('dist/dcb-'))).toEqual([])
+    })
+
+    it('names no .md file it does not contain', () => {
+      expect(files).toContain('docs/reference/cli.md')
+      expect(notContained(files, read)).toEqual([])
+    })
+
+    it('has relative links that resolve inside it', () => {
+      expect(files).toContain('docs/reference/cli.md')
+      const outside: string[] = []
+      for (const page of files.filter((f) => f.endsWith('.md')))
+        for (const [, target] of stripCode(read(page)).matchAll(/\]\(([^)\s#]+)/g))
+          if (
+            !/^[a-z]+:/i.test(target!) &&
+            !files.some((f) => f === normalize(join(dirname(page), target!)) || f.startsWith(normalize(join(dirname(page), target!)) + '/'))
+          )
+            outside.push(`${page}: ${target}`)
+      expect(outside).toEqual([])
+    })
   })
 })
