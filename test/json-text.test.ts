@@ -51,24 +51,39 @@ describe('jsonProblem', () => {
     expect(checked).toBe(SAMPLES.length * 1500)
   })
 
-  it('refuses nesting past the bound without recursing, at the opening past it', () => {
+  it('accepts nesting up to the bound', () => {
     expect(jsonProblem('['.repeat(64) + ']'.repeat(64), 64)).toBeUndefined()
+  })
+
+  it('refuses nesting past the bound at the opening past it', () => {
     expect(jsonProblem('['.repeat(65) + ']'.repeat(65), 64)).toEqual({
       line: 1,
       column: 65,
       why: 'nested deeper than 64 levels of arrays and objects',
       tooDeep: true,
     })
+  })
+
+  it('refuses a million levels of nesting without recursing', () => {
     // A million levels: a recursive check would overflow its stack.
     const p = jsonProblem('{"a":'.repeat(1_000_000), 64)!
     expect(describeJsonProblem(p)).toBe('nested deeper than 64 levels of arrays and objects (at line 1, column 321)')
   })
+})
 
-  it('says where by line and column, and nothing of the text', () => {
-    const text = '{\n  "password": "hunter2"\n  "next": 1\n}'
+describe('parseJsonText', () => {
+  const text = '{\n  "password": "hunter2"\n  "next": 1\n}'
+
+  it('gives the line, column and reason of a problem, without the text', () => {
+    expect(parseJsonText(text, 64)).toEqual({ problem: { line: 3, column: 3, why: "',' or '}' was expected" } })
+  })
+
+  it('describes a problem by line and column without quoting the text', () => {
     const got = parseJsonText(text, 64)
-    expect(got).toEqual({ problem: { line: 3, column: 3, why: "',' or '}' was expected" } })
     expect(describeJsonProblem((got as { problem: never }).problem)).toBe("invalid JSON: line 3, column 3: ',' or '}' was expected")
+  })
+
+  it('gives the value of valid JSON', () => {
     expect(parseJsonText('{"a": [1]}', 64)).toEqual({ value: { a: [1] } })
   })
 })

@@ -37,14 +37,29 @@ function files(dir: string): string[] {
 }
 
 describe('tests wait on events', () => {
-  it('finds sleeps, elapsed-time bounds and deadline polling, unless the line says why', () => {
+  it('finds a sleep', () => {
     expect(wallClockWaits('    await new Promise((r) => setTimeout(r, 300))')).toHaveLength(1)
     expect(wallClockWaits('  setTimeout(resolve, RETRY_MS)')).toHaveLength(1)
+  })
+
+  it('finds a bound on elapsed time', () => {
     expect(wallClockWaits('    expect(performance.now() - t0).toBeGreaterThanOrEqual(290)')).toHaveLength(1)
     expect(wallClockWaits('    expect(Date.now() - t0).toBeLessThan(2500)')).toHaveLength(1)
+  })
+
+  it('finds polling against a deadline', () => {
     expect(wallClockWaits('    while (!seen() && Date.now() < deadline) await tick()')).toHaveLength(1)
+  })
+
+  it('passes a wait whose line above says why', () => {
     expect(wallClockWaits('    // wall-clock: the idle timeout under test is real time\n    await new Promise((r) => setTimeout(r, 300))')).toEqual([])
+  })
+
+  it('passes a timer that is not a wait', () => {
     expect(wallClockWaits('    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000)')).toEqual([])
+  })
+
+  it('passes a reading of the clock that is not a bound', () => {
     expect(wallClockWaits('    const before = Date.now()')).toEqual([])
   })
 
