@@ -221,17 +221,17 @@ describe('fixture files and dcb rules add, through the binary', () => {
       expect(v.code).toBe(1)
     })
 
-    it('dcb fixtures validate names a step on a carrier not provisioned by file and path', () => {
+    it('dcb fixtures validate names a step on a carrier not provisioned at its JSON path in the file', () => {
       expect(v.stderr).toContain(`${f}: $.rules[0].step: ${LEGACY_OTP.slice('step: '.length)}`)
     })
 
-    it('dcb fixtures validate names a service sold nowhere by file and path', () => {
+    it('dcb fixtures validate names a service sold nowhere at its JSON path in the file', () => {
       expect(v.stderr).toContain(
         `${f}: $.rules[1].match.service: service ORPHAN has no integration (it is sold in no country): ${NOT_CONFIGURED}, so the rule would decide nothing`,
       )
     })
 
-    it('dcb fixtures validate names a regex no number matches by file and path', () => {
+    it('dcb fixtures validate names a regex no number matches at its JSON path in the file', () => {
       expect(v.stderr).toContain(`${f}: $.rules[2].match.regex: "^\\\\+60" ${NO_DIGITS}`)
     })
 
@@ -239,11 +239,11 @@ describe('fixture files and dcb rules add, through the binary', () => {
       expect(s.code).toBe(1)
     })
 
-    it('dcb serve names its first dead rule by file and path', () => {
+    it('dcb serve names its first dead rule at its JSON path in the file', () => {
       expect(s.stderr).toContain(`dcb: fixture error: ${f}: $.rules[0].step: step "otp" ${NOT_BILLED} and carrier sbx-my-legacy is not provisioned`)
     })
 
-    it('dcb fixtures validate passes the same carriers and services on steps that do happen', () => {
+    it('dcb fixtures validate passes rules on steps that do happen in the same world', () => {
       expect(good.stderr).not.toContain('$.rules')
       expect(good.code).toBe(0)
     })
