@@ -12,7 +12,7 @@ const SRC = join(import.meta.dirname, '../../src')
 const files = (dir: string): string[] => readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? files(join(dir, f)) : [join(dir, f)]))
 
 describe('the default port', () => {
-  it('is written as code only in src/contract/defaults.ts (comments and other numbers aside)', () => {
+  it('appears in code only in src/contract/defaults.ts (not counting comments or longer numbers)', () => {
     const port = new RegExp(`(?<![0-9#])${DEFAULT_PORT}(?![0-9])`)
     const found = files(SRC)
       .filter((f) => /\.(ts|js|html)$/.test(f) && !f.endsWith(join('contract', 'defaults.ts')))
