@@ -58,23 +58,38 @@ function agrees(quick: (b: Record<string, unknown>) => unknown, schema: { safePa
 }
 
 describe('a merchant body checked once, from its declared fields', () => {
-  it('takes the bodies the schema takes, as the schema makes them', () => {
+  it('takes the Init bodies the schema takes, as the schema makes them', () => {
     expect(agrees(quickInit, InitBody)).toBeGreaterThan(0)
+  })
+
+  it('takes the Verify bodies the schema takes, as the schema makes them', () => {
     expect(agrees(quickVerify, VerifyBody)).toBeGreaterThan(0)
+  })
+
+  it('takes the Status bodies the schema takes, as the schema makes them', () => {
     expect(agrees(quickStatus, StatusBody)).toBeGreaterThan(0)
   })
 
-  it('takes the usual bodies, with and without language, and leaves extra fields out', () => {
+  it('takes an Init body with no language and an extra field as the schema makes it', () => {
     expect(quickInit({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my', note: 1 })).toEqual(
       InitBody.parse({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my', note: 1 }),
     )
+  })
+
+  it('keeps a null language of an Init body', () => {
     expect(quickInit({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my', language: null })).toEqual({
       msisdn: '60123456001',
       service_code: 'STREAMPLUS',
       country_code: 'my',
       language: null,
     })
+  })
+
+  it('takes a Verify body with a language', () => {
     expect(quickVerify({ verif_request_id: 'a', otp: '1234', language: 'ms-MY' })).toEqual({ verif_request_id: 'a', otp: '1234', language: 'ms-MY' })
+  })
+
+  it('leaves extra fields out of a Status body', () => {
     expect(quickStatus({ subscription_id: 'x', more: true })).toEqual({ subscription_id: 'x' })
   })
 

@@ -77,32 +77,58 @@ describe.each(MERCHANT_OPERATIONS)('the declared merchant call %s', (op) => {
     const r = await post(call.path, '{}')
     expect(r.status).toBe(400)
     expect(r.headers.get('x-dcb-reason')).toBe(`${first}: required`)
+  })
+
+  it('answers another method 405, allowing POST', async () => {
     const wrong = await post(call.path, '{}', 'GET')
     expect([wrong.status, wrong.headers.get('allow')]).toEqual([405, 'POST'])
   })
 
-  it('has its OpenAPI path: summary, the body of its fields, the payload of its answer, its failures', () => {
-    const doc = openApiDocument('test') as { paths: Record<string, any> }
-    const oa = doc.paths[call.path]!.post
-    expect(oa).toMatchObject({ operationId: op, summary: call.summary })
-    const body = oa.requestBody.content['application/json'].schema
-    expect(Object.keys(body.properties)).toEqual(Object.keys(fields))
-    expect(body.required ?? []).toEqual(Object.keys(fields).filter((f) => !fields[f]!.optional))
-    const payload = oa.responses['200'].content['application/json'].schema.properties.payload.oneOf[0]
-    expect(Object.keys(payload.properties)).toEqual(answerOf(op))
-    expect(Object.keys(oa.responses)).toContain('400')
+  describe('its OpenAPI path', () => {
+    const oa = () => (openApiDocument('test') as { paths: Record<string, any> }).paths[call.path]!.post
+
+    it('has its operation id and summary', () => {
+      expect(oa()).toMatchObject({ operationId: op, summary: call.summary })
+    })
+
+    it('has the body of its fields, required unless optional', () => {
+      const body = oa().requestBody.content['application/json'].schema
+      expect(Object.keys(body.properties)).toEqual(Object.keys(fields))
+      expect(body.required ?? []).toEqual(Object.keys(fields).filter((f) => !fields[f]!.optional))
+    })
+
+    it('has the payload of its answer', () => {
+      const payload = oa().responses['200'].content['application/json'].schema.properties.payload.oneOf[0]
+      expect(Object.keys(payload.properties)).toEqual(answerOf(op))
+    })
+
+    it('has its failures', () => {
+      expect(Object.keys(oa().responses)).toContain('400')
+    })
   })
 
-  it('is a function of the client, posting its body to its path', async () => {
-    const sent: [string, FetchInit][] = []
-    const fake = async (url: string, init: FetchInit) => {
-      sent.push([url, init])
-      return new Response('{"status":"FAIL","message":"BAD_REQUEST","status_code":400,"payload":null}', { status: 400 })
+  describe('as a function of the client', () => {
+    /** Calls it with its first field on a client whose fetch records what it sends and answers a 400. */
+    async function callClient() {
+      const sent: [string, FetchInit][] = []
+      const fake = async (url: string, init: FetchInit) => {
+        sent.push([url, init])
+        return new Response('{"status":"FAIL","message":"BAD_REQUEST","status_code":400,"payload":null}', { status: 400 })
+      }
+      const client = merchantClient(fake, 'http://h/base', { apiKey: 'k', headers: {} })
+      const r = await client[op]({ [first]: 'x' } as never)
+      return { sent, r }
     }
-    const client = merchantClient(fake, 'http://h/base', { apiKey: 'k', headers: {} })
-    const r = await client[op]({ [first]: 'x' } as never)
-    expect(r).toMatchObject({ httpStatus: 400, envelope: { message: 'BAD_REQUEST' } })
-    expect(sent.map(([url, init]) => [url, init.method, init.body])).toEqual([[`http://h/base${call.path}`, 'POST', JSON.stringify({ [first]: 'x' })]])
+
+    it('posts its body to its path', async () => {
+      const { sent } = await callClient()
+      expect(sent.map(([url, init]) => [url, init.method, init.body])).toEqual([[`http://h/base${call.path}`, 'POST', JSON.stringify({ [first]: 'x' })]])
+    })
+
+    it('answers the HTTP status and envelope of the server', async () => {
+      const { r } = await callClient()
+      expect(r).toMatchObject({ httpStatus: 400, envelope: { message: 'BAD_REQUEST' } })
+    })
   })
 
   it("is a function of a sandbox, through the router (the reason is the handler's)", async () => {
@@ -112,21 +138,33 @@ describe.each(MERCHANT_OPERATIONS)('the declared merchant call %s', (op) => {
 })
 
 describe('the merchant calls are the declaration', () => {
-  it('answers each success with the declared payload fields, in their order', async () => {
-    await sandbox.reset()
-    const msisdn = '60123456001'
-    const init = await sandbox.init({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
-    const verif = init.envelope.status === 'SUCCESS' ? init.envelope.payload.verif_request_id! : ''
-    const verify = await sandbox.verify({ verif_request_id: verif, otp: (await sandbox.otp(msisdn)).otp })
-    const sub = verify.envelope.status === 'SUCCESS' ? verify.envelope.payload.subscription_id : ''
-    const status = await sandbox.status({ subscription_id: sub })
-    const answers = { init, verify, status } as Record<MerchantOperation, typeof init | typeof verify | typeof status>
-    for (const op of MERCHANT_OPERATIONS) {
-      const { envelope } = answers[op]
-      expect(envelope.status, op).toBe('SUCCESS')
-      expect(Object.keys(envelope.payload!), op).toEqual(answerOf(op))
-      expect(PAYLOAD_SCHEMAS[op].safeParse(envelope.payload).success, op).toBe(true)
-    }
+  describe('each success of a whole OTP flow', () => {
+    let answers: Record<
+      MerchantOperation,
+      Awaited<ReturnType<Sandbox['init']>> | Awaited<ReturnType<Sandbox['verify']>> | Awaited<ReturnType<Sandbox['status']>>
+    >
+    beforeAll(async () => {
+      await sandbox.reset()
+      const msisdn = '60123456001'
+      const init = await sandbox.init({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
+      const verif = init.envelope.status === 'SUCCESS' ? init.envelope.payload.verif_request_id! : ''
+      const verify = await sandbox.verify({ verif_request_id: verif, otp: (await sandbox.otp(msisdn)).otp })
+      const sub = verify.envelope.status === 'SUCCESS' ? verify.envelope.payload.subscription_id : ''
+      const status = await sandbox.status({ subscription_id: sub })
+      answers = { init, verify, status } as typeof answers
+    })
+
+    it('is a SUCCESS', () => {
+      for (const op of MERCHANT_OPERATIONS) expect(answers[op].envelope.status, op).toBe('SUCCESS')
+    })
+
+    it('answers the declared payload fields, in their order', () => {
+      for (const op of MERCHANT_OPERATIONS) expect(Object.keys(answers[op].envelope.payload!), op).toEqual(answerOf(op))
+    })
+
+    it('answers a payload its schema takes', () => {
+      for (const op of MERCHANT_OPERATIONS) expect(PAYLOAD_SCHEMAS[op].safeParse(answers[op].envelope.payload).success, op).toBe(true)
+    })
   })
 
   it('routes no merchant path that is not declared', async () => {
@@ -139,7 +177,7 @@ describe('the merchant calls are the declaration', () => {
     expect(writtenOutside(['.'], 'contract/merchant-calls.ts', (text) => paths.some((p) => text.includes(p)))).toEqual([])
   })
 
-  it('writes a control path in no router, client, console, request log reader or replay source but the declaration', () => {
+  it('writes a control path in no source but its declaration (router, clients, console, request log readers, replay)', () => {
     const paths = [...Object.values(CONTROL_CALLS), ...Object.values(SESSION_CALLS)].map((c) => c.path.replace(/\/:\w+.*$/, ''))
     // A path as written: alone, or under /_sandbox (a template may go on from it).
     const writes = (text: string) => paths.some((p) => text === p || text.startsWith(`/_sandbox${p}`))

@@ -33,32 +33,53 @@ function tsFiles(dir: string): string[] {
 }
 
 describe('the session calls are declared once', () => {
-  it("gives each session route its declared call's method and path, one route per call", () => {
+  it('mirrors the declared calls in the session routes, one route per call', () => {
     expect(SESSION_ROUTES.map((r) => `${r.operationId} ${r.method} ${r.path}`)).toEqual(
       Object.entries(SESSION_CALLS).map(([name, call]) => `${name} ${call.method} ${call.path}`),
     )
+  })
+
+  it('routes the list at GET /sessions, a deletion at DELETE /sessions/:name', () => {
     expect(SESSION_ROUTES.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /sessions', 'DELETE /sessions/:name'])
   })
 
-  it('serves the declared paths: the list exactly, a deletion as the prefix before its name', () => {
+  it('serves the list at exactly its declared path', () => {
     expect(SESSIONS_PATH).toBe(`/_sandbox${SESSION_CALLS.listSessions.path}`)
+  })
+
+  it('serves a deletion at the prefix of its declared path, before the name', () => {
     expect(`${SESSION_PATH_PREFIX}:name`).toBe(`/_sandbox${SESSION_CALLS.deleteSession.path}`)
   })
 
-  it('makes their requests from the declaration, a name encoded and an empty one refused', () => {
+  it('makes the list request from the declaration', () => {
     expect(sessionRequest('listSessions', [])).toMatchObject({ method: 'GET', path: '/sessions' })
+  })
+
+  it('sends no body with the list request', () => {
     expect(sessionRequest('listSessions', []).body).toBeUndefined()
+  })
+
+  it('makes a deletion request with the name percent-encoded', () => {
     expect(sessionRequest('deleteSession', ['ci a/b'])).toMatchObject({ method: 'DELETE', path: '/sessions/ci%20a%2Fb' })
+  })
+
+  it('refuses a deletion of an empty name with BAD_REQUEST naming it', () => {
     expect(() => sessionRequest('deleteSession', [''])).toThrow(new SandboxError('BAD_REQUEST', 'name: must not be empty'))
   })
 
-  it('finds a session path written as a string, not one in a comment or a sentence', () => {
+  it('finds a session path written as a string', () => {
     expect(sessionPathLiterals("c.control<SessionsAnswer>('GET', '/sessions')")).toHaveLength(1)
     expect(sessionPathLiterals("exact.set('/_sandbox/sessions', { kind: 'sessions' })")).toHaveLength(1)
     expect(sessionPathLiterals("  ['/_sandbox/sessions/', { kind: 'sessions' }],")).toHaveLength(1)
     expect(sessionPathLiterals('  path: `/sessions/${name}`,')).toHaveLength(1)
+  })
+
+  it('passes a session path in a comment', () => {
     expect(sessionPathLiterals(' * the sessions are `/_sandbox/sessions`')).toEqual([])
     expect(sessionPathLiterals("x() // as '/sessions' says")).toEqual([])
+  })
+
+  it('passes a session path named in a sentence', () => {
     expect(sessionPathLiterals("throw new Error('delete one with DELETE /_sandbox/sessions/NAME')")).toEqual([])
   })
 
@@ -67,6 +88,9 @@ describe('the session calls are declared once', () => {
       .filter((f) => relative(SRC, f) !== DECLARATION)
       .flatMap((f) => sessionPathLiterals(readFileSync(f, 'utf8')).map((hit) => `${relative(SRC, f)}:${hit}`))
     expect(found).toEqual([])
+  })
+
+  it('finds the session paths the declaration writes', () => {
     expect(sessionPathLiterals(readFileSync(join(SRC, DECLARATION), 'utf8')).length).toBeGreaterThan(0)
   })
 })
