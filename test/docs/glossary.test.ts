@@ -14,16 +14,22 @@ const PAGES = ['README.md', ...docPages()].filter((p) => normalize(p) !== normal
 const terms = glossaryTerms(readFileSync(GLOSSARY, 'utf8'))
 
 describe('the glossary', () => {
-  it('defines the in-house words the docs use, each under a heading of its own', () => {
-    const words = terms.map((t) => t.word.toLowerCase())
+  const words = terms.map((t) => t.word.toLowerCase())
+
+  it('defines the in-house words the docs use', () => {
     for (const w of ['session', 'world', 'rule', 'step', 'effect', 'magic ending', 'request log', 'write-ahead log', 'sandbox clock', 'inbox'])
       expect(words).toContain(w)
     for (const w of ['coverage outcome', 'finding', 'policy', 'fault', 'replica', 'shared store', 'fixture file', 'run file', 'scenario', 'occurrence'])
       expect(words).toContain(w)
-    expect(new Set(words).size).toBe(words.length)
   })
 
-  it('finds a first use the way a reader meets it', () => {
+  it('defines each word under a heading of its own', () => {
+    expect(new Set(words).size).toBe(words.length)
+  })
+})
+
+describe('a first use of a glossary word, found as a reader meets it', () => {
+  const uses = () => {
     const ts = [
       { word: 'session', anchor: 'session' },
       { word: 'default session', anchor: 'default-session' },
@@ -40,11 +46,26 @@ describe('the glossary', () => {
       'the [default session](glossary.md#default-session) is another word.',
       'Sessions count here, and [rules](glossary.md#rule) are linked.',
     ].join('\n')
-    const uses = firstUses(page, ts)
-    expect(uses.get('session')).toMatchObject({ text: 'Sessions', linked: false })
-    expect(uses.get('default session')).toMatchObject({ linked: true })
-    expect(uses.get('rule')).toMatchObject({ text: 'rules', linked: true })
+    return firstUses(page, ts)
+  }
+
+  it('is found in prose, not in a heading, code, a table or a link elsewhere', () => {
+    expect(uses().get('session')).toMatchObject({ text: 'Sessions', linked: false })
+  })
+
+  it('of a longer word (default session) counts for that word alone', () => {
+    expect(uses().get('default session')).toMatchObject({ linked: true })
+  })
+
+  it('is linked when it links to the glossary, in the plural too', () => {
+    expect(uses().get('rule')).toMatchObject({ text: 'rules', linked: true })
+  })
+
+  it('may be a plural in -ies', () => {
     expect('a retries b'.match(termPattern('retry'))).toEqual(['retries'])
+  })
+
+  it('is never part of a hyphenated word', () => {
     expect('direct-carrier-billing'.match(termPattern('carrier'))).toBeNull()
   })
 })

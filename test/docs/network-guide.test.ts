@@ -26,9 +26,15 @@ const MODULES: Record<string, string> = {
 const dir = mkdtempSync(join(tmpdir(), 'dcb-guide-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-it('the section has its two examples: through msw and against dcb serve', () => {
+it('the section has two examples', () => {
   expect(BLOCKS).toHaveLength(2)
+})
+
+it('its first example goes through msw', () => {
   expect(BLOCKS[0]).toContain("from 'dcb-sandbox/msw'")
+})
+
+it('its second example runs against dcb serve', () => {
   expect(BLOCKS[1]).toContain('startSandbox(')
 })
 

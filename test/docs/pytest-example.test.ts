@@ -17,7 +17,7 @@ describe("the scripting guide's pytest example", () => {
     expect(guide).toContain('```python\n' + readFileSync(EXAMPLE, 'utf8') + '```\n')
   })
 
-  it('passes with python3 and pytest against the single executable', async () => {
+  it('passes under pytest against the single executable', async () => {
     expect(existsSync(EXE), `${EXE} is missing: npm run build:binary writes it`).toBe(true)
     const run = await new Promise<{ code: number; out: string }>((done) =>
       execFile(

@@ -25,8 +25,12 @@ describe('every fact of the spec-silent page has its place in the docs', () => {
     expect(Object.keys(facts).length).toBeGreaterThan(100)
   })
 
-  it('finds each question and each of its key phrases', () => {
-    const lost = Object.entries(facts).flatMap(([question, phrases]) => [question, ...phrases].filter((p) => !found(p)).map((p) => `${question}: ${p}`))
+  it('finds each question', () => {
+    expect(Object.keys(facts).filter((question) => !found(question))).toEqual([])
+  })
+
+  it('finds each key phrase of each question', () => {
+    const lost = Object.entries(facts).flatMap(([question, phrases]) => phrases.filter((p) => !found(p)).map((p) => `${question}: ${p}`))
     expect(lost).toEqual([])
   })
 })
