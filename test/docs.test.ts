@@ -271,7 +271,7 @@ describe('the library reference (docs/reference/library.md)', () => {
     documented = [...new Set(table.split('\n').flatMap((row) => [...(row.split('|')[1] ?? '').matchAll(/`([\w.]+)\(/g)].map((m) => m[1]!)))]
   })
 
-  it('names every function of a sandbox, a session and a client', () => {
+  it('names every function of a sandbox, a session or a client', () => {
     expect(without(code, documented)).toEqual([])
   })
 
@@ -368,7 +368,7 @@ describe('files named', () => {
     return missing
   }
 
-  it('the repository names none of the notes that live outside it (the product contract and team notes)', () => {
+  it('the repository names none of the notes kept outside it (SANDBOX, TEAM, STYLE, api-spec)', () => {
     expect(repoFiles.length).toBeGreaterThan(100)
     const outside = ['SANDBOX', 'TEAM', 'STYLE', 'api-spec'].map((n) => `${n}.md`)
     const citing = repoFiles.filter(textual).filter((f) => outside.some((n) => read(f).includes(n)))

@@ -74,11 +74,11 @@ describe('jsonProblem', () => {
 describe('parseJsonText', () => {
   const text = '{\n  "password": "hunter2"\n  "next": 1\n}'
 
-  it('gives the line, column and reason of a problem, without the text', () => {
+  it('answers a problem as its line, column, why, without the text', () => {
     expect(parseJsonText(text, 64)).toEqual({ problem: { line: 3, column: 3, why: "',' or '}' was expected" } })
   })
 
-  it('describes a problem by line and column without quoting the text', () => {
+  it('describes a problem by its place, quoting none of the text', () => {
     const got = parseJsonText(text, 64)
     expect(describeJsonProblem((got as { problem: never }).problem)).toBe("invalid JSON: line 3, column 3: ',' or '}' was expected")
   })

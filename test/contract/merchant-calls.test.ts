@@ -70,7 +70,7 @@ describe('a merchant body checked once, from its declared fields', () => {
     expect(agrees(quickStatus, StatusBody)).toBeGreaterThan(0)
   })
 
-  it('takes an Init body with no language and an extra field as the schema makes it', () => {
+  it('takes an Init body with an extra field but no language as the schema makes it', () => {
     expect(quickInit({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my', note: 1 })).toEqual(
       InitBody.parse({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my', note: 1 }),
     )

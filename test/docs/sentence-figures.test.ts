@@ -79,7 +79,7 @@ describe('the sentence splitter', () => {
     /** The sentences of the page that hold any of `bits`. */
     const holding = (...bits: string[]) => sentences(page).filter((s) => bits.some((b) => s.includes(b)))
 
-    it('reads its prose and nothing else', () => {
+    it('reads only its prose', () => {
       expect(sentences(page)).toEqual([
         'A paragraph that goes over two lines.',
         'an item without a stop',
