@@ -122,7 +122,8 @@ describe('what one request can make the sandbox keep', () => {
     } finally {
       await c.close()
     }
-  })
+    // A thousand durable writes: about 25 s on a loaded 2-core machine.
+  }, 120_000)
 
   it('an MO text is at most 1600 characters: a longer one is 400 naming text, and nothing is kept', async () => {
     const c = await startClient()
