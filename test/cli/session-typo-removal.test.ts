@@ -24,7 +24,7 @@ const sessions = async () => ((await (await fetch(`${server.url}/_sandbox/sessio
 const RULE = JSON.stringify({ id: 'barred', step: 'init', effect: { error: 'BARRED' } })
 
 describe('a command that removes or clears, in a session that does not exist', () => {
-  it('dcb rules remove says the session does not exist and exits 1; the session is not made', async () => {
+  it('dcb rules remove in a missing session exits 1 saying it does not exist, without making it', async () => {
     const r = await run(['rules', 'remove', 'barred', '--session', 'typo-remove'])
     expect(r).toEqual({
       code: 1,
@@ -41,7 +41,7 @@ describe('a command that removes or clears, in a session that does not exist', (
     expect(await sessions()).not.toContain('typo-remove-env')
   })
 
-  it('dcb rules clear warns that the session does not exist and exits 0 (nothing is in force there, as asked); the session is not made', async () => {
+  it('dcb rules clear in a missing session exits 0 with a warning that it does not exist (nothing is in force there, as asked), without making it', async () => {
     const warning = (name: string, from = '--session') => `dcb: warning: session "${name}" (${from}) does not exist: no runtime rules to clear ${MISTYPED}\n`
     const r = await run(['rules', 'clear', '--session', 'typo-clear'])
     expect(r).toEqual({ code: 0, stdout: '✔ removed 0 runtime rule(s)\n', stderr: warning('typo-clear') })
@@ -50,7 +50,7 @@ describe('a command that removes or clears, in a session that does not exist', (
     expect(await sessions()).not.toContain('typo-clear')
   })
 
-  it('dcb cancel says the session does not exist and exits 1, not SUBSCRIPTION_NOT_FOUND; the session is not made', async () => {
+  it('dcb cancel in a missing session exits 1 saying it does not exist, not SUBSCRIPTION_NOT_FOUND, without making it', async () => {
     const r = await run(['cancel', 'SUB-1', '--session', 'typo-cancel'])
     expect(r).toEqual({
       code: 1,
@@ -74,16 +74,21 @@ describe('a command that removes or clears, in a session that does not exist', (
 })
 
 describe('dcb mo in a session that does not exist', () => {
-  it('a STOP that found nothing there warns that the STOP made the session, and exits 0; a keyword, or a STOP in a session that was there, says nothing', async () => {
+  it('a STOP that found nothing there exits 0 with a warning that the STOP made the session', async () => {
     const stop = await run(['mo', '60133456011', '32123', 'STOP', '--session', 'typo-stop'])
     expect([stop.code, stop.stderr]).toEqual([
       0,
       `dcb: warning: session "typo-stop" (--session) did not exist: this STOP made it, and found nothing to stop ${MISTYPED}\n`,
     ])
     expect(stop.stdout).toMatch(/^• stop\n/)
+  })
+
+  it('a STOP in a session that was there says nothing', async () => {
     // The session is there now (the MO is a write): the same STOP again is a STOP with nothing to stop, no more.
     expect(await run(['mo', '60133456011', '32123', 'STOP', '--session', 'typo-stop'])).toMatchObject({ code: 0, stderr: '' })
-    // A keyword starts a session as any write does: nothing to warn of.
+  })
+
+  it('a keyword starts a session as any write does, without a word', async () => {
     const sub = await run(['mo', '60133456012', '32123', 'STREAM', '--session', 'new-by-mo'])
     expect([sub.code, sub.stderr]).toEqual([0, ''])
     expect(await sessions()).toEqual(expect.arrayContaining(['typo-stop', 'new-by-mo']))
@@ -91,19 +96,28 @@ describe('dcb mo in a session that does not exist', () => {
 })
 
 describe('a session named . or .., which cannot name a new session', () => {
-  it('is refused in one line by the commands that read, remove and write, exit 1; none is made', async () => {
+  const refusal = (dots: string) =>
+    `"${dots}" cannot name a new session: URL clients read . and .. in /_sandbox/sessions/${dots} as path steps, so it could never be deleted; use another name`
+
+  it('is refused in one line with exit 1 by every command that reads or removes', async () => {
     for (const dots of ['.', '..']) {
-      const refusal = `"${dots}" cannot name a new session: URL clients read . and .. in /_sandbox/sessions/${dots} as path steps, so it could never be deleted; use another name`
       for (const args of [['logs'], ['otp', '60123456001'], ['rules', 'clear'], ['rules', 'remove', 'barred'], ['cancel', 'SUB-1']]) {
         const r = await run([...args, '--session', dots])
-        expect([args, r]).toEqual([args, { code: 1, stdout: '', stderr: `dcb: session "${dots}" (--session) does not exist, and ${refusal}\n` }])
+        expect([args, r]).toEqual([args, { code: 1, stdout: '', stderr: `dcb: session "${dots}" (--session) does not exist, and ${refusal(dots)}\n` }])
       }
-      // A write is refused by the server, in its words.
-      const reset = await run(['reset', '--session', dots])
-      expect(reset).toEqual({ code: 1, stdout: '', stderr: `dcb: BAD_REQUEST: ${refusal}\n` })
-      const init = await run(['init', '--msisdn', '60123456001', '--service', 'STREAMPLUS', '--country', 'my', '--session', dots])
-      expect([init.code, init.stdout, init.stderr]).toEqual([1, `✘ FAIL init: BAD_REQUEST (HTTP 400): ${refusal}\n`, ''])
     }
+  })
+
+  it('is refused with exit 1 by the server for a write, in its words', async () => {
+    for (const dots of ['.', '..']) {
+      const reset = await run(['reset', '--session', dots])
+      expect(reset).toEqual({ code: 1, stdout: '', stderr: `dcb: BAD_REQUEST: ${refusal(dots)}\n` })
+      const init = await run(['init', '--msisdn', '60123456001', '--service', 'STREAMPLUS', '--country', 'my', '--session', dots])
+      expect([init.code, init.stdout, init.stderr]).toEqual([1, `✘ FAIL init: BAD_REQUEST (HTTP 400): ${refusal(dots)}\n`, ''])
+    }
+  })
+
+  it('is made by none of those commands', async () => {
     expect((await sessions()).filter((name) => name === '.' || name === '..')).toEqual([])
   })
 })
