@@ -32,7 +32,7 @@ writeFileSync(join(folderAsFile, 'ok.json'), '{}')
 const offline = { DCB_BASE_URL: 'http://127.0.0.1:9', DCB_SESSION: undefined, DCB_ADMIN_TOKEN: undefined }
 
 describe('a path that is not a regular file', () => {
-  it('is refused by what it is, at once, by fixtures validate, run --fixtures, run, replay and rules add', async () => {
+  it('is refused by what it is, at once, by every command that reads a file a user gave (fixtures validate, run --fixtures, run, replay, rules add)', async () => {
     const cases: [string[], number, string][] = [
       [['fixtures', 'validate', fifo], 1, `${fifo}: is a FIFO (a named pipe), not a regular file\ndcb: 1 problem found\n`],
       [['fixtures', 'validate', zero], 1, `${zero}: is a character device, not a regular file\ndcb: 1 problem found\n`],
@@ -55,7 +55,7 @@ describe('a path that is not a regular file', () => {
     expect([r.code, r.stdout, r.stderr]).toEqual([1, '', `dcb: fixture error: ${zero}: is a character device, not a regular file\n`])
   })
 
-  it('dcb serve --fixtures refuses a FIFO and a link to /dev/zero by name, and does not start', async () => {
+  it('dcb serve --fixtures refuses a FIFO or a link to /dev/zero by name without starting', async () => {
     for (const f of [fifo, zero]) {
       const r = await dcb(['serve', '--port', '0', '--in-memory', '--fixtures', f], { timeoutMs: 10_000 })
       expect(r.code).toBe(1)
@@ -66,7 +66,7 @@ describe('a path that is not a regular file', () => {
 })
 
 describe('a file past its bound', () => {
-  it('is refused by its size before it is read: 16 MiB for fixture, run and rules files, 256 MiB for a recording', async () => {
+  it('is refused by its size before it is read, against the bound of its kind (16 MiB for a fixture, run or rules file, 256 MiB for a recording)', async () => {
     const cases: [string[], number, string][] = [
       [['fixtures', 'validate', huge], 1, `${huge}: is 20480 MiB, over the 16 MiB a fixture file may be\ndcb: 1 problem found\n`],
       [['run', huge], 2, `dcb: ${huge}: is 20480 MiB, over the 16 MiB a run file may be\n`],
@@ -79,11 +79,15 @@ describe('a file past its bound', () => {
     }
   })
 
-  it('a fixture of exactly 16 MiB loads; one byte more is refused', async () => {
+  it('a fixture of exactly 16 MiB loads', async () => {
     const exact = at('exact.json')
     writeFileSync(exact, '{}' + ' '.repeat(16 * MIB - 2))
     const ok = await dcb(['fixtures', 'validate', exact])
     expect([ok.code, ok.stderr]).toEqual([0, ''])
+  })
+
+  it('a fixture one byte over 16 MiB is refused by its size', async () => {
+    const exact = at('exact.json')
     writeFileSync(exact, '{}' + ' '.repeat(16 * MIB - 1))
     const over = await dcb(['fixtures', 'validate', exact])
     expect([over.code, over.stderr]).toEqual([1, `${exact}: is 16.1 MiB, over the 16 MiB a fixture file may be\ndcb: 1 problem found\n`])
@@ -141,18 +145,26 @@ describe('JSON nested past 64 levels', () => {
     expect((await c.control(`/subscriptions/${id}`)).status).toBe(200)
   })
 
-  it('64 levels run; 65 are refused (run, fixture, rules and recording files alike)', async () => {
-    // The file, its steps, the step and the body: 3 levels around the body's.
-    const body = (levels: number) => '{"a": '.repeat(levels) + '1' + '}'.repeat(levels)
+  // The file, its steps, the step and the body: 3 levels around the body's.
+  const body = (levels: number) => '{"a": '.repeat(levels) + '1' + '}'.repeat(levels)
+  const where = (text: string, levels: number) => `nested deeper than ${levels} levels of arrays and objects (at line 1, column ${opener(text, levels + 1)})`
+
+  it('a run file 64 levels deep runs', async () => {
     const run = at('levels.run.json')
     writeFileSync(run, `{"steps": [{"init": ${body(61)}}]}`)
     const ok = await dcb(['run', run, '--clock', '2026-01-31T00:00:00'])
     expect([ok.code, ok.stderr]).toEqual([0, ''])
+  })
+
+  it('a run file 65 levels deep is refused by its depth', async () => {
+    const run = at('levels.run.json')
     const tooDeep = `{"steps": [{"init": ${body(62)}}]}`
     writeFileSync(run, tooDeep)
     const over = await dcb(['run', run, '--clock', '2026-01-31T00:00:00'])
-    const where = (text: string, levels: number) => `nested deeper than ${levels} levels of arrays and objects (at line 1, column ${opener(text, levels + 1)})`
     expect([over.code, over.stderr]).toEqual([2, `dcb: ${run}: ${where(tooDeep, 64)}\n`])
+  })
+
+  it('a fixture or rules file past 64 levels is refused by its depth', async () => {
     const fixture = at('deep.json')
     const rulesText = `{"rules": ${deep(20_000)}}`
     writeFileSync(fixture, rulesText)
@@ -160,7 +172,9 @@ describe('JSON nested past 64 levels', () => {
     expect([v.code, v.stderr]).toEqual([1, `${fixture}: ${where(rulesText, 64)}\ndcb: 1 problem found\n`])
     const rules = await dcb(['rules', 'add', fixture], { env: offline })
     expect([rules.code, rules.stderr]).toEqual([2, `dcb: ${fixture}: ${where(rulesText, 64)}\n`])
-    // A recording may hold bodies the request log kept 64 deep: its bound is 128.
+  })
+
+  it('a recording is refused past 128 levels, since it may hold bodies the request log kept 64 deep', async () => {
     const recording = at('deep.jsonl')
     const line = `{"path": "/subscriptions/init", "sandbox_time": "2026-01-31T00:00:00", "request": ${deep(128)}}`
     writeFileSync(recording, `${line.replace(deep(128), deep(127))}\n${line}\n`)
