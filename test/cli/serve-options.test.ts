@@ -8,9 +8,9 @@ import { request } from 'node:https'
 import { connect } from 'node:net'
 import { networkInterfaces } from 'node:os'
 import { basename, join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { tempDir } from '../helpers.js'
-import { BIN, dcb, serve } from './run.js'
+import { BIN, dcb, serve, type Served } from './run.js'
 import { outputShows } from '../wait.js'
 
 let tmp: ReturnType<typeof tempDir>
@@ -44,36 +44,45 @@ describe('dcb serve banner and --allow-ip', () => {
     }
   })
 
-  it('--allow-ip lets another address use the demo keys; without it that address gets 403', async () => {
-    const lan = lanAddress()
-    const plain = await serve(['--in-memory', '--host', '0.0.0.0'])
-    try {
-      const port = new URL(plain.url).port
-      expect(await init(`http://${lan}:${port}`)).toMatchObject({ http: 403, body: { message: 'UNAUTHORIZED' } })
-    } finally {
-      await plain.stop()
-    }
-    const allowed = await serve(['--in-memory', '--host', '0.0.0.0', '--allow-ip', `${lan}/32`])
-    try {
-      expect(allowed.output()).toContain(`allow-ip: ${lan}/32 added to the allowlists of demo, other, inactive`)
-      const port = new URL(allowed.url).port
-      expect(await init(`http://${lan}:${port}`)).toMatchObject({ http: 200, body: { status: 'SUCCESS' } })
-    } finally {
-      await allowed.stop()
-    }
-    const bad = await dcb(['serve', '--in-memory', '--allow-ip', '10.0.0.0/33'])
-    expect(bad.code).toBe(2)
-    expect(bad.stderr).toBe('dcb: --allow-ip "10.0.0.0/33" is not an IP address or CIDR range (e.g. 192.168.1.0/24, 10.0.0.7, fd00::/8)\n')
+  describe('--allow-ip', () => {
+    it('without it another address gets 403 with the demo keys', async () => {
+      const lan = lanAddress()
+      const plain = await serve(['--in-memory', '--host', '0.0.0.0'])
+      try {
+        const port = new URL(plain.url).port
+        expect(await init(`http://${lan}:${port}`)).toMatchObject({ http: 403, body: { message: 'UNAUTHORIZED' } })
+      } finally {
+        await plain.stop()
+      }
+    })
+
+    it('lets the address it names use the demo keys, saying so in the banner', async () => {
+      const lan = lanAddress()
+      const allowed = await serve(['--in-memory', '--host', '0.0.0.0', '--allow-ip', `${lan}/32`])
+      try {
+        expect(allowed.output()).toContain(`allow-ip: ${lan}/32 added to the allowlists of demo, other, inactive`)
+        const port = new URL(allowed.url).port
+        expect(await init(`http://${lan}:${port}`)).toMatchObject({ http: 200, body: { status: 'SUCCESS' } })
+      } finally {
+        await allowed.stop()
+      }
+    })
+
+    it('refuses a value that is no IP address or CIDR range with exit 2', async () => {
+      const bad = await dcb(['serve', '--in-memory', '--allow-ip', '10.0.0.0/33'])
+      expect(bad.code).toBe(2)
+      expect(bad.stderr).toBe('dcb: --allow-ip "10.0.0.0/33" is not an IP address or CIDR range (e.g. 192.168.1.0/24, 10.0.0.7, fd00::/8)\n')
+    })
   })
 })
 
 describe('dcb serve on every interface', () => {
-  it('--host 0.0.0.0 and :: print the loopback URL to open (the line scripts read), then the LAN ones; --quiet prints the loopback URL', async () => {
-    const lan = lanAddress()
-    for (const [host, loopback, bound] of [
-      ['0.0.0.0', '127.0.0.1', '0.0.0.0'],
-      ['::', '[::1]', '[::]'],
-    ] as const) {
+  for (const [host, loopback, bound] of [
+    ['0.0.0.0', '127.0.0.1', '0.0.0.0'],
+    ['::', '[::1]', '[::]'],
+  ] as const) {
+    it(`--host ${host} prints the loopback URL to open (the line scripts read), then the LAN one`, async () => {
+      const lan = lanAddress()
       const s = await serve(['--in-memory', '--host', host])
       try {
         const port = new URL(s.url).port
@@ -86,7 +95,10 @@ describe('dcb serve on every interface', () => {
       } finally {
         await s.stop()
       }
-    }
+    })
+  }
+
+  it('--quiet with --host 0.0.0.0 prints only the loopback URL', async () => {
     const quiet = await new Promise<string>((resolve, reject) => {
       const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--in-memory', '--quiet', '--host', '0.0.0.0'], {
         stdio: ['ignore', 'pipe', 'ignore'],
@@ -118,9 +130,16 @@ describe('--allow-ip in what is in force', () => {
 })
 
 describe('dcb serve through listhen', () => {
-  it('--https serves HTTPS on loopback with a self-signed certificate; a busy port still fails', async () => {
-    const s = await serve(['--in-memory', '--https'])
-    try {
+  describe('--https on loopback', () => {
+    let s: Served
+    beforeAll(async () => {
+      s = await serve(['--in-memory', '--https'])
+    })
+    afterAll(async () => {
+      await s.stop()
+    })
+
+    it('serves HTTPS on loopback with a self-signed certificate', async () => {
       expect(s.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/)
       const health = await new Promise<string>((resolve, reject) =>
         request(`${s.url}/_sandbox/health`, { rejectUnauthorized: false }, (res) => {
@@ -132,7 +151,9 @@ describe('dcb serve through listhen', () => {
           .end(),
       )
       expect(JSON.parse(health).ok).toBe(true)
-      // A consent link opens on the server that gave it: https, as the request came.
+    })
+
+    it('gives a consent link on https, as the request came', async () => {
       const init = await new Promise<string>((resolve, reject) =>
         request(
           `${s.url}/subscriptions/init`,
@@ -147,12 +168,17 @@ describe('dcb serve through listhen', () => {
           .end(JSON.stringify({ msisdn: '359881234001', service_code: 'STREAMPLUS', country_code: 'bg' })),
       )
       expect(JSON.parse(init).payload.redirect_url).toMatch(new RegExp(`^${s.url.replace(/\./g, '\\.')}/consent/[0-9a-f-]{36}$`))
+    })
+
+    it('fails with exit 1 on a busy port, naming it', async () => {
       const busy = await dcb(['serve', '--in-memory', '--https', '--port', new URL(s.url).port])
       expect(busy.code).toBe(1)
       expect(busy.stderr).toBe(`dcb: port ${new URL(s.url).port} on 127.0.0.1 is already in use; stop what runs there or pick another --port\n`)
-    } finally {
+    })
+
+    it('exits 0 on SIGTERM', async () => {
       expect(await s.stop()).toBe(0)
-    }
+    })
   })
 
   it('--https: the console sign-in cookie is Secure (a browser never sends it in clear)', async () => {
@@ -192,12 +218,20 @@ describe('dcb serve through listhen', () => {
     }
   })
 
-  it('--lan listens on the LAN, prints its URL, a QR code and an admin token, which the control API then needs', async () => {
-    const lan = lanAddress()
-    const s = await serve(['--in-memory', '--lan'])
-    try {
+  describe('--lan', () => {
+    let s: Served
+    let lan: string
+    beforeAll(async () => {
+      lan = lanAddress()
+      s = await serve(['--in-memory', '--lan'])
       // The QR code comes last, after the banner, with the URL it holds.
       await outputShows(s.child, s.output, /\[QR code\]/)
+    })
+    afterAll(async () => {
+      await s.stop()
+    })
+
+    it('listens on the LAN, printing its URL with a QR code of it', async () => {
       const out = s.output()
       const port = new URL(s.url).port
       expect(s.url).toBe(`http://127.0.0.1:${port}`)
@@ -206,15 +240,20 @@ describe('dcb serve through listhen', () => {
       expect(out).toMatch(new RegExp(`➜ Network: +http://${lan.replaceAll('.', '\\.')}:${port}/ \\[QR code\\]`))
       // Every address printed is one a client can open: not listhen's `Local: http://0.0.0.0:PORT/`.
       expect(out).not.toMatch(/\/\/0\.0\.0\.0|Local:/)
-      const token = /admin: +token (\S+)/.exec(out)![1]!
+    })
+
+    it('prints an admin token, which the control API then needs', async () => {
+      const port = new URL(s.url).port
+      const token = /admin: +token (\S+)/.exec(s.output())![1]!
       const health = (headers: Record<string, string> = {}) => fetch(`http://${lan}:${port}/_sandbox/health`, { headers }).then((r) => r.status)
       expect(await health()).toBe(403)
       expect(await health({ authorization: `Bearer ${token}` })).toBe(200)
+    })
+
+    it('is refused with --host 127.0.0.1 (exit 2)', async () => {
       const refused = await dcb(['serve', '--in-memory', '--lan', '--host', '127.0.0.1'])
       expect(refused.code).toBe(2)
-    } finally {
-      await s.stop()
-    }
+    })
   })
 })
 
