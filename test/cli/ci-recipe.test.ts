@@ -46,7 +46,7 @@ function bash(script: string, env: Record<string, string> = {}): Promise<{ code:
 }
 
 describe('scripting guide: a server for one job', () => {
-  it('waits for the URL, the server answers, and it is stopped when the script ends', async () => {
+  it('gives the script a server answering at the URL it waited for, stopped when the script ends', async () => {
     const r = await bash(`${recipe()}\necho "$URL"\ndcb clock --base-url "$URL" --json > clock.json && echo answered\necho "$DCB_PID"\n`)
     expect(r.stderr).not.toMatch(/^dcb: /m) // (a progress line of a slow answer may be there)
     expect(r.code).toBe(0)

@@ -30,7 +30,7 @@ describe('dcb logs: a clock move says what it ran', () => {
     expect(r.stdout).toMatch(/POST \/_sandbox\/clock\/advance 200 SUCCESS .*\n {4}ran: 7 events: 6 renewed, 1 renewal_failed INSUFFICIENT_FUNDS\n$/)
   })
 
-  it('--msisdn with --subscription: both apply, and an empty answer names both', async () => {
+  it('--msisdn with --subscription applies both filters, naming both in an empty answer', async () => {
     const r = await dcb(['logs', '--subscription', failed, '--msisdn', '60123456001', '--base-url', c.url])
     expect(r.code).toBe(0)
     expect(r.stdout).toBe(`no request about subscription ${failed} and 60123456001 (both filters apply) in the request log\n`)
