@@ -43,7 +43,7 @@ function shell(line: string): Promise<{ code: number; stdout: string; stderr: st
 const nextLine = (stdout: string) => /^ {2}next: (.*)$/m.exec(stdout)?.[1]
 
 describe('dcb init: the next line', () => {
-  it('keeps --base-url, --session, --api-key (to verify) and --admin-token (to otp), quoted: pasted, the verify succeeds in that session', async () => {
+  it('keeps every connection flag quoted (--base-url, --session, --api-key to verify, --admin-token to otp), so pasted the verify succeeds in that session', async () => {
     const init = await shell(
       `dcb init --base-url ${c.url} --session hint-s1 --api-key sandbox-other-key --admin-token '${TOKEN.replaceAll("'", `'\\''`)}' --msisdn 60123456007 --service NEWSDAILY --country my`,
     )

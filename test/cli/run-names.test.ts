@@ -14,7 +14,7 @@ afterAll(() => tmp.cleanup())
 const run = (file: string) => dcb(['run', file], { env: { DCB_BASE_URL: c.url, DCB_SESSION: undefined, DCB_API_KEY: undefined } })
 
 describe('dcb run: step names', () => {
-  it('the same as name on two steps refuses the file, naming both steps; nothing is reset or sent', async () => {
+  it('the same as name on two steps refuses the file naming both steps, before anything is reset or sent', async () => {
     await c.subscribe('60123456001')
     const file = writeJson(tmp.dir, 'twice.run.json', {
       steps: [
@@ -57,7 +57,7 @@ describe('dcb run: step names', () => {
     expect((await c.control('/requests')).body.requests).toHaveLength(sent)
   })
 
-  it('names left to the action may repeat (two otp steps), and distinct as names run', async () => {
+  it('a file runs with names left to the action repeating (two otp steps) beside distinct as names', async () => {
     const file = writeJson(tmp.dir, 'distinct.run.json', {
       steps: [
         { as: 'a', init: { msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' } },
