@@ -15,7 +15,7 @@ describe.each(['stopped', 'crashed'] as const)('a data folder of the earlier lay
   const tmp = tempDir()
   afterAll(() => tmp.cleanup())
 
-  it('opens with every session as that version read it back, and again after a clean stop', async () => {
+  it('opens with every session as that version read it back, on the first start as after a clean stop', async () => {
     const data = copyDataV1(name, tmp.dir)
     const first = await serve(['--data', data])
     expect(await dumpSessions(first.url)).toEqual(expected(name))
@@ -29,7 +29,7 @@ describe.each(['stopped', 'crashed'] as const)('a data folder of the earlier lay
     expect(second.output()).not.toMatch(/earlier layout/)
   })
 
-  it('keeps writes made after the upgrade, in the default session and a named one, through a crash', async () => {
+  it('keeps writes made after the upgrade through a crash, in the default session as in a named one', async () => {
     const dir = join(tmp.dir, 'crash')
     const data = copyDataV1(name, dir)
     const server = await serve(['--data', data])

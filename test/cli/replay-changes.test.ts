@@ -38,7 +38,7 @@ afterAll(async () => {
 })
 
 describe('dcb replay of a session with rule changes and a carrier cancel', () => {
-  it('makes them again at their time, and every answer matches', async () => {
+  it('makes them again at their time, so every answer matches the recording', async () => {
     const r = await dcb(['replay', file, '--json'], { env: { DCB_BASE_URL: replayed.url } })
     const report = JSON.parse(r.stdout)
     expect(report.answers.map((a: any) => `${a.method} ${a.path.replace(/[0-9a-f-]{36}|rt-[0-9a-f]+/g, 'ID')} ${a.replay.message || a.replay.status}`)).toEqual(
