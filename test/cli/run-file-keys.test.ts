@@ -34,7 +34,7 @@ const run = (args: string[]) =>
 const results = (stdout: string) => Object.fromEntries(JSON.parse(stdout).steps.map((s: any) => [s.name, s.result]))
 
 describe('a run file with fixtures and clock', () => {
-  it('runs in process with them, as --fixtures and --clock would', async () => {
+  it('runs in process with the world the keys name, as the flags of the same names would', async () => {
     const file = runFile('t.run.json', { fixtures: 'fix/barred.json', clock: '2026-01-31T00:00:00' })
     const r = await run(['ticket/t.run.json'])
     expect([r.code, r.stderr]).toEqual([0, ''])
@@ -59,7 +59,7 @@ describe('a run file with fixtures and clock', () => {
     expect((await run(['ticket/clock.run.json'])).code).toBe(0)
   })
 
-  it('a flag comes before the key it replaces, and says so on stderr', async () => {
+  it('a flag wins over the key it replaces, saying so on stderr', async () => {
     const file = runFile('t.run.json', { fixtures: 'fix/barred.json', clock: '2026-01-31T00:00:00' })
     const r = await run([file, '--json', '--clock', '2027-03-01T00:00:00', '--fixtures', join(ticket, 'fix', 'gameclub.json')])
     expect(r.code).toBe(0)
@@ -99,7 +99,7 @@ describe('a run file with fixtures and clock', () => {
     }
   })
 
-  it('with --base-url (or another flag for a server) the keys are refused, and the server is not reset', async () => {
+  it('with --base-url (or another flag for a server) the keys are refused before the server is touched', async () => {
     const id = await c.subscribe('60123456021')
     const file = runFile('t.run.json', { fixtures: 'fix/barred.json', clock: '2026-01-31T00:00:00' })
     const r = await run([file, '--base-url', c.url])
