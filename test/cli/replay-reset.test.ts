@@ -51,9 +51,16 @@ async function before(name: string) {
 }
 
 describe('dcb replay resets the session, and says so', () => {
-  it('--help says it resets and offers --no-reset', async () => {
-    const r = await dcb(['replay', '--help'], { env: { COLUMNS: '1000' } })
+  let help: ReturnType<typeof dcb> | undefined
+  const replayHelp = () => (help ??= dcb(['replay', '--help'], { env: { COLUMNS: '1000' } }))
+
+  it('--help says it resets the session first', async () => {
+    const r = await replayHelp()
     expect(r.stdout).toContain('resets the session first (its subscriptions, request log and coverage start over)')
+  })
+
+  it('--help offers --no-reset', async () => {
+    const r = await replayHelp()
     expect(r.stdout).toMatch(/^ {2}--no-reset {2,}replay into the session as it is/m)
   })
 

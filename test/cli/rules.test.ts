@@ -20,7 +20,7 @@ describe('a fixture file with a typo', () => {
       rules: [{ id: 'slow', match: { carrier: 'sbx-my-opt' }, step: 'verify', effect: { delay_ms: 5000 } }],
     })
 
-  it('is refused by dcb fixtures validate, naming the file, the JSON path and the value', async () => {
+  it('is refused by dcb fixtures validate, naming the value by its file with its JSON path', async () => {
     const f = takenPrefix()
     const v = await dcb(['fixtures', 'validate', f])
     expect(v.code).toBe(1)
@@ -29,7 +29,7 @@ describe('a fixture file with a typo', () => {
     )
   })
 
-  it('is refused by dcb serve at start-up, naming the file, the JSON path and the value', async () => {
+  it('is refused by dcb serve at start-up, naming the value by its file with its JSON path', async () => {
     const f = takenPrefix()
     const s = await dcb(['serve', '--in-memory', '--port', '0', '--fixtures', f])
     expect(s.code).toBe(1)
