@@ -36,13 +36,17 @@ describe('a credential a command cannot use is refused by name', () => {
     expect(fromEnv.code).toBe(0)
   })
 
-  it('--admin-token on verify and status (the merchant API), either on consent (the page): exit 2', async () => {
+  it('--admin-token on verify or status (the merchant API) is refused with exit 2 before anything is sent', async () => {
     const verify = await run(['verify', '--id', 'x', '--otp', '1234', '--admin-token', 't'])
     expect([verify.code, verify.stderr]).toEqual([
       2,
       'dcb: --admin-token does not apply to dcb verify: it calls the merchant API, which takes the merchant key (--api-key), not the admin token (see dcb --help)\n',
     ])
     expect((await run(['status', 'x', '--admin-token', 't'])).code).toBe(2)
+    expect(await journal()).toEqual([])
+  })
+
+  it('--api-key or --admin-token on consent (the page) is refused with exit 2 before anything is sent', async () => {
     for (const flag of ['--api-key', '--admin-token']) {
       const consent = await run(['consent', 'some-id', 'approve', flag, 'k'])
       expect([consent.code, consent.stderr]).toEqual([
@@ -53,7 +57,7 @@ describe('a credential a command cannot use is refused by name', () => {
     expect(await journal()).toEqual([])
   })
 
-  it('the flags a command uses still work, and its help lists only those', async () => {
+  it('the flags a command uses still work', async () => {
     const init = await run([
       'init',
       '--msisdn',
@@ -70,6 +74,9 @@ describe('a credential a command cannot use is refused by name', () => {
     expect(init.code).toBe(0)
     const status = await run(['status', '00000000-0000-4000-8000-000000000000', '--api-key', 'sandbox-other-key'])
     expect(status.stdout).toMatch(/SUBSCRIPTION_NOT_FOUND/)
+  })
+
+  it('the help of a command lists only the flags it uses', async () => {
     const help = await run(['coverage', '--help'])
     expect(help.stdout).toContain('--admin-token')
     expect(help.stdout).not.toContain('--api-key')
