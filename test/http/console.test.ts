@@ -20,37 +20,57 @@ import { openStream } from '../sse.js'
 describe('the console page and its files', () => {
   const c = useSandbox()
 
-  it('serves the console at / with no framing, a strict CSP and nothing off the server', async () => {
+  it('serves the console page at / as HTML that may not be framed', async () => {
     const res = await fetch(c.url + '/')
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toMatch(/^text\/html/)
     expect(res.headers.get('x-frame-options')).toBe('DENY')
-    const csp = res.headers.get('content-security-policy')!
-    expect(csp).toContain("default-src 'self'")
-    expect(csp).toContain("frame-ancestors 'none'")
     const html = await res.text()
     expect(html).toContain('href="#/messages"')
-    for (const path of CONSOLE_FILES.filter((f) => f !== 'index.html').map((f) => `/_console/${f}`)) {
-      const r = await fetch(c.url + path)
-      expect(r.status, path).toBe(200)
-      expect(r.headers.get('x-frame-options')).toBe('DENY')
-      const text = await r.text()
-      // No URL of another origin anywhere in the files (the SVG namespace is a name, not a fetch).
-      expect(text.replace('http://www.w3.org/2000/svg', ''), path).not.toMatch(/(https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/i)
-    }
-    // Every file of src/console is served.
+  })
+
+  it('sends a strict CSP with the page: its own origin only, framed by none', async () => {
+    const csp = (await fetch(c.url + '/')).headers.get('content-security-policy')!
+    expect(csp).toContain("default-src 'self'")
+    expect(csp).toContain("frame-ancestors 'none'")
+  })
+
+  const files = () => CONSOLE_FILES.filter((f) => f !== 'index.html').map((f) => `/_console/${f}`)
+
+  it('serves every file of src/console', async () => {
+    for (const path of files()) expect((await fetch(c.url + path)).status, path).toBe(200)
     expect([...CONSOLE_FILES].sort()).toEqual(readdirSync(join('src', 'console')).sort())
   })
 
-  it('lists every handset messages newest first, and one handset with ?msisdn', async () => {
+  it('forbids framing of every console file', async () => {
+    for (const path of files()) expect((await fetch(c.url + path)).headers.get('x-frame-options'), path).toBe('DENY')
+  })
+
+  it('names no URL of another origin in any console file', async () => {
+    for (const path of files()) {
+      const text = await (await fetch(c.url + path)).text()
+      // No URL of another origin anywhere in the files (the SVG namespace is a name, not a fetch).
+      expect(text.replace('http://www.w3.org/2000/svg', ''), path).not.toMatch(/(https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/i)
+    }
+  })
+
+  it("lists every handset's messages, newest first", async () => {
     await c.subscribe('60123456001')
     await c.subscribe('60123456002')
     const all = (await c.control('/messages')).body.messages
     expect(all.map((m: any) => m.msisdn)).toContain('60123456001')
     expect(all.map((m: any) => m.msisdn)).toContain('60123456002')
     expect(all[0].msisdn).toBe('60123456002')
+  })
+
+  it("lists one handset's messages only with ?msisdn", async () => {
+    await c.subscribe('60123456001')
+    await c.subscribe('60123456002')
     const one = (await c.control('/messages?msisdn=60123456001')).body.messages
     expect(new Set(one.map((m: any) => m.msisdn))).toEqual(new Set(['60123456001']))
+  })
+
+  it('refuses a list of no messages (?limit=0) with a 400', async () => {
     expect((await c.control('/messages?limit=0')).status).toBe(400)
   })
 
@@ -66,10 +86,13 @@ describe('the console page and its files', () => {
 describe('the console refuses cross-site use', () => {
   const c = useSandbox()
 
-  it('refuses another origin, another host name and a POST that is not JSON', async () => {
+  it('refuses a request from another origin or another site (403)', async () => {
     expect((await fetch(c.url + '/_sandbox/events', { headers: { origin: 'http://evil.example' } })).status).toBe(403)
     expect((await fetch(c.url + '/_sandbox/events', { headers: { 'sec-fetch-site': 'cross-site' } })).status).toBe(403)
-    // fetch cannot set Host: a plain request does (DNS rebinding).
+  })
+
+  it('refuses a Host that is not a loopback name (403), against DNS rebinding', async () => {
+    // fetch cannot set Host: a plain request does.
     const rebound = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = request(c.url + '/_sandbox/events', { headers: { host: 'evil.example:7700' } }, (res) => {
         let body = ''
@@ -81,6 +104,9 @@ describe('the console refuses cross-site use', () => {
     })
     expect(rebound.status).toBe(403)
     expect(JSON.parse(rebound.body).message).toMatch(/not a loopback name/)
+  })
+
+  it('refuses a sign-in POST that is not JSON (415)', async () => {
     const login = await fetch(c.url + '/_console/login', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"token":"x"}' })
     expect(login.status).toBe(415)
   })
@@ -247,31 +273,35 @@ describe('the live stream keeps itself alive', () => {
 })
 
 describe('dcb serve (the built package)', () => {
-  it('serves the console files from dist, and a SIGTERM ends an open event stream at once', async () => {
-    const s = await serve(['--in-memory'])
-    try {
-      for (const [path, file] of [
-        ['/', 'index.html'],
-        ['/_console/app.js', 'app.js'],
-        ['/_console/app.css', 'app.css'],
-      ]) {
-        const res = await fetch(s.url + path)
-        expect(res.status, path).toBe(200)
-        // The page as shipped, with the CLI's default base URL and the declared calls filled in.
-        const shipped = readFileSync(join('src', 'console', file!), 'utf8')
-          .replace('content="DEFAULT_BASE_URL"', `content="${DEFAULT_BASE_URL}"`)
-          .replace('PAGE_CALLS', () => PAGE_CALLS)
-        expect(await res.text()).toBe(shipped)
-      }
-      const stream = await openStream(s.url + '/_sandbox/events')
-      await stream.event('hello')
-      // Ended by the server as it stops, not cut when its grace period for requests in flight runs out.
-      const [how, code] = await Promise.all([stream.ended, s.stop()])
-      expect(code).toBe(0)
-      expect(how).toBe('end')
-      stream.close()
-    } finally {
-      await s.stop('SIGKILL')
+  let s: Awaited<ReturnType<typeof serve>>
+  beforeAll(async () => {
+    s = await serve(['--in-memory'])
+  })
+  afterAll(() => s?.stop('SIGKILL'))
+
+  it('serves the console files from dist as shipped, the defaults filled in', async () => {
+    for (const [path, file] of [
+      ['/', 'index.html'],
+      ['/_console/app.js', 'app.js'],
+      ['/_console/app.css', 'app.css'],
+    ]) {
+      const res = await fetch(s.url + path)
+      expect(res.status, path).toBe(200)
+      // The page as shipped, with the CLI's default base URL and the declared calls filled in.
+      const shipped = readFileSync(join('src', 'console', file!), 'utf8')
+        .replace('content="DEFAULT_BASE_URL"', `content="${DEFAULT_BASE_URL}"`)
+        .replace('PAGE_CALLS', () => PAGE_CALLS)
+      expect(await res.text()).toBe(shipped)
     }
+  })
+
+  it('ends an open event stream at once on SIGTERM', async () => {
+    const stream = await openStream(s.url + '/_sandbox/events')
+    await stream.event('hello')
+    // Ended by the server as it stops, not cut when its grace period for requests in flight runs out.
+    const [how, code] = await Promise.all([stream.ended, s.stop()])
+    expect(code).toBe(0)
+    expect(how).toBe('end')
+    stream.close()
   })
 })

@@ -50,22 +50,33 @@ async function sequence(t: Transport, reset: Record<string, unknown>): Promise<n
 const expected = (seed: number) => [...[1, 2, 3, 4, 5].map((n) => nth(UNIFORM, seed, n)), 0, 0, nth(LOGNORMAL, seed, 6), nth(LOGNORMAL, seed, 7)]
 
 function suite(get: () => Transport) {
-  it('the same seed gives the same delays after a reset; another seed others; no seed the default', async () => {
+  it('the same seed gives the same delays after a reset', async () => {
     const t = get()
     const seven = await sequence(t, { seed: 7 })
     expect(seven).toEqual(expected(7))
     expect(await sequence(t, { seed: 7 })).toEqual(seven)
-    const eight = await sequence(t, { seed: 8 })
+  })
+
+  it('another seed gives other delays', async () => {
+    const eight = await sequence(get(), { seed: 8 })
     expect(eight).toEqual(expected(8))
-    expect(eight).not.toEqual(seven)
+    expect(eight).not.toEqual(expected(7))
+  })
+
+  it('a reset with no seed gives the delays of the default seed', async () => {
+    const t = get()
     expect(await sequence(t, {})).toEqual(expected(DEFAULT_SEED))
     expect(await sequence(t, {})).toEqual(expected(DEFAULT_SEED))
   })
 
-  it('answers the seed in force, and refuses a seed that is not a whole number from 0 by name', async () => {
+  it('a reset answers the seed in force', async () => {
     const t = get()
     expect((await t.control('/reset', { seed: 12 })).body).toMatchObject({ ok: true, seed: 12 })
     expect((await t.control('/reset', {})).body).toMatchObject({ ok: true, seed: DEFAULT_SEED })
+  })
+
+  it('a seed that is not a whole number from 0 is refused by name', async () => {
+    const t = get()
     for (const seed of [-1, 1.5, '7', null, 2 ** 60])
       expect(await t.control('/reset', { seed })).toEqual({
         status: 400,
@@ -93,12 +104,15 @@ describe('over loopback (the dcb binary)', () => {
   })
   suite(t)
 
-  it('dcb reset --seed N, then dcb logs shows the delay drawn; a bad seed is one line and a non-zero exit', async () => {
+  it('dcb logs shows the delay drawn after dcb reset --seed N', async () => {
     const r = await dcb(['reset', '--seed', '31', '--base-url', s.url])
     expect([r.code, r.stdout.trim()]).toEqual([0, '✔ back to the loaded fixtures, delays drawn from seed 31'])
     await t().control('/rules', RULES[0])
     await t().merchant('init', { msisdn: '60123450091', service_code: 'STREAMPLUS', country_code: 'my' })
     expect((await dcb(['logs', '--base-url', s.url])).stdout).toContain(`(held ${nth(UNIFORM, 31, 1)} ms by a rule)`)
+  })
+
+  it('dcb reset refuses a bad seed in one line with a non-zero exit', async () => {
     for (const bad of ['-1', '1.5', 'x']) {
       const b = await dcb(['reset', '--seed', bad, '--base-url', s.url])
       expect(b.code).not.toBe(0)
@@ -117,8 +131,11 @@ describe('in process (sandbox.fetch)', () => {
     viaSandbox(sandbox, (op, body) => sandbox.fetch(`http://localhost/subscriptions/${op}`, { method: 'POST', headers: H, body: JSON.stringify(body) })),
   )
 
-  it('reset({ seed }) on the library sandbox; a bad seed rejects by name', async () => {
+  it('reset({ seed }) on the library sandbox answers the seed', async () => {
     expect(await sandbox.reset({ seed: 5 })).toMatchObject({ seed: 5 })
+  })
+
+  it('reset({ seed }) with a bad seed rejects by name', async () => {
     await expect(sandbox.reset({ seed: -3 })).rejects.toThrow(/seed: expected a whole number from 0/)
   })
 })
@@ -237,33 +254,48 @@ describe('a delay distribution refused by name', () => {
     expect(await add({ median: 900, p99: 1000 })).toMatchObject({ id: expect.any(String) })
   })
 
-  it('dcb rules add refuses one with one line naming the field; dcb serve refuses a fixture file with one', async () => {
+  it('dcb rules add refuses one with one line naming the field', async () => {
     const f = files.json('bad.json', [rule({ min: 9, max: 2 })])
     const r = await dcb(['rules', 'add', f, '--base-url', s.url])
     expect(r.code).not.toBe(0)
     expect(r.stderr).toMatch(/effect\.delay_ms: min 9 is above max 2/)
+  })
+
+  it('dcb serve refuses a fixture file with one', async () => {
     const fixture = files.json('fixture.json', { rules: [rule({ median: 100, p99: 70_000 })] })
     const bad = await dcb(['serve', '--port', '0', '--in-memory', '--fixtures', fixture])
     expect(bad.code).not.toBe(0)
     expect(bad.stderr).toMatch(/fixture\.json: \$\.rules\[0\]\.effect\.delay_ms\.p99: 70000 ms is over the bound/)
   })
 
-  it('a run file resets with a seed; one that is not a whole number from 0 is refused before anything runs', async () => {
+  it('a run file resets with a seed', async () => {
     const steps = [{ reset: { seed: 7 } }, { rule: RULES[0] }, { init: { msisdn: '60123450091', service_code: 'STREAMPLUS', country_code: 'my' } }]
     const good = files.json('seeded.run.json', { steps: [...steps, { expect: { 'reset.seed': 7 } }] })
     const r = await dcb(['run', good, '--clock', '2026-01-31T00:00:00'])
     expect([r.code, r.stderr]).toEqual([0, ''])
+  })
+
+  it('a run file with a seed that is not a whole number from 0 is refused before anything runs', async () => {
     const bad = files.json('bad-seed.run.json', { steps: [{ reset: { seed: 1.5 } }] })
     const b = await dcb(['run', bad, '--clock', '2026-01-31T00:00:00'])
     expect([b.code, b.stderr]).toEqual([2, `dcb: ${bad}: $.steps[0].reset: reset "seed" must be a whole number from 0, not 1.5\n`])
   })
 
-  it('dcb scenarios and dcb world describe a distribution', async () => {
-    for (const r of RULES) await fetch(`${s.url}/_sandbox/rules`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(r) })
-    const out = (await dcb(['scenarios', '--base-url', s.url])).stdout
-    expect(out).toContain('delay 1-40 ms (uniform)')
-    expect(out).toContain('delay median 5 ms, p99 30 ms (log-normal)')
-    const listed = (await dcb(['world', '--base-url', s.url])).stdout
-    expect(listed).toMatch(/uniform-091: ending 091 at api: delay 1-40 ms \(uniform\); used 0/)
+  describe('a distribution in force', () => {
+    beforeAll(async () => {
+      for (const r of RULES)
+        await fetch(`${s.url}/_sandbox/rules`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(r) })
+    })
+
+    it('is described by dcb scenarios', async () => {
+      const out = (await dcb(['scenarios', '--base-url', s.url])).stdout
+      expect(out).toContain('delay 1-40 ms (uniform)')
+      expect(out).toContain('delay median 5 ms, p99 30 ms (log-normal)')
+    })
+
+    it('is described by dcb world', async () => {
+      const listed = (await dcb(['world', '--base-url', s.url])).stdout
+      expect(listed).toMatch(/uniform-091: ending 091 at api: delay 1-40 ms \(uniform\); used 0/)
+    })
   })
 })
