@@ -4,8 +4,8 @@
  */
 import { connect, type Socket } from 'node:net'
 import { networkInterfaces } from 'node:os'
-import { describe, expect, it } from 'vitest'
-import { startClient } from '../helpers.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startClient, type Client } from '../helpers.js'
 
 /** This machine's first non-loopback IPv4 address: a connection to it comes from "another machine". */
 const lanAddress = () =>
@@ -71,42 +71,56 @@ describe('connections from other machines', () => {
 })
 
 describe('guessing the admin token from the network', () => {
-  it('10 wrong tokens in a row from an address refuse it, the right token included (Bearer and sign-in alike); a right one before that clears the count', async () => {
-    const c = await startClient({ host: '0.0.0.0', adminToken: 'open-sesame' })
-    const far = `http://${lanAddress()}:${new URL(c.url).port}`
-    const health = (token: string) => fetch(`${far}/_sandbox/health`, { headers: { authorization: `Bearer ${token}` } })
-    const login = (token: string) =>
-      fetch(`${far}/_console/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) })
-    try {
-      // Nine wrong, then the right one: let in, and the count starts over.
-      for (let i = 0; i < 9; i++) expect((await health(`guess-${i}`)).status).toBe(403)
-      expect((await health('open-sesame')).status).toBe(200)
-      for (let i = 0; i < 9; i++) expect((await login(`guess-${i}`)).status).toBe(403)
-      // The tenth wrong one in a row (sign-in and Bearer count together): from now on nothing is taken from this address.
-      expect((await health('guess-9')).status).toBe(403)
-      const locked = await health('open-sesame')
-      expect(locked.status).toBe(403)
-      expect(await locked.json()).toMatchObject({
-        error: 'FORBIDDEN',
-        message: expect.stringMatching(/^10 wrong admin tokens in a row from \S+: no token is taken from it for \d+ s more$/),
-      })
-      const signIn = await login('open-sesame')
-      expect(signIn.status).toBe(403)
-      expect((await signIn.json()).message).toMatch(/^10 wrong admin tokens in a row from /)
-      // Loopback clients need no token and are not refused.
-      expect((await fetch(`${c.url}/_sandbox/health`)).status).toBe(200)
-    } finally {
-      await c.close()
-    }
+  let c: Client
+  let far: string
+  const health = (token: string) => fetch(`${far}/_sandbox/health`, { headers: { authorization: `Bearer ${token}` } })
+  const login = (token: string) =>
+    fetch(`${far}/_console/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) })
+  beforeAll(async () => {
+    c = await startClient({ host: '0.0.0.0', adminToken: 'open-sesame' })
+    far = `http://${lanAddress()}:${new URL(c.url).port}`
+  })
+  afterAll(() => c.close())
+
+  // The tests run in order: each goes on from the count the one before left.
+  it('a right token before the tenth wrong one in a row lets the address in, the count starting over', async () => {
+    for (let i = 0; i < 9; i++) expect((await health(`guess-${i}`)).status).toBe(403)
+    expect((await health('open-sesame')).status).toBe(200)
+    for (let i = 0; i < 9; i++) expect((await login(`guess-${i}`)).status).toBe(403)
+  })
+
+  it('the tenth wrong token in a row (sign-in or Bearer alike) locks the address out, the right Bearer token included', async () => {
+    expect((await health('guess-9')).status).toBe(403)
+    const locked = await health('open-sesame')
+    expect(locked.status).toBe(403)
+    expect(await locked.json()).toMatchObject({
+      error: 'FORBIDDEN',
+      message: expect.stringMatching(/^10 wrong admin tokens in a row from \S+: no token is taken from it for \d+ s more$/),
+    })
+  })
+
+  it('a locked address is refused the sign-in, the right token included', async () => {
+    const signIn = await login('open-sesame')
+    expect(signIn.status).toBe(403)
+    expect((await signIn.json()).message).toMatch(/^10 wrong admin tokens in a row from /)
+  })
+
+  it('loopback clients need no token while an address is locked out', async () => {
+    expect((await fetch(`${c.url}/_sandbox/health`)).status).toBe(200)
   })
 })
 
 describe('what one request can make the sandbox keep', () => {
-  it('a session holds at most 1000 runtime rules: the next is refused naming the bound, and is taken once one goes', async () => {
-    const c = await startClient()
+  describe('a session holds at most 1000 runtime rules', () => {
+    let c: Client
+    let last = ''
     const rule = (i: number) => ({ match: { regex: `^60123${String(i).padStart(6, '0')}$` }, step: 'api', effect: { delay_ms: 1 } })
-    try {
-      let last = ''
+    beforeAll(async () => {
+      c = await startClient()
+    })
+    afterAll(() => c.close())
+
+    it('the rule past 1000 is refused naming the bound', async () => {
       for (let i = 0; i < 1000; i++) {
         const added = await c.control('/rules', rule(i))
         expect(added.status).toBe(200)
@@ -117,27 +131,34 @@ describe('what one request can make the sandbox keep', () => {
         body: { error: 'BAD_RULE', message: 'the session holds 1000 runtime rules, the most it takes; remove some first (DELETE /_sandbox/rules/ID)' },
       })
       expect((await c.control('/rules')).body.runtime).toHaveLength(1000)
+      // A thousand durable writes: about 25 s on a loaded 2-core machine.
+    }, 120_000)
+
+    it('a rule refused for the bound is taken once one goes', async () => {
       expect((await c.control(`/rules/${last}`, undefined, { method: 'DELETE' })).status).toBe(200)
       expect((await c.control('/rules', rule(1000))).status).toBe(200)
-    } finally {
-      await c.close()
-    }
-    // A thousand durable writes: about 25 s on a loaded 2-core machine.
-  }, 120_000)
+    })
+  })
 
-  it('an MO text is at most 1600 characters: a longer one is 400 naming text, and nothing is kept', async () => {
-    const c = await startClient()
-    try {
+  describe('an MO text is at most 1600 characters', () => {
+    let c: Client
+    beforeAll(async () => {
+      c = await startClient()
+    })
+    afterAll(() => c.close())
+
+    it('a longer one is refused with a 400 naming text, keeping nothing', async () => {
       const long = await c.control('/mo', { msisdn: '60133456001', short_code: '32123', text: 'x'.repeat(1601) })
       expect(long).toEqual({ status: 400, body: { error: 'BAD_REQUEST', message: 'text: expected at most 1600 characters (a long SMS of ten parts)' } })
       expect((await c.control('/sms?msisdn=60133456001')).body.messages).toEqual([])
+    })
+
+    it('one of 1600 characters is kept whole', async () => {
       const longest = await c.control('/mo', { msisdn: '60133456001', short_code: '32123', text: 'x'.repeat(1600) })
       expect(longest.status).toBe(200)
       const kept = (await c.control('/sms?msisdn=60133456001')).body.messages
       expect(kept.find((m: { direction: string }) => m.direction === 'mo').text).toHaveLength(1600)
-    } finally {
-      await c.close()
-    }
+    })
   })
 })
 
@@ -174,85 +195,122 @@ describe('bodies that are not what a call takes', () => {
     }
   })
 
-  it('the sign-in reads its body as the control API does: an empty one is {} (no token in it, not bad JSON), and what neither can read is refused in the same words', async () => {
-    const c = await startClient({ adminToken: 'open-sesame' })
+  describe('the sign-in reads its body as the control API does', () => {
+    let c: Client
     const post = (path: string, body: string, headers: Record<string, string> = {}) =>
       fetch(`${c.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body }).then(async (r) => ({
         status: r.status,
         body: await r.json(),
       }))
-    const noToken = { status: 400, body: { error: 'BAD_REQUEST', message: 'token: expected the admin token as a string, {"token": "<admin token>"}' } }
-    try {
+    const gzip = { 'content-encoding': 'gzip' }
+    beforeAll(async () => {
+      c = await startClient({ adminToken: 'open-sesame' })
+    })
+    afterAll(() => c.close())
+
+    it('an empty body is {}: no token in it, not bad JSON', async () => {
+      const noToken = { status: 400, body: { error: 'BAD_REQUEST', message: 'token: expected the admin token as a string, {"token": "<admin token>"}' } }
       // Before: "the body is not valid JSON" for an empty body, which the control API takes as {}.
       expect(await post('/_console/login', '')).toEqual(noToken)
       expect(await post('/_console/login', ' \n')).toEqual(noToken)
       expect((await post('/_sandbox/reset', '')).status).toBe(200)
-      const gzip = { 'content-encoding': 'gzip' }
+    })
+
+    it('a compressed body is refused in the words of the control API', async () => {
       const refused = await post('/_sandbox/reset', '{}', gzip)
       expect(refused).toEqual({ status: 400, body: { error: 'BAD_REQUEST', message: 'Content-Encoding "gzip" is not taken: send the JSON body uncompressed' } })
       expect(await post('/_console/login', '{"token":"open-sesame"}', gzip)).toEqual(refused)
+    })
+
+    it('a body that is not JSON is refused in the words of the control API', async () => {
       const notJson = await post('/_sandbox/reset', '{token')
       expect(notJson.body.message).toBe('the body is not valid JSON')
       expect((await post('/_console/login', '{token')).body.message).toBe(`${notJson.body.message}; send {"token": "<admin token>"}`)
-    } finally {
-      await c.close()
-    }
+    })
   })
 
-  it('a body over 64 KiB declared to the control API, the sign-in or a consent page: 413, and the connection closes', async () => {
-    const c = await startClient({ adminToken: 'open-sesame' })
-    const port = Number(new URL(c.url).port)
+  describe('a body declared over 64 KiB is refused 413 on a connection the server closes', () => {
+    let c: Client
+    let port: number
     const huge = (path: string, type: string) => `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${type}\r\nContent-Length: 999999999\r\n\r\n{`
-    try {
-      // Before: the answer came and the connection stayed open, waiting for a gigabyte that was never read.
+    beforeAll(async () => {
+      c = await startClient({ adminToken: 'open-sesame' })
+      port = Number(new URL(c.url).port)
+    })
+    afterAll(() => c.close())
+
+    // Before: the answer came and the connection stayed open, waiting for a gigabyte that was never read.
+    it('by the control API', async () => {
       const reset = await exchange(port, huge('/_sandbox/reset', 'application/json'))
       expect(reset.text).toMatch(/^HTTP\/1\.1 413 /)
       expect(reset.text).toContain('{"error":"PAYLOAD_TOO_LARGE","message":"the body is larger than 64 KiB"}')
       expect(reset.closedByServer).toBe(true)
+    })
+
+    it('by the console sign-in', async () => {
       const login = await exchange(port, huge('/_console/login', 'application/json'))
       expect(login.text).toMatch(/^HTTP\/1\.1 413 /)
       expect(login.closedByServer).toBe(true)
+    })
+
+    it('by a consent page', async () => {
       const consent = await exchange(port, huge('/consent/some-id', 'application/x-www-form-urlencoded'))
       expect(consent.text).toMatch(/^HTTP\/1\.1 413 /)
       expect(consent.text).toContain('The form is larger than 64 KiB')
       expect(consent.closedByServer).toBe(true)
-    } finally {
-      await c.close()
-    }
+    })
   })
 })
 
 describe('requests Node would answer with a bare status', () => {
-  it('a request too slow to arrive (headers or body) is cut at its limit with 408 and a reason, not 400 "not valid HTTP"', async () => {
-    // Short limits: before, Node looked for late requests only every 30 s, so they were cut at 30 s whatever the limit.
-    const c = await startClient({ headersTimeoutMs: 300, requestTimeoutMs: 600 })
-    const port = Number(new URL(c.url).port)
-    try {
-      for (const slow of [
-        'GET /_sandbox/health HTTP/1.1\r\nHost: local',
-        'POST /_sandbox/reset HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n{',
-      ]) {
+  describe('a request too slow to arrive', () => {
+    let c: Client
+    let port: number
+    beforeAll(async () => {
+      // Short limits: before, Node looked for late requests only every 30 s, so they were cut at 30 s whatever the limit.
+      c = await startClient({ headersTimeoutMs: 300, requestTimeoutMs: 600 })
+      port = Number(new URL(c.url).port)
+    })
+    afterAll(() => c.close())
+
+    it.each([
+      ['headers', 'GET /_sandbox/health HTTP/1.1\r\nHost: local'],
+      ['body', 'POST /_sandbox/reset HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n{'],
+    ])(
+      '(its %s) is cut at its limit by a 408 envelope giving the reason, not 400 "not valid HTTP"',
+      async (_what, slow) => {
         const cut = await exchange(port, slow)
         expect(cut.text).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/)
         expect(cut.text).toContain('x-dcb-reason: the request did not arrive in time: its headers are due within 0.3 s, all of it within 0.6 s')
         expect(cut.text).toMatch(/\{"status":"FAIL","message":"BAD_REQUEST","status_code":408,"payload":null\}$/)
-      }
-    } finally {
-      await c.close()
-    }
-  }, 20_000)
+      },
+      20_000,
+    )
+  })
 
-  it('an HTTP/1.1 request without Host or with two, an Expect other than 100-continue, a CONNECT: each gets the envelope and a reason', async () => {
-    const c = await startClient()
-    const port = Number(new URL(c.url).port)
-    try {
+  describe('a request HTTP/1.1 does not allow gets the envelope with a reason', () => {
+    let c: Client
+    let port: number
+    beforeAll(async () => {
+      c = await startClient()
+      port = Number(new URL(c.url).port)
+    })
+    afterAll(() => c.close())
+
+    it('an HTTP/1.1 request without Host', async () => {
       const noHost = await exchange(port, 'GET /_sandbox/health HTTP/1.1\r\n\r\n')
       expect(noHost.text).toMatch(/^HTTP\/1\.1 400 /)
       expect(noHost.text).toContain('x-dcb-reason: an HTTP/1.1 request needs a Host header')
       expect(noHost.text).toMatch(/\r\n\r\n\{"status":"FAIL","message":"BAD_REQUEST","status_code":400,"payload":null\}$/)
+    })
+
+    it('a request with two Host headers', async () => {
       const twoHosts = await exchange(port, 'GET /_sandbox/health HTTP/1.1\r\nHost: localhost\r\nHost: rebind.example\r\n\r\n')
       expect(twoHosts.text).toMatch(/^HTTP\/1\.1 400 /)
       expect(twoHosts.text).toContain('x-dcb-reason: the request names Host 2 times; send it once')
+    })
+
+    it('an Expect other than 100-continue', async () => {
       const expectation = await exchange(
         port,
         'POST /subscriptions/init HTTP/1.1\r\nHost: localhost\r\nExpect: bogus\r\nAPI-KEY: sandbox-demo-key\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
@@ -260,12 +318,20 @@ describe('requests Node would answer with a bare status', () => {
       expect(expectation.text).toMatch(/^HTTP\/1\.1 417 /)
       expect(expectation.text).toContain('x-dcb-reason: Expect "bogus" is not supported: only Expect: 100-continue is')
       expect(expectation.text).toMatch(/\{"status":"FAIL","message":"BAD_REQUEST","status_code":417,"payload":null\}$/)
+    })
+
+    it('a CONNECT', async () => {
       const tunnel = await exchange(port, 'CONNECT internal.example:22 HTTP/1.1\r\nHost: internal.example:22\r\n\r\n')
       expect(tunnel.text).toMatch(/^HTTP\/1\.1 405 /)
       expect(tunnel.text).toContain('x-dcb-reason: CONNECT "internal.example:22" is not allowed: the sandbox is not a proxy')
       expect(tunnel.text).toMatch(/\{"status":"FAIL","message":"METHOD_NOT_ALLOWED","status_code":405,"payload":null\}$/)
-      // HTTP/1.0 may leave Host out; 100-continue is still honoured.
+    })
+
+    it('an HTTP/1.0 request may leave Host out', async () => {
       expect((await exchange(port, 'GET /_sandbox/health HTTP/1.0\r\n\r\n')).text).toMatch(/^HTTP\/1\.1 200 /)
+    })
+
+    it('Expect: 100-continue is still honoured', async () => {
       const body = JSON.stringify({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
       const continued = open('127.0.0.1', port)
       continued.socket.write(
@@ -274,8 +340,6 @@ describe('requests Node would answer with a bare status', () => {
       await new Promise<void>((resolve) => continued.socket.on('data', () => continued.received().includes('100 Continue') && resolve()))
       continued.socket.write(body)
       expect(await continued.closed).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK/)
-    } finally {
-      await c.close()
-    }
+    })
   })
 })
