@@ -43,7 +43,7 @@ describe('the request log keeps every request', () => {
     expect(otp.body.verif_request_id).toBe(entry.response.payload.verif_request_id)
   })
 
-  it('a consent denial is logged with the outcome code as message, the reason and the MSISDN', async () => {
+  it('a consent denial is logged with its outcome code as message, its reason, its MSISDN: what it answered', async () => {
     const msisdn = '359881234001'
     const init = await c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'bg' })
     const url: string = init.body.payload.redirect_url
@@ -61,6 +61,10 @@ describe('the request log keeps every request', () => {
       reason: 'the subscriber denied consent',
       request: { action: 'deny' },
     })
+  })
+
+  it("a consent approval is logged with message '' (success), the subscription in its response", async () => {
+    const msisdn = '359881234001'
     // An approval of another request: message '' (success), with the subscription.
     const again = await c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'bg' })
     await fetch(again.body.payload.redirect_url, {
@@ -73,7 +77,7 @@ describe('the request log keeps every request', () => {
     expect(approved).toMatchObject({ http_status: 303, message: '', reason: null, msisdn, response: { result: 'SUCCESS' } })
   })
 
-  it('a consent form with two actions is refused (400) and decides nothing', async () => {
+  it('a consent form with two actions is refused (400) without deciding the request', async () => {
     const msisdn = '359881234002'
     const init = await c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'bg' })
     const url: string = init.body.payload.redirect_url

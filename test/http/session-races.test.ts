@@ -52,7 +52,7 @@ describe('a session asked for while it is deleted', () => {
   })
   afterEach(() => tmp.cleanup())
 
-  it('(data folder) is made anew once the delete is done, and takes changes', async () => {
+  it('(data folder) is served by a new session that takes changes once the delete is done', async () => {
     const sessions = fileSessions(join(tmp.dir, 'sandbox.json'))
     await sessions.load()
     const host = createHost(sessions, { engine: { world: loadWorld([]).world }, version: 'test' })
