@@ -26,7 +26,7 @@ const verify = async (verif_request_id: string, otp: string) => {
 }
 
 describe('a resend: a second Init makes a second verification', () => {
-  it('sends a second OTP with its own id; each code works on its own verification only', async () => {
+  it('sends a second OTP with its own id', async () => {
     const [a, b] = await twoInits()
     expect(a).not.toBe(b)
     const sms = (await c.control(`/sms?msisdn=${MSISDN}`)).body.messages.filter((m: { kind: string }) => m.kind === 'otp')
@@ -36,13 +36,22 @@ describe('a resend: a second Init makes a second verification', () => {
     ])
     // The newest OTP is the one GET /_sandbox/otp shows.
     expect((await c.control(`/otp?msisdn=${MSISDN}`)).body).toMatchObject({ verif_request_id: b, otp: '2222' })
+  })
+
+  it('each code works on its own verification only', async () => {
+    const [a, b] = await twoInits()
     expect(await verify(a, '2222')).toBe('200 INVALID_PIN')
     expect(await verify(b, '1111')).toBe('200 INVALID_PIN')
   })
 
-  it('the first code still activates after the resend; the second verification then answers ALREADY_SUBSCRIBED', async () => {
-    const [a, b] = await twoInits()
+  it('the first code still activates after the resend', async () => {
+    const [a] = await twoInits()
     expect(await verify(a, '1111')).toBe('200 SUCCESS')
+  })
+
+  it('the second verification answers ALREADY_SUBSCRIBED once the first code activated', async () => {
+    const [a, b] = await twoInits()
+    await verify(a, '1111')
     expect(await verify(b, '2222')).toBe('200 ALREADY_SUBSCRIBED')
     expect((await c.control(`/subscriptions?msisdn=${MSISDN}`)).body.subscriptions).toHaveLength(1)
   })
@@ -56,10 +65,15 @@ describe('a resend: a second Init makes a second verification', () => {
 })
 
 describe('OTP attempts count per verification', () => {
-  it('three wrong OTPs lock one verification (MAX_PIN_RETRIES, its right code too); the other keeps its own count', async () => {
-    const [a, b] = await twoInits()
+  it('three wrong OTPs lock one verification (MAX_PIN_RETRIES, its right code too)', async () => {
+    const [a] = await twoInits()
     expect([await verify(a, '0000'), await verify(a, '0000'), await verify(a, '0000')]).toEqual(['200 INVALID_PIN', '200 INVALID_PIN', '200 INVALID_PIN'])
     expect(await verify(a, '1111')).toBe('200 MAX_PIN_RETRIES')
+  })
+
+  it('a verification locked by three wrong OTPs leaves the other its own count', async () => {
+    const [a, b] = await twoInits()
+    for (let i = 0; i < 3; i++) await verify(a, '0000')
     expect(await verify(b, '0000')).toBe('200 INVALID_PIN')
     expect(await verify(b, '2222')).toBe('200 SUCCESS')
   })
