@@ -10,23 +10,39 @@ const c = useSandbox()
 const status = (subscription_id: string, key?: string) => c.api('/subscriptions/status', { subscription_id }, key ? { key } : {})
 
 describe('Status with a verification or consent request id', () => {
-  it('an OTP verification: before and after its Verify, in the header and the request log', async () => {
+  const initOtp = async () => {
     const otp = await c.api('/subscriptions/init', { msisdn: '60123456302', service_code: 'STREAMPLUS', country_code: 'my' })
-    const id = otp.body.payload.verif_request_id as string
+    return otp.body.payload.verif_request_id as string
+  }
+  const verifyOtp = async (id: string) => {
+    const code = (await c.control('/otp?msisdn=60123456302')).body.otp
+    return (await c.api('/subscriptions/verify', { verif_request_id: id, otp: code })).body.payload.subscription_id as string
+  }
+
+  it("an OTP verification's id before its Verify: 404, the reason saying to Verify it", async () => {
+    const id = await initOtp()
     const before = await status(id)
     expect(before.status).toBe(404)
     expect(before.body).toMatchObject({ status: 'FAIL', message: 'SUBSCRIPTION_NOT_FOUND' })
     expect(before.headers.get('x-dcb-reason')).toBe(
       `subscription_id "${id}" is a verification's id (verif_request_id of an Init for 60123456302), not a subscription's: Verify it to get a subscription_id`,
     )
-    const code = (await c.control('/otp?msisdn=60123456302')).body.otp
-    const sub = (await c.api('/subscriptions/verify', { verif_request_id: id, otp: code })).body.payload.subscription_id
+  })
+
+  it("an OTP verification's id after its Verify: 404, the reason naming the subscription it gave", async () => {
+    const id = await initOtp()
+    const sub = await verifyOtp(id)
     const after = await status(id)
     expect(after.status).toBe(404)
-    const reason = after.headers.get('x-dcb-reason')
-    expect(reason).toBe(
+    expect(after.headers.get('x-dcb-reason')).toBe(
       `subscription_id "${id}" is a verification's id (verif_request_id of an Init for 60123456302), not a subscription's: its Verify gave ${sub}`,
     )
+  })
+
+  it("an OTP verification's id: the request log keeps the reason of the header", async () => {
+    const id = await initOtp()
+    await verifyOtp(id)
+    const reason = (await status(id)).headers.get('x-dcb-reason')
     const log = await c.control('/requests?limit=1')
     expect(log.body.requests[0]).toMatchObject({ path: '/subscriptions/status', http_status: 404, reason, msisdn: '60123456302' })
   })
