@@ -12,7 +12,7 @@ const reasonOf = (op: MerchantOperation, body: unknown) => {
 describe('why a schema failure was answered', () => {
   const init = { msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' }
 
-  it('names the field and the rule, with the input echoed', () => {
+  it('says which rule of which field the body broke, echoing the input', () => {
     expect(reasonOf('init', { ...init, country_code: 'MY' })).toBe('country_code: must be lower case (got "MY")')
     expect(reasonOf('init', { ...init, country_code: 'mys' })).toBe('country_code: must be two lower-case letters (ISO-3166-1 alpha-2, e.g. "my") (got "mys")')
     expect(reasonOf('init', { ...init, msisdn: undefined })).toBe('msisdn: required')

@@ -2,11 +2,20 @@ import { describe, expect, it } from 'vitest'
 import { requestLogHeaders, MASKED } from '../../src/http/request-log-headers.js'
 
 describe('the request headers the request log keeps', () => {
-  it('masks an API key the package does not ship, keeps a shipped one, leaves out cookies and authorization', () => {
-    expect(JSON.parse(requestLogHeaders({ 'api-key': 'live-secret', cookie: 'a=b', authorization: 'Bearer x', accept: '*/*' }))).toEqual({
+  const secret = { 'api-key': 'live-secret', cookie: 'a=b', authorization: 'Bearer x', accept: '*/*' }
+
+  it('masks an API key the package does not ship', () => {
+    expect(JSON.parse(requestLogHeaders(secret))['api-key']).toBe(MASKED)
+  })
+
+  it('leaves out cookies or authorization, keeping the other headers', () => {
+    expect(JSON.parse(requestLogHeaders(secret))).toEqual({
       'api-key': MASKED,
       accept: '*/*',
     })
+  })
+
+  it('keeps an API key the package ships', () => {
     expect(JSON.parse(requestLogHeaders({ 'api-key': 'sandbox-demo-key' }))['api-key']).toBe('sandbox-demo-key')
   })
 
