@@ -64,7 +64,7 @@ async function refuses(data: string, pattern: RegExp): Promise<string> {
 }
 
 describe('damaged data files', () => {
-  it('a complete line that does not parse, even the last one, refuses the start naming file and line', async () => {
+  it('a complete line that does not parse, even the last one, refuses the start naming the damaged line of its file', async () => {
     const data = await makeData()
     const journal = journalOf(data)
     appendFileSync(journal, '{"s":1,"ch":[]}\nnot json at all\n')
@@ -95,7 +95,7 @@ describe('damaged data files', () => {
     await refuses(data, /is damaged at line 1 \(the changed fields of verifs record "v1" are not an object\)/)
   })
 
-  it('a snapshot with a bad field refuses the start naming the file and line', async () => {
+  it('a snapshot with a bad field refuses the start naming the damaged line of the file', async () => {
     const data = await makeData()
     const snap = JSON.parse(readFileSync(data, 'utf8'))
     snap.seq = 'seven'
@@ -143,7 +143,7 @@ describe('damaged data files', () => {
     await refuses(data, /^dcb: cannot read the write-ahead log .* \(it is a FIFO, not a regular file\); nothing was changed: move it away$/)
   })
 
-  it('a torn final line (no newline) is dropped and said so; the server starts', async () => {
+  it('a torn final line (no newline) is dropped with a note saying so, rather than refusing the start', async () => {
     const data = await makeData()
     appendFileSync(journalOf(data), '{"s":50,"ch":[{"c":"counters","id":"x","v":')
     const s = await serve(['--data', data])
@@ -155,7 +155,7 @@ describe('damaged data files', () => {
     }
   })
 
-  it('complete lines past a run of zero bytes (damage, or a write whose later pages reached the disk first) are not replayed but kept in a copy beside the write-ahead log, and the start says where', async () => {
+  it('complete lines past a run of zero bytes (damage, or a write whose later pages reached the disk first) are set aside unreplayed in a copy beside the write-ahead log that the start names', async () => {
     const data = await makeData()
     const journal = journalOf(data)
     const clean = readFileSync(journal).subarray(0, linesEnd(readFileSync(journal)))
@@ -174,7 +174,7 @@ describe('damaged data files', () => {
     expect(readFileSync(copy)).toEqual(Buffer.concat([Buffer.alloc(4096), Buffer.from(past)]))
   })
 
-  it('a copy that cannot be made refuses the start naming it, and the write-ahead log stays as it was', async () => {
+  it('a copy that cannot be made refuses the start by name before anything of the write-ahead log changes', async () => {
     const data = await makeData()
     const journal = journalOf(data)
     const clean = readFileSync(journal).subarray(0, linesEnd(readFileSync(journal)))
@@ -275,7 +275,7 @@ describe("damaged files of the sessions' shared write-ahead log", () => {
   }
   const linesOf = (file: string) => readFileSync(file, 'utf8').split('\n').length - 1
 
-  it('a complete line that does not parse, even the last one, refuses the start naming file and line', async () => {
+  it('a complete line that does not parse, even the last one, refuses the start naming the damaged line of its file', async () => {
     const { data, journal } = await makeSessionData()
     const n = linesOf(journal)
     appendFileSync(journal, '{"n":"alice","s":1,"ch":[]}\nnot json at all\n')
@@ -314,7 +314,7 @@ describe("damaged files of the sessions' shared write-ahead log", () => {
     await refuses(data, /the session file .*alice\.json is damaged at line 1: unknown record type "wallets"/)
   })
 
-  it('a torn final line (no newline) is dropped and said so; the server starts with the session', async () => {
+  it('a torn final line (no newline) is cut off at the last newline with a note, rather than refusing the start of the session', async () => {
     const { data, journal } = await makeSessionData()
     const clean = readFileSync(journal)
     appendFileSync(journal, '{"n":"alice","s":50,"ch":[{"c":"counters","id":"x","v":')

@@ -36,7 +36,7 @@ async function firstLayout(folder: string): Promise<string> {
 }
 
 describe("a session's write-ahead log of the first layout replays as the data file's own log", () => {
-  it('a complete line that does not parse refuses the start naming file and line, and the folder stays as it was', async () => {
+  it('a complete line that does not parse refuses the start naming the damaged line of its file before anything of the folder changes', async () => {
     const folder = join(tmp.dir, 'db.json.sessions')
     const log = await firstLayout(folder)
     appendFileSync(log, 'not json at all\n{"s":9,"ch":[]}\n')
@@ -45,7 +45,7 @@ describe("a session's write-ahead log of the first layout replays as the data fi
     expect(readdirSync(folder).sort()).toEqual(before)
   })
 
-  it('a torn last line is dropped and said, and every complete line is kept', async () => {
+  it('a replay drops only a torn last line, with a note of it', async () => {
     const folder = join(tmp.dir, 'db.json.sessions')
     const log = await firstLayout(folder)
     appendFileSync(log, '{"s":4,"ch":[{"c":"coun')
