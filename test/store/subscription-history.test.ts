@@ -28,7 +28,7 @@ async function open(path: string) {
 }
 
 describe('subscription history in the file store', () => {
-  it('a superseded subscription keeps its history through a snapshot and the write-ahead log replayed after it', async () => {
+  it('a superseded subscription keeps its history through a restart that replays the write-ahead log over a snapshot', async () => {
     const path = join(tmp.dir, 'data.json')
     const a = await open(path)
     const first = await a.engine.mo({ msisdn: '60133456302', short_code: '32123', text: 'STREAM' })

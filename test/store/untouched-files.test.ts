@@ -27,7 +27,7 @@ const fileState = (file: string) => ({
 })
 
 describe('shutdown writes a snapshot only of what changed', () => {
-  it('a server started and stopped without a write leaves the snapshot byte-identical, its mtime unchanged', async () => {
+  it('a server run without a write leaves the snapshot byte-identical, its mtime unchanged', async () => {
     const data = join(tmp.dir, 'sandbox.json')
     const first = await serve(['--data', data, '--clock', '2026-01-31T00:00:00'])
     expect((await fetch(`${first.url}/subscriptions/init`, { method: 'POST', headers: H, body: INIT })).status).toBe(200)
