@@ -32,16 +32,21 @@ function fillUp(file: string): void {
 }
 
 describe('the lock on a full disk', () => {
-  it('refuses the start naming ENOSPC, leaves no lock (empty or not) behind, and starts once there is room', async () => {
-    const data = join(dir, 'sandbox.json')
+  // Ordered steps on one disk: the refused start, then the start once there is room.
+  const dataFile = () => join(dir, 'sandbox.json')
+
+  it('refuses the start naming ENOSPC without leaving a lock (empty or not) behind', async () => {
+    const data = dataFile()
     fillUp(join(dir, 'fill'))
     const r = await dcb(['serve', '--data', data, '--port', '0', '--quiet'])
     expect(r.code).toBe(1)
     expect(r.stderr.trim()).toBe(`dcb: cannot lock ${data}: its lock file ${data}.lock cannot be written (ENOSPC: the disk is full)`)
     expect(readdirSync(dir).filter((f) => !f.startsWith('fill'))).toEqual([])
+  })
 
+  it('starts once there is room', async () => {
     for (const f of readdirSync(dir)) rmSync(join(dir, f))
-    const s = await serve(['--data', data])
+    const s = await serve(['--data', dataFile()])
     expect((await fetch(`${s.url}/_sandbox/health`)).status).toBe(200)
     expect(await s.stop('SIGTERM')).toBe(0)
   })
