@@ -52,7 +52,7 @@ describe('the data file lock among files it did not write', () => {
     lock.release()
   })
 
-  it('a lock of another host (a container made anew over the same volume has a host name of its own) says which file to remove, and why', () => {
+  it('a lock of another host (a container made anew over the same volume has a host name of its own) is refused by a message telling which file to remove once that server is gone', () => {
     const data = join(tmp.dir, 'sandbox.json')
     const other = line({ pid: 1, host: 'a3f9c2d1e0b7', token: 'feedfacefeedface' })
     writeFileSync(`${data}.lock`, other)

@@ -60,7 +60,7 @@ describe('OTP message texts', () => {
     await b.store.close()
   })
 
-  it('stored rendered by an older dcb load and read as they were written', async () => {
+  it('stored rendered by an older dcb load as they were written', async () => {
     const path = join(tmp.dir, 'data.json')
     const old = new FileStore(path, { unsafeNoSync: true })
     const oldState = new State()
