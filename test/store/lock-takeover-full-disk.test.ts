@@ -40,11 +40,16 @@ function leavePages(free: number): void {
 }
 
 describe('taking over a stale lock on a disk that fills meanwhile', () => {
-  it('refuses the start in one line naming the lock file and ENOSPC, leaves the stale lock as it was, and takes it over once there is room', async () => {
-    const data = join(dir, 'sandbox.json')
-    const lock = `${data}.lock`
-    // A lock of this host from another boot of the machine: stale.
-    const stale = `4242 - host=${encodeURIComponent(hostname())} boot=another-boot token=00000000000000ff\n`
+  // Ordered steps on one disk: the refused takeover, then the takeover once there is room.
+  const dataFile = () => join(dir, 'sandbox.json')
+  const lockFile = () => `${dataFile()}.lock`
+  // A lock of this host from another boot of the machine: stale.
+  const staleLine = () => `4242 - host=${encodeURIComponent(hostname())} boot=another-boot token=00000000000000ff\n`
+
+  it("refuses the start in one line naming the lock file's ENOSPC, touching nothing of the stale lock", async () => {
+    const data = dataFile()
+    const lock = lockFile()
+    const stale = staleLine()
     writeFileSync(lock, stale)
     leavePages(1)
 
@@ -53,11 +58,13 @@ describe('taking over a stale lock on a disk that fills meanwhile', () => {
     expect(r.stderr).toBe(`dcb: cannot lock ${data}: its lock file ${lock} cannot be written (ENOSPC: the disk is full); the stale lock is left as it was\n`)
     expect(readFileSync(lock, 'utf8')).toBe(stale)
     expect(readdirSync(dir).filter((f) => !f.startsWith('fill.'))).toEqual(['sandbox.json.lock'])
+  })
 
+  it('takes the stale lock over once there is room', async () => {
     for (const f of readdirSync(dir).filter((f) => f.startsWith('fill.'))) rmSync(join(dir, f))
-    const s = await serve(['--data', data])
+    const s = await serve(['--data', dataFile()])
     expect((await fetch(`${s.url}/_sandbox/health`)).status).toBe(200)
-    expect(readFileSync(lock, 'utf8')).not.toBe(stale)
+    expect(readFileSync(lockFile(), 'utf8')).not.toBe(staleLine())
     expect(await s.stop('SIGTERM')).toBe(0)
   })
 })
