@@ -50,7 +50,7 @@ function counter(state: State, id: string, v: number) {
 }
 
 describe('the data file: a folder that cannot be synced', () => {
-  it('fails the compaction and keeps the write-ahead log; a restart recovers every write', async () => {
+  it('a compaction that fails there keeps the write-ahead log it would replace, so a restart recovers every write', async () => {
     const path = join(tmp.dir, 'sandbox.json')
     const f = seam(tmp.dir)
     const state = new State()
@@ -92,7 +92,7 @@ describe('the data file: a folder that cannot be synced', () => {
 })
 
 describe('the sessions: a folder that cannot be synced', () => {
-  it('fails the compaction and keeps the write-ahead log; a restart recovers every write', async () => {
+  it('a compaction that fails there keeps the write-ahead log it would replace, so a restart recovers every write', async () => {
     const folder = join(tmp.dir, 'sandbox.json.sessions')
     const f = seam(folder)
     const j = new SessionWal(folder, { io: f.io })
