@@ -126,12 +126,19 @@ const line = (o: { pid?: number; started?: string; host?: string; boot?: string;
   `${o.pid ?? process.pid} ${o.started ?? started} host=${o.host ?? host} boot=${o.boot ?? boot} token=${o.token ?? 'feedfacefeedface'}\n`
 
 describe('whose lock it is', () => {
-  it('names this process: pid, start time, host, boot and a token of its own; removed on release', () => {
+  it('names this process in its one file (pid, start time, host, boot, a token of its own)', () => {
     const data = join(tmp.dir, 'sandbox.json')
     const lock = new DataFileLock(data)
     lock.take()
     expect(readFileSync(`${data}.lock`, 'utf8')).toMatch(new RegExp(`^${process.pid} ${started} host=${host} boot=${boot} token=[0-9a-f]{16}\\n$`))
     expect(readdirSync(tmp.dir)).toEqual(['sandbox.json.lock'])
+    lock.release()
+  })
+
+  it('is removed on release', () => {
+    const data = join(tmp.dir, 'sandbox.json')
+    const lock = new DataFileLock(data)
+    lock.take()
     lock.release()
     expect(existsSync(`${data}.lock`)).toBe(false)
   })
@@ -180,7 +187,7 @@ describe('whose lock it is', () => {
     expect(() => new DataFileLock(data).take()).toThrow(`${data} is in use by another dcb server (pid 1); stop it or pick another --data file`)
   })
 
-  it('a takeover guard left by a process that died taking the lock over is replaced in turn, and goes', () => {
+  it('a takeover guard left by a process that died taking the lock over is gone once the lock is taken over in turn', () => {
     const data = join(tmp.dir, 'sandbox.json')
     writeFileSync(`${data}.lock`, '999999999\n')
     const { dev, ino } = statSync(`${data}.lock`)
