@@ -120,6 +120,8 @@ describe('what one request can make the sandbox keep', () => {
     })
     afterAll(() => c.close())
 
+    // The tests run in order: the second frees a place in the session the first filled.
+    // A thousand durable writes take about 25 s on a loaded 2-core machine, hence the timeout.
     it('the rule past 1000 is refused naming the bound', async () => {
       for (let i = 0; i < 1000; i++) {
         const added = await c.control('/rules', rule(i))
@@ -131,7 +133,6 @@ describe('what one request can make the sandbox keep', () => {
         body: { error: 'BAD_RULE', message: 'the session holds 1000 runtime rules, the most it takes; remove some first (DELETE /_sandbox/rules/ID)' },
       })
       expect((await c.control('/rules')).body.runtime).toHaveLength(1000)
-      // A thousand durable writes: about 25 s on a loaded 2-core machine.
     }, 120_000)
 
     it('a rule refused for the bound is taken once one goes', async () => {
