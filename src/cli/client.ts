@@ -206,12 +206,15 @@ async function withProgress(c: DcbClient, move: () => Promise<MoveAnswer>): Prom
   let timer: NodeJS.Timeout | undefined
   let done = false
   let shown = false
+  // The last position read with the move on. A read the server refuses (it stops listening to shut
+  // down), or one after the move stopped, keeps it shown until the answer wipes the line.
+  let last: ClockView | undefined
   let lost!: (e: Error) => void
   const gone = new Promise<never>((_, reject) => (lost = reject))
   const look = async () => {
-    let view: ClockView | undefined
     try {
-      view = await c.now()
+      const view = await c.now()
+      if (view.move) last = view
     } catch (e) {
       if (done) return
       // Only a read with no answer ends the wait: the server is hung. A refused read (a server shutting
@@ -222,7 +225,7 @@ async function withProgress(c: DcbClient, move: () => Promise<MoveAnswer>): Prom
     if (done) return
     if (tty) {
       const s = Math.round((Date.now() - started) / 1000)
-      const where = view?.move ? `reached ${view.now} of ${view.move.to}, ${view.move.events_run} events run` : 'under way'
+      const where = last?.move ? `reached ${last.now} of ${last.move.to}, ${last.move.events_run} events run` : 'under way'
       process.stderr.write(`\r\x1b[Kdcb: moving the clock: ${where} (${s} s)`)
       shown = true
     }

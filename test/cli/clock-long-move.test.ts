@@ -202,6 +202,40 @@ describe('a long clock move through dcb', () => {
     }
   })
 
+  it('on a terminal, keeps the last position shown when a read of the clock is cut, until the answer wipes the line', async () => {
+    // Holds the move; answers the first read with the move on, cuts the second, answers the move 503 at the third.
+    const view = { now: '2040-01-01T00:00:00.000', frozen: false, offset_ms: 0, next_event_dt: null, move: { to: '2126-01-01T00:00:00.000', events_run: 7 } }
+    let move: ServerResponse | undefined
+    let reads = 0
+    const server = createServer((req, res) => {
+      if (req.method === 'POST') return void (move = res)
+      if (++reads === 1) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(view))
+      if (reads === 2) return void res.socket?.destroy()
+      move
+        ?.writeHead(503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: 'SHUTTING_DOWN', message: 'the server is shutting down: the clock move stopped at 2040-01-01' }))
+      res.socket?.destroy()
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const onTty = start('python3', [join(import.meta.dirname, 'pty_stream.py'), '--', process.execPath, BIN, 'clock', 'advance', 'P100Y'], {
+      DCB_BASE_URL: url,
+    })
+    try {
+      expect(await onTty.code).toBe(1)
+      expect(reads).toBeGreaterThanOrEqual(3)
+      const out = onTty.output()
+      // Both lines before the answer say where the move was last seen: the cut read does not blank it.
+      expect(progressLines(out).length).toBeGreaterThanOrEqual(2)
+      expect(out).not.toContain('under way')
+      expect(out).toMatch(/reached 2040-01-01T00:00:00\.000 of 2126-01-01T00:00:00\.000, 7 events run \(\d+ s\)\r\x1b\[Kdcb: SHUTTING_DOWN: /)
+    } finally {
+      onTty.child.kill('SIGKILL')
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
   it('does not wait forever on a server that answers nothing: the clock it reads meanwhile gets no answer either (exit 3)', async () => {
     // Takes every request and answers none.
     const held: ServerResponse[] = []
