@@ -45,17 +45,30 @@ const choices = (out: string, question: string) => {
 }
 
 describe('dcb flow on a terminal', () => {
-  it("offers only the services of the API key's merchant; Ctrl-C ends it with exit 130 and one line", async () => {
-    const demo = await onTerminal(['flow'], [['service', CTRL_C]])
-    expect(choices(demo.out, 'service').map((l) => l.split(' ')[0])).toEqual(['STREAMPLUS', 'GAMECLUB', 'QUICKTEST'])
-    expect(demo.code).toBe(130)
-    expect(demo.out).toMatch(/dcb: canceled\s*$/)
-    expect(demo.out).not.toMatch(/Error|\n\s+at /)
-    // NEWSDAILY is the other merchant's (its Init with the demo key answers 403): offered to that merchant's key alone.
-    const other = await onTerminal(['flow', '--api-key', 'sandbox-other-key'], [['service', CTRL_C]])
-    expect(choices(other.out, 'service').map((l) => l.split(' ')[0])).toEqual(['NEWSDAILY'])
-    expect(other.code).toBe(130)
-    // A key of no merchant is told before anything is asked.
+  describe('at the service question, with a key of each merchant', () => {
+    // One run per key, shared: the tests read their output only.
+    let demo: { code: number; out: string }
+    let other: { code: number; out: string }
+    beforeAll(async () => {
+      demo = await onTerminal(['flow'], [['service', CTRL_C]])
+      // NEWSDAILY is the other merchant's (its Init with the demo key answers 403).
+      other = await onTerminal(['flow', '--api-key', 'sandbox-other-key'], [['service', CTRL_C]])
+    })
+
+    it("offers only the services of the API key's merchant", () => {
+      expect(choices(demo.out, 'service').map((l) => l.split(' ')[0])).toEqual(['STREAMPLUS', 'GAMECLUB', 'QUICKTEST'])
+      expect(choices(other.out, 'service').map((l) => l.split(' ')[0])).toEqual(['NEWSDAILY'])
+    })
+
+    it('ends on Ctrl-C with exit 130 and one line', () => {
+      expect(demo.code).toBe(130)
+      expect(demo.out).toMatch(/dcb: canceled\s*$/)
+      expect(demo.out).not.toMatch(/Error|\n\s+at /)
+      expect(other.code).toBe(130)
+    })
+  })
+
+  it('tells a key of no merchant before anything is asked', async () => {
     const none = await onTerminal(['flow', '--api-key', 'no-such-key'], [])
     expect(none.out).toContain('dcb: the API key is no key of a merchant in this sandbox: every service would answer 401 UNAUTHORIZED')
     expect(none.code).toBe(2)
@@ -82,30 +95,44 @@ describe('dcb flow on a terminal', () => {
     expect((await c.control('/requests')).body.requests).toEqual([])
   })
 
-  it('checks a typed MSISDN as it is typed, saying why it is not one of the country, and runs with a valid one', async () => {
-    const r = await onTerminal(
-      ['flow'],
-      [
-        ['service', '\r'],
-        ['which flow', '\r'],
-        ['MSISDN', '601234567\r'],
-        ['has 9 digits', `${BACKSPACE.repeat(9)}447700900001\r`],
-        ['does not start with', `${BACKSPACE.repeat(12)}60123456789\r`],
-      ],
-    )
-    // The terminal is 80 columns wide: the reason wraps.
-    expect(r.out).toContain('msisdn "601234567" has 9 digits; sbx-my-otp numbers have 11 or 12 (Init would')
-    expect(r.out).toContain('msisdn "447700900001" does not start with the calling code 60 of my (Init woul')
-    expect(r.out).toMatch(/answer INVALID_MSISDN\)/)
-    expect(r.out).toMatch(/1\. Init 60123456789 STREAMPLUS my/)
-    expect(r.out).toMatch(/4\. Status[\s\S]*ACTIVE/)
-    expect(r.code).toBe(0)
-    // Only the valid number reached the server.
-    const inits = (await c.control('/requests')).body.requests.filter((e: { path: string }) => e.path === '/subscriptions/init')
-    expect(inits.map((e: { msisdn: string }) => e.msisdn)).toEqual(['60123456789'])
+  describe('an MSISDN typed wrong twice, then right', () => {
+    // One run, shared; its requests are read here, before the next test's reset wipes them.
+    let r: { code: number; out: string }
+    let inits: { msisdn: string }[]
+    beforeAll(async () => {
+      await c.control('/reset', {})
+      r = await onTerminal(
+        ['flow'],
+        [
+          ['service', '\r'],
+          ['which flow', '\r'],
+          ['MSISDN', '601234567\r'],
+          ['has 9 digits', `${BACKSPACE.repeat(9)}447700900001\r`],
+          ['does not start with', `${BACKSPACE.repeat(12)}60123456789\r`],
+        ],
+      )
+      inits = (await c.control('/requests')).body.requests.filter((e: { path: string }) => e.path === '/subscriptions/init')
+    })
+
+    it('says, as it is typed, why a number is not one of the country', () => {
+      // The terminal is 80 columns wide: the reason wraps.
+      expect(r.out).toContain('msisdn "601234567" has 9 digits; sbx-my-otp numbers have 11 or 12 (Init would')
+      expect(r.out).toContain('msisdn "447700900001" does not start with the calling code 60 of my (Init woul')
+      expect(r.out).toMatch(/answer INVALID_MSISDN\)/)
+    })
+
+    it('runs the flow with the valid number', () => {
+      expect(r.out).toMatch(/1\. Init 60123456789 STREAMPLUS my/)
+      expect(r.out).toMatch(/4\. Status[\s\S]*ACTIVE/)
+      expect(r.code).toBe(0)
+    })
+
+    it('sends only the valid number to the server', () => {
+      expect(inits.map((e) => e.msisdn)).toEqual(['60123456789'])
+    })
   })
 
-  it('proposes a number no subscription to the service holds (ACTIVE, or EXPIRED with a retry to come); a canceled one is free', async () => {
+  it('proposes a number no live subscription to the service holds (ACTIVE, or EXPIRED with a retry to come), a canceled one counting as free', async () => {
     // 60123456001: ACTIVE. 60123457001: EXPIRED, its carrier retry pending. 60123458001: canceled.
     await c.subscribe('60123456001')
     await c.subscribe('60123457001')
