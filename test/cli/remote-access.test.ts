@@ -6,8 +6,8 @@
  */
 import { request as httpRequest } from 'node:http'
 import { networkInterfaces } from 'node:os'
-import { describe, expect, it } from 'vitest'
-import { dcb, serve } from './run.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { dcb, serve, type Served } from './run.js'
 
 /** This machine's first non-loopback IPv4 address: a connection to it comes from "another machine". */
 const lanAddress = () =>
@@ -30,17 +30,26 @@ function get(address: string, port: string, path: string, host: string): Promise
 }
 
 describe('a refused control call says what it needs', () => {
-  it('no admin token: from another machine, loopback-only and how to open it; from loopback with a foreign Host, the rebinding rule', async () => {
-    const s = await serve(['--in-memory', '--host', '0.0.0.0'])
-    try {
-      const port = new URL(s.url).port
-      const far = `http://${lanAddress()}:${port}`
-      const clock = await dcb(['clock', '--base-url', far])
+  describe('no admin token set', () => {
+    // One server for the file's part: the calls only read.
+    let s: Served
+    let port: string
+    beforeAll(async () => {
+      s = await serve(['--in-memory', '--host', '0.0.0.0'])
+      port = new URL(s.url).port
+    })
+    afterAll(() => s?.stop())
+
+    it('from another machine, dcb says the control API is loopback-only and how to open it', async () => {
+      const clock = await dcb(['clock', '--base-url', `http://${lanAddress()}:${port}`])
       expect(clock.stderr).toBe(
         'dcb: FORBIDDEN: the control API is open from loopback only; start the server with --admin-token <token> (or --lan, which makes one up and prints it) to open it to other addresses\n',
       )
       expect(clock.code).toBe(1)
-      // The console's live stream, from there: the same, in the console's words (no sign-in: there is no token).
+    })
+
+    it("from another machine, the console's live stream says the same in the console's words", async () => {
+      // No sign-in to offer: there is no token.
       const stream = await get(lanAddress(), port, '/_sandbox/events', `${lanAddress()}:${port}`)
       expect(stream).toEqual({
         status: 403,
@@ -50,9 +59,14 @@ describe('a refused control call says what it needs', () => {
             'the console is open from loopback only; start the server with --admin-token <token> (or --lan, which makes one up and prints it) to open it to other addresses',
         },
       })
-      // A loopback name as Host changes nothing for a caller on another machine.
+    })
+
+    it('from another machine, a loopback name as Host changes nothing', async () => {
       expect((await get(lanAddress(), port, '/_sandbox/health', `127.0.0.1:${port}`)).body.message).toMatch(/^the control API is open from loopback only; /)
-      // A loopback caller naming a foreign Host (a page a browser loaded from that name): the rebinding rule, and no token to ask for.
+    })
+
+    it('from loopback with a foreign Host, it states the DNS-rebinding rule, with no token to ask for', async () => {
+      // A page a browser loaded from that name.
       const rebound = await get('127.0.0.1', port, '/_sandbox/health', `lan-name.example:${port}`)
       expect(rebound).toEqual({
         status: 403,
@@ -61,30 +75,42 @@ describe('a refused control call says what it needs', () => {
           message: `the Host "lan-name.example:${port}" is not a loopback name or an --allow-host name: from loopback the control API answers only those (DNS rebinding); call it by localhost or 127.0.0.1, or start the server with --allow-host lan-name.example`,
         },
       })
-    } finally {
-      await s.stop()
-    }
+    })
   })
 
-  it('an admin token set: from another machine, the token (and the token opens it); from loopback with a foreign Host, the token too (DNS rebinding)', async () => {
-    const s = await serve(['--in-memory', '--host', '0.0.0.0', '--admin-token', 'remote-secret'])
-    try {
-      const port = new URL(s.url).port
-      const far = `http://${lanAddress()}:${port}`
+  describe('an admin token set', () => {
+    let s: Served
+    let port: string
+    let far: string
+    beforeAll(async () => {
+      s = await serve(['--in-memory', '--host', '0.0.0.0', '--admin-token', 'remote-secret'])
+      port = new URL(s.url).port
+      far = `http://${lanAddress()}:${port}`
+    })
+    afterAll(() => s?.stop())
+
+    it('from another machine, dcb is told the control API needs the token', async () => {
       const refused = await dcb(['clock', '--base-url', far])
       expect(refused.stderr).toBe('dcb: FORBIDDEN: the control API needs Authorization: Bearer <admin token> from this address\n')
       expect(refused.code).toBe(1)
+    })
+
+    it('from another machine, the token opens it', async () => {
       const opened = await dcb(['clock', '--base-url', far, '--admin-token', 'remote-secret'])
       expect(opened.stderr).toBe('')
       expect(opened.code).toBe(0)
+    })
+
+    it('from another machine, the console asks to sign in', async () => {
       expect((await get(lanAddress(), port, '/_sandbox/events', `${lanAddress()}:${port}`)).body.message).toBe(
         'the console needs the admin token from this address: sign in at / (or send Authorization: Bearer <admin token>)',
       )
+    })
+
+    it('from loopback with a foreign Host, it needs the token too (DNS rebinding)', async () => {
       expect((await get('127.0.0.1', port, '/_sandbox/health', `lan-name.example:${port}`)).body.message).toBe(
         `the Host "lan-name.example:${port}" is not a loopback name or an --allow-host name: the control API needs Authorization: Bearer <admin token> for it, from loopback too (DNS rebinding)`,
       )
-    } finally {
-      await s.stop()
-    }
+    })
   })
 })
