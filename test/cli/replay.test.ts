@@ -36,11 +36,16 @@ afterAll(async () => {
 })
 
 describe('dcb logs --json --all', () => {
-  it('prints every entry, oldest first, with request bodies and sandbox times', async () => {
-    const lines = (await dcb(['logs', '--json', '--all'], { env: { DCB_BASE_URL: recorded.url } })).stdout
+  // One read, shared: the tests look at its lines only.
+  let lines: any[]
+  beforeAll(async () => {
+    lines = (await dcb(['logs', '--json', '--all'], { env: { DCB_BASE_URL: recorded.url } })).stdout
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l))
+  })
+
+  it('prints every entry, oldest first', () => {
     expect(lines.map((e) => e.path)).toEqual([
       '/subscriptions/init',
       '/subscriptions/verify',
@@ -51,9 +56,15 @@ describe('dcb logs --json --all', () => {
       '/subscriptions/status',
       '/subscriptions/status',
     ])
-    expect(lines[0].request).toEqual({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
-    expect(lines[6].sandbox_time).toBe('2026-02-28T09:00:00.000000')
     expect(lines.map((e) => e.id)).toEqual([...lines.map((e) => e.id)].sort((a, b) => a - b))
+  })
+
+  it('gives each entry its request body', () => {
+    expect(lines[0].request).toEqual({ msisdn: '60123456001', service_code: 'STREAMPLUS', country_code: 'my' })
+  })
+
+  it('gives each entry its sandbox time', () => {
+    expect(lines[6].sandbox_time).toBe('2026-02-28T09:00:00.000000')
   })
 })
 
@@ -78,31 +89,47 @@ describe('dcb replay FILE', () => {
     }
   })
 
-  it('against a changed world (a fixture rule) prints the answers that differ and exits 1', async () => {
-    const fixture = join(tmp.dir, 'barred.json')
-    writeFileSync(fixture, JSON.stringify({ rules: [{ id: 'ticket-9', match: { msisdn: '60123456001' }, step: 'charge', effect: { error: 'BARRED' } }] }))
-    const target = await startClient({ fixtures: [fixture] })
-    try {
-      const r = await dcb(['replay', file], { env: { DCB_BASE_URL: target.url } })
-      expect(r.code).toBe(1)
+  describe('against a changed world (a fixture rule)', () => {
+    // One replay, shared: the tests read its output only.
+    let r: Awaited<ReturnType<typeof dcb>>
+    beforeAll(async () => {
+      const fixture = join(tmp.dir, 'barred.json')
+      writeFileSync(fixture, JSON.stringify({ rules: [{ id: 'ticket-9', match: { msisdn: '60123456001' }, step: 'charge', effect: { error: 'BARRED' } }] }))
+      const target = await startClient({ fixtures: [fixture] })
+      try {
+        r = await dcb(['replay', file], { env: { DCB_BASE_URL: target.url } })
+      } finally {
+        await target.close()
+      }
+    })
+
+    it('prints the answers that differ, with a count of them', () => {
       expect(r.stdout).toMatch(
         /✘ \S+ POST \/subscriptions\/verify {2}recorded 200 SUCCESS {2}replay 200 BARRED {2}\(rule ticket-9 \(MSISDN 60123456001\): first charge BARRED\)/,
       )
       expect(r.stdout).toMatch(/✘ \d+ of 7 answers differ from the recording/)
-    } finally {
-      await target.close()
-    }
+    })
+
+    it('exits 1', () => {
+      expect(r.code).toBe(1)
+    })
   })
 
-  it('refuses a file that is not a recording with one line and exit 2', async () => {
+  it('refuses a file whose entry is not a request log entry, in one line (exit 2)', async () => {
     const bad = join(tmp.dir, 'bad.jsonl')
     writeFileSync(bad, '{"nope": 1}\n')
     const r = await dcb(['replay', bad], { env: { DCB_BASE_URL: 'http://127.0.0.1:9' } })
     expect(r.code).toBe(2)
     expect(r.stderr).toBe(`dcb: ${bad}: entry 1 is not a request log entry (path and sandbox_time needed)\n`)
+  })
+
+  it('refuses a file that does not exist (exit 2)', async () => {
     const missing = await dcb(['replay', join(tmp.dir, 'none.jsonl')])
     expect(missing.code).toBe(2)
     expect(missing.stderr).toMatch(/no such file/)
+  })
+
+  it('refuses an entry whose sandbox_time is not a sandbox time, in one line (exit 2)', async () => {
     const noTime = join(tmp.dir, 'no-time.jsonl')
     writeFileSync(noTime, '{"path": "/subscriptions/init", "sandbox_time": "yesterday"}\n')
     const time = await dcb(['replay', noTime], { env: { DCB_BASE_URL: 'http://127.0.0.1:9' } })
@@ -135,7 +162,10 @@ describe('dcb replay: the summary', () => {
 })
 
 describe('dcb replay: Verify answers the OTP passed', () => {
-  it('a refused first charge (INSUFFICIENT_FUNDS, BARRED) and a Verify HTTP 500 are replayed with the OTP the handset got this time; a malformed OTP stays malformed', async () => {
+  // One recording (refused first charges, a Verify HTTP 500, a malformed OTP) and one replay, shared.
+  let r: Awaited<ReturnType<typeof dcb>>
+  let requests: { reason: string | null }[]
+  beforeAll(async () => {
     const c = await startClient({ clock: '2026-01-31T09:00:00' })
     const target = await startClient()
     try {
@@ -151,17 +181,32 @@ describe('dcb replay: Verify answers the OTP passed', () => {
       const logs = await dcb(['logs', '--json', '--all'], { env: { DCB_BASE_URL: c.url } })
       const recording = join(tmp.dir, 'charges.jsonl')
       writeFileSync(recording, logs.stdout)
-      const r = await dcb(['replay', recording], { env: { DCB_BASE_URL: target.url } })
-      expect(r.stdout).toMatch(/✔ \S+ POST \/subscriptions\/verify {2}recorded 200 INSUFFICIENT_FUNDS {2}replay 200 INSUFFICIENT_FUNDS/)
-      expect(r.stdout).toMatch(/✔ \S+ POST \/subscriptions\/verify {2}recorded 200 BARRED {2}replay 200 BARRED/)
-      expect(r.stdout).toMatch(/✔ \S+ POST \/subscriptions\/verify {2}recorded 400 BAD_REQUEST {2}replay 400 BAD_REQUEST/)
-      expect([r.code, r.stdout]).toEqual([0, expect.stringContaining('✔ 8 answers match the recording')])
-      // The charges were refused in the replay as in the recording: the OTP was taken, not counted as a wrong attempt.
-      const requests = (await target.control('/requests?limit=100')).body.requests
-      expect(requests.filter((q: { reason: string | null }) => q.reason?.includes('is not the OTP'))).toEqual([])
+      r = await dcb(['replay', recording], { env: { DCB_BASE_URL: target.url } })
+      requests = (await target.control('/requests?limit=100')).body.requests
     } finally {
       await target.close()
       await c.close()
     }
+  })
+
+  it('replays a first charge refused INSUFFICIENT_FUNDS with the OTP the handset got this time', () => {
+    expect(r.stdout).toMatch(/✔ \S+ POST \/subscriptions\/verify {2}recorded 200 INSUFFICIENT_FUNDS {2}replay 200 INSUFFICIENT_FUNDS/)
+  })
+
+  it('replays a first charge refused BARRED with the OTP the handset got this time', () => {
+    expect(r.stdout).toMatch(/✔ \S+ POST \/subscriptions\/verify {2}recorded 200 BARRED {2}replay 200 BARRED/)
+  })
+
+  it('replays a malformed OTP as malformed', () => {
+    expect(r.stdout).toMatch(/✔ \S+ POST \/subscriptions\/verify {2}recorded 400 BAD_REQUEST {2}replay 400 BAD_REQUEST/)
+  })
+
+  it('matches every answer, the Verify HTTP 500 too', () => {
+    expect([r.code, r.stdout]).toEqual([0, expect.stringContaining('✔ 8 answers match the recording')])
+  })
+
+  it('counts no replayed OTP as a wrong attempt', () => {
+    // The charges were refused in the replay as in the recording: the OTP was taken.
+    expect(requests.filter((q) => q.reason?.includes('is not the OTP'))).toEqual([])
   })
 })
