@@ -5,16 +5,13 @@
  * it was, so the same Verify succeeds once the server runs with room. Through the binary.
  */
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { subscriptionCapReason } from '../../src/core/limits.js'
 import { DEMO, tempDir } from '../helpers.js'
-import { dcb, serve } from './run.js'
+import { dcb, serve, type Served } from './run.js'
 
-let tmp: ReturnType<typeof tempDir>
-beforeEach(() => {
-  tmp = tempDir()
-})
-afterEach(() => tmp.cleanup())
+const tmp = tempDir()
+afterAll(() => tmp.cleanup())
 
 async function merchant(base: string, op: 'init' | 'verify' | 'status', body: unknown) {
   const res = await fetch(`${base}/subscriptions/${op}`, {
@@ -26,30 +23,47 @@ async function merchant(base: string, op: 'init' | 'verify' | 'status', body: un
 }
 
 describe('dcb serve --max-subscriptions', () => {
-  it('loads a data file seeded past the cap, refuses a new subscription with the reason, and verifies it once restarted with room', async () => {
+  describe('a data file seeded past the cap, served with a cap of 3, then with room', () => {
+    // The tests are the steps of one flow on one data file: they run in order, each after the last.
     const data = join(tmp.dir, 'sandbox.json')
-    expect((await dcb(['seed', '--subscriptions', '5', '--data', data])).code).toBe(0)
-
-    const small = await serve(['--data', data, '--max-subscriptions', '3'])
-    const listed = (await (await fetch(`${small.url}/_sandbox/subscriptions`)).json()) as { subscriptions: { subscription_id: string }[] }
-    expect(listed.subscriptions).toHaveLength(5)
-    const seeded = await merchant(small.url, 'status', { subscription_id: listed.subscriptions[0]!.subscription_id })
-    expect([seeded.http, seeded.body.payload.status]).toEqual([200, 'ACTIVE'])
-    const init = await merchant(small.url, 'init', { msisdn: '60123456010', service_code: 'STREAMPLUS', country_code: 'my' })
-    expect(init.http).toBe(200)
-    const { otp } = (await (await fetch(`${small.url}/_sandbox/otp?msisdn=60123456010`)).json()) as { otp: string }
-    const verify = { verif_request_id: init.body.payload.verif_request_id, otp }
-    expect(await merchant(small.url, 'verify', verify)).toEqual({
-      http: 500,
-      body: { status: 'FAIL', message: 'ERROR', status_code: 500, payload: null },
-      reason: subscriptionCapReason(3),
+    let small: Served
+    let roomy: Served | undefined
+    let verify: { verif_request_id: string; otp: string }
+    beforeAll(async () => {
+      expect((await dcb(['seed', '--subscriptions', '5', '--data', data])).code).toBe(0)
+      small = await serve(['--data', data, '--max-subscriptions', '3'])
     })
-    expect(await small.stop('SIGTERM')).toBe(0)
+    afterAll(async () => {
+      await small?.stop('SIGKILL')
+      await roomy?.stop('SIGKILL')
+    })
 
-    const roomy = await serve(['--data', data, '--max-subscriptions', '6'])
-    const verified = await merchant(roomy.url, 'verify', verify)
-    expect([verified.http, verified.body.status]).toEqual([200, 'SUCCESS'])
-    expect(await roomy.stop('SIGTERM')).toBe(0)
+    it('loads and serves every subscription the file holds', async () => {
+      const listed = (await (await fetch(`${small.url}/_sandbox/subscriptions`)).json()) as { subscriptions: { subscription_id: string }[] }
+      expect(listed.subscriptions).toHaveLength(5)
+      const seeded = await merchant(small.url, 'status', { subscription_id: listed.subscriptions[0]!.subscription_id })
+      expect([seeded.http, seeded.body.payload.status]).toEqual([200, 'ACTIVE'])
+    })
+
+    it("refuses a new subscription's Verify with the cap as the reason", async () => {
+      const init = await merchant(small.url, 'init', { msisdn: '60123456010', service_code: 'STREAMPLUS', country_code: 'my' })
+      expect(init.http).toBe(200)
+      const { otp } = (await (await fetch(`${small.url}/_sandbox/otp?msisdn=60123456010`)).json()) as { otp: string }
+      verify = { verif_request_id: init.body.payload.verif_request_id, otp }
+      expect(await merchant(small.url, 'verify', verify)).toEqual({
+        http: 500,
+        body: { status: 'FAIL', message: 'ERROR', status_code: 500, payload: null },
+        reason: subscriptionCapReason(3),
+      })
+    })
+
+    it('verifies the refused subscription once restarted with room', async () => {
+      expect(await small.stop('SIGTERM')).toBe(0)
+      roomy = await serve(['--data', data, '--max-subscriptions', '6'])
+      const verified = await merchant(roomy.url, 'verify', verify)
+      expect([verified.http, verified.body.status]).toEqual([200, 'SUCCESS'])
+      expect(await roomy.stop('SIGTERM')).toBe(0)
+    })
   })
 
   it('is a whole number from 1: anything else is a usage error naming the flag', async () => {
