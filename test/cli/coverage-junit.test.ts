@@ -5,7 +5,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { coverageJUnit, mergeCoverage, type CoverageAnswer, type CoveragePolicy } from '../../src/index.js'
 import { tempDir, useSandbox } from '../helpers.js'
 import { dcb } from './run.js'
@@ -44,40 +44,67 @@ async function traffic(): Promise<void> {
 }
 
 describe('dcb coverage --junit and coverageJUnit: the same XML', () => {
-  it('for one session and for merged sessions, with a policy file holding min, and with no policy', async () => {
-    await traffic()
-    const [a, b] = [await answerOf('ci-a'), await answerOf('ci-b')]
+  describe('for the traffic of two sessions, with a policy file holding min', () => {
+    // One traffic for these tests (named sessions outlive the reset before each test); its answers read once.
+    let a: CoverageAnswer
+    let b: CoverageAnswer
+    let merged: { code: number | null; xml: string }
     const policy: CoveragePolicy = { require: ['init.otp', 'init.INVALID_MSISDN'], allow: ['INVALID_REQUEST', 'AUTH_FAILURE'], min: 2 }
-    const file = policyFile('policy.json', policy)
-
-    const one = await junit(['--session', 'ci-a', '--policy', file], 'one.xml')
-    expect(one.xml).toBe(coverageJUnit(a, policy))
-    const merged = await junit(['--sessions', 'ci-*', '--policy', file], 'merged.xml')
-    expect(merged.xml).toBe(coverageJUnit(mergeCoverage(a, b), policy))
-    expect(await junit(['--session', 'ci-a', '--session', 'ci-b', '--policy', file], 'both.xml')).toEqual(merged)
-    expect((await junit(['--session', 'ci-a'], 'bare.xml')).xml).toBe(coverageJUnit(a))
-
-    // min is a case of each merchant held to it: the exit code and the report agree.
-    const demo = mergeCoverage(a, b).coverage.find((m) => m.merchant === 'demo')!
-    expect(demo.percent).toBeGreaterThanOrEqual(policy.min!)
-    expect([merged.code, minCase(merged.xml, 'demo', 2), minCase(merged.xml, 'inactive', 2)]).toEqual([0, 'system-out', 'skipped'])
-    const high = { ...policy, min: demo.percent + 1 }
-    const below = await junit(['--sessions', 'ci-*', '--policy', policyFile('high.json', high)], 'high.xml')
-    expect(below.code).toBe(1)
-    expect(below.xml).toBe(coverageJUnit(mergeCoverage(a, b), high))
-    expect(minCase(below.xml, 'demo', high.min)).toBe('failure')
-    expect(below.xml).toContain(`coverage ${demo.percent}% (${demo.covered} of ${demo.total} outcomes seen) is below min ${high.min}%`)
-    expect(below.xml).toMatch(/<testsuites name="dcb coverage" tests="\d+" failures="1" skipped="\d+">/)
-    // --min given as a flag with a policy's other keys is the policy's min.
-    const flag = await junit(
-      ['--sessions', 'ci-*', '--require', 'init.otp', '--allow', 'INVALID_REQUEST', '--allow', 'AUTH_FAILURE', '--min', String(high.min)],
-      'flag.xml',
-    )
-    expect(flag).toEqual({
-      code: 1,
-      xml: coverageJUnit(mergeCoverage(a, b), { require: ['init.otp'], allow: ['INVALID_REQUEST', 'AUTH_FAILURE'], min: high.min }),
+    let file: string
+    const demoOf = () => mergeCoverage(a, b).coverage.find((m) => m.merchant === 'demo')!
+    beforeAll(async () => {
+      await c.control('/reset', {})
+      await traffic()
+      ;[a, b] = [await answerOf('ci-a'), await answerOf('ci-b')]
+      file = policyFile('policy.json', policy)
+      merged = await junit(['--sessions', 'ci-*', '--policy', file], 'merged.xml')
     })
-    for (const s of ['ci-a', 'ci-b']) await c.control(`/sessions/${s}`, undefined, { method: 'DELETE' })
+    afterAll(async () => {
+      for (const s of ['ci-a', 'ci-b']) await c.control(`/sessions/${s}`, undefined, { method: 'DELETE' })
+    })
+
+    it('for one session', async () => {
+      const one = await junit(['--session', 'ci-a', '--policy', file], 'one.xml')
+      expect(one.xml).toBe(coverageJUnit(a, policy))
+    })
+
+    it('for merged sessions, by a glob or by --session repeated', async () => {
+      expect(merged.xml).toBe(coverageJUnit(mergeCoverage(a, b), policy))
+      expect(await junit(['--session', 'ci-a', '--session', 'ci-b', '--policy', file], 'both.xml')).toEqual(merged)
+    })
+
+    it('with no policy', async () => {
+      expect((await junit(['--session', 'ci-a'], 'bare.xml')).xml).toBe(coverageJUnit(a))
+    })
+
+    it('with min met: exit 0, the min case passing for a merchant held to it, skipped for one not held', () => {
+      // min is a case of each merchant held to it: the exit code and the report agree.
+      expect(demoOf().percent).toBeGreaterThanOrEqual(policy.min!)
+      expect([merged.code, minCase(merged.xml, 'demo', 2), minCase(merged.xml, 'inactive', 2)]).toEqual([0, 'system-out', 'skipped'])
+    })
+
+    it('with min not met: exit 1, the min case failing with the coverage it saw', async () => {
+      const demo = demoOf()
+      const high = { ...policy, min: demo.percent + 1 }
+      const below = await junit(['--sessions', 'ci-*', '--policy', policyFile('high.json', high)], 'high.xml')
+      expect(below.code).toBe(1)
+      expect(below.xml).toBe(coverageJUnit(mergeCoverage(a, b), high))
+      expect(minCase(below.xml, 'demo', high.min)).toBe('failure')
+      expect(below.xml).toContain(`coverage ${demo.percent}% (${demo.covered} of ${demo.total} outcomes seen) is below min ${high.min}%`)
+      expect(below.xml).toMatch(/<testsuites name="dcb coverage" tests="\d+" failures="1" skipped="\d+">/)
+    })
+
+    it("with --min as a flag beside the policy's other keys as flags, as the policy's min", async () => {
+      const min = demoOf().percent + 1
+      const flag = await junit(
+        ['--sessions', 'ci-*', '--require', 'init.otp', '--allow', 'INVALID_REQUEST', '--allow', 'AUTH_FAILURE', '--min', String(min)],
+        'flag.xml',
+      )
+      expect(flag).toEqual({
+        code: 1,
+        xml: coverageJUnit(mergeCoverage(a, b), { require: ['init.otp'], allow: ['INVALID_REQUEST', 'AUTH_FAILURE'], min }),
+      })
+    })
   })
 
   it('--min alone (no policy) is a case too, failing when the command exits 1 for it', async () => {
