@@ -64,18 +64,25 @@ describe('dcb replay resets the session, and says so', () => {
     expect(r.stdout).toMatch(/^ {2}--no-reset {2,}replay into the session as it is/m)
   })
 
-  it('its first line names the session it resets, and what the session held is gone', async () => {
-    await before('t1')
+  it('its first line names the session it resets', async () => {
     const r = await replay('--session', 't1')
     expect([r.code, r.stderr]).toEqual([0, ''])
     expect(r.stdout.split('\n')[0]).toBe(
       'resetting session "t1" before replaying (its subscriptions, request log and coverage start over; --no-reset keeps them)',
     )
-    expect(await holds('t1')).toEqual({ subs: ['60123456001'], log: 3, inits: 1 })
+    expect((await replay()).stdout.split('\n')[0]).toMatch(/^resetting the default session before replaying \(/)
+  })
+
+  it('leaves nothing of what the session held before', async () => {
+    await before('t1-held')
+    await replay('--session', 't1-held')
+    expect(await holds('t1-held')).toEqual({ subs: ['60123456001'], log: 3, inits: 1 })
+  })
+
+  it('--json reports the reset in the report, not in a line', async () => {
     const def = await replay('--json')
     expect(JSON.parse(def.stdout)).toMatchObject({ reset: true, passed: true, count: 3 })
     expect(def.stdout).not.toContain('resetting')
-    expect((await replay()).stdout.split('\n')[0]).toMatch(/^resetting the default session before replaying \(/)
   })
 
   it('--no-reset replays into the session as it is: what it held stays, its clock moves forward from where it was', async () => {
@@ -89,15 +96,18 @@ describe('dcb replay resets the session, and says so', () => {
     expect((await target.control('/clock', undefined, session('t2'))).body.now).toBe('2026-01-31T09:00:00.000000')
   })
 
-  it('--no-reset into a session past the recording says so, and sends at its own time', async () => {
+  it('--no-reset into a session past the recording says so in its first line', async () => {
     await target.control('/reset', { clock: '2026-03-01T00:00:00' }, session('t3'))
-    const r = await replay('--session', 't3', '--no-reset', '--json')
-    const report = JSON.parse(r.stdout)
-    expect(report).toMatchObject({ reset: false, from: '2026-01-31T09:00:00.000000', count: 3 })
-    expect((await target.control('/clock', undefined, session('t3'))).body.now).toBe('2026-03-01T00:00:00.000000')
     const human = await replay('--session', 't3', '--no-reset')
     expect(human.stdout.split('\n')[0]).toBe(
       'replaying into session "t3" as it is (no reset), its clock at 2026-03-01T00:00:00.000000, after the recording\'s first request (2026-01-31T09:00:00.000000)',
     )
+  })
+
+  it("--no-reset into a session past the recording sends at the session's own time", async () => {
+    await target.control('/reset', { clock: '2026-03-01T00:00:00' }, session('t4'))
+    const report = JSON.parse((await replay('--session', 't4', '--no-reset', '--json')).stdout)
+    expect(report).toMatchObject({ reset: false, from: '2026-01-31T09:00:00.000000', count: 3 })
+    expect((await target.control('/clock', undefined, session('t4'))).body.now).toBe('2026-03-01T00:00:00.000000')
   })
 })
