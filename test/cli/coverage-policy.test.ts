@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process'
 import { readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tempDir, useSandbox } from '../helpers.js'
 import { dcb } from './run.js'
 
@@ -24,12 +24,21 @@ const policyFile = (name: string, text: string) => {
 }
 
 describe('dcb coverage: a policy', () => {
-  it('exits 1 with one line per reason: an outcome required and unseen (every one a glob matches), a finding not allowed', async () => {
+  /** A subscription, a finding (INIT_WHILE_ACTIVE) and a refused body (INVALID_REQUEST). */
+  const policyTraffic = async () => {
     await c.subscribe('60123456001')
     await init('60123456001') // INIT_WHILE_ACTIVE
     await c.api('/subscriptions/init', {}, { raw: '{' }) // INVALID_REQUEST
+  }
+
+  it('exits 0 when every outcome required was seen', async () => {
+    await policyTraffic()
     const pass = await run(['--require', 'init.otp', '--require', 'verify.SUCCESS'])
     expect(pass.code).toBe(0)
+  })
+
+  it('exits 1 with one line per reason: each required outcome unseen (all a glob matches), each finding not allowed', async () => {
+    await policyTraffic()
     const fail = await run(['--require', 'init.otp', '--require', 'status.*', '--allow', 'INVALID_REQUEST'])
     expect(fail.code).toBe(1)
     const lines = fail.stderr.trim().split('\n')
@@ -42,25 +51,44 @@ describe('dcb coverage: a policy', () => {
       ...unseen.map((o, i) => `${i ? '' : 'dcb: '}demo: required outcome ${o.id} was never seen; ${o.how}`),
       expect.stringMatching(/^demo: finding INIT_WHILE_ACTIVE x1 is not allowed: /),
     ])
-    // The same from a policy file; min too.
-    const f = policyFile('p.json', JSON.stringify({ require: ['init.*'], allow: ['INVALID_REQUEST', 'INIT_WHILE_ACTIVE'], min: 99 }))
-    const r = await run(['--policy', f, '--junit', join(tmp.dir, 'p.xml')])
-    expect(r.code).toBe(1)
-    expect(r.stderr).toContain('demo: required outcome init.psms was never seen')
-    expect(r.stderr).toMatch(/demo: coverage \d+% is below min 99%/)
-    expect(r.stderr).not.toContain('finding')
-    const xml = readFileSync(join(tmp.dir, 'p.xml'), 'utf8')
-    expect(xml).toContain('name="init.psms"><failure message="never seen"')
-    expect(xml).toContain('name="verify.INVALID_PIN"><skipped message="never seen, not required" />')
-    expect(xml).toContain('name="finding INIT_WHILE_ACTIVE"><system-out>')
-    expect(xml).toContain('name="init.otp"><system-out>')
   })
 
-  it('--fail-on-findings fails on any finding; without a policy findings never change the exit code', async () => {
+  describe('from a policy file, with min', () => {
+    // One run, shared: the tests read its stderr and its report.
+    let r: Awaited<ReturnType<typeof run>>
+    let xml: string
+    beforeAll(async () => {
+      await c.control('/reset', {})
+      await policyTraffic()
+      const f = policyFile('p.json', JSON.stringify({ require: ['init.*'], allow: ['INVALID_REQUEST', 'INIT_WHILE_ACTIVE'], min: 99 }))
+      r = await run(['--policy', f, '--junit', join(tmp.dir, 'p.xml')])
+      xml = readFileSync(join(tmp.dir, 'p.xml'), 'utf8')
+    })
+
+    it('exits 1 with a line per reason, none for a finding allowed', () => {
+      expect(r.code).toBe(1)
+      expect(r.stderr).toContain('demo: required outcome init.psms was never seen')
+      expect(r.stderr).toMatch(/demo: coverage \d+% is below min 99%/)
+      expect(r.stderr).not.toContain('finding')
+    })
+
+    it('writes a report failing each required outcome unseen, skipping the others, passing what was seen', () => {
+      expect(xml).toContain('name="init.psms"><failure message="never seen"')
+      expect(xml).toContain('name="verify.INVALID_PIN"><skipped message="never seen, not required" />')
+      expect(xml).toContain('name="finding INIT_WHILE_ACTIVE"><system-out>')
+      expect(xml).toContain('name="init.otp"><system-out>')
+    })
+  })
+
+  it('--fail-on-findings fails on any finding', async () => {
     await c.api('/subscriptions/init', {}, { raw: '{' })
-    expect((await run([])).code).toBe(0)
     const r = await run(['--fail-on-findings'])
     expect(r).toMatchObject({ code: 1, stderr: expect.stringMatching(/^dcb: demo: finding INVALID_REQUEST x1 is not allowed: Validate the body/) })
+  })
+
+  it('without a policy, findings never change the exit code', async () => {
+    await c.api('/subscriptions/init', {}, { raw: '{' })
+    expect((await run([])).code).toBe(0)
   })
 
   it('--min holds only merchants with a call past authentication: a refused key is listed, not held', async () => {
@@ -144,47 +172,75 @@ describe("a policy file is read as a user's file", () => {
 })
 
 describe('merged sessions', () => {
-  it('--session repeated, --sessions GLOB and GET /_sandbox/coverage?sessions= sum counts per merchant, since the earliest', async () => {
+  // One traffic for these tests (named sessions outlive the reset before each test); the merge read once.
+  let a: any
+  let b: any
+  let both: any
+  beforeAll(async () => {
     await init('60123456001', 'ci-a')
     await init('60123456101', 'ci-b')
     await init('60123456001', 'ci-b')
     const one = (s: string) => run(['--session', s, '--json']).then((r) => JSON.parse(r.stdout))
-    const [a, b] = [await one('ci-a'), await one('ci-b')]
+    ;[a, b] = [await one('ci-a'), await one('ci-b')]
+    both = JSON.parse((await run(['--session', 'ci-a', '--session', 'ci-b', '--json'])).stdout)
+  })
+  afterAll(async () => {
+    for (const s of ['ci-a', 'ci-b']) await c.control(`/sessions/${s}`, undefined, { method: 'DELETE' })
+  })
+
+  it('--session repeated sums counts per merchant, since the earliest', () => {
     expect(a.coverage[0].covered + b.coverage[0].covered).toBe(3)
-    const both = JSON.parse((await run(['--session', 'ci-a', '--session', 'ci-b', '--json'])).stdout)
     const counts = (x: any) => Object.fromEntries(x.coverage[0].outcomes.filter((o: any) => o.count).map((o: any) => [o.id, o.count]))
     expect(counts(both)).toEqual({ 'init.otp': 2, 'init.INVALID_MSISDN': 1 })
     expect(both.coverage[0].covered).toBe(2)
     expect(both.coverage[0].since).toBe([a.coverage[0].since, b.coverage[0].since].sort()[0])
+  })
+
+  it('--sessions GLOB sums the same', async () => {
     const glob = JSON.parse((await run(['--sessions', 'ci-*', '--json'])).stdout)
     expect(glob).toEqual(both)
+  })
+
+  it('GET /_sandbox/coverage?sessions= sums the same, by a list or a glob', async () => {
     const http = await c.control('/coverage?sessions=ci-a,ci-b')
     expect(http.status).toBe(200)
     expect(http.body).toEqual(both)
     expect((await c.control('/coverage?sessions=ci-*')).body).toEqual(both)
+  })
+
+  it('GET /_sandbox/coverage?sessions= answers 404 for a session not there, or a glob matching none', async () => {
     expect(await c.control('/coverage?sessions=ci-a,nope')).toMatchObject({ status: 404, body: { error: 'SESSION_NOT_FOUND' } })
     expect(await c.control('/coverage?sessions=zz-*')).toMatchObject({ status: 404, body: { error: 'SESSION_NOT_FOUND' } })
+  })
+
+  it('--sessions GLOB matching no session exits 1 saying so', async () => {
     const none = await run(['--sessions', 'zz-*'])
     expect(none.code).toBe(1)
     expect(none.stderr).toMatch(/^dcb: --sessions "zz-\*" matches no session/)
-    // A session named to merge that is not there is refused, and not made.
+  })
+
+  it('refuses to merge a session that is not there, without making it', async () => {
     const typo = await run(['--session', 'ci-a', '--session', 'ci-c'])
     expect([typo.code, typo.stderr]).toEqual([1, expect.stringMatching(/^dcb: --session: no session "ci-c" to merge \(there are: .*ci-a, ci-b.*\)\n$/)])
     expect((await c.control('/sessions')).body.sessions.map((x: any) => x.name)).not.toContain('ci-c')
-    for (const s of ['ci-a', 'ci-b']) await c.control(`/sessions/${s}`, undefined, { method: 'DELETE' })
   })
 })
 
 describe("examples/merchant's policy against dcb serve, one session per test file", () => {
-  it('fails while a file of the suite has not run, and passes once both sessions are merged', async () => {
-    const policy = join(import.meta.dirname, '..', '..', 'examples', 'merchant', 'coverage-policy.json')
-    const headers = (s: string) => ({ 'x-dcb-session': s })
-    const flow = async (msisdn: string, s: string) => {
-      const i = await c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' }, { headers: headers(s) })
-      const otp = (await c.control(`/otp?msisdn=${msisdn}`, undefined, { headers: headers(s) })).body.otp
-      const v = await c.api('/subscriptions/verify', { verif_request_id: i.body.payload.verif_request_id, otp }, { headers: headers(s) })
-      return v.body.payload?.subscription_id as string | undefined
-    }
+  // The two tests are the two files of one suite: they run in order, the second after the first.
+  const policy = join(import.meta.dirname, '..', '..', 'examples', 'merchant', 'coverage-policy.json')
+  const headers = (s: string) => ({ 'x-dcb-session': s })
+  const flow = async (msisdn: string, s: string) => {
+    const i = await c.api('/subscriptions/init', { msisdn, service_code: 'STREAMPLUS', country_code: 'my' }, { headers: headers(s) })
+    const otp = (await c.control(`/otp?msisdn=${msisdn}`, undefined, { headers: headers(s) })).body.otp
+    const v = await c.api('/subscriptions/verify', { verif_request_id: i.body.payload.verif_request_id, otp }, { headers: headers(s) })
+    return v.body.payload?.subscription_id as string | undefined
+  }
+  afterAll(async () => {
+    for (const s of ['file-1', 'file-2']) await c.control(`/sessions/${s}`, undefined, { method: 'DELETE' })
+  })
+
+  it('fails while a file of the suite has not run', async () => {
     // File one: a subscription, its Status, a failed first charge.
     const ok = await flow('60123456011', 'file-1')
     await c.api('/subscriptions/status', { subscription_id: ok }, { headers: headers('file-1') })
@@ -192,6 +248,9 @@ describe("examples/merchant's policy against dcb serve, one session per test fil
     const first = await run(['--sessions', 'file-*', '--policy', policy])
     expect(first.code).toBe(1)
     expect(first.stderr).toContain('demo: required outcome status.EXPIRED was never seen')
+  })
+
+  it('passes once both sessions are merged', async () => {
     // File two: a renewal that succeeds and one that fails, each reconciled with Status.
     const renewed = await flow('60123456012', 'file-2')
     const lapsed = await flow('60123456301', 'file-2')
@@ -200,6 +259,5 @@ describe("examples/merchant's policy against dcb serve, one session per test fil
     const both = await run(['--sessions', 'file-*', '--policy', policy, '--junit', join(tmp.dir, 'merged.xml')])
     expect(both).toMatchObject({ code: 0, stderr: '' })
     expect(readFileSync(join(tmp.dir, 'merged.xml'), 'utf8')).toMatch(/<testsuites name="dcb coverage" tests="\d+" failures="0"/)
-    for (const s of ['file-1', 'file-2']) await c.control(`/sessions/${s}`, undefined, { method: 'DELETE' })
   })
 })
