@@ -5,15 +5,12 @@
  */
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tempDir } from '../helpers.js'
 import { dcb, serve, type Served } from './run.js'
 
-let tmp: ReturnType<typeof tempDir>
-beforeEach(() => {
-  tmp = tempDir()
-})
-afterEach(() => tmp.cleanup())
+const tmp = tempDir()
+afterAll(() => tmp.cleanup())
 
 const H = { 'content-type': 'application/json' }
 /** 390 characters that compile to about 60,000 instructions (half a second and 50 MiB each, unbounded). */
@@ -34,26 +31,36 @@ const said = (s: Served, re: RegExp) =>
   })
 
 describe('rule regexes are bounded by what they cost', () => {
-  it('POST /_sandbox/rules refuses an expanding or too long regex by name, at once, and the server keeps answering', async () => {
-    const s = await serve(['--in-memory'])
-    try {
-      for (const [regex, refusal] of [
-        [EXPANDING, SIZE_REFUSAL],
-        ['(?:(?:\\d{1,30}){1,30})'.repeat(3), SIZE_REFUSAL],
-        [LONG, LENGTH_REFUSAL],
-      ] as const) {
-        const r = await fetch(`${s.url}/_sandbox/rules`, {
-          method: 'POST',
-          headers: H,
-          body: JSON.stringify({ match: { regex }, step: 'init', effect: { error: 'BARRED' } }),
-          signal: AbortSignal.timeout(5_000),
-        })
-        expect(r.status).toBe(400)
-        const body = await r.json()
-        expect(body.error).toBe('BAD_RULE')
-        expect(body.message).toMatch(refusal)
-      }
-      // Within the bounds: taken (an MSISDN-sized alternation, a bounded repeat).
+  describe('POST /_sandbox/rules', () => {
+    // One server; the tests run in order, the last one asking it after the refusals.
+    let s: Served
+    beforeAll(async () => {
+      s = await serve(['--in-memory'])
+    })
+    afterAll(() => s?.stop('SIGKILL'))
+    const refuses = async (regex: string, refusal: RegExp) => {
+      const r = await fetch(`${s.url}/_sandbox/rules`, {
+        method: 'POST',
+        headers: H,
+        body: JSON.stringify({ match: { regex }, step: 'init', effect: { error: 'BARRED' } }),
+        signal: AbortSignal.timeout(5_000),
+      })
+      expect(r.status).toBe(400)
+      const body = await r.json()
+      expect(body.error).toBe('BAD_RULE')
+      expect(body.message).toMatch(refusal)
+    }
+
+    it('refuses an expanding regex by name, at once', async () => {
+      for (const regex of [EXPANDING, '(?:(?:\\d{1,30}){1,30})'.repeat(3)]) await refuses(regex, SIZE_REFUSAL)
+    }, 30_000)
+
+    it('refuses a too long regex by name, at once', async () => {
+      await refuses(LONG, LENGTH_REFUSAL)
+    })
+
+    it('keeps answering after the refusals, taking a regex within the bounds', async () => {
+      // An MSISDN-sized alternation, a bounded repeat.
       const ok = await fetch(`${s.url}/_sandbox/rules`, {
         method: 'POST',
         headers: H,
@@ -61,53 +68,72 @@ describe('rule regexes are bounded by what they cost', () => {
       })
       expect(ok.status).toBe(200)
       expect((await fetch(`${s.url}/_sandbox/rules`)).status).toBe(200)
-    } finally {
-      await s.stop('SIGKILL')
-    }
-  }, 30_000)
-
-  it('a fixture file with such a regex is refused with the same text, naming file and path', async () => {
-    const file = join(tmp.dir, 'rules.json')
-    writeFileSync(file, JSON.stringify({ rules: [{ id: 'wide', match: { regex: EXPANDING }, step: 'init', effect: { error: 'BARRED' } }] }))
-    const r = await dcb(['fixtures', 'validate', file])
-    expect(r.code).toBe(1)
-    expect(r.stderr).toMatch(/\$\.rules\[0\]\.match\.regex: too costly to compile: it expands to about \d+ instructions/)
-    const started = await dcb(['serve', '--in-memory', '--port', '0', '--fixtures', file])
-    expect(started.code).toBe(1)
-    expect(started.stderr).toMatch(SIZE_REFUSAL)
+    })
   })
 
-  it('a data file holding such a rule starts, leaves the rule out and says so; the rule can be removed', async () => {
-    const data = join(tmp.dir, 'sandbox.json')
+  describe('a fixture file with such a regex', () => {
+    const file = join(tmp.dir, 'rules.json')
+    beforeAll(() => {
+      writeFileSync(file, JSON.stringify({ rules: [{ id: 'wide', match: { regex: EXPANDING }, step: 'init', effect: { error: 'BARRED' } }] }))
+    })
+
+    it('is refused by dcb fixtures validate, naming the path in the file', async () => {
+      const r = await dcb(['fixtures', 'validate', file])
+      expect(r.code).toBe(1)
+      expect(r.stderr).toMatch(/\$\.rules\[0\]\.match\.regex: too costly to compile: it expands to about \d+ instructions/)
+    })
+
+    it('is refused by dcb serve with the same text', async () => {
+      const started = await dcb(['serve', '--in-memory', '--port', '0', '--fixtures', file])
+      expect(started.code).toBe(1)
+      expect(started.stderr).toMatch(SIZE_REFUSAL)
+    })
+  })
+
+  describe('a data file holding such a rule', () => {
+    // The tests are the steps of one flow on one data file: they run in order, each after the last.
+    const dir = tempDir()
+    const data = join(dir.dir, 'sandbox.json')
     // Matches MSISDNs Init takes: the call it bars succeeds once the rule is left out.
     const placeholder = '^6012345600(7|8)$'
-    let s = await serve(['--data', data])
-    const add = (session?: string) =>
-      fetch(`${s.url}/_sandbox/rules`, {
-        method: 'POST',
-        headers: { ...H, ...(session ? { 'x-dcb-session': session } : {}) },
-        body: JSON.stringify({ id: 'wide', match: { regex: placeholder }, step: ['init', 'renewal'], effect: { error: 'BARRED' } }),
-      })
-    expect((await add()).status).toBe(200)
-    expect((await add('alice')).status).toBe(200)
-    expect(await s.stop()).toBe(0)
-    // As an older version, which took any regex RE2 compiles, would have stored it.
-    let replaced = 0
-    for (const f of files(tmp.dir)) {
-      const text = readFileSync(f, 'utf8')
-      if (!text.includes(JSON.stringify(placeholder))) continue
-      writeFileSync(f, text.split(JSON.stringify(placeholder)).join(JSON.stringify(EXPANDING)))
-      replaced++
-    }
-    expect(replaced).toBeGreaterThan(0)
-    s = await serve(['--data', data])
-    try {
+    let s: Served | undefined
+    beforeAll(async () => {
+      const first = await serve(['--data', data])
+      const add = (session?: string) =>
+        fetch(`${first.url}/_sandbox/rules`, {
+          method: 'POST',
+          headers: { ...H, ...(session ? { 'x-dcb-session': session } : {}) },
+          body: JSON.stringify({ id: 'wide', match: { regex: placeholder }, step: ['init', 'renewal'], effect: { error: 'BARRED' } }),
+        })
+      expect((await add()).status).toBe(200)
+      expect((await add('alice')).status).toBe(200)
+      expect(await first.stop()).toBe(0)
+      // As an older version, which took any regex RE2 compiles, would have stored it.
+      let replaced = 0
+      for (const f of files(dir.dir)) {
+        const text = readFileSync(f, 'utf8')
+        if (!text.includes(JSON.stringify(placeholder))) continue
+        writeFileSync(f, text.split(JSON.stringify(placeholder)).join(JSON.stringify(EXPANDING)))
+        replaced++
+      }
+      expect(replaced).toBeGreaterThan(0)
+    })
+    afterAll(async () => {
+      await s?.stop()
+      dir.cleanup()
+    })
+
+    it('starts, saying for each session the rule is left out and how to remove it', async () => {
+      s = await serve(['--data', data])
       await said(s, /session "alice": runtime rule wide is left out/)
       expect(s.output()).toMatch(
         /dcb: session "default": runtime rule wide is left out \(match\.regex: too costly to compile: .*\); remove it with dcb rules remove wide\n/,
       )
       expect(s.output()).toContain('remove it with dcb rules remove wide --session alice')
-      const init = await fetch(`${s.url}/subscriptions/init`, {
+    })
+
+    it('leaves the rule out', async () => {
+      const init = await fetch(`${s!.url}/subscriptions/init`, {
         method: 'POST',
         headers: { ...H, 'api-key': 'sandbox-demo-key' },
         body: '{"msisdn":"60123456007","service_code":"STREAMPLUS","country_code":"my"}',
@@ -115,20 +141,18 @@ describe('rule regexes are bounded by what they cost', () => {
       const answer = await init.json()
       expect(answer.message).not.toBe('BARRED')
       expect(answer.status).toBe('SUCCESS')
-      const listed = await (await fetch(`${s.url}/_sandbox/rules`)).json()
+      const listed = await (await fetch(`${s!.url}/_sandbox/rules`)).json()
       expect(listed.rules.map((r: { id: string }) => r.id)).not.toContain('wide')
-      expect((await fetch(`${s.url}/_sandbox/rules/wide`, { method: 'DELETE' })).status).toBe(200)
-    } finally {
-      await s.stop()
-    }
-    s = await serve(['--data', data])
-    try {
+    })
+
+    it('lets the rule be removed, for good', async () => {
+      expect((await fetch(`${s!.url}/_sandbox/rules/wide`, { method: 'DELETE' })).status).toBe(200)
+      await s!.stop()
+      s = await serve(['--data', data])
       expect((await fetch(`${s.url}/_sandbox/health`)).status).toBe(200)
       expect(s.output()).not.toContain('session "default": runtime rule wide')
-    } finally {
-      await s.stop()
-    }
-  }, 60_000)
+    })
+  })
 
   it('all sessions together hold regexes up to one budget: past it refused by name, room back once a session goes', async () => {
     const s = await serve(['--in-memory'])
