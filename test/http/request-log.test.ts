@@ -90,7 +90,7 @@ describe('the request log keeps every request', () => {
     expect(approve.headers.get('location')).toMatch(/subscription_id=/)
   })
 
-  it('MOs, rules, clock moves and cancellations are logged with their bodies and MSISDN; control reads are not', async () => {
+  it('an MO is logged with its body, its MSISDN, its outcome', async () => {
     await c.control('/mo', { msisdn: '60133456201', short_code: '32123', text: 'STREAM' })
     const [mo] = await entries()
     expect(mo).toMatchObject({
@@ -100,25 +100,29 @@ describe('the request log keeps every request', () => {
       reason: 'rule charge-201 (ending 201): first charge INSUFFICIENT_FUNDS',
       request: { msisdn: '60133456201', short_code: '32123', text: 'STREAM' },
     })
-    // An MO that did nothing says what it was and why (a PSMS ticket is followed by these lines).
+  })
+
+  it('an MO that did nothing is logged with the reason it did nothing', async () => {
+    // A PSMS ticket is followed by these lines.
     await c.control('/mo', { msisdn: '60133456001', short_code: '32123', text: 'STREEM' })
     await c.control('/mo', { msisdn: '60133456001', short_code: '99999', text: 'STREAM' })
     expect((await entries()).slice(0, 2)).toMatchObject([
       { path: '/_sandbox/mo', message: 'ignored', reason: expect.stringMatching(/ has no short code 99999 /) },
       { path: '/_sandbox/mo', message: 'unknown_keyword', reason: '"STREEM" is not a keyword on 32123' },
     ])
+  })
+
+  it("an MO that subscribes is logged with message '' (success)", async () => {
     await c.control('/mo', { msisdn: '60133456001', short_code: '32123', text: 'STREAM' })
     expect((await entries())[0]).toMatchObject({ path: '/_sandbox/mo', message: '', reason: null })
+  })
+
+  it('control writes (cancel, rule, clock move) are logged with their MSISDN, the clock move with its body', async () => {
     const sub = await c.subscribe('60123456001')
     await c.control(`/subscriptions/${sub}/cancel`, {})
     await c.control('/rules', { match: { msisdn: '60123456002' }, step: 'init', effect: { error: 'BARRED' } })
     await c.control('/clock/advance', { by: 'P1D' })
-    const before = (await entries()).length
-    await c.control('/clock')
-    await c.control('/subscriptions')
-    await c.control(`/sms?msisdn=60123456001`)
     const list = await entries()
-    expect(list.length).toBe(before)
     expect(list.slice(0, 3).map((e) => [e.path, e.msisdn])).toEqual([
       ['/_sandbox/clock/advance', null],
       ['/_sandbox/rules', '60123456002'],
@@ -127,18 +131,45 @@ describe('the request log keeps every request', () => {
     expect(list[0]!.request).toEqual({ by: 'P1D' })
   })
 
-  it('every entry has msisdn: by verif_request_id and subscription_id too, only for the merchant that may see it', async () => {
-    const sub = await c.subscribe('60123456001')
-    await c.api('/subscriptions/status', { subscription_id: sub })
-    await c.api('/subscriptions/status', { subscription_id: sub }, { key: 'sandbox-other-key' })
-    await c.api('/subscriptions/init', {}, { key: null })
-    const [noKey, theirs, mine, verify, init] = await entries()
+  it('control reads are not logged', async () => {
+    // Some entries first, so an empty log cannot pass by itself.
+    await c.subscribe('60123456001')
+    await c.control('/clock/advance', { by: 'P1D' })
+    const before = (await entries()).length
+    expect(before).toBeGreaterThan(0)
+    await c.control('/clock')
+    await c.control('/subscriptions')
+    await c.control(`/sms?msisdn=60123456001`)
+    expect((await entries()).length).toBe(before)
+  })
+
+  it('a verify entry takes its msisdn from the verif_request_id', async () => {
+    await c.subscribe('60123456001')
+    const [verify, init] = await entries()
     expect(init).toMatchObject({ path: '/subscriptions/init', msisdn: '60123456001' })
     expect(verify).toMatchObject({ path: '/subscriptions/verify', msisdn: '60123456001', message: '' })
+  })
+
+  it('a status entry takes its msisdn from the subscription_id', async () => {
+    const sub = await c.subscribe('60123456001')
+    await c.api('/subscriptions/status', { subscription_id: sub })
+    const [mine] = await entries()
     expect(mine).toMatchObject({ path: '/subscriptions/status', msisdn: '60123456001', merchant: 'demo' })
+  })
+
+  it('a status entry of a merchant that may not see the subscription has msisdn null', async () => {
+    const sub = await c.subscribe('60123456001')
+    await c.api('/subscriptions/status', { subscription_id: sub }, { key: 'sandbox-other-key' })
+    const [theirs] = await entries()
     expect(theirs).toMatchObject({ path: '/subscriptions/status', msisdn: null, merchant: 'other', message: 'SUBSCRIPTION_NOT_FOUND' })
-    expect(noKey).toMatchObject({ msisdn: null, http_status: 401, reason: 'no API-KEY header: send the API-KEY of a merchant' })
-    for (const e of await entries()) expect(e).toHaveProperty('msisdn')
+  })
+
+  it('every entry has an msisdn field, null for a request without a key', async () => {
+    await c.subscribe('60123456001')
+    await c.api('/subscriptions/init', {}, { key: null })
+    const list = await entries()
+    expect(list[0]).toMatchObject({ msisdn: null, http_status: 401, reason: 'no API-KEY header: send the API-KEY of a merchant' })
+    for (const e of list) expect(e).toHaveProperty('msisdn')
   })
 
   it("GET /_sandbox/requests?msisdn=M gives that MSISDN's entries only", async () => {
