@@ -71,7 +71,7 @@ describe('deliver: false (ending 631: the first OTP)', () => {
 })
 
 describe('deliver_after (ending 632: every OTP two minutes late)', () => {
-  it('not listed until the clock passes the send time plus the duration; then it carries sent_dt and delivered_dt', async () => {
+  it('is not listed before the clock passes the send time plus the duration', async () => {
     const id = (await init('60123456632')).body.payload.verif_request_id as string
     const early = await c.control('/otp?msisdn=60123456632')
     expect(early).toEqual({
@@ -85,10 +85,20 @@ describe('deliver_after (ending 632: every OTP two minutes late)', () => {
     expect((await c.control('/sms?msisdn=60123456632')).body.messages).toEqual([])
     await c.control('/clock/advance', { by: 'PT1M59S' })
     expect((await c.control('/otp?msisdn=60123456632')).status).toBe(404)
+  })
+
+  it('is delivered by the clock move that passes its time', async () => {
+    const id = (await init('60123456632')).body.payload.verif_request_id as string
+    await c.control('/clock/advance', { by: 'PT1M59S' })
     const move = await c.control('/clock/advance', { by: 'PT1S' })
     expect(move.body.events).toEqual([
       expect.objectContaining({ type: 'otp_delivered', verif_request_id: id, msisdn: '60123456632', at: '2026-01-31T00:02:00.000000' }),
     ])
+  })
+
+  it('once delivered, the OTP carries sent_dt, delivered_dt, as does its SMS', async () => {
+    const id = (await init('60123456632')).body.payload.verif_request_id as string
+    await c.control('/clock/advance', { by: 'PT2M' })
     const got = await c.control(`/otp?verif_request_id=${id}`)
     expect(got.body).toMatchObject({ verif_request_id: id, sent_dt: '2026-01-31T00:00:00.000000', delivered_dt: '2026-01-31T00:02:00.000000' })
     const [sms] = (await c.control('/sms?msisdn=60123456632')).body.messages
@@ -98,6 +108,12 @@ describe('deliver_after (ending 632: every OTP two minutes late)', () => {
       sent_dt: '2026-01-31T00:00:00.000000',
       delivered_dt: '2026-01-31T00:02:00.000000',
     })
+  })
+
+  it('a late OTP verifies once delivered', async () => {
+    const id = (await init('60123456632')).body.payload.verif_request_id as string
+    await c.control('/clock/advance', { by: 'PT2M' })
+    const got = await c.control(`/otp?verif_request_id=${id}`)
     expect((await verify(id, got.body.otp)).body.status).toBe('SUCCESS')
   })
 
