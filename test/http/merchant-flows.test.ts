@@ -78,14 +78,23 @@ describe('magic endings at Init and Verify', () => {
 })
 
 describe('the OTP flow', () => {
-  it('sends an OTP SMS, verifies it and activates the subscription', async () => {
-    const r = await init('60123456001')
+  it('Init sends an OTP SMS', async () => {
+    await init('60123456001')
     const sms = (await c.control('/sms?msisdn=60123456001')).body.messages
     expect(sms).toHaveLength(1)
     expect(sms[0].text).toMatch(/Stream Plus verification code is \d{4}\b/)
+  })
+
+  it('GET /_sandbox/otp gives the four-digit OTP of the request', async () => {
+    const r = await init('60123456001')
     const otp = (await c.control('/otp?msisdn=60123456001')).body
     expect(otp.verif_request_id).toBe(r.body.payload.verif_request_id)
     expect(otp.otp).toMatch(/^\d{4}$/)
+  })
+
+  it('Verify with the right OTP answers a new subscription_id in the envelope', async () => {
+    await init('60123456001')
+    const otp = (await c.control('/otp?msisdn=60123456001')).body
     const v = await c.api('/subscriptions/verify', { verif_request_id: otp.verif_request_id, otp: otp.otp })
     expect(Object.keys(v.body)).toEqual(['status', 'message', 'status_code', 'payload'])
     expect(v.body.payload.subscription_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
@@ -140,7 +149,7 @@ describe('the OTP flow', () => {
     expectFail(await c.api('/subscriptions/verify', { verif_request_id: other.body.payload.verif_request_id, otp: otherOtp }), 200, 'INVALID_PIN', 'absent')
   })
 
-  it('ALREADY_SUBSCRIBED at Init for an active subscription, and at Verify for two parallel flows', async () => {
+  it('ALREADY_SUBSCRIBED at Verify for the second of two parallel flows', async () => {
     const a = await init('60123456001')
     const b = await init('60123456001')
     const sms = (await c.control('/sms?msisdn=60123456001')).body.messages
@@ -149,8 +158,15 @@ describe('the OTP flow', () => {
     expect(va.body.status).toBe('SUCCESS')
     const vb = await c.api('/subscriptions/verify', { verif_request_id: b.body.payload.verif_request_id, otp: otpOf(b.body.payload.verif_request_id) })
     expectFail(vb, 200, 'ALREADY_SUBSCRIBED', 'absent')
+  })
+
+  it('ALREADY_SUBSCRIBED at Init for an active subscription', async () => {
+    await c.subscribe('60123456001')
     expectFail(await init('60123456001'), 200, 'ALREADY_SUBSCRIBED', 'absent')
-    // Another service of the same MSISDN is fine.
+  })
+
+  it('Init of another service of a subscribed MSISDN succeeds', async () => {
+    await c.subscribe('60123456001')
     expect((await init('60123456001', { service_code: 'GAMECLUB' })).body.status).toBe('SUCCESS')
   })
 
@@ -176,10 +192,14 @@ describe('the OTP flow', () => {
 })
 
 describe('Status', () => {
-  it('answers the nine fields in order with UTC six-digit timestamps and a one-month expiry', async () => {
+  const monthly = async () => {
     await c.control('/clock/set', { to: '2031-01-31T10:15:30.123' })
     const id = await c.subscribe('60123456001')
-    const r = await c.api('/subscriptions/status', { subscription_id: id })
+    return { id, r: await c.api('/subscriptions/status', { subscription_id: id }) }
+  }
+
+  it('answers the nine fields in order', async () => {
+    const { id, r } = await monthly()
     expect(Object.keys(r.body.payload)).toEqual([
       'subscription_id',
       'status',
@@ -191,8 +211,7 @@ describe('Status', () => {
       'canceled_dt',
       'content_link',
     ])
-    const p = r.body.payload
-    expect(p).toMatchObject({
+    expect(r.body.payload).toMatchObject({
       subscription_id: id,
       status: 'ACTIVE',
       msisdn: '60123456001',
@@ -201,8 +220,16 @@ describe('Status', () => {
       canceled_dt: null,
       content_link: 'https://content.sandbox.example/streamplus',
     })
+  })
+
+  it('gives subscribed_dt in UTC with six-digit fractions, at the sandbox time', async () => {
+    const p = (await monthly()).r.body.payload
     expect(p.subscribed_dt).toMatch(TIMESTAMP)
     expect(p.subscribed_dt.startsWith('2031-01-31T10:15:')).toBe(true)
+  })
+
+  it('monthly services expire one month on (31 January to 28 February)', async () => {
+    const p = (await monthly()).r.body.payload
     expect(p.expiry_dt).toBe(p.subscribed_dt.replace('2031-01-31', '2031-02-28'))
   })
 
