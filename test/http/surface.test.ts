@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startClient, tempDir, type Client } from '../helpers.js'
 import { dcb } from '../cli/run.js'
 
@@ -42,18 +42,19 @@ const KEY = 'sandbox-demo-key'
 const JSON_TYPE = { 'content-type': 'application/json' }
 const INIT = JSON.stringify({ msisdn: '60123456011', service_code: 'STREAMPLUS', country_code: 'my' })
 
-describe('sessions are made only by requests that passed their checks', () => {
+describe('a refused request with X-DCB-Session makes no session, before or after a restart', () => {
+  // The tests run in order: refuse, look, restart, look again, then allow the same calls.
   const tmp = tempDir()
   let c: Client
   const data = () => join(tmp.dir, 'sandbox.json')
-  beforeEach(async () => {
-    c = await startClient({ data: data(), trustProxy: 'loopback', adminToken: 'secret-admin' })
+  const start = () => startClient({ data: data(), trustProxy: 'loopback', adminToken: 'secret-admin' })
+  const names = async () => (await c.control('/sessions')).body.sessions.map((x: any) => x.name)
+  beforeAll(async () => {
+    c = await start()
   })
-  afterEach(async () => {
-    await c.close()
-  })
+  afterAll(() => c.close())
 
-  it('a refused request with X-DCB-Session creates nothing and stores nothing, before and after a restart', async () => {
+  it('each refused request gets its refusal status', async () => {
     const s = (name: string) => ({ 'x-dcb-session': name })
     const refused: [string, Promise<Raw>, number][] = [
       ['no API key', raw(c.url, 'POST', '/subscriptions/init', { ...JSON_TYPE, ...s('no-key') }, INIT), 401],
@@ -81,54 +82,87 @@ describe('sessions are made only by requests that passed their checks', () => {
       ['consent page', raw(c.url, 'GET', '/consent/nope', s('consent')), 404],
     ]
     for (const [what, answer, status] of refused) expect((await answer).status, what).toBe(status)
-    const names = async () => (await c.control('/sessions')).body.sessions.map((x: any) => x.name)
+  })
+
+  it('the refused requests list no session', async () => {
     expect(await names()).toEqual(['default'])
+  })
+
+  it('the refused requests store no session file', async () => {
     await c.close()
     const stored = readdirSync(tmp.dir)
       .filter((f) => f.startsWith('sandbox.json.sessions'))
       .flatMap((d) => readdirSync(join(tmp.dir, d)).map((f) => readFileSync(join(tmp.dir, d, f), 'utf8')))
       .join('')
     expect(stored).not.toMatch(/no-key|bad-key|offsite|large|schema|far|cross|plain|unknown|badbody|stream|consent/)
-    c = await startClient({ data: data(), trustProxy: 'loopback', adminToken: 'secret-admin' })
+  })
+
+  it('after a restart the refused requests still list no session', async () => {
+    c = await start()
     expect(await names()).toEqual(['default'])
-    // The same calls, allowed, make their session (so the refusals above are what kept them out).
+  })
+
+  it('the same calls, allowed, make their session', async () => {
+    // So the refusals above are what kept them out.
     expect((await raw(c.url, 'POST', '/subscriptions/init', { ...JSON_TYPE, 'api-key': KEY, 'x-dcb-session': 'made' }, INIT)).body.status).toBe('SUCCESS')
     expect((await raw(c.url, 'GET', '/_sandbox/clock', { 'x-dcb-session': 'made-too' })).status).toBe(200)
     expect(await names()).toEqual(['default', 'made', 'made-too'])
   })
+})
 
-  it('a session past the cap is refused 429 and stores nothing; the cap defaults to 1,000', async () => {
-    await c.close()
+describe('the session cap, 1,000 by default', () => {
+  // The tests run in order: fill the cap, then go past it.
+  let c: Client
+  const open = async (i: number) => (await c.control('/clock', undefined, { headers: { 'x-dcb-session': `s${i}` } })).status
+  beforeAll(async () => {
     c = await startClient({})
-    const open = async (i: number) => (await c.control('/clock', undefined, { headers: { 'x-dcb-session': `s${i}` } })).status
+  })
+  afterAll(() => c.close())
+
+  it('opens 1,000 sessions by default', async () => {
     for (let i = 0; i < 1000; i += 50) expect(await Promise.all(Array.from({ length: 50 }, (_, k) => open(i + k)))).toEqual(Array(50).fill(200))
+  })
+
+  it('refuses a merchant call in a session past the cap with 429 SESSION_LIMIT', async () => {
     const over = await c.api('/subscriptions/init', JSON.parse(INIT), { headers: { 'x-dcb-session': 'one-more' } })
     expect(over.status).toBe(429)
     expect(over.body.message).toBe('SESSION_LIMIT')
+  })
+
+  it('refuses a control call in a session past the cap with SESSION_LIMIT', async () => {
     expect((await c.control('/clock', undefined, { headers: { 'x-dcb-session': 'one-more' } })).body.error).toBe('SESSION_LIMIT')
+  })
+
+  it('stores no session refused at the cap', async () => {
     expect((await c.control('/sessions')).body.sessions).toHaveLength(1001)
   })
 })
 
 describe('one request-log budget for the whole server', () => {
+  // Forty 8 kB bodies over ten sessions, sent once; each test reads what was kept.
+  const budget = 64 * 1024
+  const body = (tag: string) => JSON.stringify({ subscription_id: `${tag}-${'x'.repeat(8000)}` })
+  const kept: string[] = []
   let c: Client
-  afterEach(() => c.close())
-
-  it('the bodies of every session together stay within --request-log-mib; the newest are kept', async () => {
-    const budget = 64 * 1024
+  beforeAll(async () => {
     c = await startClient({ journalBytes: budget })
-    const body = (tag: string) => JSON.stringify({ subscription_id: `${tag}-${'x'.repeat(8000)}` })
     for (let round = 0; round < 4; round++)
       for (let s = 0; s < 10; s++) await c.api('/subscriptions/status', undefined, { raw: body(`r${round}s${s}`), headers: { 'x-dcb-session': `s${s}` } })
-    const kept: string[] = []
     for (let s = 0; s < 10; s++) {
       const requests = (await c.control('/requests', undefined, { headers: { 'x-dcb-session': `s${s}` } })).body.requests
       kept.push(...requests.map((r: any) => r.request.subscription_id.split('-')[0]))
     }
+  })
+  afterAll(() => c.close())
+
+  it('the bodies of every session together stay within --request-log-mib', () => {
     const bytes = kept.length * body('r0s0').length
     expect(bytes).toBeLessThanOrEqual(budget)
     // Each session would keep all four of its own under a budget of its own; together only the newest fit.
     expect(kept.length).toBe(Math.floor(budget / body('r0s0').length))
+  })
+
+  it('the newest bodies are the ones kept', () => {
     expect(kept.every((tag) => tag.startsWith('r3') || tag.startsWith('r2'))).toBe(true)
     expect(kept).toContain('r3s9')
   })
@@ -161,12 +195,17 @@ describe('the DNS-rebinding rule on a listener on every address', () => {
   })
 })
 
-describe('every delay is bounded by name', () => {
+describe('every delay is bounded by name: a delay_per_unit that could hold an answer over 60 s is refused', () => {
   const tmp = tempDir()
   let c: Client
-  afterEach(() => c?.close())
+  const add = (rule: unknown) => c.control('/rules', rule)
+  const ruleText = async () => JSON.stringify((await c.control('/rules')).body)
+  beforeAll(async () => {
+    c = await startClient({})
+  })
+  afterAll(() => c.close())
 
-  it('a delay_per_unit that could hold an answer over 60 s is refused in a fixture file and by POST /_sandbox/rules', async () => {
+  it('in a fixture file', async () => {
     const f = join(tmp.dir, 'slow.json')
     writeFileSync(
       f,
@@ -177,13 +216,17 @@ describe('every delay is bounded by name', () => {
     expect(v.stderr).toContain(
       `${f}: $.rules[0].effect.delay_per_unit: can hold an answer 9999900 ms (99999, the largest value group "n" can match, x 100 ms); at most 60000 ms`,
     )
+  })
 
-    c = await startClient({})
-    const add = (rule: unknown) => c.control('/rules', rule)
+  it('by POST /_sandbox/rules, for a group of any number of digits', async () => {
     const unbounded = await add({ id: 'forever', match: { regex: '5(?<n>\\d+)$' }, step: 'api', effect: { delay_per_unit: { group: 'n', ms: 1 } } })
     expect(unbounded.status).toBe(400)
     expect(unbounded.body.message).toContain('effect.delay_per_unit')
     expect(unbounded.body.message).toContain('can match any number of digits')
+    expect(await ruleText()).not.toMatch(/forever/)
+  })
+
+  it('by POST /_sandbox/rules, for a sum with delay_ms over 60 s', async () => {
     const sum = await add({
       id: 'sum',
       match: { regex: '5(?<n>[0-5]\\d)$' },
@@ -192,12 +235,14 @@ describe('every delay is bounded by name', () => {
     })
     expect(sum.status).toBe(400)
     expect(sum.body.message).toContain('can hold an answer 60001 ms (59, the largest value group "n" can match, x 1000 ms + delay_ms 1001)')
-    // At the bound it loads: 59 x 1000 ms + 1000 ms is 60 s.
+    expect(await ruleText()).not.toMatch(/"sum"/)
+  })
+
+  it('a delay of exactly 60 s (59 x 1000 ms + delay_ms 1000) loads', async () => {
     expect(
       (await add({ id: 'fits', match: { regex: '5(?<n>[0-5]\\d)$' }, step: 'api', effect: { delay_ms: 1000, delay_per_unit: { group: 'n', ms: 1000 } } }))
         .status,
     ).toBe(200)
     expect((await c.control('/rules')).body.rules.map((r: any) => r.id)).toContain('fits')
-    expect(JSON.stringify((await c.control('/rules')).body)).not.toMatch(/forever|"sum"/)
   })
 })
