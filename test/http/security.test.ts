@@ -46,21 +46,35 @@ describe('cross-site guard of the control API and console', () => {
   afterAll(() => c.close())
   const host = () => new URL(c.url).host
 
-  it('refuses a POST without Content-Type: application/json, an empty body too (415), and changes nothing', async () => {
+  it('refuses a POST typed text/plain (415) without running it', async () => {
     const before = (await c.control('/clock')).body.offset_ms
     const plain = await raw(c.url, 'POST', '/_sandbox/clock/advance', { 'content-type': 'text/plain' }, '{"by":"P1Y"}')
     expect(plain.status).toBe(415)
     expect(plain.body).toEqual({ error: 'UNSUPPORTED_MEDIA_TYPE', message: expect.stringContaining('application/json') })
+    expect((await c.control('/clock')).body.offset_ms).toBe(before)
+  })
+
+  it('refuses a POST of a form (415)', async () => {
     const form = await raw(c.url, 'POST', '/_sandbox/reset', { 'content-type': 'application/x-www-form-urlencoded' }, 'a=1')
     expect(form.status).toBe(415)
+  })
+
+  it('refuses a POST with no body, no Content-Type (415)', async () => {
     const empty = await raw(c.url, 'POST', '/_sandbox/reset', {})
     expect(empty.status).toBe(415)
+  })
+
+  it('refuses a rule typed text/plain (415) without adding it', async () => {
     const rule = await raw(c.url, 'POST', '/_sandbox/rules', { 'content-type': 'text/plain' }, '{"id":"page-made","step":"init","effect":{"error":"BARRED"}}')
     expect(rule.status).toBe(415)
     expect(JSON.stringify((await c.control('/rules')).body)).not.toContain('page-made')
-    expect((await c.control('/clock')).body.offset_ms).toBe(before)
-    // JSON with a charset parameter, and a DELETE without a body, are fine.
+  })
+
+  it('takes JSON with a charset parameter', async () => {
     expect((await raw(c.url, 'POST', '/_sandbox/reset', { 'content-type': 'application/json; charset=utf-8' })).status).toBe(200)
+  })
+
+  it('takes a DELETE without a body', async () => {
     expect((await raw(c.url, 'DELETE', '/_sandbox/rules', {})).status).toBe(200)
   })
 
@@ -72,8 +86,11 @@ describe('cross-site guard of the control API and console', () => {
     expect((await raw(c.url, 'GET', '/_sandbox/health', { origin: 'null' })).status).toBe(403)
   })
 
-  it('lets the own origin and a request with no Origin pass', async () => {
+  it('lets a request from its own origin pass', async () => {
     expect((await raw(c.url, 'POST', '/_sandbox/reset', { ...JSON_TYPE, origin: `http://${host()}` }, '{}')).status).toBe(200)
+  })
+
+  it('lets a request with no Origin pass', async () => {
     expect((await raw(c.url, 'GET', '/_sandbox/health', {})).status).toBe(200)
   })
 
@@ -143,7 +160,7 @@ describe('proxy trust (--trust-proxy, proxy-addr semantics)', () => {
     }
   })
 
-  it('takes CIDRs and the words; refuses a bad entry by name', async () => {
+  it('takes a list of CIDRs with words such as loopback', async () => {
     const c = await startClient({ trustProxy: '10.0.0.0/8, loopback', adminToken: 't' })
     try {
       expect((await raw(c.url, 'GET', '/_sandbox/health', { 'x-forwarded-for': '198.51.100.4, 10.1.2.3' })).status).toBe(403)
@@ -151,6 +168,9 @@ describe('proxy trust (--trust-proxy, proxy-addr semantics)', () => {
     } finally {
       await c.close()
     }
+  })
+
+  it('refuses a bad entry, naming it', async () => {
     await expect(startClient({ trustProxy: 'loopback, my-proxy' })).rejects.toThrow(/--trust-proxy: "my-proxy" is not an address/)
   })
 
@@ -252,15 +272,18 @@ describe('protocol edges', () => {
     expect(r.body).toMatchObject({ status: 'FAIL', message: 'METHOD_NOT_ALLOWED', status_code: 405 })
   })
 
-  it('oversized headers and a malformed request get an envelope, not a bare close', async () => {
+  // Both would otherwise get a bare close from Node's parser; every FAIL envelope says why, these too.
+  it('oversized headers get a 431 envelope with a reason', async () => {
     const big = await sendRaw(c.url, `GET /subscriptions/status HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
     expect(big).toMatch(/^HTTP\/1\.1 431 /)
     expect(JSON.parse(big.slice(big.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'FAIL', message: 'BAD_REQUEST', status_code: 431, payload: null })
+    expect(big).toMatch(/\r\nx-dcb-reason: the request's headers are larger than /i)
+  })
+
+  it('a malformed request gets a 400 envelope with a reason', async () => {
     const bad = await sendRaw(c.url, 'NOT HTTP AT ALL\r\n\r\n')
     expect(bad).toMatch(/^HTTP\/1\.1 400 /)
     expect(JSON.parse(bad.slice(bad.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 'FAIL', message: 'BAD_REQUEST', status_code: 400 })
-    // Every FAIL envelope says why, these too.
-    expect(big).toMatch(/\r\nx-dcb-reason: the request's headers are larger than /i)
     expect(bad).toMatch(/\r\nx-dcb-reason: the request is not valid HTTP/i)
   })
 
