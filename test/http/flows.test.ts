@@ -10,28 +10,57 @@ const mo = (msisdn: string, short_code: string, text: string) => c.control('/mo'
 const status = async (id: string) => (await c.api('/subscriptions/status', { subscription_id: id })).body
 
 describe('PSMS flow', () => {
-  it('Init answers short code and keyword; the MO keyword bills and activates; STOP cancels', async () => {
+  // Init, then the keyword by MO (in lower case: keywords match in any case).
+  const subscribe = async () => {
+    await init('60133456001')
+    return mo('60133456001', '32123', 'stream')
+  }
+
+  it('Init answers the short code, the keyword to send', async () => {
     const r = await init('60133456001')
     expect(r.body.payload).toEqual({ verif_request_id: null, short_code: '32123', keyword: 'STREAM', carrier_code: 'sbx-my-psms', redirect_url: null })
-    const sub = await mo('60133456001', '32123', 'stream')
+  })
+
+  it('the MO keyword bills, activating the subscription', async () => {
+    const sub = await subscribe()
     expect(sub.status).toBe(200)
     expect(sub.body).toMatchObject({ action: 'subscribed', service_code: 'STREAMPLUS', merchant: 'demo' })
-    const id = sub.body.subscription_id
-    const st = await status(id)
+    const st = await status(sub.body.subscription_id)
     expect(st.payload).toMatchObject({ status: 'ACTIVE', msisdn: '60133456001', canceled_dt: null })
+  })
+
+  it('the inbox holds the MO, then a welcome SMS that says how to stop', async () => {
+    await subscribe()
     const inbox = (await c.control('/sms?msisdn=60133456001')).body.messages
     expect(inbox[0]).toMatchObject({ direction: 'mt', kind: 'welcome', from: '32123' })
     expect(inbox[0].text).toContain('Text STOP to 32123 to cancel.')
     expect(inbox[1]).toMatchObject({ direction: 'mo', to: '32123', text: 'stream' })
+  })
+
+  it('the keyword again is rejected ALREADY_SUBSCRIBED', async () => {
+    await subscribe()
     const again = await mo('60133456001', '32123', 'STREAM')
     expect(again.body).toMatchObject({ action: 'rejected', code: 'ALREADY_SUBSCRIBED' })
+  })
+
+  it('STOP cancels the subscription', async () => {
+    const id = (await subscribe()).body.subscription_id
     const stop = await mo('60133456001', '32123', 'STOP')
     expect(stop.body).toMatchObject({ action: 'stop', canceled: [id] })
     const after = await status(id)
     expect(after.payload.status).toBe('CANCELED')
     expect(after.payload.canceled_dt).toMatch(TIMESTAMP)
+  })
+
+  it('STOP sends a stop SMS', async () => {
+    await subscribe()
+    await mo('60133456001', '32123', 'STOP')
     expect((await c.control('/sms?msisdn=60133456001')).body.messages[0].kind).toBe('stop')
-    // A new Init for that MSISDN and service is allowed again.
+  })
+
+  it('a new Init for that MSISDN, service is allowed after STOP', async () => {
+    await subscribe()
+    await mo('60133456001', '32123', 'STOP')
     expect((await init('60133456001')).body.status).toBe('SUCCESS')
   })
 
@@ -70,37 +99,61 @@ describe('redirect flow', () => {
   const form = (url: string, action: string) =>
     fetch(url, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `action=${action}` })
 
-  it('Init answers a consent page; Approve activates and redirects 303 to the return URL', async () => {
+  const approve = async () => {
+    const url: string = (await init('359881234001', 'bg')).body.payload.redirect_url
+    const res = await form(url, 'approve')
+    const loc = new URL(res.headers.get('location')!, c.url)
+    return { url, res, loc, id: loc.searchParams.get('subscription_id')! }
+  }
+
+  it('Init answers a consent page', async () => {
     const r = await init('359881234001', 'bg')
     expect(r.body.payload).toMatchObject({ verif_request_id: null, short_code: null, keyword: null, carrier_code: 'sbx-bg-redirect' })
     const url: string = r.body.payload.redirect_url
     expect(url).toMatch(new RegExp(`^${c.url}/consent/[0-9a-f-]{36}$`))
-    const page = await fetch(url)
+  })
+
+  it('the consent page shows the service, its price, an approve-or-deny form, no script', async () => {
+    const page = await fetch((await init('359881234001', 'bg')).body.payload.redirect_url)
     expect(page.status).toBe(200)
     const html = await page.text()
     expect(html).toContain('Stream Plus')
     expect(html).toContain('5.99 BGN per month')
     expect(html).toMatch(/<form method="post"[^>]*>.*value="approve".*value="deny"/s)
     expect(html).not.toContain('<script')
-    const res = await form(url, 'approve')
+  })
+
+  it('Approve redirects 303 to the return URL', async () => {
+    const { res, loc } = await approve()
     expect(res.status).toBe(303)
-    const loc = new URL(res.headers.get('location')!, c.url)
     expect(loc.pathname).toBe('/_sandbox/return')
-    const id = loc.searchParams.get('subscription_id')!
+  })
+
+  it('Approve activates the subscription', async () => {
+    const { id } = await approve()
     expect((await status(id)).payload).toMatchObject({ status: 'ACTIVE', msisdn: '359881234001' })
-    // The link is single-use.
+  })
+
+  it('the consent link is single-use', async () => {
+    const { url } = await approve()
     const reuse = await form(url, 'approve')
     expect(new URL(reuse.headers.get('location')!, c.url).searchParams.get('message')).toBe('PIN_EXPIRED')
     expect((await fetch(url)).status).toBe(410)
-    // The return page shows what the merchant receives.
+  })
+
+  it('the return page shows what the merchant receives', async () => {
+    const { loc, id } = await approve()
     expect(await (await fetch(loc)).text()).toContain(id)
   })
 
-  it('Deny and a failed charge redirect with status=FAIL&message=CODE', async () => {
+  it('Deny redirects with status=FAIL&message=FAILED_INIT_SUB', async () => {
     const a = await init('359881234002', 'bg')
     const denied = await form(a.body.payload.redirect_url, 'deny')
     const q = new URL(denied.headers.get('location')!, c.url).searchParams
     expect([q.get('status'), q.get('message')]).toEqual(['FAIL', 'FAILED_INIT_SUB'])
+  })
+
+  it('a failed charge at Approve redirects with status=FAIL&message=CODE, subscribing nothing', async () => {
     const b = await init('359881234201', 'bg')
     const failed = await form(b.body.payload.redirect_url, 'approve')
     const q2 = new URL(failed.headers.get('location')!, c.url).searchParams
@@ -127,26 +180,38 @@ describe('redirect flow', () => {
     })
   })
 
-  it('unknown consent pages and bad forms are clear errors', async () => {
+  it('an unknown consent page is 404', async () => {
     expect((await fetch(`${c.url}/consent/nope`)).status).toBe(404)
     expect((await fetch(`${c.url}/consent/%E0%A4%A`)).status).toBe(404)
+  })
+
+  it('a consent form with an unknown action is 400', async () => {
     const r = await init('359881234004', 'bg')
     expect((await form(r.body.payload.redirect_url, 'maybe')).status).toBe(400)
   })
 })
 
 describe('magic endings on every flow', () => {
-  it.each([
+  const FLOWS = [
     ['OTP', '4477009001', 'gb'],
     ['PSMS', '4477019001', 'gb'],
     ['redirect', '3598812340', 'bg'],
-  ])('%s: 1xx fail Init, 150 is HTTP 500, 5NN delays the answer', async (_flow, stem, country) => {
-    const at = (ending: string) => c.api('/subscriptions/init', { msisdn: stem.slice(0, 12 - 3) + ending, service_code: 'STREAMPLUS', country_code: country })
-    expect((await at('104')).body).toEqual({ status: 'FAIL', message: 'FAILED_INIT_SUB', status_code: 200 })
-    expect((await at('109')).body).toEqual({ status: 'FAIL', message: 'INVALID_USER', status_code: 200 })
-    expect((await at('150')).status).toBe(500)
+  ]
+  const at = (stem: string, country: string, ending: string) =>
+    c.api('/subscriptions/init', { msisdn: stem.slice(0, 12 - 3) + ending, service_code: 'STREAMPLUS', country_code: country })
+
+  it.each(FLOWS)('%s: 1xx endings fail Init', async (_flow, stem, country) => {
+    expect((await at(stem, country, '104')).body).toEqual({ status: 'FAIL', message: 'FAILED_INIT_SUB', status_code: 200 })
+    expect((await at(stem, country, '109')).body).toEqual({ status: 'FAIL', message: 'INVALID_USER', status_code: 200 })
+  })
+
+  it.each(FLOWS)('%s: ending 150 is HTTP 500', async (_flow, stem, country) => {
+    expect((await at(stem, country, '150')).status).toBe(500)
+  })
+
+  it.each(FLOWS)('%s: ending 5NN delays the answer', async (_flow, stem, country) => {
     await withFakeTimers(async (t) => {
-      const delayed = at('503')
+      const delayed = at(stem, country, '503')
       expect(await Promise.race([t.next(), delayed.then(() => 'answered at once')])).toBe(300)
       await t.advance(300)
       expect((await delayed).body.status).toBe('SUCCESS')
@@ -227,22 +292,31 @@ describe('runtime rules', () => {
     expect((await c.control('/rules', { step: 'sometime' })).body.message).toMatch(/^step: /)
   })
 
-  it('a mistyped key of a rule names the nearest one the rule takes; a key near none is named alone', async () => {
+  const runtimeRules = async () => (await c.control('/rules')).body.rules.filter((r: { source: string }) => r.source === 'runtime')
+
+  it('a mistyped key of a rule names the nearest one the rule takes', async () => {
     const typo = await c.control('/rules', { step: 'init', efect: { error: 'BARRED' } })
     expect(typo.status).toBe(400)
     expect(typo.body.message).toContain('Unrecognized key: "efect" (did you mean effect?)')
     const inner = await c.control('/rules', { step: 'init', match: { msisdm: '60123456001' }, effect: { error: 'BARRED' } })
     expect(inner.body.message).toContain('match: Unrecognized key: "msisdm" (did you mean msisdn?)')
+    expect(await runtimeRules()).toEqual([])
+  })
+
+  it('a mistyped key near none the rule takes is named alone', async () => {
     const far = await c.control('/rules', { step: 'init', effect: { error: 'BARRED' }, zzzzzz: 1 })
     expect(far.body.message).toContain('Unrecognized key: "zzzzzz"')
     expect(far.body.message).not.toContain('did you mean')
-    expect((await c.control('/rules')).body.rules.filter((r: { source: string }) => r.source === 'runtime')).toEqual([])
+    expect(await runtimeRules()).toEqual([])
   })
 
-  it('logs rule changes in the request log and keeps rules across a restart', async () => {
+  it('logs a rule change in the request log', async () => {
     const r = await c.control('/rules', { match: { msisdn: '60123456041' }, step: 'init', effect: { error: 'BARRED' } })
     const journal = (await c.control('/requests')).body.requests
     expect(journal[0]).toMatchObject({ method: 'POST', path: '/_sandbox/rules', response: { id: r.body.id } })
+  })
+
+  it('keeps runtime rules across a restart', async () => {
     const t = tempDir()
     try {
       const data = join(t.dir, 'sandbox.json')
