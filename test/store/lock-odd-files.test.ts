@@ -32,7 +32,8 @@ describe('the data file lock among files it did not write', () => {
     expect(take).toThrow(`cannot lock ${data}: its lock file ${data}.lock cannot be read (EISDIR); if no dcb server runs on ${data}, remove it`)
   })
 
-  it('the guard and the half-made lock of a process that died taking a lock over go once the lock is taken; those of a live process stay', () => {
+  /** Leaves a dead takeover's files, a live one's guard and an unrelated file by the lock, then takes it. */
+  function takeAmongLeftovers(): { data: string; live: string; lock: DataFileLock } {
     const data = join(tmp.dir, 'sandbox.json')
     // The process that died had renamed its lock over the stale one, but not yet removed its guard
     // (named after the lock it replaced) nor, in another try, its own file before linking it.
@@ -46,9 +47,25 @@ describe('the data file lock among files it did not write', () => {
     writeFileSync(`${data}.lock.notes`, line({ token: 'deaddeaddeaddead' }))
     const lock = new DataFileLock(data)
     lock.take()
-    expect(readdirSync(tmp.dir).sort()).toEqual(['sandbox.json.lock', 'sandbox.json.lock.notes', 'sandbox.json.lock.takeover-2049-654321'])
     expect(readFileSync(`${data}.lock`, 'utf8')).toMatch(new RegExp(`^${process.pid} `))
+    return { data, live, lock }
+  }
+
+  it('the files of a process that died taking a lock over (its guard, its half-made lock) go once the lock is taken', () => {
+    const { lock } = takeAmongLeftovers()
+    expect(readdirSync(tmp.dir).sort()).toEqual(['sandbox.json.lock', 'sandbox.json.lock.notes', 'sandbox.json.lock.takeover-2049-654321'])
+    lock.release()
+  })
+
+  it('the takeover guard of a live process stays as it was once the lock is taken', () => {
+    const { data, live, lock } = takeAmongLeftovers()
     expect(readFileSync(`${data}.lock.takeover-2049-654321`, 'utf8')).toBe(live)
+    lock.release()
+  })
+
+  it('a file beside the lock that is not of the lock is left untouched once the lock is taken', () => {
+    const { data, lock } = takeAmongLeftovers()
+    expect(readFileSync(`${data}.lock.notes`, 'utf8')).toBe(line({ token: 'deaddeaddeaddead' }))
     lock.release()
   })
 
