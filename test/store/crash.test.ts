@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { tempDir } from '../helpers.js'
 import { serve } from '../cli/run.js'
 
@@ -69,43 +69,55 @@ describe('crash safety', () => {
     }
   }, 60_000)
 
-  it('a session changed after its snapshot, deleted, then SIGKILL: the next start leaves it deleted and keeps the rest', async () => {
-    const data = join(tmp.dir, 'sandbox.json')
-    const team = { ...H, 'x-dcb-session': 'team-a' }
-    const first = await serve(['--data', data])
-    const kept = await flow(first.url, '60123456001')
-    const init = await (
-      await fetch(`${first.url}/subscriptions/init`, {
-        method: 'POST',
-        headers: team,
-        body: JSON.stringify({ msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' }),
-      })
-    ).json()
-    expect(init.status).toBe('SUCCESS')
-    // SIGTERM writes the session's snapshot.
-    expect(await first.stop('SIGTERM')).toBe(0)
-    const second = await serve(['--data', data])
-    // A wrong OTP: the write-ahead log keeps the verification's changed fields, over the record in the snapshot.
-    const wrong = await (
-      await fetch(`${second.url}/subscriptions/verify`, {
-        method: 'POST',
-        headers: team,
-        body: JSON.stringify({ verif_request_id: init.payload.verif_request_id, otp: '0' }),
-      })
-    ).json()
-    expect(wrong.message).toBe('INVALID_PIN')
-    expect((await fetch(`${second.url}/_sandbox/sessions/team-a`, { method: 'DELETE' })).status).toBe(200)
-    await second.stop('SIGKILL')
-    const third = await serve(['--data', data])
-    try {
+  describe('a session changed after its snapshot, deleted, then SIGKILL: the next start', () => {
+    // A temp dir of its own: the file-wide one is made anew for each test.
+    const own = tempDir()
+    let kept: string | undefined
+    let third: Awaited<ReturnType<typeof serve>>
+    beforeAll(async () => {
+      const data = join(own.dir, 'sandbox.json')
+      const team = { ...H, 'x-dcb-session': 'team-a' }
+      const first = await serve(['--data', data])
+      kept = await flow(first.url, '60123456001')
+      const init = await (
+        await fetch(`${first.url}/subscriptions/init`, {
+          method: 'POST',
+          headers: team,
+          body: JSON.stringify({ msisdn: '60123456002', service_code: 'STREAMPLUS', country_code: 'my' }),
+        })
+      ).json()
+      expect(init.status).toBe('SUCCESS')
+      // SIGTERM writes the session's snapshot.
+      expect(await first.stop('SIGTERM')).toBe(0)
+      const second = await serve(['--data', data])
+      // A wrong OTP: the write-ahead log keeps the verification's changed fields, over the record in the snapshot.
+      const wrong = await (
+        await fetch(`${second.url}/subscriptions/verify`, {
+          method: 'POST',
+          headers: team,
+          body: JSON.stringify({ verif_request_id: init.payload.verif_request_id, otp: '0' }),
+        })
+      ).json()
+      expect(wrong.message).toBe('INVALID_PIN')
+      expect((await fetch(`${second.url}/_sandbox/sessions/team-a`, { method: 'DELETE' })).status).toBe(200)
+      await second.stop('SIGKILL')
+      third = await serve(['--data', data])
+    }, 60_000)
+    afterAll(async () => {
+      await third?.stop()
+      own.cleanup()
+    })
+
+    it('leaves the session deleted', async () => {
       const sessions = await (await fetch(`${third.url}/_sandbox/sessions`)).json()
       expect(sessions.sessions.map((x: { name: string }) => x.name)).not.toContain('team-a')
+    })
+
+    it("keeps the default session's subscription", async () => {
       const status = await (
         await fetch(`${third.url}/subscriptions/status`, { method: 'POST', headers: H, body: JSON.stringify({ subscription_id: kept }) })
       ).json()
       expect(status.payload.status).toBe('ACTIVE')
-    } finally {
-      await third.stop()
-    }
-  }, 60_000)
+    })
+  })
 })
