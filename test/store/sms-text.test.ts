@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Engine } from '../../src/core/engine.js'
 import { State, type SmsRecord } from '../../src/core/state.js'
 import { smsView } from '../../src/control/operations.js'
@@ -37,27 +37,45 @@ const journalRecords = (dir: string): Record<string, unknown>[] =>
     .map((ch) => ch.v)
 
 describe('OTP message texts', () => {
-  it('are stored rendered, in their place, and read the same before and after a restart', async () => {
-    const path = join(tmp.dir, 'data.json')
-    const a = await open(path)
-    const merchant = a.engine.authenticate('sandbox-demo-key')!
-    await a.engine.init(merchant, { msisdn: MSISDN, service_code: 'STREAMPLUS', country_code: 'my' }, { baseUrl: 'http://x' })
-    const live = a.engine.smsFor(MSISDN)[0]!
-    const text = `Your Stream Plus verification code is ${live.otp}. It expires in 5 minutes.`
-    expect(live.text).toBe(text)
-    expect(Object.keys(live)).toEqual(OTP_FIELDS)
-    const [journaled] = journalRecords(tmp.dir)
-    expect(Object.keys(journaled!)).toEqual(OTP_FIELDS)
-    expect(journaled!.text).toBe(text)
-    const answer = JSON.stringify(smsView(live))
-    expect(Object.keys(JSON.parse(answer))).toEqual(OTP_FIELDS.filter((f) => f !== 'n'))
-    await a.store.close()
+  describe('written by this dcb, then read after a restart', () => {
+    // A temp dir of its own: the file-wide one is made anew for each test.
+    const own = tempDir()
+    let live: SmsRecord
+    let text: string
+    let journaled: Record<string, unknown>
+    let answer: string
+    let reloaded: SmsRecord
+    beforeAll(async () => {
+      const path = join(own.dir, 'data.json')
+      const a = await open(path)
+      const merchant = a.engine.authenticate('sandbox-demo-key')!
+      await a.engine.init(merchant, { msisdn: MSISDN, service_code: 'STREAMPLUS', country_code: 'my' }, { baseUrl: 'http://x' })
+      live = a.engine.smsFor(MSISDN)[0]!
+      text = `Your Stream Plus verification code is ${live.otp}. It expires in 5 minutes.`
+      journaled = journalRecords(own.dir)[0]!
+      answer = JSON.stringify(smsView(live))
+      await a.store.close()
+      const b = await open(path)
+      reloaded = b.engine.smsFor(MSISDN)[0]!
+      await b.store.close()
+    })
+    afterAll(() => own.cleanup())
 
-    const b = await open(path)
-    const reloaded = b.engine.smsFor(MSISDN)[0]!
-    expect(JSON.stringify(smsView(reloaded))).toBe(answer)
-    expect(JSON.stringify(reloaded)).toBe(JSON.stringify(live))
-    await b.store.close()
+    it('are stored rendered, in memory as in the write-ahead log', () => {
+      expect(live.text).toBe(text)
+      expect(journaled.text).toBe(text)
+    })
+
+    it('keep their fields in their place, in memory, in the write-ahead log, in the answer', () => {
+      expect(Object.keys(live)).toEqual(OTP_FIELDS)
+      expect(Object.keys(journaled)).toEqual(OTP_FIELDS)
+      expect(Object.keys(JSON.parse(answer))).toEqual(OTP_FIELDS.filter((f) => f !== 'n'))
+    })
+
+    it('read the same after a restart', () => {
+      expect(JSON.stringify(smsView(reloaded))).toBe(answer)
+      expect(JSON.stringify(reloaded)).toBe(JSON.stringify(live))
+    })
   })
 
   it('stored rendered by an older dcb load as they were written', async () => {
