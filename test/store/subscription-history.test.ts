@@ -4,7 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Engine } from '../../src/core/engine.js'
 import { State } from '../../src/core/state.js'
 import { FileStore } from '../../src/store/file.js'
@@ -59,41 +59,57 @@ describe('subscription history in the file store', () => {
     }
   })
 
-  it('a data file written before the history was kept loads, and the timeline is read from what it holds', async () => {
-    const path = join(tmp.dir, 'old.json')
-    const a = await open(path)
-    const otp = await subscribeOtp(a.engine, '60123456302')
-    await a.engine.advance('P1M')
-    await a.engine.advance('P1D')
-    const stopped = await a.engine.mo({ msisdn: '60133456001', short_code: '32123', text: 'STREAM' })
-    await a.engine.mo({ msisdn: '60133456001', short_code: '32123', text: 'STOP' })
-    await a.store.close()
-    // As the version before wrote it: no history on any subscription.
-    const snap = JSON.parse(readFileSync(path, 'utf8'))
-    for (const sub of Object.values(snap.collections.subs) as Record<string, unknown>[]) delete sub.history
-    writeFileSync(path, JSON.stringify(snap))
-    const b = await open(path)
-    try {
-      const states = (id: string) =>
-        b.engine
-          .subscription(id)
-          .timeline.filter((e) => e.type === 'state')
-          .map((e) => (e.type === 'state' ? [e.from, e.to, e.cause] : []))
+  describe('a data file written before the history was kept', () => {
+    // One old file loaded once; the tests run in order (the last one changes a subscription).
+    const own = tempDir()
+    let b: Awaited<ReturnType<typeof open>>
+    let otp: string
+    let stopped: string
+    const states = (id: string) =>
+      b.engine
+        .subscription(id)
+        .timeline.filter((e) => e.type === 'state')
+        .map((e) => (e.type === 'state' ? [e.from, e.to, e.cause] : []))
+    beforeAll(async () => {
+      const path = join(own.dir, 'old.json')
+      const a = await open(path)
+      otp = await subscribeOtp(a.engine, '60123456302')
+      await a.engine.advance('P1M')
+      await a.engine.advance('P1D')
+      const mo = await a.engine.mo({ msisdn: '60133456001', short_code: '32123', text: 'STREAM' })
+      stopped = (mo as { subscription_id: string }).subscription_id
+      await a.engine.mo({ msisdn: '60133456001', short_code: '32123', text: 'STOP' })
+      await a.store.close()
+      // As the version before wrote it: no history on any subscription.
+      const snap = JSON.parse(readFileSync(path, 'utf8'))
+      for (const sub of Object.values(snap.collections.subs) as Record<string, unknown>[]) delete sub.history
+      writeFileSync(path, JSON.stringify(snap))
+      b = await open(path)
+    })
+    afterAll(async () => {
+      await b?.store.close()
+      own.cleanup()
+    })
+
+    it("loads with an OTP subscription's timeline read from its charges", () => {
       expect(states(otp)).toEqual([
         [null, 'ACTIVE', 'verify'],
         ['ACTIVE', 'EXPIRED', 'renewal'],
         ['EXPIRED', 'ACTIVE', 'retry'],
       ])
-      expect(states((stopped as { subscription_id: string }).subscription_id)).toEqual([
+    })
+
+    it("loads with an MO subscription's timeline read from its MO, then its STOP", () => {
+      expect(states(stopped)).toEqual([
         [null, 'ACTIVE', 'mo'],
         ['ACTIVE', 'CANCELED', 'stop'],
       ])
-      // A change now starts its history with what the charges told.
+    })
+
+    it('starts the history of a change made now with what the charges told', async () => {
       await b.engine.cancel(otp)
       expect(b.state.subs.get(otp)!.history!.map((t) => t.cause)).toEqual(['renewal', 'retry', 'cancel'])
-    } finally {
-      await b.store.close()
-    }
+    })
   })
 })
 
