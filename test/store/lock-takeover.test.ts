@@ -154,11 +154,17 @@ describe('whose lock it is', () => {
     expect(readFileSync(`${data}.lock`, 'utf8')).toBe(line())
   })
 
-  it('a lock written on another host is refused naming it, and what to do once that server is gone', () => {
+  it('a lock written on another host is refused naming that host', () => {
     const data = join(tmp.dir, 'sandbox.json')
     writeFileSync(`${data}.lock`, line({ pid: 1, host: 'other-box' }))
     // The whole message: lock-odd-files.test.ts.
     expect(() => new DataFileLock(data).take()).toThrow(`${data} is locked by a dcb server on host other-box (pid 1, lock written `)
+    expect(readFileSync(`${data}.lock`, 'utf8')).toBe(line({ pid: 1, host: 'other-box' }))
+  })
+
+  it('the refusal of a lock written on another host says what to do once that server is gone', () => {
+    const data = join(tmp.dir, 'sandbox.json')
+    writeFileSync(`${data}.lock`, line({ pid: 1, host: 'other-box' }))
     expect(() => new DataFileLock(data).take()).toThrow(
       `: if that server is gone, remove ${data}.lock and start again; else stop it or pick another --data file`,
     )
