@@ -68,7 +68,7 @@ async function play(engine: Engine, list: Op[]): Promise<void> {
 }
 
 describe('write-ahead log replay', () => {
-  it('rebuilds exactly the state that was acknowledged, whatever renewals, failures, retries and cancellations made it', async () => {
+  it('rebuilds exactly the state that was acknowledged, whatever renewals, failures, retries or cancellations made it', async () => {
     let run = 0
     await fc.assert(
       fc.asyncProperty(ops, async (list) => {
