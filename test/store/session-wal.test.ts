@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { State } from '../../src/core/state.js'
 import { Tx } from '../../src/core/tx.js'
 import { FileStore } from '../../src/store/file.js'
@@ -36,8 +36,10 @@ describe('SessionWal: the sessions in one write-ahead log', () => {
     await again.close()
   })
 
-  it('compacts again only once the write-ahead log passes the size of the sessions snapshots too, before and after a restart', async () => {
-    const folder = join(tmp.dir, 'db.json.sessions')
+  describe('compaction after the write-ahead log passes the size of the sessions snapshots', () => {
+    // One folder through a restart: the tests run in order.
+    const own = tempDir()
+    const folder = join(own.dir, 'db.json.sessions')
     const generation = () => Math.max(...readdirSync(folder).flatMap((f) => (f.startsWith('journal.') ? [Number(f.slice(8))] : [])))
     const bytes = (j: SessionWal) => (j as any).wal.bytes as number
     /** Appends until the write-ahead log holds `until` bytes or a compaction starts a generation; answers the most it held before. */
@@ -51,123 +53,195 @@ describe('SessionWal: the sessions in one write-ahead log', () => {
       }
       return most
     }
-    const j = new SessionWal(folder, { compactBytes: 2000 })
-    await j.open()
-    const big = await j.store('big')
-    // Snapshots of about 30 KB in all, far past compactBytes.
-    for (let i = 0; i < 300; i++) await put(big, `a-counter-with-a-long-name-${i}`.padEnd(90, '-'), i)
-    await (j as any).compaction.running
-    await j.compact()
-    const size = statSync(join(folder, 'big.json')).size
-    expect(size).toBeGreaterThan(20_000)
-    const gen = generation()
-    await fill(j, big, size - 1000)
-    expect(generation()).toBe(gen)
-    expect(await fill(j, big, Infinity)).toBeGreaterThanOrEqual(size)
-    expect(generation()).toBe(gen + 1)
-    await j.close()
-    // Opened again: the threshold comes from the snapshots it loads.
-    const again = new SessionWal(folder, { compactBytes: 2000 })
-    await again.open()
-    const gen2 = generation()
-    await fill(again, await again.store('big'), statSync(join(folder, 'big.json')).size - 1000)
-    expect(generation()).toBe(gen2)
-    await again.close()
-    expect(again.stateOf('big')!.counters.size).toBe(350)
+    let j: SessionWal
+    let big: SessionStore
+    let size: number
+    let gen: number
+    beforeAll(async () => {
+      j = new SessionWal(folder, { compactBytes: 2000 })
+      await j.open()
+      big = await j.store('big')
+      // Snapshots of about 30 KB in all, far past compactBytes.
+      for (let i = 0; i < 300; i++) await put(big, `a-counter-with-a-long-name-${i}`.padEnd(90, '-'), i)
+      await (j as any).compaction.running
+      await j.compact()
+      size = statSync(join(folder, 'big.json')).size
+      gen = generation()
+    })
+    afterAll(() => own.cleanup())
+
+    it('is measured against snapshots far larger than compactBytes', () => {
+      expect(size).toBeGreaterThan(20_000)
+    })
+
+    it('does not start while the write-ahead log is under the snapshots size', async () => {
+      await fill(j, big, size - 1000)
+      expect(generation()).toBe(gen)
+    })
+
+    it('starts once the write-ahead log passes the snapshots size', async () => {
+      expect(await fill(j, big, Infinity)).toBeGreaterThanOrEqual(size)
+      expect(generation()).toBe(gen + 1)
+      await j.close()
+    })
+
+    it('takes the snapshots size loaded after a restart as its threshold', async () => {
+      const again = new SessionWal(folder, { compactBytes: 2000 })
+      await again.open()
+      const gen2 = generation()
+      await fill(again, await again.store('big'), statSync(join(folder, 'big.json')).size - 1000)
+      expect(generation()).toBe(gen2)
+      await again.close()
+      expect(again.stateOf('big')!.counters.size).toBe(350)
+    })
   })
 
-  it('compacts into one snapshot per changed session (the default data file format) under a new generation; a dropped session stays dropped', async () => {
-    const folder = join(tmp.dir, 'db.json.sessions')
-    const j = new SessionWal(folder, { compactBytes: 2000 })
-    await j.open()
-    const a = await j.store('a')
-    const b = await j.store('b')
-    const gone = await j.store('gone')
-    for (let i = 0; i < 40; i++) await put(i % 2 ? a : b, `k${i}`, i)
-    await put(gone, 'x', 1)
-    await j.flush()
-    while ((j as any).compaction.running) await (j as any).compaction.running
-    const files = readdirSync(folder).sort()
-    expect(files.filter((f) => f.startsWith('journal.')).length).toBe(1)
-    expect(files).toContain('a.json')
-    const snap = JSON.parse(readFileSync(join(folder, 'a.json'), 'utf8'))
-    expect(snap).toMatchObject({ format: 'dcb-sandbox/1', generation: expect.any(Number), seq: expect.any(Number) })
-    await j.drop('gone')
-    await expect(put(gone, 'y', 2)).rejects.toThrow(/deleted/)
-    await put(a, 'after', 99)
-    await crash(j)
+  describe('compaction of changed sessions, with one dropped after it, then a crash', () => {
+    // One folder through a compaction, a drop and a crash: the tests run in order.
+    const own = tempDir()
+    const folder = join(own.dir, 'db.json.sessions')
+    let j: SessionWal
+    let a: SessionStore
+    let gone: SessionStore
+    let again: SessionWal
+    beforeAll(async () => {
+      j = new SessionWal(folder, { compactBytes: 2000 })
+      await j.open()
+      a = await j.store('a')
+      const b = await j.store('b')
+      gone = await j.store('gone')
+      for (let i = 0; i < 40; i++) await put(i % 2 ? a : b, `k${i}`, i)
+      await put(gone, 'x', 1)
+      await j.flush()
+      while ((j as any).compaction.running) await (j as any).compaction.running
+    })
+    afterAll(async () => {
+      await again?.close()
+      own.cleanup()
+    })
 
-    const again = new SessionWal(folder)
-    expect(await again.open()).toEqual(['a', 'b'])
-    expect(again.stateOf('a')!.counters.size).toBe(21)
-    expect(counters(again.stateOf('a')).after).toBe(99)
-    expect(again.stateOf('b')!.counters.size).toBe(20)
-    expect(existsSync(join(folder, 'gone.json'))).toBe(false)
-    // A session made again under a dropped name starts empty.
-    const reborn = await again.store('gone')
-    expect(reborn.state.counters.size).toBe(0)
-    await again.close()
+    it('writes one snapshot per changed session, in the default data file format, under a new generation', () => {
+      const files = readdirSync(folder).sort()
+      expect(files.filter((f) => f.startsWith('journal.')).length).toBe(1)
+      expect(files).toContain('a.json')
+      const snap = JSON.parse(readFileSync(join(folder, 'a.json'), 'utf8'))
+      expect(snap).toMatchObject({ format: 'dcb-sandbox/1', generation: expect.any(Number), seq: expect.any(Number) })
+    })
+
+    it('refuses a write to a dropped session', async () => {
+      await j.drop('gone')
+      await expect(put(gone, 'y', 2)).rejects.toThrow(/deleted/)
+    })
+
+    it('brings back the sessions kept, with the writes after the compaction, once restarted after a crash', async () => {
+      await put(a, 'after', 99)
+      await crash(j)
+      again = new SessionWal(folder)
+      expect(await again.open()).toEqual(['a', 'b'])
+      expect(again.stateOf('a')!.counters.size).toBe(21)
+      expect(counters(again.stateOf('a')).after).toBe(99)
+      expect(again.stateOf('b')!.counters.size).toBe(20)
+    })
+
+    it('keeps a dropped session dropped across the restart', () => {
+      expect(existsSync(join(folder, 'gone.json'))).toBe(false)
+    })
+
+    it('starts a session made again under a dropped name empty', async () => {
+      const reborn = await again.store('gone')
+      expect(reborn.state.counters.size).toBe(0)
+    })
   })
 
-  it('cuts a torn last line (a write the crash cut short), not the space zeroed ahead of the writes, and goes on', async () => {
-    const folder = join(tmp.dir, 's')
+  describe('a crash leaving space zeroed ahead of the writes, then a torn last line', () => {
+    // One folder through three crashes: the tests run in order.
+    const own = tempDir()
+    const folder = join(own.dir, 's')
     const file = join(folder, 'journal.0')
     const reopen = async () => {
       const j = new SessionWal(folder)
       expect(await j.open()).toEqual(['a'])
       return j
     }
-    const j = new SessionWal(folder)
-    await j.open()
-    await put(await j.store('a'), 'k', 1)
-    await crash(j)
-    expect(statSync(file).size).toBeGreaterThan(linesEnd(readFileSync(file)))
-    const again = await reopen()
-    expect(again.recovered.tornBytes).toBe(0) // the zeroed space is no torn line
-    await put(await again.store('a'), 'k2', 2)
-    await crash(again)
-    // A write cut short, right after the last line.
-    const buf = readFileSync(file)
-    writeFileSync(file, Buffer.concat([buf.subarray(0, linesEnd(buf)), Buffer.from('{"n":"a","s":3,"ch":[{"c":"coun')]))
-    const third = await reopen()
-    expect(counters(third.stateOf('a'))).toEqual({ k: 1, k2: 2 })
-    expect(third.recovered.tornBytes).toBeGreaterThan(0)
-    await put(await third.store('a'), 'k3', 3)
-    await crash(third)
-    const fourth = await reopen()
-    expect(counters(fourth.stateOf('a'))).toEqual({ k: 1, k2: 2, k3: 3 })
-    await fourth.close()
+    let j: SessionWal
+    afterAll(async () => {
+      await j?.close().catch(() => {})
+      own.cleanup()
+    })
+
+    it('is not taken for a torn line where the space is zeroed ahead of the writes', async () => {
+      j = new SessionWal(folder)
+      await j.open()
+      await put(await j.store('a'), 'k', 1)
+      await crash(j)
+      expect(statSync(file).size).toBeGreaterThan(linesEnd(readFileSync(file)))
+      j = await reopen()
+      expect(j.recovered.tornBytes).toBe(0)
+    })
+
+    it('cuts a torn last line (a write the crash cut short), keeping the lines before it', async () => {
+      await put(await j.store('a'), 'k2', 2)
+      await crash(j)
+      // A write cut short, right after the last line.
+      const buf = readFileSync(file)
+      writeFileSync(file, Buffer.concat([buf.subarray(0, linesEnd(buf)), Buffer.from('{"n":"a","s":3,"ch":[{"c":"coun')]))
+      j = await reopen()
+      expect(counters(j.stateOf('a'))).toEqual({ k: 1, k2: 2 })
+      expect(j.recovered.tornBytes).toBeGreaterThan(0)
+    })
+
+    it('goes on writing after the torn line is cut', async () => {
+      await put(await j.store('a'), 'k3', 3)
+      await crash(j)
+      j = await reopen()
+      expect(counters(j.stateOf('a'))).toEqual({ k: 1, k2: 2, k3: 3 })
+    })
   })
 
-  it('reads sessions stored by the first layout (a write-ahead log file per session) and replaces those files', async () => {
-    const folder = join(tmp.dir, 'db.json.sessions')
-    for (const name of ['old1', 'old2']) {
-      const fs = new FileStore(join(folder, `${name}.json`), { compactBytes: 300 })
-      const st = new State()
-      await fs.open(st)
-      for (let i = 0; i < 10; i++) {
-        const tx = new Tx(st)
-        tx.put('counters', `k${i}`, i)
-        await fs.append(tx.changes)
+  describe('sessions stored by the first layout (a write-ahead log file per session)', () => {
+    // One folder read, written to, then reopened: the tests run in order.
+    const own = tempDir()
+    const folder = join(own.dir, 'db.json.sessions')
+    let j: SessionWal
+    beforeAll(async () => {
+      for (const name of ['old1', 'old2']) {
+        const fs = new FileStore(join(folder, `${name}.json`), { compactBytes: 300 })
+        const st = new State()
+        await fs.open(st)
+        for (let i = 0; i < 10; i++) {
+          const tx = new Tx(st)
+          tx.put('counters', `k${i}`, i)
+          await fs.append(tx.changes)
+        }
+        await fs.flush()
+        // A compaction under way finishes first (a killed server leaves one done or not begun; a reader
+        // racing a live writer is not a crash).
+        await (fs as any).compaction.running?.catch(() => {})
+        ;(fs as any).lock.held = false
+        await (fs as any).wal.close()
       }
-      await fs.flush()
-      // A compaction under way finishes first (a killed server leaves one done or not begun; a reader
-      // racing a live writer is not a crash).
-      await (fs as any).compaction.running?.catch(() => {})
-      ;(fs as any).lock.held = false
-      await (fs as any).wal.close()
-    }
-    expect(readdirSync(folder).some((f) => /\.json\.journal\.\d+$/.test(f))).toBe(true)
-    const j = new SessionWal(folder)
-    expect(await j.open()).toEqual(['old1', 'old2'])
-    expect(j.stateOf('old2')!.counters.size).toBe(10)
-    expect(readdirSync(folder).filter((f) => /\.json\.(journal\.\d+|lock)$/.test(f))).toEqual([])
-    await put(await j.store('old1'), 'new', 1)
-    await crash(j)
-    const again = new SessionWal(folder)
-    await again.open()
-    expect(again.stateOf('old1')!.counters.size).toBe(11)
-    expect(again.stateOf('old2')!.counters.size).toBe(10)
-    await again.close()
+      expect(readdirSync(folder).some((f) => /\.json\.journal\.\d+$/.test(f))).toBe(true)
+    })
+    afterAll(() => own.cleanup())
+
+    it('are read', async () => {
+      j = new SessionWal(folder)
+      expect(await j.open()).toEqual(['old1', 'old2'])
+      expect(j.stateOf('old2')!.counters.size).toBe(10)
+    })
+
+    it('have their files (write-ahead logs, locks) replaced once read', () => {
+      expect(readdirSync(folder).filter((f) => /\.json\.(journal\.\d+|lock)$/.test(f))).toEqual([])
+    })
+
+    it('keep what was read, plus a write made after, across a crash', async () => {
+      await put(await j.store('old1'), 'new', 1)
+      await crash(j)
+      const again = new SessionWal(folder)
+      await again.open()
+      expect(again.stateOf('old1')!.counters.size).toBe(11)
+      expect(again.stateOf('old2')!.counters.size).toBe(10)
+      await again.close()
+    })
   })
 })
