@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { dcb, type Served } from '../cli/run.js'
 import { freePort } from './postgres.js'
 import { control } from './replicas.js'
@@ -33,28 +33,56 @@ describe('dcb serve --store: start-up', () => {
   const tables = async (db: string) =>
     (await pg.query(`SELECT tablename FROM pg_tables WHERE tablename LIKE 'dcb_%' ORDER BY tablename`, [], db)).rows.map((r) => r.tablename)
 
-  it('a refused port, a wrong password, an unknown database or host: exit 1 within 15 s, one line naming the host and the error, nothing written', async () => {
-    const port = await freePort()
-    await pg.createDatabase('credentials')
-    const cases = [
-      { url: `postgres://postgres:password@127.0.0.1:${port}/sandbox`, where: `127.0.0.1:${port}/sandbox`, error: /ECONNREFUSED/ },
-      { url: `postgres://postgres:wrong@127.0.0.1:${pg.port}/credentials`, where: `127.0.0.1:${pg.port}/credentials`, error: /password authentication failed/ },
-      { url: pg.url('nosuch'), where: `127.0.0.1:${pg.port}/nosuch`, error: /database "nosuch" does not exist/ },
-      { url: 'postgres://postgres:password@nosuch.invalid:5432/sandbox', where: 'nosuch.invalid:5432/sandbox', error: /ENOTFOUND|EAI_AGAIN/ },
-    ]
-    const runs = await Promise.all(cases.map((c) => refused(['--store', c.url])))
-    runs.forEach((run, i) => {
-      const c = cases[i]!
-      expect(run.code, run.lines.join('\n')).toBe(1)
-      expect(run.lines).toHaveLength(1)
-      expect(run.lines[0]).toMatch(new RegExp(`^dcb: cannot use the database at ${c.where.replace(/\./g, '\\.')}: `))
-      expect(run.lines[0]).toMatch(c.error)
-      expect(run.lines[0]).not.toContain('wrong') // the password is never shown
-      expect(run.stdout).toBe('')
-      expect(run.seconds).toBeLessThan(15)
+  describe('a refused port, a wrong password, an unknown database or host', () => {
+    type Case = { url: string; where: string; error: RegExp }
+    let cases: Case[]
+    let runs: Awaited<ReturnType<typeof refused>>[]
+    /** Each refusal with its case, `run.lines` shown when a check fails. */
+    const each = (check: (run: Awaited<ReturnType<typeof refused>>, c: Case) => void) => runs.forEach((run, i) => check(run, cases[i]!))
+    beforeAll(async () => {
+      const port = await freePort()
+      await pg.createDatabase('credentials')
+      cases = [
+        { url: `postgres://postgres:password@127.0.0.1:${port}/sandbox`, where: `127.0.0.1:${port}/sandbox`, error: /ECONNREFUSED/ },
+        {
+          url: `postgres://postgres:wrong@127.0.0.1:${pg.port}/credentials`,
+          where: `127.0.0.1:${pg.port}/credentials`,
+          error: /password authentication failed/,
+        },
+        { url: pg.url('nosuch'), where: `127.0.0.1:${pg.port}/nosuch`, error: /database "nosuch" does not exist/ },
+        { url: 'postgres://postgres:password@nosuch.invalid:5432/sandbox', where: 'nosuch.invalid:5432/sandbox', error: /ENOTFOUND|EAI_AGAIN/ },
+      ]
+      runs = await Promise.all(cases.map((c) => refused(['--store', c.url])))
+    }, 60_000)
+
+    it('exits 1', () => {
+      each((run) => expect(run.code, run.lines.join('\n')).toBe(1))
     })
-    expect(await tables('credentials')).toEqual([])
-    expect((await pg.query(`SELECT 1 FROM pg_database WHERE datname = 'nosuch'`)).rowCount).toBe(0)
+
+    it('refuses within 15 s', () => {
+      each((run) => expect(run.seconds).toBeLessThan(15))
+    })
+
+    it('says so in one line naming the host, then the error', () => {
+      each((run, c) => {
+        expect(run.lines).toHaveLength(1)
+        expect(run.lines[0]).toMatch(new RegExp(`^dcb: cannot use the database at ${c.where.replace(/\./g, '\\.')}: `))
+        expect(run.lines[0]).toMatch(c.error)
+      })
+    })
+
+    it('never shows the password', () => {
+      each((run) => expect(run.lines[0]).not.toContain('wrong'))
+    })
+
+    it('prints nothing on stdout', () => {
+      each((run) => expect(run.stdout).toBe(''))
+    })
+
+    it('writes nothing: no table, no database made', async () => {
+      expect(await tables('credentials')).toEqual([])
+      expect((await pg.query(`SELECT 1 FROM pg_database WHERE datname = 'nosuch'`)).rowCount).toBe(0)
+    })
   })
 
   it('a malformed URL, or --store with --data or --in-memory, is a usage error (exit 2)', async () => {
@@ -92,14 +120,25 @@ describe('dcb serve --store: start-up', () => {
   /** The schema version database `db` holds. */
   const schemaVersion = async (db: string) => Number((await pg.query(`SELECT value FROM dcb_meta WHERE key = 'schema_version'`, [], db)).rows[0].value)
 
-  it('a new database gets the tables and its schema version, which a second start keeps', async () => {
-    const url = await pg.createDatabase('fresh')
-    await up(url)
-    expect(await tables('fresh')).toEqual(['dcb_changes', 'dcb_journals', 'dcb_meta', 'dcb_requests', 'dcb_sessions', 'dcb_snapshots'])
-    const version = await schemaVersion('fresh')
-    // A second start finds its tables and keeps them (no migration runs twice).
-    const b = await up(url)
-    expect((await control(b.url, '/health')).body.store.schema_version).toBe(version)
+  describe('a new database', () => {
+    // One database through two starts: the tests run in order.
+    let url: string
+    let version: number
+    beforeAll(async () => {
+      url = await pg.createDatabase('fresh')
+      await up(url)
+      version = await schemaVersion('fresh')
+    }, 60_000)
+
+    it('gets the dcb tables at its first start', async () => {
+      expect(await tables('fresh')).toEqual(['dcb_changes', 'dcb_journals', 'dcb_meta', 'dcb_requests', 'dcb_sessions', 'dcb_snapshots'])
+    })
+
+    it('keeps the schema version its first start wrote through a second start', async () => {
+      // A second start finds its tables and keeps them (no migration runs twice).
+      const b = await up(url)
+      expect((await control(b.url, '/health')).body.store.schema_version).toBe(version)
+    })
   })
 
   it('health names the database DCB_STORE names, with its schema version', async () => {
