@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Served } from '../cli/run.js'
 import { control, merchant } from './replicas.js'
 import { usePostgres } from './use-postgres.js'
@@ -17,9 +17,10 @@ const MSISDN = '60123456001'
 describe('a database with standard_conforming_strings = off', () => {
   const pg = usePostgres()
   const replicas = useReplicas()
-  let dir: string | undefined
-  afterEach(() => {
-    if (dir) rmSync(dir, { recursive: true, force: true })
+  // The fixtures' folders, removed once the block ends: replicas started in a beforeAll read them across tests.
+  const dirs: string[] = []
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
   })
 
   /**
@@ -30,7 +31,8 @@ describe('a database with standard_conforming_strings = off', () => {
     const url = await pg.createDatabase(db)
     await pg.query(`ALTER DATABASE ${db} SET standard_conforming_strings = off`)
     expect((await pg.query(`SELECT current_setting('standard_conforming_strings') AS s`, [], db)).rows[0].s).toBe('off')
-    dir = mkdtempSync(join(os.tmpdir(), 'dcb-escapes-'))
+    const dir = mkdtempSync(join(os.tmpdir(), 'dcb-escapes-'))
+    dirs.push(dir)
     const fixtures = join(dir, 'texts.json')
     writeFileSync(fixtures, JSON.stringify({ messages: { otp: { en: `Code {otp} ${TRICKY}` } } }))
     const args = [...CLOCK, '--fixtures', fixtures]
@@ -63,16 +65,30 @@ describe('a database with standard_conforming_strings = off', () => {
     return { url, args, a, b, rule, session, readBack }
   }
 
-  it('round-trips backslashes, quotes, newlines and non-BMP text through MO texts, rules, sessions and fixtures', async () => {
-    const { a, b, session, readBack } = await written('escapes')
-    await readBack(b.url)
-    await readBack(a.url)
-    // The rule took effect as written: its regex (a backslash in it) matches this MSISDN.
-    const refused = await merchant(b.url, 'init', { msisdn: '60123459001', service_code: 'STREAMPLUS', country_code: 'my' }, session)
-    expect(refused.body).toMatchObject({ status: 'FAIL', message: 'NOT_ELIGIBLE' })
-    const requests = (await control(b.url, '/requests?limit=50', undefined, session)).body
-    expect(JSON.stringify(requests)).toContain(JSON.stringify(TRICKY).slice(1, -1))
-  }, 90_000)
+  describe('text of backslashes, quotes, newlines, non-BMP characters in MO texts, rules, sessions, fixtures', () => {
+    let w: Awaited<ReturnType<typeof written>>
+    beforeAll(async () => {
+      w = await written('escapes')
+    }, 90_000)
+
+    it('reads back as written through another replica', async () => {
+      await w.readBack(w.b.url)
+    })
+
+    it('reads back as written through the replica that wrote it', async () => {
+      await w.readBack(w.a.url)
+    })
+
+    it('takes effect as written in a rule: its regex (a backslash in it) matches', async () => {
+      const refused = await merchant(w.b.url, 'init', { msisdn: '60123459001', service_code: 'STREAMPLUS', country_code: 'my' }, w.session)
+      expect(refused.body).toMatchObject({ status: 'FAIL', message: 'NOT_ELIGIBLE' })
+    })
+
+    it('is kept as written in the request log', async () => {
+      const requests = (await control(w.b.url, '/requests?limit=50', undefined, w.session)).body
+      expect(JSON.stringify(requests)).toContain(JSON.stringify(TRICKY).slice(1, -1))
+    })
+  })
 
   it('a replica restarted on it reads back every text as written', async () => {
     const { url, args, readBack } = await written('escapes_restart')
