@@ -32,7 +32,7 @@ describe('delay draws on replicas of one database', () => {
     })
   const init = (base: string, i: number) => merchant(base, 'init', { msisdn: `6012345${i}091`, service_code: 'STREAMPLUS', country_code: 'my' })
 
-  it('the draws follow one seed and one count for the session, whichever replica takes them', async () => {
+  it("the draws follow the session's one seeded sequence, whichever replica takes them", async () => {
     expect((await control(r[0]!.url, '/reset', { seed: 2026 })).body).toMatchObject({ seed: 2026 })
     expect((await control(r[1]!.url, '/rules', RULE)).http).toBe(200)
     await init(r[0]!.url, 0)
