@@ -15,7 +15,7 @@ describe('a . or .. session deleted while a replica holds it open', () => {
   const pg = usePostgres()
   const replicas = useReplicas()
 
-  it('is not made anew by its next write there: 400 BAD_REQUEST saying why (merchant envelope and control error), as a new one', async () => {
+  it('is not made anew by its next write there: 400 BAD_REQUEST saying why (in a merchant envelope, in a control error), as a new one', async () => {
     for (const [db, dots] of [
       ['dotremade1', '.'],
       ['dotremade2', '..'],
