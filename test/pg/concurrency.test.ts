@@ -58,7 +58,7 @@ describe('replicas at once on one database', () => {
   // Two verifications, two rows: only the session's lock orders the two activations. Without it both
   // replicas decide on a state with no ACTIVE subscription and write the same log entry: one Verify is
   // answered HTTP 500 (the entry's key taken), not ALREADY_SUBSCRIBED; numbered apart, two would be ACTIVE.
-  it('concurrent Verifies of two verifications of one MSISDN and service on two replicas: one subscription, the other ALREADY_SUBSCRIBED', async () => {
+  it("concurrent Verifies of two verifications of one MSISDN's service on two replicas: one subscription, the other ALREADY_SUBSCRIBED", async () => {
     const r = await sandbox('two_verifies')
     const body = (msisdn: string) => ({ msisdn, service_code: 'STREAMPLUS', country_code: 'my' })
     for (let round = 0; round < 5; round++) {
