@@ -40,11 +40,20 @@ describe('sandbox.otp and the SMS channel (frozen clock)', () => {
     })
   })
 
-  it('ending 631: NO_OTP naming the rule, by MSISDN and by id; the next Init is delivered', async () => {
+  it('ending 631: otp by id refuses with NO_OTP naming the rule', async () => {
     const id = await init('60123456631')
     const refused = await sandbox.otp({ verif_request_id: id }).catch((e: unknown) => e)
     expect(refused).toBeInstanceOf(SandboxError)
     expect(refused).toMatchObject({ code: 'NO_OTP', status: 404, message: expect.stringContaining('never delivered: rule otp-631') })
+  })
+
+  it('ending 631: otp by MSISDN refuses with NO_OTP', async () => {
+    await init('60123456631')
+    await expect(sandbox.otp('60123456631')).rejects.toMatchObject({ code: 'NO_OTP' })
+  })
+
+  it("ending 631: the next Init's OTP is delivered", async () => {
+    await init('60123456631')
     await expect(sandbox.otp('60123456631')).rejects.toMatchObject({ code: 'NO_OTP' })
     const second = await init('60123456631')
     expect((await sandbox.otp('60123456631')).verif_request_id).toBe(second)
@@ -61,7 +70,7 @@ describe('sandbox.otp and the SMS channel (frozen clock)', () => {
 })
 
 describe('a late SMS on a running clock', () => {
-  it('a wait gets it once its time comes, with no clock move and no server timer', async () => {
+  it('a wait gets it once its time comes, with no clock move (the library runs no timer)', async () => {
     const sandbox = await createSandbox()
     try {
       await sandbox.rules.add({ match: { msisdn: '60123456073' }, step: 'otp', effect: { deliver_after: 'PT0.3S' } })
@@ -90,14 +99,22 @@ describe('through the msw handlers', () => {
     await sandbox.close()
   })
 
-  it('an Init through fetch for ending 632 sends its SMS late, and it verifies once it came', async () => {
+  // The two tests run in order: the second verifies the Init the first sent.
+  describe('an Init through fetch for ending 632, in order', () => {
     const headers = { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }
-    const started = await fetch(`${BASE}/subscriptions/init`, { method: 'POST', headers, body: JSON.stringify({ msisdn: '60123456632', ...INIT }) })
-    const id = ((await started.json()) as { payload: { verif_request_id: string } }).payload.verif_request_id
-    expect((await sandbox.sms('60123456632')).messages).toEqual([])
-    await sandbox.advance('PT2M')
-    const { otp } = await sandbox.otp({ verif_request_id: id })
-    const verified = await fetch(`${BASE}/subscriptions/verify`, { method: 'POST', headers, body: JSON.stringify({ verif_request_id: id, otp }) })
-    expect(await verified.json()).toMatchObject({ status: 'SUCCESS' })
+    let id: string
+
+    it('sends no SMS at once', async () => {
+      const started = await fetch(`${BASE}/subscriptions/init`, { method: 'POST', headers, body: JSON.stringify({ msisdn: '60123456632', ...INIT }) })
+      id = ((await started.json()) as { payload: { verif_request_id: string } }).payload.verif_request_id
+      expect((await sandbox.sms('60123456632')).messages).toEqual([])
+    })
+
+    it('verifies with the OTP once its SMS came', async () => {
+      await sandbox.advance('PT2M')
+      const { otp } = await sandbox.otp({ verif_request_id: id })
+      const verified = await fetch(`${BASE}/subscriptions/verify`, { method: 'POST', headers, body: JSON.stringify({ verif_request_id: id, otp }) })
+      expect(await verified.json()).toMatchObject({ status: 'SUCCESS' })
+    })
   })
 })
