@@ -30,25 +30,37 @@ async function slowInit(send: (signal: AbortSignal) => Promise<Response>, contro
 }
 
 describe('sandbox.fetch honours AbortSignal', () => {
-  it('a signal already aborted rejects with its reason; nothing reaches the sandbox', async () => {
+  const url = 'http://localhost/subscriptions/init'
+
+  it('a signal already aborted, given in init, rejects with its reason before reaching the sandbox', async () => {
     const reason = new Error('gave up before sending')
-    const url = 'http://localhost/subscriptions/init'
     await expect(sandbox.fetch(url, { method: 'POST', headers: H, body: initBody('60123456001'), signal: AbortSignal.abort(reason) })).rejects.toBe(reason)
+    expect((await sandbox.requests()).requests).toEqual([])
+  })
+
+  it('a signal already aborted, on a Request, rejects with its reason before reaching the sandbox', async () => {
+    const reason = new Error('gave up before sending')
     await expect(
       sandbox.fetch(new Request(url, { method: 'POST', headers: H, body: initBody('60123456001'), signal: AbortSignal.abort(reason) })),
     ).rejects.toBe(reason)
     expect((await sandbox.requests()).requests).toEqual([])
   })
 
-  it('one that aborts while the answer is delayed rejects with its reason, and the request log says client_closed', async () => {
+  /** A slow Init through sandbox.fetch, given up with `reason` once the sandbox holds its answer. */
+  async function givenUp(reason: Error) {
     const controller = new AbortController()
-    const { answer } = await slowInit(
-      (signal) => sandbox.fetch('http://localhost/subscriptions/init', { method: 'POST', headers: H, body: initBody(SLOW), signal }),
-      controller,
-    )
-    const reason = new Error('the user closed the tab')
+    const { answer } = await slowInit((signal) => sandbox.fetch(url, { method: 'POST', headers: H, body: initBody(SLOW), signal }), controller)
     controller.abort(reason)
-    await expect(answer).rejects.toBe(reason)
+    return answer
+  }
+
+  it('a signal that aborts while the answer is delayed rejects with its reason', async () => {
+    const reason = new Error('the user closed the tab')
+    await expect(givenUp(reason)).rejects.toBe(reason)
+  })
+
+  it('a request given up while the answer is delayed is logged as client_closed', async () => {
+    await givenUp(new Error('the user closed the tab')).catch(() => {})
     const [entry] = (await sandbox.requests()).requests
     expect(entry).toMatchObject({ path: '/subscriptions/init', msisdn: SLOW, client_closed: true, http_status: 200, message: '' })
   })
@@ -74,12 +86,21 @@ describe('through msw', () => {
   })
   afterAll(() => server.close())
 
-  it('global fetch aborted while the answer is delayed rejects with its reason; the request log says client_closed', async () => {
+  /** A slow Init through global fetch, given up with `reason` once the sandbox holds its answer. */
+  async function givenUp(reason: Error) {
     const controller = new AbortController()
     const { answer } = await slowInit((signal) => fetch(`${BASE}/subscriptions/init`, { method: 'POST', headers: H, body: initBody(SLOW), signal }), controller)
-    const reason = new Error('timeout in the merchant code')
     controller.abort(reason)
-    await expect(answer).rejects.toBe(reason)
+    return answer
+  }
+
+  it('global fetch aborted while the answer is delayed rejects with its reason', async () => {
+    const reason = new Error('timeout in the merchant code')
+    await expect(givenUp(reason)).rejects.toBe(reason)
+  })
+
+  it('global fetch aborted while the answer is delayed is logged as client_closed', async () => {
+    await givenUp(new Error('timeout in the merchant code')).catch(() => {})
     expect((await sandbox.requests()).requests[0]).toMatchObject({ path: '/subscriptions/init', client_closed: true })
   })
 
@@ -113,22 +134,28 @@ describe('through msw', () => {
     expect((await sandbox.subscriptions({ msisdn: '359881234011' })).subscriptions).toMatchObject([{ status: 'ACTIVE' }])
   })
 
-  it('the consent redirect carries the same parameters on approve and on deny: no verif_request_id', async () => {
-    const decide = async (msisdn: string, action: 'approve' | 'deny') => {
-      const init = await fetch(`${BASE}/subscriptions/init`, { method: 'POST', headers: H, body: initBody(msisdn, 'bg') })
-      const { payload } = (await init.json()) as { payload: { redirect_url: string; verif_request_id: string | null } }
-      expect(payload.verif_request_id).toBeNull()
-      const r = await fetch(payload.redirect_url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: `action=${action}`,
-        redirect: 'manual',
-      })
-      return [...new URL(r.headers.get('location')!, BASE).searchParams]
-    }
+  /** A consent Init for `msisdn`, then `action` on its page; answers the redirect's parameters. */
+  const decide = async (msisdn: string, action: 'approve' | 'deny') => {
+    const init = await fetch(`${BASE}/subscriptions/init`, { method: 'POST', headers: H, body: initBody(msisdn, 'bg') })
+    const { payload } = (await init.json()) as { payload: { redirect_url: string; verif_request_id: string | null } }
+    // A consent flow has no verification request, so no redirect can carry one.
+    expect(payload.verif_request_id).toBeNull()
+    const r = await fetch(payload.redirect_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `action=${action}`,
+      redirect: 'manual',
+    })
+    return [...new URL(r.headers.get('location')!, BASE).searchParams]
+  }
+
+  it('the consent redirect on approve carries the status and the subscription_id only', async () => {
     const approve = await decide('359881234011', 'approve')
-    const deny = await decide('359881234012', 'deny')
     expect(approve.map(([k]) => k)).toEqual(['status', 'subscription_id'])
+  })
+
+  it('the consent redirect on deny carries the status and the message only', async () => {
+    const deny = await decide('359881234012', 'deny')
     expect(deny).toEqual([
       ['status', 'FAIL'],
       ['message', 'FAILED_INIT_SUB'],
