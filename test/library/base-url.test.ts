@@ -70,11 +70,15 @@ describe('createSandbox({ baseUrl }): fetch under a base URL with a path', () =>
     await sandbox.reset()
   })
 
-  it('refuses a request outside the base (another origin, another path, a longer segment), naming both URLs; nothing is sent', async () => {
+  it('refuses a URL outside the base (another origin, another path, a longer segment) before sending it, naming both URLs', async () => {
     for (const url of ['https://other.test/dcb/v1/subscriptions/init', 'https://gw.carrier.test/dcb/v2/subscriptions/init', `${BASE}0/subscriptions/init`])
       expect(await refusal(sandbox.fetch(url, post(OTP_INIT)))).toBe(
         `BAD_REQUEST: sandbox.fetch: ${url} is not under the sandbox's baseUrl ${BASE} (createSandbox({ baseUrl })): address it as ${BASE}/…`,
       )
+    expect((await sandbox.requests()).requests).toEqual([])
+  })
+
+  it('refuses a Request outside the base before sending it, naming its URL', async () => {
     expect(await refusal(sandbox.fetch(new Request('http://localhost/subscriptions/init', post(OTP_INIT))))).toMatch(
       /^BAD_REQUEST: sandbox\.fetch: http:\/\/localhost\//,
     )
@@ -89,13 +93,22 @@ describe('createSandbox({ baseUrl }): fetch under a base URL with a path', () =>
     expect(await refusal(w1.fetch('https://other.test/subscriptions/init', post(OTP_INIT)))).toMatch(/not under the sandbox's baseUrl/)
   })
 
-  it('at an origin alone, answers every path of it and refuses other origins', async () => {
-    const rooted = await createSandbox({ baseUrl: 'https://api.carrier.test' })
-    expect((await rooted.fetch('https://api.carrier.test/subscriptions/init', post(OTP_INIT))).status).toBe(200)
-    expect(await refusal(rooted.fetch('https://api.carrier.test:8443/subscriptions/init', post(OTP_INIT)))).toMatch(
-      /not under the sandbox's baseUrl https:\/\/api\.carrier\.test /,
-    )
-    await rooted.close()
+  describe('at an origin alone', () => {
+    let rooted: Sandbox
+    beforeAll(async () => {
+      rooted = await createSandbox({ baseUrl: 'https://api.carrier.test' })
+    })
+    afterAll(() => rooted.close())
+
+    it('answers every path of it', async () => {
+      expect((await rooted.fetch('https://api.carrier.test/subscriptions/init', post(OTP_INIT))).status).toBe(200)
+    })
+
+    it('refuses another origin (another port)', async () => {
+      expect(await refusal(rooted.fetch('https://api.carrier.test:8443/subscriptions/init', post(OTP_INIT)))).toMatch(
+        /not under the sandbox's baseUrl https:\/\/api\.carrier\.test /,
+      )
+    })
   })
 })
 
