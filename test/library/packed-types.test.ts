@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { MODULES, packedConsumer, run } from './packed.js'
 
 /** Every declaration file under `dir`, read. */
@@ -19,7 +19,7 @@ function declarations(dir: string): { file: string; text: string }[] {
 describe('types and baseUrl in the packed package', () => {
   const packed = packedConsumer()
 
-  it('a strict project (no skipLibCheck) compiles the unions, the open status, the event types and Rule; each wrong use fails', async () => {
+  it('type-checks as declared in a strict project (no skipLibCheck): message unions, open status, event types, Rule, wrong uses marked @ts-expect-error', async () => {
     const dir = join(packed.app, 'message-types')
     mkdirSync(dir, { recursive: true })
     writeFileSync(
@@ -84,8 +84,12 @@ console.log(later, init, verify, platform, types, added.id)
     expect(files.some((f) => f.text.includes('add(rule: Rule)'))).toBe(true)
   })
 
-  it('createSandbox({ baseUrl }): fetch answers under the base with the prefix removed, refuses elsewhere and a bad baseUrl by name', async () => {
-    const r = await packed.script(`import { createSandbox } from 'dcb-sandbox'
+  describe('createSandbox({ baseUrl })', () => {
+    let r: { code: number; out: string; stdout: string }
+    let said: { under: string; otp: string; outside: string; bad: string }
+    // One script run for the three tests: each reads its own part of what it printed.
+    beforeAll(async () => {
+      r = await packed.script(`import { createSandbox } from 'dcb-sandbox'
 const said = (e) => e.constructor.name + ' ' + e.code + ': ' + e.message
 const sandbox = await createSandbox({ baseUrl: 'https://api.carrier.test/v1' })
 const headers = { 'api-key': 'sandbox-demo-key', 'content-type': 'application/json' }
@@ -94,13 +98,24 @@ const under = await (await sandbox.fetch('https://api.carrier.test/v1/subscripti
 const outside = await sandbox.fetch('https://api.carrier.test/subscriptions/init', { method: 'POST', headers, body }).then(() => 'answered', said)
 const bad = await createSandbox({ baseUrl: 'api.carrier.test/v1' }).then(() => 'taken', said)
 console.log(JSON.stringify({ under: under.status, otp: (await sandbox.otp('60123456011')).msisdn, outside, bad }))`)
-    expect(JSON.parse(r.stdout)).toEqual({
-      under: 'SUCCESS',
-      otp: '60123456011',
-      outside:
-        "SandboxError BAD_REQUEST: sandbox.fetch: https://api.carrier.test/subscriptions/init is not under the sandbox's baseUrl https://api.carrier.test/v1 (createSandbox({ baseUrl })): address it as https://api.carrier.test/v1/…",
-      bad: `SandboxError BAD_REQUEST: createSandbox: baseUrl "api.carrier.test/v1" is not an absolute URL: give an http(s) URL such as 'https://api.carrier.test/v1'`,
+      said = JSON.parse(r.stdout) as typeof said
     })
-    expect(r.code).toBe(0)
+
+    it('fetch answers under the base with the prefix removed', () => {
+      expect(r.code).toBe(0)
+      expect([said.under, said.otp]).toEqual(['SUCCESS', '60123456011'])
+    })
+
+    it('fetch refuses a URL outside the base by name', () => {
+      expect(said.outside).toBe(
+        "SandboxError BAD_REQUEST: sandbox.fetch: https://api.carrier.test/subscriptions/init is not under the sandbox's baseUrl https://api.carrier.test/v1 (createSandbox({ baseUrl })): address it as https://api.carrier.test/v1/…",
+      )
+    })
+
+    it('refuses a bad baseUrl by name', () => {
+      expect(said.bad).toBe(
+        `SandboxError BAD_REQUEST: createSandbox: baseUrl "api.carrier.test/v1" is not an absolute URL: give an http(s) URL such as 'https://api.carrier.test/v1'`,
+      )
+    })
   })
 })
