@@ -6,14 +6,18 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { MODULES, packedConsumer, run } from './packed.js'
 
 describe('options, signals and close in the packed package', () => {
   const packed = packedConsumer()
 
-  it('createSandbox, createClient, startSandbox and sandboxHandlers refuse an option they do not take, naming it and the one it is a typo of', async () => {
-    const r = await packed.script(`import { createClient, createSandbox, startSandbox } from 'dcb-sandbox'
+  describe('an option a function does not take', () => {
+    let r: { code: number; out: string; stdout: string }
+    let said: string[]
+    // One script run for these tests: each reads the refusals of its own function.
+    beforeAll(async () => {
+      r = await packed.script(`import { createClient, createSandbox, startSandbox } from 'dcb-sandbox'
 import { sandboxHandlers } from 'dcb-sandbox/msw'
 const said = (e) => e.constructor.name + ' ' + (e.code ?? '') + ': ' + e.message
 const refusal = async (make) => { try { const s = await make(); await s.close?.(); return 'taken' } catch (e) { return said(e) } }
@@ -32,27 +36,50 @@ console.log(JSON.stringify([
   await refusal(() => createClient({ baseUrl: 'http://127.0.0.1:7700', apiKey: 'sandbox-other-key', adminToken: 't', session: 'w1' })),
   await refusal(() => startSandbox({ inMemory: true, port: 0, clock: '2026-01-31T00:00:00', reasons: false })),
 ]))`)
+      said = JSON.parse(r.stdout) as string[]
+    })
     const startOptions =
       'port, host, data, inMemory, store, replaceWorld, fixtures, world, allowIps, trustProxy, adminToken, allowHosts, failurePayload, clock, clockRunning, requestLogSize, requestLogBytes, maxConnections, idleTimeoutMs, headersTimeoutMs, requestTimeoutMs, maxSessions, reasons, smsPerMsisdn, chargesPerSubscription, maxSms, maxVerifications, maxSubscriptions, tickMs, compactBytes, onError, onWarning'
-    expect(JSON.parse(r.stdout)).toEqual([
-      'SandboxError BAD_REQUEST: createSandbox: unknown option clok (did you mean clock?); it takes world, fixtures, clock, clientIp, failurePayload, requestLogSize, maxSessions, maxSubscriptions, apiKey, baseUrl, onWarning',
-      'SandboxError BAD_REQUEST: createSandbox: unknown option fixture (did you mean fixtures?); it takes world, fixtures, clock, clientIp, failurePayload, requestLogSize, maxSessions, maxSubscriptions, apiKey, baseUrl, onWarning',
-      'SandboxError BAD_REQUEST: createSandbox: options must be an object such as { world: … } (got null)',
-      'SandboxError BAD_REQUEST: createClient: unknown option apikey (did you mean apiKey?); it takes baseUrl, apiKey, adminToken, session',
-      'SandboxError BAD_REQUEST: createClient: unknown option baseURL (did you mean baseUrl?); it takes baseUrl, apiKey, adminToken, session',
-      'SandboxError BAD_REQUEST: createClient: options are needed: createClient({ baseUrl: … })',
-      "SandboxError BAD_REQUEST: createClient: baseUrl is needed, e.g. createClient({ baseUrl: 'http://127.0.0.1:7700' })",
-      `SandboxError BAD_REQUEST: startSandbox: unknown option inMemry (did you mean inMemory?); it takes ${startOptions}`,
-      'SandboxError BAD_REQUEST: startSandbox: inMemory keeps nothing on disk: it goes with no data file (got data "kept.json"); drop one of them',
-      'TypeError : sandboxHandlers: unknown option sesion (did you mean session?); it takes baseUrl, session',
-      'taken',
-      'taken',
-    ])
-    expect(r.code).toBe(0)
+
+    it('createSandbox refuses it, naming it with the option it is a typo of', () => {
+      expect(r.code).toBe(0)
+      expect(said.slice(0, 3)).toEqual([
+        'SandboxError BAD_REQUEST: createSandbox: unknown option clok (did you mean clock?); it takes world, fixtures, clock, clientIp, failurePayload, requestLogSize, maxSessions, maxSubscriptions, apiKey, baseUrl, onWarning',
+        'SandboxError BAD_REQUEST: createSandbox: unknown option fixture (did you mean fixtures?); it takes world, fixtures, clock, clientIp, failurePayload, requestLogSize, maxSessions, maxSubscriptions, apiKey, baseUrl, onWarning',
+        'SandboxError BAD_REQUEST: createSandbox: options must be an object such as { world: … } (got null)',
+      ])
+    })
+
+    it('createClient refuses it, naming it with the option it is a typo of', () => {
+      expect(said.slice(3, 7)).toEqual([
+        'SandboxError BAD_REQUEST: createClient: unknown option apikey (did you mean apiKey?); it takes baseUrl, apiKey, adminToken, session',
+        'SandboxError BAD_REQUEST: createClient: unknown option baseURL (did you mean baseUrl?); it takes baseUrl, apiKey, adminToken, session',
+        'SandboxError BAD_REQUEST: createClient: options are needed: createClient({ baseUrl: … })',
+        "SandboxError BAD_REQUEST: createClient: baseUrl is needed, e.g. createClient({ baseUrl: 'http://127.0.0.1:7700' })",
+      ])
+    })
+
+    it('startSandbox refuses it, naming it with the option it is a typo of', () => {
+      expect(said.slice(7, 9)).toEqual([
+        `SandboxError BAD_REQUEST: startSandbox: unknown option inMemry (did you mean inMemory?); it takes ${startOptions}`,
+        'SandboxError BAD_REQUEST: startSandbox: inMemory keeps nothing on disk: it goes with no data file (got data "kept.json"); drop one of them',
+      ])
+    })
+
+    it('sandboxHandlers refuses it, naming it with the option it is a typo of', () => {
+      expect(said.slice(9, 10)).toEqual(['TypeError : sandboxHandlers: unknown option sesion (did you mean session?); it takes baseUrl, session'])
+    })
+
+    it('the options each function takes are taken', () => {
+      expect(said.slice(10)).toEqual(['taken', 'taken'])
+    })
   })
 
-  it('otp(msisdn, { wait, signal }) on a sandbox and on a client: the signal ends the wait, rejecting with its reason; an unknown option is refused by name', async () => {
-    const r = await packed.script(`import { createClient, createSandbox, startSandbox } from 'dcb-sandbox'
+  describe('otp(msisdn, { wait, signal }) on a sandbox or a client', () => {
+    let out: Record<'sandbox' | 'client', { typo: string; early: string; late: string; after: string }>
+    // One script run for these tests: each reads its own part of what it printed.
+    beforeAll(async () => {
+      const r = await packed.script(`import { createClient, createSandbox, startSandbox } from 'dcb-sandbox'
 const server = await startSandbox({ inMemory: true, port: 0 })
 const said = (e) => e.constructor.name + ' ' + (e.code ?? '') + ': ' + e.message
 const out = {}
@@ -70,17 +97,31 @@ for (const [name, sandbox] of [['sandbox', await createSandbox()], ['client', cr
 }
 await server.close()
 console.log(JSON.stringify(out))`)
+      out = JSON.parse(r.stdout) as typeof out
+    })
     const expected = {
       typo: 'SandboxError BAD_REQUEST: otp: unknown option wiat (did you mean wait?); it takes wait, signal',
       early: 'Error : early',
       late: 'Error : gave up',
       after: '60123456002',
     }
-    expect(JSON.parse(r.stdout)).toEqual({ sandbox: expected, client: expected })
+
+    it('a signal aborted before or during the wait ends it, rejecting with its reason', () => {
+      const ended = ({ early, late, after }: typeof expected) => ({ early, late, after })
+      expect({ sandbox: ended(out.sandbox), client: ended(out.client) }).toEqual({ sandbox: ended(expected), client: ended(expected) })
+    })
+
+    it('an unknown option is refused by name', () => {
+      expect([out.sandbox.typo, out.client.typo]).toEqual([expected.typo, expected.typo])
+    })
   })
 
-  it("a client's close(), as a sandbox's: later calls of it and of its sessions throw SANDBOX_CLOSED; the server goes on", async () => {
-    const r = await packed.script(`import { createClient, createSandbox, startSandbox } from 'dcb-sandbox'
+  describe("a client's close(), as a sandbox's", () => {
+    let said: { sandbox: string[]; client: string[]; other: boolean }
+    const closed = 'SandboxError SANDBOX_CLOSED 410'
+    // One script run for both tests: each reads its own part of what it printed.
+    beforeAll(async () => {
+      const r = await packed.script(`import { createClient, createSandbox, startSandbox } from 'dcb-sandbox'
 const server = await startSandbox({ inMemory: true, port: 0 })
 const said = (e) => e.constructor.name + ' ' + e.code + ' ' + e.status
 const out = {}
@@ -97,8 +138,16 @@ for (const [name, sandbox] of [['sandbox', await createSandbox()], ['client', cr
 const other = (await createClient({ baseUrl: server.url }).now()).frozen
 await server.close()
 console.log(JSON.stringify({ ...out, other }))`)
-    const closed = 'SandboxError SANDBOX_CLOSED 410'
-    expect(JSON.parse(r.stdout)).toEqual({ sandbox: [closed, closed, closed], client: [closed, closed, closed], other: false })
+      said = JSON.parse(r.stdout) as typeof said
+    })
+
+    it('makes later calls of it, its sessions too, throw SANDBOX_CLOSED', () => {
+      expect({ sandbox: said.sandbox, client: said.client }).toEqual({ sandbox: [closed, closed, closed], client: [closed, closed, closed] })
+    })
+
+    it('leaves the server going for other clients', () => {
+      expect(said.other).toBe(false)
+    })
   })
 
   it('types coverage outcome ids as their union (CoverageOutcomeId): a misspelt one fails to compile under tsc --strict', async () => {
