@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { packedConsumer } from './packed.js'
 
 const SETTINGS = {
@@ -38,8 +38,13 @@ const dropped = (source: string) =>
 describe('a world object is checked as a fixture file is, in the packed package', () => {
   const packed = packedConsumer()
 
-  it('a carrier setting its flow never reads is refused by createSandbox and startSandbox as FixtureError naming each', async () => {
-    const r = await packed.script(`import { createSandbox, startSandbox, FixtureError } from 'dcb-sandbox'
+  describe('a carrier setting its flow never reads', () => {
+    let r: { code: number; out: string; stdout: string }
+    let out: { sandbox: unknown; server: unknown; again: number }
+    const refused = { fixtureError: true, problems: REFUSED, message: REFUSED.join('\n') }
+    // One script run for these tests: each reads its own part of what it printed.
+    beforeAll(async () => {
+      r = await packed.script(`import { createSandbox, startSandbox, FixtureError } from 'dcb-sandbox'
 const world = ${JSON.stringify(SETTINGS)}
 const said = (e) => ({ fixtureError: e instanceof FixtureError, problems: e.problems, message: e.message })
 const sandbox = await createSandbox({ world }).then(() => 'taken', said)
@@ -48,16 +53,31 @@ const server = await startSandbox({ world, inMemory: true, port: 0 }).then(async
 const fine = await createSandbox({ world: { extends: 'default', carriers: [{ code: 'sbx-my-psms', otp: { length: 4, ttl: '5m', max_attempts: 3 }, consent_ttl: 'PT5M' }] } })
 const again = await createSandbox({ world: await fine.world() })
 console.log(JSON.stringify({ sandbox, server, again: (await again.world()).carriers.length }))`)
-    const refused = { fixtureError: true, problems: REFUSED, message: REFUSED.join('\n') }
-    const out = JSON.parse(r.stdout)
-    expect(out).toEqual({ sandbox: refused, server: refused, again: expect.any(Number) })
-    expect(out.again).toBeGreaterThan(0)
-    expect(r.code).toBe(0)
+      out = JSON.parse(r.stdout) as typeof out
+    })
+
+    it('is refused by createSandbox as a FixtureError naming each', () => {
+      expect(r.code).toBe(0)
+      expect(out.sandbox).toEqual(refused)
+    })
+
+    it('is refused by startSandbox as a FixtureError naming each', () => {
+      expect(out.server).toEqual(refused)
+    })
+
+    it('is taken when it repeats the default value, so a world() document loads again', () => {
+      expect(out).toEqual({ sandbox: refused, server: refused, again: expect.any(Number) })
+      expect(out.again).toBeGreaterThan(0)
+    })
   })
 
-  it('warnings go to onWarning (createSandbox and startSandbox alike), else to console.warn once per process; fixtures files warn too', async () => {
-    writeFileSync(join(packed.app, 'th.json'), JSON.stringify({ ...THAILAND, extends: undefined }))
-    const r = await packed.script(`import { createSandbox, startSandbox } from 'dcb-sandbox'
+  describe('warnings', () => {
+    let r: { code: number; out: string; stdout: string }
+    let out: { heard: Record<'sandbox' | 'server' | 'fixtures', string[]>; refused: string; said: string[] }
+    // One script run for these tests: each reads its own part of what it printed.
+    beforeAll(async () => {
+      writeFileSync(join(packed.app, 'th.json'), JSON.stringify({ ...THAILAND, extends: undefined }))
+      r = await packed.script(`import { createSandbox, startSandbox } from 'dcb-sandbox'
 const world = ${JSON.stringify(THAILAND)}
 const heard = { sandbox: [], server: [], fixtures: [] }
 await createSandbox({ world, onWarning: (w) => heard.sandbox.push(w) })
@@ -73,11 +93,28 @@ await createSandbox({ world })
 await createSandbox()
 console.warn = warn
 console.log(JSON.stringify({ heard, refused, said }))`)
-    expect(JSON.parse(r.stdout)).toEqual({
-      heard: { sandbox: [dropped('world')], server: [dropped('world')], fixtures: [dropped('th.json')] },
-      refused: 'BAD_REQUEST: onWarning must be a function taking the warning\'s text (got "log")',
-      said: [`dcb-sandbox: warning: ${dropped('world')}`],
+      out = JSON.parse(r.stdout) as typeof out
     })
-    expect(r.code).toBe(0)
+
+    it('go to the onWarning of createSandbox', () => {
+      expect(r.code).toBe(0)
+      expect(out.heard.sandbox).toEqual([dropped('world')])
+    })
+
+    it('go to the onWarning of startSandbox alike', () => {
+      expect(out.heard.server).toEqual([dropped('world')])
+    })
+
+    it('come from a fixtures file too', () => {
+      expect(out.heard.fixtures).toEqual([dropped('th.json')])
+    })
+
+    it('refuse an onWarning that is not a function', () => {
+      expect(out.refused).toBe('BAD_REQUEST: onWarning must be a function taking the warning\'s text (got "log")')
+    })
+
+    it('go to console.warn without onWarning, once per process', () => {
+      expect(out.said).toEqual([`dcb-sandbox: warning: ${dropped('world')}`])
+    })
   })
 })
