@@ -50,13 +50,21 @@ describe('dcb-sandbox/msw: sandboxHandlers', () => {
     expect(await verified.json()).toMatchObject({ status: 'SUCCESS', payload: { subscription_id: expect.any(String) } })
   })
 
-  it('answers every method and path under the base URL (a GET on a merchant path is its 405; an unknown path its 404)', async () => {
+  it('answers a GET on a merchant path with its 405', async () => {
     const get = await fetch(`${BASE}/subscriptions/init`)
     expect(get.status).toBe(405)
     expect(await get.text()).toBe('{"status":"FAIL","message":"METHOD_NOT_ALLOWED","status_code":405,"payload":null}')
+  })
+
+  it('answers an unknown path under the base URL with its 404', async () => {
     expect((await fetch(`${BASE}/nope?x=1`, { method: 'DELETE' })).status).toBe(404)
+  })
+
+  it('answers the control API under the base URL', async () => {
     expect(((await (await fetch(`${BASE}/_sandbox/clock`)).json()) as { now: string }).now).toBe('2026-01-31T00:00:00.000000')
-    // The prefix is matched as a path segment, not as a string start.
+  })
+
+  it('matches the base URL as a path segment, not as a string start', async () => {
     expect((await fetch('https://gw.carrier.test/dcb/v10/subscriptions/init').catch((e: Error) => e)) instanceof Error).toBe(true)
   })
 
@@ -71,7 +79,7 @@ describe('dcb-sandbox/msw: sandboxHandlers', () => {
     expect((await fetch(payload.redirect_url)).status).toBe(200)
   })
 
-  it('answers node:http clients too (as axios and got send)', async () => {
+  it('answers node:http clients too (as axios, got send)', async () => {
     const body = await new Promise<string>((resolve, reject) => {
       const req = https.request('https://gw.carrier.test/dcb/v1/subscriptions/status', { method: 'POST', headers: { ...H } }, (res) => {
         let text = ''
@@ -112,26 +120,28 @@ describe('dcb-sandbox/msw: sandboxHandlers', () => {
 })
 
 describe('loading', () => {
-  it('the main entry never loads msw; the msw entry loads it (built package, modules traced)', async () => {
-    const t = tempDir()
-    try {
-      const trace = (entry: string) =>
-        new Promise<string>((resolve, reject) => {
-          const file = join(t.dir, `${entry.replace(/\W/g, '_')}.txt`)
-          const script = `const m = await import('${entry}'); if (m.createSandbox) { const s = await m.createSandbox(); await s.reset() }`
-          execFile(
-            process.execPath,
-            ['--input-type=module', '-e', script],
-            { env: { ...process.env, DCB_TRACE_FILE: file, NODE_OPTIONS: `--import=${join(import.meta.dirname, '..', 'cli', 'trace-loads.mjs')}` } },
-            (err, _out, stderr) => (err ? reject(new Error(stderr)) : resolve(readFileSync(file, 'utf8'))),
-          )
-        })
-      const main = await trace('dcb-sandbox')
-      expect(main).toContain('dist/index.js')
-      for (const heavy of ['/msw/', '/commander/', '@inquirer', '/chalk/', '/listhen/']) expect(main).not.toContain(heavy)
-      expect(await trace('dcb-sandbox/msw')).toContain('/msw/')
-    } finally {
-      t.cleanup()
-    }
+  const t = tempDir()
+  afterAll(() => t.cleanup())
+  /** The modules `entry` of the built package loads, traced. */
+  const trace = (entry: string) =>
+    new Promise<string>((resolve, reject) => {
+      const file = join(t.dir, `${entry.replace(/\W/g, '_')}.txt`)
+      const script = `const m = await import('${entry}'); if (m.createSandbox) { const s = await m.createSandbox(); await s.reset() }`
+      execFile(
+        process.execPath,
+        ['--input-type=module', '-e', script],
+        { env: { ...process.env, DCB_TRACE_FILE: file, NODE_OPTIONS: `--import=${join(import.meta.dirname, '..', 'cli', 'trace-loads.mjs')}` } },
+        (err, _out, stderr) => (err ? reject(new Error(stderr)) : resolve(readFileSync(file, 'utf8'))),
+      )
+    })
+
+  it('the main entry never loads msw (built package, modules traced)', async () => {
+    const main = await trace('dcb-sandbox')
+    expect(main).toContain('dist/index.js')
+    for (const heavy of ['/msw/', '/commander/', '@inquirer', '/chalk/', '/listhen/']) expect(main).not.toContain(heavy)
+  })
+
+  it('the msw entry loads msw (built package, modules traced)', async () => {
+    expect(await trace('dcb-sandbox/msw')).toContain('/msw/')
   })
 })
