@@ -5,7 +5,7 @@
  * transcript names them in order of first appearance (`<id1>`, ...) and the base URL as `<base>`.
  */
 import { setupServer } from 'msw/node'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createSandbox } from '../../src/index.js'
 import { sandboxHandlers } from '../../src/msw.js'
 import { startSandbox } from '../../src/server.js'
@@ -142,9 +142,12 @@ async function transcript(base: string, fetchIn: Fetch): Promise<Step[]> {
 }
 
 describe('byte parity: dcb serve, sandbox.fetch and msw answer the same', () => {
-  it('the same status, content type, location, X-DCB-Reason and body bytes for every step (ids named in order)', async () => {
+  let overSocket: Step[]
+  let inProcess: Step[]
+  let viaMsw: Step[]
+  // The three transcripts are taken once; each test compares or checks its part.
+  beforeAll(async () => {
     const served = await startSandbox({ port: 0, inMemory: true, clock: CLOCK, onError: () => {} })
-    let overSocket: Step[]
     try {
       overSocket = await transcript(served.url, (url, init) => fetch(url, init))
     } finally {
@@ -152,23 +155,32 @@ describe('byte parity: dcb serve, sandbox.fetch and msw answer the same', () => 
     }
 
     const sandbox = await createSandbox({ clock: CLOCK })
-    const inProcess = await transcript('http://localhost', (url, init) => sandbox.fetch(url, init))
+    inProcess = await transcript('http://localhost', (url, init) => sandbox.fetch(url, init))
 
     const mocked = await createSandbox({ clock: CLOCK })
     const server = setupServer(...sandboxHandlers(mocked, { baseUrl: 'https://api.carrier.test/dcb' }))
     server.listen({ onUnhandledRequest: 'error' })
-    let viaMsw: Step[]
     try {
       viaMsw = await transcript('https://api.carrier.test/dcb', (url, init) => fetch(url, init))
     } finally {
       server.close()
     }
+  }, 30_000)
 
+  it('the sequence covers over 40 steps, every status class the API answers', () => {
     expect(overSocket.length).toBeGreaterThan(40)
     expect(overSocket.map((s) => s.status)).toEqual(expect.arrayContaining([200, 303, 400, 401, 403, 404, 405, 410, 413, 500]))
-    // Every FAIL envelope says why; the three must say the same.
+  })
+
+  it('every FAIL envelope says why (X-DCB-Reason)', () => {
     expect(overSocket.filter((s) => s.body.includes('"status":"FAIL"')).every((s) => s.reason)).toBe(true)
+  })
+
+  it('sandbox.fetch gives what dcb serve gives: status, content type, location, X-DCB-Reason, body bytes (ids named in order)', () => {
     expect(inProcess).toEqual(overSocket)
+  })
+
+  it('msw gives what dcb serve gives: status, content type, location, X-DCB-Reason, body bytes (ids named in order)', () => {
     expect(viaMsw).toEqual(overSocket)
-  }, 30_000)
+  })
 })
