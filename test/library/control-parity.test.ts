@@ -306,7 +306,7 @@ describe('the typed control functions answer what the control API answers', () =
     expect([...new Set(SCRIPT.map((s) => s.op))].sort()).toEqual([...OPERATION_NAMES].sort())
   })
 
-  it('the library (createSandbox): typed functions and sandbox.fetch of the same calls', async () => {
+  it('the library (createSandbox): typed functions answer as sandbox.fetch of the same calls does', async () => {
     const twin = async (): Promise<Twin> => {
       const sandbox = await createSandbox({ clock: CLOCK })
       const json = async (res: Response) => ({ status: res.status, json: await res.json() })
@@ -332,7 +332,7 @@ describe('the typed control functions answer what the control API answers', () =
     for (const s of servers) await s.close()
   })
 
-  it('the HTTP client (DcbClient over loopback): typed functions and fetch of the same calls', async () => {
+  it('the HTTP client (DcbClient over loopback): typed functions answer as fetch of the same calls does', async () => {
     const twin = async (): Promise<Twin> => {
       const server = await startSandbox({ port: 0, host: '127.0.0.1', inMemory: true, clock: CLOCK })
       servers.push(server)
