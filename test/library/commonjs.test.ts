@@ -8,7 +8,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { LIBRARY_EXPORTS, MODULES, packedConsumer, ROOT, run } from './packed.js'
 
 const NO_REQUIRE_ESM = '--no-experimental-require-module'
@@ -111,18 +111,22 @@ describe('the packed package in a CommonJS project, with msw 2.15', () => {
       expect(packed.files).toContain(f)
   })
 
-  it('require() loads the CommonJS build, with require(esm) and without it, and it works the same', async () => {
-    for (const flags of [[], [NO_REQUIRE_ESM]]) {
-      const r = await run(process.execPath, [...flags, '-e', MAIN], app)
-      expect([flags, r.stderr]).toEqual([flags, ''])
-      expect(JSON.parse(r.stdout)).toEqual(MAIN_OUT)
-    }
+  it.each([
+    ['with require(esm)', []],
+    ['without require(esm)', [NO_REQUIRE_ESM]],
+  ])('require() %s loads the CommonJS build, which runs the flow, the server and the client', async (_, flags) => {
+    const r = await run(process.execPath, [...flags, '-e', MAIN], app)
+    expect([flags, r.stderr]).toEqual([flags, ''])
+    expect(JSON.parse(r.stdout)).toEqual(MAIN_OUT)
   })
 
-  it('dcb-sandbox/msw: works where Node has require(esm); without it, one error says why and what works', async () => {
+  it('dcb-sandbox/msw works where Node has require(esm)', async () => {
     const ok = await run(process.execPath, ['-e', MSW], app)
     expect(ok.stderr).toBe('')
     expect(JSON.parse(ok.stdout)).toEqual({ entry: 'dist/cjs/msw.cjs', verify: 'SUCCESS' })
+  })
+
+  it('dcb-sandbox/msw without require(esm) fails with one error saying why, naming the msw that works', async () => {
     const refused = await run(process.execPath, [NO_REQUIRE_ESM, '-e', MSW], app)
     expect(refused.code).toBe(1)
     expect(refused.stderr).toMatch(msw215)
@@ -130,8 +134,12 @@ describe('the packed package in a CommonJS project, with msw 2.15', () => {
     expect(refused.stderr).toContain('msw 2.11.2 and earlier are CommonJS throughout')
   })
 
-  it('one process with both builds: the ES module sandbox serves the CommonJS handlers; SandboxError is a class of each', async () => {
-    const script = `const cjs = require('dcb-sandbox')
+  describe('one process with both builds', () => {
+    let r: { code: number; out: string; stdout: string; stderr: string }
+    let said: { handlers: number; refused: unknown[] }
+    // One script run for both tests: each reads its own part of what it printed.
+    beforeAll(async () => {
+      const script = `const cjs = require('dcb-sandbox')
 const { sandboxHandlers } = require('dcb-sandbox/msw')
 ;(async () => {
   const esm = await import('dcb-sandbox')
@@ -139,22 +147,47 @@ const { sandboxHandlers } = require('dcb-sandbox/msw')
   const refused = await esm.createSandbox({ clok: 1 }).catch((e) => [e instanceof cjs.SandboxError, e instanceof esm.SandboxError, e.code])
   console.log(JSON.stringify({ handlers, refused }))
 })()`
-    const r = await run(process.execPath, ['-e', script], app)
-    expect(r.stderr).toBe('')
-    expect(JSON.parse(r.stdout)).toEqual({ handlers: 1, refused: [false, true, 'BAD_REQUEST'] })
+      r = await run(process.execPath, ['-e', script], app)
+      said = JSON.parse(r.stdout) as typeof said
+    })
+
+    it('the ES module sandbox serves the CommonJS handlers', () => {
+      expect(r.stderr).toBe('')
+      expect(said.handlers).toBe(1)
+    })
+
+    it("SandboxError is a class of each build, an error of one not an instance of the other's", () => {
+      expect(said.refused).toEqual([false, true, 'BAD_REQUEST'])
+    })
   })
 
-  it("jest's default config runs the docs' sandbox.fetch example and a server; the msw example fails with that error", async () => {
-    const r = await jest(app)
-    expect(r.out).toMatch(/PASS \.?\/?subscribe\.test\.js/)
-    expect(r.out).toMatch(/PASS \.?\/?server\.test\.js/)
-    expect(r.out).toMatch(/FAIL \.?\/?subscribe-msw\.test\.js/)
-    expect(r.out).toMatch(
-      /^\s+dcb-sandbox\/msw: require\('msw'\) cannot load msw 2\.15\.0: it needs rettime, an ES module only, and jest does not require\(\) ES modules here/m,
-    )
-    expect(r.out).toMatch(/Tests:\s+2 passed, 2 total/)
-    expect(r.code).toBe(1)
-  }, 120_000)
+  describe("jest's default config", () => {
+    let r: { code: number; out: string }
+    // One jest run for these tests: each reads the lines of its own file.
+    beforeAll(async () => {
+      r = await jest(app)
+    }, 120_000)
+
+    it("runs the docs' sandbox.fetch example", () => {
+      expect(r.out).toMatch(/PASS \.?\/?subscribe\.test\.js/)
+    })
+
+    it('runs a server on a data file', () => {
+      expect(r.out).toMatch(/PASS \.?\/?server\.test\.js/)
+    })
+
+    it("fails the docs' msw example with the error saying why", () => {
+      expect(r.out).toMatch(/FAIL \.?\/?subscribe-msw\.test\.js/)
+      expect(r.out).toMatch(
+        /^\s+dcb-sandbox\/msw: require\('msw'\) cannot load msw 2\.15\.0: it needs rettime, an ES module only, and jest does not require\(\) ES modules here/m,
+      )
+    })
+
+    it('passes two tests of three, exiting 1', () => {
+      expect(r.out).toMatch(/Tests:\s+2 passed, 2 total/)
+      expect(r.code).toBe(1)
+    })
+  })
 
   it(`jest in its ESM mode (node --experimental-vm-modules) runs the msw example ${jestRequiresEsm ? 'on this Node (24.9+)' : 'only on Node 24.9+: not here'}`, async () => {
     const r = await jest(app, ['--experimental-vm-modules'])
@@ -167,10 +200,13 @@ const { sandboxHandlers } = require('dcb-sandbox/msw')
     }
   }, 120_000)
 
-  it("tsc (node16) checks the docs' TypeScript example: with skipLibCheck, clean; without, errors inside msw's declarations only", async () => {
+  it("tsc (node16) with skipLibCheck compiles the docs' TypeScript example clean", async () => {
     const skipped = await tsc(app, true)
     expect(skipped.out).toBe('')
     expect(skipped.code).toBe(0)
+  }, 120_000)
+
+  it("tsc (node16) without skipLibCheck finds errors in the docs' TypeScript example inside msw's declarations only", async () => {
     const strict = await tsc(app, false)
     const errors = strict.out.split('\n').filter((line) => / error TS/.test(line))
     expect(errors.length).toBeGreaterThan(0)
