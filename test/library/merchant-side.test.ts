@@ -149,12 +149,12 @@ describe('through msw', () => {
     return [...new URL(r.headers.get('location')!, BASE).searchParams]
   }
 
-  it('the consent redirect on approve carries the status and the subscription_id only', async () => {
+  it('the consent redirect on approve carries only its parameters (status, subscription_id)', async () => {
     const approve = await decide('359881234011', 'approve')
     expect(approve.map(([k]) => k)).toEqual(['status', 'subscription_id'])
   })
 
-  it('the consent redirect on deny carries the status and the message only', async () => {
+  it('the consent redirect on deny carries only its parameters (status, message)', async () => {
     const deny = await decide('359881234012', 'deny')
     expect(deny).toEqual([
       ['status', 'FAIL'],

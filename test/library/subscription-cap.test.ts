@@ -19,7 +19,7 @@ async function otpFlow(s: SandboxSession, msisdn: string) {
 }
 
 describe('the cap on subscriptions per session', () => {
-  it('names the cap and the way out in its reason, briefly', () => {
+  it('names the cap with the way out in its reason, briefly', () => {
     expect(subscriptionCapReason(100_000).length).toBeLessThanOrEqual(200)
     expect(subscriptionCapReason(2)).toBe(
       'the session holds its limit of 2 subscriptions, canceled ones too (--max-subscriptions; library: maxSubscriptions): reset it (POST /_sandbox/reset) or raise the limit',
@@ -42,7 +42,7 @@ describe('the cap on subscriptions per session', () => {
       await sandbox.cancel((first.envelope.payload as { subscription_id: string }).subscription_id)
     })
 
-    it('refuses a Verify past the cap, canceled ones counted, with 500 ERROR and the reason', async () => {
+    it('refuses a Verify past the cap, canceled ones counted, with 500 ERROR giving the reason', async () => {
       const third = await otpFlow(sandbox, '60123456003')
       expect(await third.verify()).toEqual({
         httpStatus: 500,
