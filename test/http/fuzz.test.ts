@@ -79,7 +79,13 @@ describe('fuzzing the merchant API', () => {
     expect(sent).toHaveLength(2000)
     for (const { r, status, text } of sent) {
       const why = JSON.stringify(r)
-      const env = JSON.parse(text)
+      // An answer that is not JSON fails naming its request, not with a bare SyntaxError.
+      let env: any
+      try {
+        env = JSON.parse(text)
+      } catch {
+        expect.fail(`not JSON (${text.slice(0, 200)}) for ${why}`)
+      }
       expect(Object.keys(env).slice(0, 3), why).toEqual(['status', 'message', 'status_code'])
       expect(['SUCCESS', 'FAIL'], why).toContain(env.status)
       expect(env.status_code, why).toBe(status)
